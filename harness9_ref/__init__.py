@@ -1,0 +1,8 @@
+"""harness9-ref: a reference implementation of harness9's context engineering.
+
+Subpackages: ``schema`` (messages), ``memory`` (tokens, repair, compaction), ``provider``
+(model registry). Importing this package imports none of them.
+"""
+
+__version__ = "0.1.0"
+__all__ = ("__version__",)
