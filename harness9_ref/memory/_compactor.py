@@ -1,4 +1,4 @@
-"""The Compactor seam and the rules every compactor shares (SPEC R-CMP-1 … R-CMP-4; seed 4.2, D5)."""
+"""The Compactor seam and the rules every compactor shares (SPEC R-CMP-1 … R-CMP-5; seed 4.2, D5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Bidirectional repair of orphaned tool call/result pairs (SPEC R-REP-1 … R-REP-6; seed 6.4, D5).
+"""Bidirectional repair of orphaned tool call/result pairs (SPEC R-REP-1 … R-REP-7; seed 6.4, D5).
 
 The output is exactly that of the seed's nested-loop algorithm; two sets make it linear.
 """

@@ -201,15 +201,15 @@ class SummarizationCompactor:
         return repair_orphaned_tool_pairs([msgs[0], summary_msg, *tail])
 
     def _summarize(self, head: Sequence[Message]) -> str:
+        """The summary text exactly as the summarizer wrote it (R-SUM-12); blank is a failure."""
         if self.provider is None:
             raise SummaryFailed("no summarizer is configured")
         reply = _call_with_timeout(self.provider, summary_request(head), self.timeout)
         if reply is None:
             raise SummaryFailed("the summarizer returned no message")
-        summary = reply.content.strip()
-        if not summary:
+        if not reply.content.strip():
             raise SummaryFailed("the summarizer returned an empty summary")
-        return summary
+        return reply.content
 
 
 def new_summarization_compactor(provider: Summarizer | None, context_window: int) -> SummarizationCompactor:

@@ -29,8 +29,10 @@ _STRING_ESCAPES: Final = {
     "\u2029": "\\u2029",
 }
 _NEEDS_ESCAPE: Final = re.compile('[\x00-\x1f"\\\\<>&\u2028\u2029]')
-# Integral numbers below this magnitude are written without a fraction or exponent.
-_PLAIN_INTEGER_LIMIT: Final = 1e21
+# ECMAScript writes numbers in plain notation while the decimal point lies in this window
+# (positions relative to the first digit), and in exponent notation outside it.
+_PLAIN_MAX_EXPONENT: Final = 21
+_PLAIN_MIN_EXPONENT: Final = -6
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -43,22 +45,25 @@ def _string(s: str) -> str:
 
 
 def _number(x: float) -> str:
-    """Format a float as ECMAScript's Number::toString does (shortest round-trip digits)."""
+    """Format a float as ECMAScript's Number::toString does (shortest round-trip digits).
+
+    Integral values come out without a fraction (1.0 -> "1"), as Go's encoding/json writes them.
+    """
     if not math.isfinite(x):
         raise ValueError(f"{x!r} has no JSON representation")
-    if x == int(x) and abs(x) < _PLAIN_INTEGER_LIMIT:
-        return str(int(x))
+    if x == 0:
+        return "-0" if math.copysign(1.0, x) < 0 else "0"
     sign, digit_tuple, exponent = Decimal(repr(x)).as_tuple()
     digits = "".join(map(str, digit_tuple)).rstrip("0") or "0"
     assert isinstance(exponent, int)
     k = len(digits)
     n = exponent + len(digit_tuple)  # position of the decimal point relative to the digits
     prefix = "-" if sign else ""
-    if k <= n <= 21:
+    if k <= n <= _PLAIN_MAX_EXPONENT:
         return prefix + digits + "0" * (n - k)
-    if 0 < n <= 21:
+    if 0 < n <= _PLAIN_MAX_EXPONENT:
         return prefix + digits[:n] + "." + digits[n:]
-    if -6 < n <= 0:
+    if _PLAIN_MIN_EXPONENT < n <= 0:
         return prefix + "0." + "0" * (-n) + digits
     mantissa = digits[0] + ("." + digits[1:] if k > 1 else "")
     return f"{prefix}{mantissa}e{'+' if n - 1 >= 0 else '-'}{abs(n - 1)}"

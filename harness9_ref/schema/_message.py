@@ -1,4 +1,4 @@
-"""Message values and their canonical JSON form (SPEC R-MSG-1 … R-MSG-8, DECISIONS D1).
+"""Message values and their canonical JSON form (SPEC R-MSG-1 … R-MSG-9, DECISIONS D1).
 
 This module is the only place that maps messages to and from JSON: the SQLite columns,
 the fixtures and the conformance adapter all go through ``to_dict`` / ``from_dict``.

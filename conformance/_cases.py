@@ -1,0 +1,247 @@
+"""Case files: loading, linting, SPEC.md requirement ids and id-list files.
+
+A case is data (``conformance/schema/case.json``): the loader checks every file against that
+schema and refuses the whole suite when one is broken, because a runner that quietly dropped a
+bad case would report a pass it never checked. ``lint_cases`` reports every problem at once and
+adds the checks that need SPEC.md.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from ._jsonschema import Validator, load_schema
+
+__all__ = [
+    "CASES_DIR",
+    "PROJECT_ROOT",
+    "SPEC_PATH",
+    "Case",
+    "CaseError",
+    "lint_cases",
+    "load_cases",
+    "read_id_list",
+    "spec_requirement_ids",
+]
+
+PROJECT_ROOT: Final = Path(__file__).resolve().parent.parent
+CASES_DIR: Final = PROJECT_ROOT / "conformance" / "cases"
+SPEC_PATH: Final = PROJECT_ROOT / "SPEC.md"
+
+# A requirement definition in SPEC.md: `- <a id="R-TOK-1"></a>**R-TOK-1** MUST …`.
+_REQUIREMENT_LINE: Final = "- <a id="
+_REQUIREMENT_ID: Final = re.compile(r"\*\*(R-[A-Z]+-\d+)\*\*")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One conformance case, as read from ``<cases>/<area>/<slug>.json``."""
+
+    id: str
+    path: Path
+    area: str
+    slug: str
+    description: str
+    spec: tuple[str, ...]
+    op: str
+    input: dict[str, Any]
+    expect: dict[str, Any]
+    note: str | None = None
+
+    @property
+    def name(self) -> str:
+        """``"<area>/<slug>"``, the case's readable name."""
+        return f"{self.area}/{self.slug}"
+
+
+class CaseError(ValueError):
+    """The suite has broken case files; ``problems`` holds one ``"path: problem"`` each."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+@functools.cache
+def _case_schema() -> Validator:
+    return load_schema("case.json")
+
+
+def _display(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen = Counter(key for key, _ in pairs)
+    twice = [key for key, count in seen.items() if count > 1]
+    if twice:
+        raise ValueError(f"duplicate key {json.dumps(twice[0])}")
+    return dict(pairs)
+
+
+def reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def read_json(path: Path) -> Any:
+    """Parse a JSON file strictly: duplicate keys, NaN and Infinity are errors, not guesses.
+
+    Raises:
+        ValueError: the file is not strict JSON (UnicodeDecodeError is a ValueError too).
+    """
+    return json.loads(
+        path.read_text(encoding="utf-8"),
+        object_pairs_hook=_unique_keys,
+        parse_constant=reject_constant,
+    )
+
+
+def _read_case(path: Path, root: Path) -> tuple[Case | None, list[str]]:
+    where = _display(path)
+    parts = path.relative_to(root).parts
+    problems = []
+    if len(parts) != 2:
+        problems.append(
+            f"{where}: not in an area folder; a case lives at <cases>/<area>/<slug>.json"
+        )
+    try:
+        data = read_json(path)
+    except ValueError as exc:
+        return None, [*problems, f"{where}: invalid JSON: {exc}"]
+    problems += [f"{where}: {error}" for error in _case_schema().errors(data)]
+    if problems:
+        return None, problems
+    case = Case(
+        id=data["id"],
+        path=path,
+        area=parts[0],
+        slug=path.stem,
+        description=data["description"],
+        spec=tuple(data["spec"]),
+        op=data["op"],
+        input=data["input"],
+        expect=data["expect"],
+        note=data.get("note"),
+    )
+    return case, []
+
+
+def _scan(root: Path) -> tuple[list[Case], list[str]]:
+    cases: list[Case] = []
+    problems: list[str] = []
+    first_path: dict[str, Path] = {}
+    for path in sorted(root.rglob("*.json")):
+        case, found = _read_case(path, root)
+        problems += found
+        if case is None:
+            continue
+        if case.id in first_path:
+            other = _display(first_path[case.id])
+            problems.append(f"{_display(path)}: duplicate id {case.id} (also in {other})")
+            continue
+        first_path[case.id] = path
+        cases.append(case)
+    return cases, problems
+
+
+def load_cases(root: Path | None = None) -> list[Case]:
+    """Load every case under ``root``, ordered by area then slug.
+
+    Args:
+        root: the cases directory; defaults to ``CASES_DIR``. A missing directory holds no cases.
+
+    Raises:
+        CaseError: any file is not a valid case, or two files share an id.
+    """
+    root = CASES_DIR if root is None else root
+    if not root.is_dir():
+        return []
+    cases, problems = _scan(root)
+    if problems:
+        raise CaseError(problems)
+    return cases
+
+
+def spec_requirement_ids(spec_path: Path) -> list[str]:
+    """The requirement ids SPEC.md defines, in document order, repeats kept.
+
+    A definition is a line starting ``- <a id=`` whose bold text is the id.
+    """
+    found = []
+    for line in spec_path.read_text(encoding="utf-8").splitlines():
+        if line.startswith(_REQUIREMENT_LINE):
+            match = _REQUIREMENT_ID.search(line)
+            if match:
+                found.append(match.group(1))
+    return found
+
+
+def lint_cases(root: Path | None = None, spec_path: Path | None = None) -> list[str]:
+    """Every problem in the suite, one ``"path: problem"`` string each.
+
+    Beyond what loading rejects (schema violations, duplicate ids, files outside an area
+    folder, invalid JSON), lint rejects an empty suite, citing an id twice, and citing an id
+    that SPEC.md does not define.
+
+    Args:
+        root: the cases directory; defaults to ``CASES_DIR``.
+        spec_path: the specification; defaults to ``SPEC_PATH``.
+    """
+    root = CASES_DIR if root is None else root
+    spec_path = SPEC_PATH if spec_path is None else spec_path
+    if not root.is_dir():
+        return [f"{_display(root)}: no such directory"]
+    cases, problems = _scan(root)
+    if not cases and not problems:
+        problems.append(f"{_display(root)}: no case files found")
+    if not spec_path.is_file():
+        return [*problems, f"{_display(spec_path)}: not found, so cited ids cannot be checked"]
+    defined = set(spec_requirement_ids(spec_path))
+    for case in cases:
+        for requirement, count in Counter(case.spec).items():
+            if count > 1:
+                problems.append(f"{_display(case.path)}: cites {requirement} more than once")
+            if requirement not in defined:
+                problems.append(
+                    f"{_display(case.path)}: cites {requirement}, which {spec_path.name} does not define"
+                )
+    return problems
+
+
+def read_id_list(path: Path, *, missing_ok: bool = False) -> list[str]:
+    """Read a file of ids, one per line; ``#`` starts a comment, blank lines are ignored.
+
+    Used for known-failures files and ``conformance/pending.txt``.
+
+    Args:
+        path: the file.
+        missing_ok: treat a missing file as empty instead of raising.
+
+    Raises:
+        FileNotFoundError: the file is missing and ``missing_ok`` is false.
+        ValueError: a line holds more than one word, or an id is listed twice.
+    """
+    if missing_ok and not path.exists():
+        return []
+    ids: dict[str, int] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        if len(words) > 1:
+            raise ValueError(f"{_display(path)}:{number}: expected one id, got {' '.join(words)!r}")
+        if words[0] in ids:
+            raise ValueError(
+                f"{_display(path)}:{number}: {words[0]} is already listed on line {ids[words[0]]}"
+            )
+        ids[words[0]] = number
+    return list(ids)

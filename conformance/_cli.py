@@ -1,0 +1,226 @@
+"""``python -m conformance run | lint | mutants``.
+
+Exit codes: 0 when nothing unexpected happened, 1 when cases (or mutants) failed, 2 when the run
+could not be made at all (broken case files, an adapter that does not start, a bad
+known-failures file). Failure lines and the summary go to stdout; reasons for exit code 2 go
+to stderr, and broken case files are prefixed "BUG IN TEST CASE" so they are never mistaken
+for a failing implementation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from collections.abc import Sequence
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+from ._cases import (
+    CASES_DIR,
+    PROJECT_ROOT,
+    SPEC_PATH,
+    Case,
+    CaseError,
+    lint_cases,
+    load_cases,
+    read_id_list,
+)
+from ._mutants import BaselineError, MutantResult, mutant_counts, run_mutants
+from ._report import (
+    CaseResult,
+    format_result,
+    summary_line,
+    write_json_report,
+    write_junit_report,
+)
+from ._runner import DEFAULT_ADAPTER_COMMAND, DEFAULT_TIMEOUT, AdapterError, run_suite
+
+__all__ = ["main"]
+
+_REPORT_WRITERS = {"json": write_json_report, "junit": write_junit_report}
+
+
+class _Abort(Exception):
+    """The command cannot do its job; the message goes to stderr and the exit code is 2."""
+
+
+def _load(cases_dir: Path) -> list[Case]:
+    try:
+        cases = load_cases(cases_dir)
+    except CaseError as exc:
+        lines = [f"BUG IN TEST CASE: {problem}" for problem in exc.problems]
+        raise _Abort("\n".join([*lines, "run `python -m conformance lint` for details"])) from None
+    if not cases:
+        raise _Abort(f"no cases found under {cases_dir}")
+    return cases
+
+
+def _known_failures(path: Path, cases: Sequence[Case]) -> list[str]:
+    try:
+        listed = read_id_list(path)
+    except (OSError, ValueError) as exc:
+        raise _Abort(f"known-failures file: {exc}") from None
+    ids = {case.id for case in cases}
+    unknown = [case_id for case_id in listed if case_id not in ids]
+    if unknown:
+        raise _Abort(f"{path}: not case ids: {', '.join(unknown)}")
+    return listed
+
+
+def _selected(cases: Sequence[Case], patterns: Sequence[str] | None) -> list[Case]:
+    if not patterns:
+        return list(cases)
+    chosen = [
+        case
+        for case in cases
+        if any(fnmatchcase(case.id, glob) or fnmatchcase(case.name, glob) for glob in patterns)
+    ]
+    if not chosen:
+        raise _Abort(f"no case matches --filter {' '.join(patterns)}")
+    return chosen
+
+
+def _run(args: argparse.Namespace) -> int:
+    cases = _load(args.cases)
+    known = None if args.known_failures is None else _known_failures(args.known_failures, cases)
+    for kind, _ in args.report:
+        if kind not in _REPORT_WRITERS:
+            raise _Abort(f"--report format must be json or junit, got {kind!r}")
+    command = DEFAULT_ADAPTER_COMMAND if args.adapter is None else shlex.split(args.adapter)
+
+    def show(result: CaseResult) -> None:
+        line = format_result(result, verbose=args.verbose)
+        if line is not None:
+            print(line, flush=True)
+
+    try:
+        suite = run_suite(
+            _selected(cases, args.filter),
+            command,
+            timeout=args.timeout,
+            validate=args.validate,
+            known_failures=known,
+            on_result=show,
+        )
+    except AdapterError as exc:
+        raise _Abort(str(exc)) from None
+    print(summary_line(suite))
+    for kind, path in args.report:
+        _REPORT_WRITERS[kind](suite, Path(path))
+    return 0 if suite.ok else 1
+
+
+def _lint(args: argparse.Namespace) -> int:
+    problems = lint_cases(args.cases, args.spec)
+    for problem in problems:
+        print(problem)
+    return 1 if problems else 0
+
+
+def _mutants(args: argparse.Namespace) -> int:
+    root: Path = args.root
+    mutants_dir: Path = args.mutants or root / "conformance" / "mutants"
+    if not mutants_dir.is_dir():
+        raise _Abort(f"no such directory: {mutants_dir}")
+    cases = _load(root / "conformance" / "cases")
+
+    def show(result: MutantResult) -> None:
+        print(f"{result.id}: {result.status}: {result.detail}", flush=True)
+
+    try:
+        results = run_mutants(
+            root, mutants_dir, cases, only=args.only, timeout=args.timeout, on_result=show
+        )
+    except BaselineError as exc:
+        failing = "\n".join(f"  {failure}" for failure in exc.failures)
+        raise _Abort(f"{exc}; fix them before judging mutants:\n{failing}") from None
+    except LookupError as exc:
+        raise _Abort(str(exc)) from None
+    counts = mutant_counts(results)
+    print(", ".join(f"{count} {status}" for status, count in counts.items()))
+    return 0 if counts["killed"] == len(results) else 1
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m conformance",
+        description="Run the harness9 conformance suite against an implementation's adapter.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser("run", help="run the cases through an adapter")
+    run.add_argument(
+        "--adapter",
+        metavar="CMD",
+        help="the adapter command line, split like a shell does "
+        "(default: the Python reference, run from the project root)",
+    )
+    run.add_argument("--cases", type=Path, default=CASES_DIR, metavar="DIR")
+    run.add_argument(
+        "--filter",
+        action="append",
+        metavar="GLOB",
+        help="run only cases whose id or <area>/<slug> matches; repeatable",
+    )
+    run.add_argument(
+        "--known-failures",
+        type=Path,
+        metavar="FILE",
+        help="case ids expected to fail, one per line; listing a passing case is an error",
+    )
+    run.add_argument(
+        "--report",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("json|junit", "FILE"),
+        help="also write a report; repeatable",
+    )
+    run.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS")
+    run.add_argument(
+        "--validate",
+        action="store_true",
+        help="check every protocol message against conformance/schema/protocol-v1",
+    )
+    run.add_argument("-v", "--verbose", action="store_true", help="print one line per case")
+    run.set_defaults(handler=_run)
+
+    lint = commands.add_parser("lint", help="check the case files and their SPEC.md citations")
+    lint.add_argument("--cases", type=Path, default=CASES_DIR, metavar="DIR")
+    lint.add_argument("--spec", type=Path, default=SPEC_PATH, metavar="SPEC.md")
+    lint.set_defaults(handler=_lint)
+
+    mutants = commands.add_parser("mutants", help="check that the suite catches seeded bugs")
+    mutants.add_argument("--only", metavar="ID", help="run only the mutant with this id")
+    mutants.add_argument(
+        "--mutants", type=Path, metavar="DIR", help="default: <root>/conformance/mutants"
+    )
+    mutants.add_argument(
+        "--root",
+        type=Path,
+        default=PROJECT_ROOT,
+        metavar="DIR",
+        help="the project holding harness9_ref/ and conformance/ (default: this one)",
+    )
+    mutants.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS")
+    mutants.set_defaults(handler=_mutants)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    args = _parser().parse_args(argv)
+    try:
+        code: int = args.handler(args)
+    except _Abort as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return code

@@ -1,0 +1,28 @@
+"""The conformance vocabulary: op names and the adapter protocol version.
+
+Every port's adapter, the case schema and the protocol schemas use these names; a test checks
+that the schemas' ``op`` enums equal ``OPS``, so the three cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = ["OPS", "PROTOCOL_VERSION"]
+
+OPS: Final = (
+    "estimate_tokens",
+    "estimate_tool_tokens",
+    "format_token_count",
+    "model_limits",
+    "repair_tool_pairs",
+    "compact",
+    "session",
+    "provider_request",
+    "provider_parse",
+    "provider_call",
+    "engine_run",
+)
+
+# The adapter protocol this runner speaks; an adapter's start answer must echo it.
+PROTOCOL_VERSION: Final = 1

@@ -1,0 +1,188 @@
+"""A run's results and how they read: failure lines, summary, JSON and JUnit reports.
+
+A failure line names the case three ways (permanent id, readable ``<area>/<slug>``, the SPEC
+requirements it checks) so a porter can go from the line to the case file and to the spec in
+one step; the rest of the line is the verdict's detail, which starts at the first differing
+JSON pointer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from ._cases import Case
+from ._compare import Verdict
+
+__all__ = [
+    "CaseResult",
+    "Outcome",
+    "SuiteResult",
+    "case_result",
+    "format_result",
+    "summary_line",
+    "write_json_report",
+    "write_junit_report",
+]
+
+Outcome = Literal["passed", "failed", "skipped", "unsupported", "errored", "known_failure"]
+OUTCOMES: Final[tuple[Outcome, ...]] = (
+    "passed",
+    "failed",
+    "skipped",
+    "unsupported",
+    "errored",
+    "known_failure",
+)
+UNEXPECTED_PASS: Final = "unexpectedly passed, remove it from the known-failures file"
+
+
+@dataclass(frozen=True, slots=True)
+class CaseResult:
+    """One case's verdict and how it counts, given the known-failures list."""
+
+    case: Case
+    verdict: Verdict
+    outcome: Outcome
+
+    @property
+    def detail(self) -> str:
+        """Why the case did not simply pass; empty for a pass."""
+        return (
+            UNEXPECTED_PASS
+            if self.verdict.status == "passed" and self.outcome == "failed"
+            else self.verdict.detail
+        )
+
+
+@dataclass(frozen=True)
+class SuiteResult:
+    """A whole run: who was tested, each case's result, and whether it succeeded."""
+
+    implementation: Mapping[str, Any]
+    results: tuple[CaseResult, ...]
+    known_failures_given: bool = False
+
+    def counts(self) -> dict[Outcome, int]:
+        """How many cases ended in each outcome, zeros included."""
+        tally = Counter(result.outcome for result in self.results)
+        return {outcome: tally[outcome] for outcome in OUTCOMES}
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing unexpected failed or errored."""
+        counts = self.counts()
+        return counts["failed"] == 0 and counts["errored"] == 0
+
+
+def case_result(case: Case, verdict: Verdict, *, known_failure: bool) -> CaseResult:
+    """How a verdict counts: a listed case that fails is a known failure, one that passes fails."""
+    if not known_failure:
+        return CaseResult(case, verdict, verdict.status)
+    if verdict.status in ("failed", "errored"):
+        return CaseResult(case, verdict, "known_failure")
+    return CaseResult(case, verdict, "failed" if verdict.status == "passed" else verdict.status)
+
+
+# Characters XML 1.0 cannot carry; an adapter's message may contain any of them.
+_NOT_XML: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+# Outcomes that are printed without -v.
+_ALWAYS_SHOWN: Final = frozenset({"failed", "errored"})
+# The summary's counts, in order; "known failures" is added only with a known-failures file.
+_SUMMARY: Final[tuple[Outcome, ...]] = ("passed", "failed", "skipped", "unsupported", "errored")
+
+
+def format_result(result: CaseResult, *, verbose: bool = False) -> str | None:
+    """The line for one case, or None when it is not shown (passes etc. without ``verbose``).
+
+    Failed: ``<id> (<area>/<slug>) [R-X-1, R-Y-2] <pointer>: expected <json>, got <json>``.
+    Every other outcome: the same prefix, the outcome, and the reason when there is one.
+    """
+    if result.outcome not in _ALWAYS_SHOWN and not verbose:
+        return None
+    case = result.case
+    prefix = f"{case.id} ({case.name}) [{', '.join(case.spec)}]"
+    if result.outcome == "failed":
+        return f"{prefix} {result.detail}"
+    label = result.outcome.replace("_", " ")
+    return f"{prefix} {label}: {result.detail}" if result.detail else f"{prefix} {label}"
+
+
+def summary_line(suite: SuiteResult) -> str:
+    """``N passed, N failed, N skipped, N unsupported, N errored`` (+ known failures)."""
+    counts = suite.counts()
+    parts = [f"{counts[outcome]} {outcome}" for outcome in _SUMMARY]
+    if suite.known_failures_given:
+        parts.append(f"{counts['known_failure']} known failures")
+    return ", ".join(parts)
+
+
+def _case_entry(result: CaseResult) -> dict[str, Any]:
+    case = result.case
+    return {
+        "id": case.id,
+        "area": case.area,
+        "slug": case.slug,
+        "spec": list(case.spec),
+        "status": result.outcome,
+        "detail": result.detail,
+    }
+
+
+def write_json_report(suite: SuiteResult, path: Path) -> None:
+    """Write ``{"implementation", "totals", "ok", "cases": [{id, area, slug, spec, status, detail}]}``."""
+    report = {
+        "implementation": dict(suite.implementation),
+        "totals": suite.counts(),
+        "ok": suite.ok,
+        "cases": [_case_entry(result) for result in suite.results],
+    }
+    path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def _xml_safe(text: str) -> str:
+    return _NOT_XML.sub("\N{REPLACEMENT CHARACTER}", text)
+
+
+def write_junit_report(suite: SuiteResult, path: Path) -> None:
+    """Write JUnit XML: one testcase per case, failed as failure, errored as error.
+
+    Skipped, unsupported and known failures are ``<skipped>``, so CI dashboards do not count
+    them as passes.
+    """
+    counts = suite.counts()
+    name = str(suite.implementation.get("name", "adapter"))
+    skipped = counts["skipped"] + counts["unsupported"] + counts["known_failure"]
+    root = ET.Element("testsuites")
+    suite_element = ET.SubElement(
+        root,
+        "testsuite",
+        name=f"conformance ({name})",
+        tests=str(len(suite.results)),
+        failures=str(counts["failed"]),
+        errors=str(counts["errored"]),
+        skipped=str(skipped),
+    )
+    for result in suite.results:
+        case = result.case
+        element = ET.SubElement(
+            suite_element, "testcase", classname=case.area, name=f"{case.id} {case.slug}"
+        )
+        properties = ET.SubElement(element, "properties")
+        ET.SubElement(properties, "property", name="spec", value=", ".join(case.spec))
+        detail = _xml_safe(result.detail)
+        if result.outcome == "failed":
+            ET.SubElement(element, "failure", message=detail).text = detail
+        elif result.outcome == "errored":
+            ET.SubElement(element, "error", message=detail).text = detail
+        elif result.outcome != "passed":
+            label = result.outcome.replace("_", " ")
+            ET.SubElement(element, "skipped", message=f"{label}: {detail}" if detail else label)
+    ET.indent(root)
+    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)

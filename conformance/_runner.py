@@ -1,0 +1,377 @@
+"""Drive an adapter over protocol v1 and run cases through it.
+
+Theory of operation: an adapter is a subprocess speaking JSON lines. A reader thread puts each
+stdout line on a queue, so a read can time out; another keeps the tail of stderr, which is
+quoted when the adapter dies. Misbehaviour never stops a run: an adapter that crashes, hangs,
+prints something that is not JSON or echoes the wrong ``seq`` is killed, that case is marked
+errored with a reason and a hint, and the adapter is started again for the next case. A
+response of the wrong shape is errored too, but the stream is still in step, so the adapter
+keeps running.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import sys
+import threading
+from collections import deque
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any, Final, Literal
+
+from ._cases import PROJECT_ROOT, Case, reject_constant
+from ._compare import compact_json, evaluate
+from ._jsonschema import Validator, load_schema
+from ._ops import PROTOCOL_VERSION
+from ._report import CaseResult, SuiteResult, case_result
+
+__all__ = [
+    "DEFAULT_ADAPTER_COMMAND",
+    "DEFAULT_TIMEOUT",
+    "Adapter",
+    "AdapterError",
+    "Response",
+    "run_suite",
+]
+
+# The Python reference adapter; run it with cwd = the project root.
+DEFAULT_ADAPTER_COMMAND: Final = (sys.executable, "-m", "conformance.reference_adapter")
+DEFAULT_TIMEOUT: Final = 10.0  # seconds per message, handshake included
+_STDERR_TAIL: Final = 5  # stderr lines quoted when an adapter dies
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """An adapter's answer to one run, or the runner's account of why there is none.
+
+    ``kind`` is "output" (``output`` holds it), "error" (``error_code`` and ``message``),
+    "skipped" (``message`` says why), "unsupported" (the op was not declared) or "errored"
+    (the adapter misbehaved; ``message`` gives the reason and a hint).
+    """
+
+    kind: Literal["output", "error", "skipped", "unsupported", "errored"]
+    output: Any = None
+    error_code: str = ""
+    message: str = ""
+
+
+class AdapterError(Exception):
+    """The adapter could not be started or failed its start handshake."""
+
+
+class _Fault(Exception):
+    """One misbehaviour during a run; ``restart`` says whether the stream is out of step."""
+
+    def __init__(self, reason: str, hint: str, *, restart: bool = True) -> None:
+        super().__init__(f"{reason} (hint: {hint})")
+        self.restart = restart
+
+
+class _Process:
+    def __init__(
+        self, command: Sequence[str], cwd: Path | None, env: Mapping[str, str] | None
+    ) -> None:
+        try:
+            self.popen = subprocess.Popen(
+                list(command),
+                cwd=cwd,
+                env=None if env is None else dict(env),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+        except OSError as exc:
+            raise AdapterError(f"cannot start adapter {list(command)}: {exc}") from exc
+        self.lines: queue.Queue[bytes | None] = queue.Queue()
+        self.stderr_tail: deque[str] = deque(maxlen=_STDERR_TAIL)
+        assert self.popen.stdout is not None and self.popen.stderr is not None
+        threading.Thread(target=self._pump, args=(self.popen.stdout,), daemon=True).start()
+        self._stderr_reader = threading.Thread(
+            target=self._drain, args=(self.popen.stderr,), daemon=True
+        )
+        self._stderr_reader.start()
+
+    # The reader threads own their streams and close them at end of file, so the main thread
+    # never closes a stream that a thread is reading.
+    def _pump(self, stream: IO[bytes]) -> None:
+        with stream:
+            for line in stream:
+                self.lines.put(line)
+        self.lines.put(None)
+
+    def _drain(self, stream: IO[bytes]) -> None:
+        with stream:
+            for line in stream:
+                self.stderr_tail.append(line.decode("utf-8", "replace").rstrip())
+
+    def send(self, message: Mapping[str, Any]) -> None:
+        assert self.popen.stdin is not None
+        # ASCII lines: safe for any reader, and lone surrogates in inputs survive as escapes.
+        self.popen.stdin.write(json.dumps(message, ensure_ascii=True).encode("ascii") + b"\n")
+        self.popen.stdin.flush()
+
+    def died(self, timeout: float) -> str:
+        """Describe the exit of a process whose stdout closed, quoting the end of its stderr."""
+        try:
+            status = f"exited with status {self.popen.wait(timeout)}"
+        except subprocess.TimeoutExpired:
+            self.kill()
+            status = "closed its stdout without exiting, and was killed"
+        self._stderr_reader.join(timeout)  # so the tail holds its last words
+        tail = " | ".join(line for line in self.stderr_tail if line)
+        return f"adapter {status}" + (f"; stderr ends: {tail}" if tail else "")
+
+    def kill(self) -> None:
+        self.popen.kill()
+        self.popen.wait()
+        if self.popen.stdin is not None:
+            try:
+                self.popen.stdin.close()
+            except OSError:  # flushing into a dead pipe
+                pass
+
+
+class Adapter:
+    """A running adapter, restarted whenever it misbehaves.
+
+    Use it as a context manager, or call ``start()`` first: entering starts it and performs
+    the handshake, leaving sends ``stop``.
+
+    Args:
+        command: the program and its arguments.
+        cwd: its working directory.
+        timeout: seconds to wait for each answer; a slower adapter is killed and restarted.
+        validate: check every message both ways against ``conformance/schema/protocol-v1``.
+        env: its environment; defaults to the runner's.
+    """
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        cwd: Path | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        validate: bool = False,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.command = tuple(command)
+        self.cwd = cwd
+        self.timeout = timeout
+        self.env = env
+        self.implementation: dict[str, Any] = {}
+        self.ops: frozenset[str] = frozenset()
+        self._schemas: dict[str, Validator] | None = None
+        if validate:
+            self._schemas = {
+                f"{cmd}.{side}": load_schema(f"protocol-v1/{cmd}.json", f"/$defs/{side}")
+                for cmd in ("start", "run")
+                for side in ("request", "response")
+            }
+        self._process: _Process | None = None
+        self._started = False
+        self._seq = 0
+
+    def __enter__(self) -> Adapter:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _check(self, schema: str, message: Any) -> None:
+        if self._schemas is None:
+            return
+        validator = self._schemas[schema]
+        errors = validator.errors(message)
+        if errors:
+            cmd, side = schema.split(".")
+            raise _Fault(
+                f"{cmd} {side} violates {validator.name}: {'; '.join(errors)}",
+                "see conformance/schema/protocol-v1 for the message shapes",
+                restart=False,
+            )
+
+    def _exchange(self, process: _Process, request: dict[str, Any]) -> Any:
+        """Send one request and read one JSON answer, raising _Fault on misbehaviour."""
+        self._check(f"{request['cmd']}.request", request)
+        try:
+            process.send(request)
+        except OSError:
+            hint = "run the adapter by hand to see why it stopped"
+            raise _Fault(process.died(self.timeout), hint) from None
+        try:
+            line = process.lines.get(timeout=self.timeout)
+        except queue.Empty:
+            raise _Fault(
+                f"no answer within {self.timeout:g} s",
+                "raise --timeout, and make sure the adapter flushes stdout after each line",
+            ) from None
+        if line is None:
+            hint = "run the adapter by hand with this case's input to see why"
+            raise _Fault(process.died(self.timeout), hint)
+        try:
+            return json.loads(line.decode("utf-8"), parse_constant=reject_constant)
+        except ValueError:
+            shown = compact_json(line.decode("utf-8", "replace").rstrip("\r\n"), 80)
+            raise _Fault(
+                f"adapter printed a line that is not JSON on stdout: {shown}",
+                "stdout carries protocol messages only; write logs to stderr",
+            ) from None
+
+    def start(self) -> None:
+        """Start (or restart) the adapter and perform the handshake.
+
+        Fills ``implementation`` and ``ops`` from the adapter's answer.
+
+        Raises:
+            AdapterError: it cannot be started or its start answer is unusable.
+        """
+        self._stop_process()
+        process = _Process(self.command, self.cwd, self.env)
+        try:
+            answer = self._exchange(process, {"cmd": "start", "protocol": PROTOCOL_VERSION})
+            self._check("start.response", answer)
+            if not isinstance(answer, dict) or answer.get("protocol") != PROTOCOL_VERSION:
+                raise _Fault(
+                    f"start answer does not speak protocol {PROTOCOL_VERSION}: "
+                    f"{compact_json(answer)}",
+                    'answer {"protocol": 1, "implementation": {…}, "ops": […]}',
+                )
+            ops = answer.get("ops")
+            if not isinstance(ops, list) or not all(isinstance(op, str) for op in ops):
+                raise _Fault(
+                    f"start answer's ops is not a list of op names: {compact_json(ops)}",
+                    "list the ops the adapter implements",
+                )
+        except _Fault as fault:
+            process.kill()
+            raise AdapterError(f"adapter {list(self.command)} failed to start: {fault}") from None
+        implementation = answer.get("implementation")
+        self.implementation = implementation if isinstance(implementation, dict) else {}
+        self.ops = frozenset(ops)
+        self._process = process
+        self._started = True
+
+    def run(self, op: str, input: Mapping[str, Any]) -> Response:
+        """Run one op on one input.
+
+        Misbehaviour comes back as an "errored" response, never as an exception: the adapter
+        is restarted when its stream is out of step, and a failed restart errors this case only.
+
+        Raises:
+            AdapterError: the adapter was never started and cannot be.
+        """
+        if not self._started:
+            self.start()
+        if op not in self.ops:
+            return Response("unsupported", message=f"the adapter does not declare op {op!r}")
+        if self._process is None:
+            try:
+                self.start()
+            except AdapterError as exc:
+                return Response("errored", message=f"could not restart the adapter: {exc}")
+        assert self._process is not None
+        self._seq += 1
+        request = {"cmd": "run", "seq": self._seq, "op": op, "input": dict(input)}
+        try:
+            return self._read_answer(self._exchange(self._process, request))
+        except _Fault as fault:
+            if fault.restart:
+                self._stop_process()
+            return Response("errored", message=str(fault))
+
+    def _read_answer(self, answer: Any) -> Response:
+        hint = "answer each request with one JSON object line that echoes its seq"
+        if not isinstance(answer, dict) or "seq" not in answer:
+            raise _Fault(f"answer is not an object with a seq: {compact_json(answer)}", hint)
+        seq = answer["seq"]
+        if seq != self._seq or isinstance(seq, bool):
+            raise _Fault(
+                f"answered seq {compact_json(seq)} to the request with seq {self._seq}", hint
+            )
+        self._check("run.response", answer)
+        kinds = [key for key in ("output", "error", "skipped") if key in answer]
+        shape = "answer with exactly one of output, error or skipped; see protocol-v1/run.json"
+        if len(kinds) != 1:
+            found = " and ".join(kinds) or "none"
+            raise _Fault(f"answer has {found} of output, error, skipped", shape, restart=False)
+        if kinds[0] == "output":
+            return Response("output", output=answer["output"])
+        if kinds[0] == "skipped":
+            if not isinstance(answer["skipped"], str):
+                raise _Fault("skipped is not a string", shape, restart=False)
+            return Response("skipped", message=answer["skipped"])
+        error = answer["error"]
+        if not isinstance(error, dict) or not isinstance(error.get("code"), str):
+            raise _Fault(f"error has no string code: {compact_json(error)}", shape, restart=False)
+        message = error.get("message")
+        return Response(
+            "error", error_code=error["code"], message=message if isinstance(message, str) else ""
+        )
+
+    def _stop_process(self) -> None:
+        if self._process is not None:
+            self._process.kill()
+            self._process = None
+
+    def close(self) -> None:
+        """Send ``stop`` and wait for the adapter to exit, killing it if it does not."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        try:
+            process.send({"cmd": "stop"})
+            process.popen.wait(timeout=self.timeout)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        process.kill()
+
+
+def run_suite(
+    cases: Iterable[Case],
+    adapter_command: Sequence[str] = DEFAULT_ADAPTER_COMMAND,
+    *,
+    cwd: Path | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    validate: bool = False,
+    known_failures: Collection[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    on_result: Callable[[CaseResult], None] | None = None,
+) -> SuiteResult:
+    """Run cases through one adapter.
+
+    Args:
+        cases: the cases, run in order.
+        adapter_command: the adapter program; the default runs the Python reference.
+        cwd: the adapter's working directory; defaults to the project root for the default
+            command and to the current directory otherwise.
+        timeout: seconds per answer.
+        validate: check every protocol message against its schema.
+        known_failures: case ids expected to fail; such a case that passes counts as failed.
+        env: the adapter's environment.
+        on_result: called after each case, e.g. to print progress.
+
+    Raises:
+        AdapterError: the adapter cannot be started at all.
+    """
+    if cwd is None and tuple(adapter_command) == DEFAULT_ADAPTER_COMMAND:
+        cwd = PROJECT_ROOT
+    known = frozenset(known_failures or ())
+    results = []
+    with Adapter(adapter_command, cwd=cwd, timeout=timeout, validate=validate, env=env) as adapter:
+        for case in cases:
+            verdict = evaluate(case, adapter.run(case.op, case.input))
+            result = case_result(case, verdict, known_failure=case.id in known)
+            results.append(result)
+            if on_result is not None:
+                on_result(result)
+    return SuiteResult(adapter.implementation, tuple(results), known_failures is not None)

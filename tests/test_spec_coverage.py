@@ -1,0 +1,139 @@
+"""SPEC.md and the suite agree: every requirement is cited, every citation exists, pins match.
+
+A requirement that no case checks yet is listed in ``conformance/pending.txt`` with a reason;
+listing it there is the only way to leave it uncovered, and a pending id that gains a case
+must leave the list.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections import Counter
+from typing import Any, Final
+
+import pytest
+
+from conformance import PROJECT_ROOT, SPEC_PATH, load_cases, read_id_list, spec_requirement_ids
+from conformance._compare import describe_difference
+
+PENDING_PATH: Final = PROJECT_ROOT / "conformance" / "pending.txt"
+_PIN: Final = re.compile(r"<!-- pin: ([A-Za-z_][\w.]*) -->")
+_FENCE: Final = re.compile(r"(`{3,}|~{3,})")
+
+
+@pytest.fixture(scope="module")
+def spec_text() -> str:
+    assert SPEC_PATH.is_file(), f"{SPEC_PATH} does not exist"
+    return SPEC_PATH.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def defined(spec_text: str) -> list[str]:
+    return spec_requirement_ids(SPEC_PATH)
+
+
+@pytest.fixture(scope="module")
+def cited() -> set[str]:
+    return {requirement for case in load_cases() for requirement in case.spec}
+
+
+@pytest.fixture(scope="module")
+def pending() -> list[str]:
+    return read_id_list(PENDING_PATH, missing_ok=True)
+
+
+def test_spec_defines_requirements_once_each(defined: list[str]) -> None:
+    assert defined, f"{SPEC_PATH.name} defines no requirement"
+    twice = sorted(requirement for requirement, n in Counter(defined).items() if n > 1)
+    assert not twice, f"defined more than once: {', '.join(twice)}"
+
+
+def test_every_requirement_line_anchors_its_own_id(spec_text: str) -> None:
+    wrong = []
+    for line in spec_text.splitlines():
+        if line.startswith("- <a id="):
+            anchor = re.match(r'- <a id="([^"]*)"></a>\*\*(R-[A-Z]+-\d+)\*\*', line)
+            if anchor is None or anchor.group(1) != anchor.group(2):
+                wrong.append(line)
+    assert not wrong, "malformed requirement lines:\n" + "\n".join(wrong)
+
+
+def test_every_requirement_is_cited_by_a_case_or_pending(
+    defined: list[str], cited: set[str], pending: list[str]
+) -> None:
+    uncovered = [r for r in defined if r not in cited and r not in pending]
+    assert not uncovered, f"no case cites (and pending.txt does not list): {', '.join(uncovered)}"
+
+
+def test_every_cited_requirement_is_defined(defined: list[str], cited: set[str]) -> None:
+    undefined = sorted(cited - set(defined))
+    assert not undefined, f"cases cite ids SPEC.md does not define: {', '.join(undefined)}"
+
+
+def test_pending_requirements_exist_and_have_no_case_yet(
+    defined: list[str], cited: set[str], pending: list[str]
+) -> None:
+    unknown = [r for r in pending if r not in defined]
+    assert not unknown, f"pending.txt lists ids SPEC.md does not define: {', '.join(unknown)}"
+    covered = [r for r in pending if r in cited]
+    assert not covered, f"now cited by a case, remove from pending.txt: {', '.join(covered)}"
+
+
+def _resolve(dotted: str) -> Any:
+    """Import the longest importable module prefix of ``dotted``, then walk attributes."""
+    parts = dotted.split(".")
+    for split in range(len(parts) - 1, 0, -1):
+        try:
+            value: Any = importlib.import_module(".".join(parts[:split]))
+        except ModuleNotFoundError:
+            continue
+        for name in parts[split:]:
+            value = getattr(value, name)
+        return value
+    raise ModuleNotFoundError(f"no module in {dotted!r}")
+
+
+def _pinned_blocks(text: str) -> list[tuple[str, str | None]]:
+    """Each pin's dotted path and the fenced block that follows it (None when there is none)."""
+    lines = text.splitlines()
+    pins: list[tuple[str, str | None]] = []
+    for index, line in enumerate(lines):
+        match = _PIN.fullmatch(line.strip())
+        if match is None:
+            continue
+        rest = iter(lines[index + 1 :])
+        opening = _FENCE.match(next((c for c in rest if c.strip()), "").strip())
+        block: list[str] | None = None
+        if opening is not None:
+            fence, block = opening.group(1), []
+            for candidate in rest:
+                closing = candidate.strip()
+                if closing.startswith(fence) and set(closing) == {fence[0]}:
+                    break
+                block.append(candidate)
+            else:
+                block = None  # the fence never closes
+        pins.append((match.group(1), None if block is None else "\n".join(block)))
+    return pins
+
+
+def test_pin_markers_are_well_formed(spec_text: str) -> None:
+    loose = [
+        line
+        for line in spec_text.splitlines()
+        if "<!-- pin:" in line and not _PIN.fullmatch(line.strip())
+    ]
+    assert not loose, "pin markers must read `<!-- pin: dotted.path.NAME -->`:\n" + "\n".join(loose)
+
+
+def test_pinned_spec_text_equals_the_constant_byte_for_byte(spec_text: str) -> None:
+    problems = []
+    for dotted, block in _pinned_blocks(spec_text):
+        if block is None:
+            problems.append(f"{dotted}: the pin is not followed by a fenced code block")
+            continue
+        constant = _resolve(dotted)
+        if constant != block:
+            problems.append(f"{dotted}: {describe_difference('', block, constant)}")
+    assert not problems, "\n".join(problems)
