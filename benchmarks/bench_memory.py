@@ -120,8 +120,10 @@ def run(sizes: Sequence[int]) -> None:
                 n0, t0 = measured[op.name]
                 literal = t0 * (n / n0) ** 2
                 marker = "~"
-                footnotes.append(f"~ {op.name} at {n}: the literal version is quadratic, so it was not run above "
-                                 f"{QUADRATIC_LIMIT} messages; its time is {format_seconds(t0)} at {n0} x ({n}/{n0})^2.")
+                footnotes.append(
+                    f"~ {op.name} at {n}: the literal version is quadratic, so it was not run above "
+                    f"{QUADRATIC_LIMIT} messages; its time is {format_seconds(t0)} at {n0} x ({n}/{n0})^2."
+                )
             else:
                 if ours_call() != literal_call():
                     raise AssertionError(f"{op.name} differs from the literal seed on {n} messages")

@@ -10,7 +10,7 @@ import random
 import time
 from typing import Sequence, Union
 
-from harness9_ref.memory import STUB_TEXT
+from harness9_ref.memory import STUB_TEXT, SUMMARY_MARKER
 from harness9_ref.schema import ROLE_ASSISTANT, ROLE_SYSTEM, ROLE_USER, Message, ToolCall, ToolDefinition, Usage
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "realistic_history",
     "result",
     "stub",
+    "summary_message",
     "system",
     "user",
 ]
@@ -64,6 +65,11 @@ def stub(call_id: str) -> Message:
 
 def is_stub(msg: Message) -> bool:
     return msg.tool_call_id != "" and msg == stub(msg.tool_call_id)
+
+
+def summary_message(summary: str) -> Message:
+    """The message a successful summarization puts after the system prompt."""
+    return user(f"{SUMMARY_MARKER}\n{summary}")
 
 
 # A reply of RecordingSummarizer's script: the summary text, None for "no message", or an
@@ -113,7 +119,7 @@ _TOOLS = ("bash", "read_file", "write_file", "grep")
 
 
 def _tool_output(rng: random.Random) -> str:
-    line = rng.choice(("ok  src/parser.py:12: def parse(text):", "错误：找不到文件 config.yaml", "PASS 42 tests"))
+    line = rng.choice(("src/parser.py:12: def parse(text):", "错误：找不到文件 config.yaml", "PASS 42 tests"))
     return "\n".join([line] * rng.randint(1, 40))
 
 

@@ -1,10 +1,10 @@
 """TokenBudgetCompactor: keep the longest newest suffix that fits a token budget
 (SPEC R-TB-1 … R-TB-7; seed 6.2, D5).
 
-The seed binary-searches the tail length, estimating the candidate each time. The estimate of
-``[system] + msgs[n-k:]`` is floor((bytes(system) + bytes of the suffix) / 4), which only grows
-with k, so one pass of suffix byte sums gives every candidate's estimate in O(1) and the search
-returns exactly what the seed's does.
+The seed estimates the whole history, then binary-searches the tail length, estimating each
+candidate. The estimate of ``[system] + msgs[n-k:]`` is floor((bytes(system) + bytes of the
+suffix) / 4), which only grows with k, so one pass of suffix byte sums answers the whole-history
+check and every candidate in O(1), and the search returns exactly what the seed's does (R-TB-7).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Final, Sequence
 from ..schema import Message
 from ._compactor import budget_for_context_window, is_compactable
 from ._repair import repair_orphaned_tool_pairs
-from ._tokens import bytes_to_tokens, estimate_tokens, message_bytes
+from ._tokens import bytes_to_tokens, message_bytes
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -55,17 +55,18 @@ class TokenBudgetCompactor:
         non_system = len(msgs) - 1
         if non_system <= min_tail:
             return list(msgs)
-        if estimate_tokens(msgs) <= max_tokens:
+        # suffix[k] = bytes of the newest k messages; with the system prompt's bytes it gives the
+        # estimate of every candidate, the whole history (k = non_system) included.
+        system_bytes = message_bytes(msgs[0])
+        suffix = [0, *accumulate(message_bytes(m) for m in reversed(msgs[1:]))]
+        if bytes_to_tokens(system_bytes + suffix[non_system]) <= max_tokens:
             return list(msgs)
-        tail_len = _longest_fitting_tail(msgs, min_tail, non_system - 1, max_tokens)
+        tail_len = _longest_fitting_tail(system_bytes, suffix, min_tail, non_system - 1, max_tokens)
         return repair_orphaned_tool_pairs([msgs[0], *msgs[len(msgs) - tail_len :]])
 
 
-def _longest_fitting_tail(msgs: Sequence[Message], lo: int, hi: int, max_tokens: int) -> int:
-    """Largest k in [lo, hi] with estimate([system] + last k) <= max_tokens, else lo."""
-    system_bytes = message_bytes(msgs[0])
-    # suffix[k] = bytes of the last k messages
-    suffix = [0, *accumulate(message_bytes(m) for m in reversed(msgs[1:]))]
+def _longest_fitting_tail(system_bytes: int, suffix: Sequence[int], lo: int, hi: int, max_tokens: int) -> int:
+    """Largest k in [lo, hi] whose candidate estimate fits ``max_tokens``, else lo (R-TB-4, R-TB-5)."""
     best = lo
     while lo <= hi:
         mid = (lo + hi) // 2

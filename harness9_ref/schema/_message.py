@@ -7,6 +7,7 @@ the fixtures and the conformance adapter all go through ``to_dict`` / ``from_dic
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Final, Mapping, Sequence
 
 __all__ = [
@@ -126,9 +127,43 @@ class ToolCall:
         )
 
 
-@dataclass(frozen=True, slots=True, eq=True)
+def _freeze_json(value: object, path: str) -> Any:
+    """A read-only deep copy of a JSON value: objects become mapping proxies, arrays tuples.
+
+    Every string, keys included, must be Unicode (R-MSG-6); anything that is not JSON is refused.
+    """
+    if isinstance(value, Mapping):
+        frozen = {}
+        for key, item in value.items():
+            _check_str(key, f"{path} key")
+            frozen[key] = _freeze_json(item, f"{path}.{key}")
+        return MappingProxyType(frozen)
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze_json(item, f"{path}[{i}]") for i, item in enumerate(value))
+    if isinstance(value, str):
+        return _check_str(value, path)
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    raise SchemaError(path, f"expected a JSON value, got {_describe(value)}")
+
+
+def _thaw_json(value: Any) -> Any:
+    """A plain, mutable copy of a value made by ``_freeze_json``."""
+    if isinstance(value, Mapping):
+        return {key: _thaw_json(item) for key, item in value.items()}
+    if isinstance(value, tuple):
+        return [_thaw_json(item) for item in value]
+    return value
+
+
+@dataclass(frozen=True, slots=True)
 class ToolDefinition:
-    """A tool offered to the model. ``input_schema`` is a JSON object or None (R-MSG-4)."""
+    """A tool offered to the model (R-MSG-4).
+
+    ``input_schema`` is a JSON object or None. It is copied on construction into a read-only
+    form (mapping proxies and tuples), so a definition never changes after it is built (R-MSG-9);
+    ``to_dict`` hands out a fresh plain copy.
+    """
 
     name: str
     description: str
@@ -139,9 +174,11 @@ class ToolDefinition:
         _check_str(self.description, "tool.description")
         if self.input_schema is not None and not isinstance(self.input_schema, Mapping):
             raise SchemaError("tool.input_schema", f"expected an object or null, got {_describe(self.input_schema)}")
+        if self.input_schema is not None:
+            object.__setattr__(self, "input_schema", _freeze_json(self.input_schema, "tool.input_schema"))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+        return {"name": self.name, "description": self.description, "input_schema": _thaw_json(self.input_schema)}
 
     @classmethod
     def from_dict(cls, data: object, path: str = "tool") -> ToolDefinition:
@@ -149,7 +186,11 @@ class ToolDefinition:
         schema = d.get("input_schema")
         if schema is not None and not isinstance(schema, Mapping):
             raise SchemaError(f"{path}.input_schema", f"expected an object or null, got {_describe(schema)}")
-        return cls(_check_str(d["name"], f"{path}.name"), _check_str(d["description"], f"{path}.description"), schema)
+        return cls(
+            _check_str(d["name"], f"{path}.name"),
+            _check_str(d["description"], f"{path}.description"),
+            None if schema is None else _freeze_json(schema, f"{path}.input_schema"),
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ from harness9_ref.memory import (
 )
 from harness9_ref.schema import ROLES, Message, ToolCall
 from tests import literal_seed
-from tests.fakes import RecordingSummarizer, assistant, is_stub, result, system, user
+from tests.fakes import RecordingSummarizer, assistant, is_stub, result, summary_message, system, user
 
 PROPERTY = settings(max_examples=100, deadline=None)
 
@@ -54,7 +54,7 @@ def histories(draw: st.DrawFn) -> list[Message]:
         elif kind == "stray result":
             msgs.append(result(draw(stray_ids), draw(texts)))
         elif kind == "summary":
-            msgs.append(user(f"{SUMMARY_MARKER}\n{draw(texts)}"))
+            msgs.append(summary_message(draw(texts)))
         else:
             calls = []
             # 0 and 1: an empty or a shared id; otherwise a fresh one.
@@ -259,13 +259,15 @@ def test_summarization_is_system_summary_and_repaired_tail(
         assert out == msgs and summarizer.requests == []
     else:
         tail = msgs[split:]
-        assert out == literal_seed.repair_orphaned_tool_pairs([msgs[0], user(f"{SUMMARY_MARKER}\n{summary}"), *tail])
+        assert out == literal_seed.repair_orphaned_tool_pairs([msgs[0], summary_message(summary), *tail])
         assert len(summarizer.requests) == 1 and compactor.failures == []
 
 
 @PROPERTY
 @given(histories(), st.integers(-1, 10), st.data())
-def test_a_failing_summarizer_gives_the_token_budget_result(msgs: list[Message], min_tail: int, data: st.DataObject) -> None:
+def test_a_failing_summarizer_gives_the_token_budget_result(
+    msgs: list[Message], min_tail: int, data: st.DataObject
+) -> None:
     max_tokens = data.draw(budgets(msgs), label="max_tokens")
     compactor = SummarizationCompactor(RecordingSummarizer(RuntimeError("down")), max_tokens, min_tail)
     assert compactor.compact(msgs) == literal_seed.token_budget_compact(msgs, max_tokens, min_tail)

@@ -21,7 +21,18 @@ from harness9_ref.memory import (
     new_summarization_compactor,
 )
 from harness9_ref.schema import Message
-from tests.fakes import RecordingSummarizer, SummaryReply, assistant, call, padded, result, stub, system, user
+from tests.fakes import (
+    RecordingSummarizer,
+    SummaryReply,
+    assistant,
+    call,
+    padded,
+    result,
+    stub,
+    summary_message,
+    system,
+    user,
+)
 
 HEADINGS = ("**Goal:**", "**Progress:**", "**Key Decisions:**", "**Next Steps:**", "**Critical Context:**")
 
@@ -62,11 +73,9 @@ def incremental_prompt(previous_summary: str, conversation: str) -> str:
     return before + previous_summary + middle + conversation + after
 
 
-def summary_message(summary: str) -> Message:
-    return user(f"[Conversation Summary]\n{summary}")
-
-
-def compactor(*replies: SummaryReply, max_tokens: int = 10, min_tail: int = 2) -> tuple[SummarizationCompactor, RecordingSummarizer]:
+def compactor(
+    *replies: SummaryReply, max_tokens: int = 10, min_tail: int = 2
+) -> tuple[SummarizationCompactor, RecordingSummarizer]:
     summarizer = RecordingSummarizer(*replies)
     return SummarizationCompactor(summarizer, max_tokens, min_tail), summarizer
 
@@ -77,7 +86,8 @@ def test_summarization_is_a_compactor() -> None:
 
 def test_summarization_replaces_the_head_with_a_summary_and_keeps_the_tail() -> None:
     c, summarizer = compactor("**Goal:** fix the parser")
-    assert c.compact(HISTORY) == [system(), summary_message("**Goal:** fix the parser"), user("Thanks"), assistant("Done.")]
+    expected = [system(), summary_message("**Goal:** fix the parser"), user("Thanks"), assistant("Done.")]
+    assert c.compact(HISTORY) == expected
     assert len(summarizer.requests) == 1
     assert c.failures == []
 
@@ -135,7 +145,8 @@ def test_the_incremental_prompt_has_the_seed_layout() -> None:
     assert SUMMARY_INCREMENTAL_PROMPT.endswith(
         "<previous-summary>\n{previous_summary}\n</previous-summary>\n\nNew conversation to merge:\n{conversation}"
     )
-    assert SUMMARY_INCREMENTAL_PROMPT.count("{previous_summary}") == SUMMARY_INCREMENTAL_PROMPT.count("{conversation}") == 1
+    assert SUMMARY_INCREMENTAL_PROMPT.count("{previous_summary}") == 1
+    assert SUMMARY_INCREMENTAL_PROMPT.count("{conversation}") == 1
     assert SUMMARY_FIRST_PROMPT.count("{conversation}") == 1
 
 
@@ -169,10 +180,12 @@ def test_a_summary_with_nothing_after_the_marker_still_selects_the_incremental_p
 
 
 def test_a_result_starting_with_the_marker_is_a_summary_too() -> None:
-    msgs = [system(), assistant("", call("a")), result("a", "[Conversation Summary]\nfrom a tool"), user("new"), padded("tail", 10)]
+    tool_summary = result("a", "[Conversation Summary]\nfrom a tool")
+    msgs = [system(), assistant("", call("a", "bash", "{}")), tool_summary, user("new"), padded("tail", 10)]
     c, summarizer = compactor("S", min_tail=1)
     c.compact(msgs)
-    assert summarizer.requests[0][0][1].content == incremental_prompt("from a tool", "[tool_call bash(a)]: {\"command\":\"ls\"}\n[user]: new")
+    expected = incremental_prompt("from a tool", "[tool_call bash(a)]: {}\n[user]: new")
+    assert summarizer.requests[0][0][1].content == expected
 
 
 def test_a_head_holding_only_a_summary_gives_an_empty_conversation() -> None:
@@ -186,7 +199,8 @@ def test_placeholders_inside_the_conversation_are_not_expanded() -> None:
     msgs = [system(), summary_message("keep {conversation}"), user("say {previous_summary}"), padded("tail", 10)]
     c, summarizer = compactor("S", min_tail=1)
     c.compact(msgs)
-    assert summarizer.requests[0][0][1].content == incremental_prompt("keep {conversation}", "[user]: say {previous_summary}")
+    expected = incremental_prompt("keep {conversation}", "[user]: say {previous_summary}")
+    assert summarizer.requests[0][0][1].content == expected
 
 
 def test_compacting_a_compacted_history_merges_into_the_previous_summary() -> None:
@@ -199,9 +213,9 @@ def test_compacting_a_compacted_history_merges_into_the_previous_summary() -> No
 
 
 def test_the_tail_is_repaired_after_summarising() -> None:
-    msgs = [system(), user("go"), assistant("", call("a")), result("a", "x" * 40), assistant("", call("b")), user("stop")]
+    msgs = [system(), user("go"), assistant("", call("a")), result("a", "x" * 40), assistant("", call("b")), user("no")]
     c, _ = compactor("S", min_tail=3)
-    assert c.compact(msgs) == [system(), summary_message("S"), assistant("", call("b")), stub("b"), user("stop")]
+    assert c.compact(msgs) == [system(), summary_message("S"), assistant("", call("b")), stub("b"), user("no")]
 
 
 @pytest.mark.parametrize("reply", ["  **Goal:** x\n", "\n\nS", "a \n b", "\u200b", "\ufeff"])
@@ -306,7 +320,8 @@ def test_zero_or_negative_max_tokens_means_160000(max_tokens: int) -> None:
 def test_the_default_fallback_applies_the_defaults() -> None:
     msgs = [system(), *(padded(str(i), 20_000) for i in range(10))]  # 7 messages fit in 160000 tokens
     expected = [system(), *msgs[-7:]]
-    assert SummarizationCompactor(None, 0, 0).compact(msgs) == TokenBudgetCompactor(160_000, 6).compact(msgs) == expected
+    assert TokenBudgetCompactor(160_000, 6).compact(msgs) == expected
+    assert SummarizationCompactor(None, 0, 0).compact(msgs) == expected
 
 
 @pytest.mark.parametrize("min_tail", [0, -2])

@@ -68,7 +68,9 @@ def test_prefixes_case_dates_and_separators_find_the_family(model: str, same_as:
     assert get_model_limits(model) == get_model_limits(same_as) != UNKNOWN
 
 
-@pytest.mark.parametrize("model", ["gpt-4oz", "o3x", "o10", "deepseekv3", "qwen2", "qwen2.5-72b", "claude-3opus", "openai/", "gpt-4o/"])
+@pytest.mark.parametrize(
+    "model", ["gpt-4oz", "o3x", "o10", "deepseekv3", "qwen2", "qwen2.5-72b", "claude-3opus", "openai/", "gpt-4o/"]
+)
 def test_a_family_key_followed_by_anything_but_a_separator_does_not_match(model: str) -> None:
     assert get_model_limits(model) == UNKNOWN
 

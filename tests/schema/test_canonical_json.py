@@ -114,7 +114,9 @@ def _same(parsed: object, value: object) -> bool:
     if isinstance(value, list):
         return isinstance(parsed, list) and len(parsed) == len(value) and all(map(_same, parsed, value))
     if isinstance(value, dict):
-        return isinstance(parsed, dict) and parsed.keys() == value.keys() and all(_same(parsed[k], value[k]) for k in value)
+        if not isinstance(parsed, dict) or parsed.keys() != value.keys():
+            return False
+        return all(_same(parsed[k], value[k]) for k in value)
     return type(parsed) is type(value) and parsed == value
 
 
