@@ -27,6 +27,7 @@ from ._runner import (
     Adapter,
     AdapterError,
     Response,
+    run_case,
     run_suite,
 )
 
@@ -53,6 +54,7 @@ __all__ = (
     "lint_cases",
     "load_cases",
     "read_id_list",
+    "run_case",
     "run_mutants",
     "run_suite",
     "spec_requirement_ids",

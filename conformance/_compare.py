@@ -11,7 +11,10 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal
+
+from ._ops import OBSERVED_KEYS
 
 if TYPE_CHECKING:
     from ._cases import Case
@@ -172,12 +175,14 @@ def describe_difference(pointer: str, expected: Any, got: Any) -> str:
     return f"{where}: expected {compact_json(expected)}, got {compact_json(got)}"
 
 
-def evaluate(case: Case, response: Response) -> Verdict:
+def evaluate(case: Case, response: Response, observed: Mapping[str, Any] | None = None) -> Verdict:
     """Judge one adapter response against a case's ``expect``.
 
     Args:
         case: the case that was run.
         response: what the adapter answered (or the runner's note that it could not).
+        observed: what the runner itself saw in the case's folder afterwards (``database``,
+            ``files``, ``modes``); compared as if the adapter's output carried it.
 
     Returns:
         A verdict; skipped, unsupported and errored responses keep their reason as the detail.
@@ -197,15 +202,18 @@ def evaluate(case: Case, response: Response) -> Verdict:
         if response.error_code == code:
             return Verdict("passed")
         return Verdict("failed", f"expected error {compact_json(code)}, got {got_error}")
+    got = response.output
     if "output" in case.expect:
         want = case.expect["output"]
     else:
-        want = {"steps": case.expect["steps"]}
+        want = {key: case.expect[key] for key in ("steps", *OBSERVED_KEYS) if key in case.expect}
+        if observed and isinstance(got, Mapping):
+            got = {**got, **observed}
     if response.kind == "error":
         return Verdict(
             "failed", f"{format_pointer('')}: expected {compact_json(want)}, got {got_error}"
         )
-    found = first_difference(want, response.output)
+    found = first_difference(want, got)
     if found is None:
         return Verdict("passed")
     return Verdict("failed", describe_difference(*found))

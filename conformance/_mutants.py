@@ -25,9 +25,8 @@ from pathlib import Path
 from typing import Final, Literal
 
 from ._cases import Case, read_json
-from ._compare import evaluate
 from ._jsonschema import Validator, load_schema
-from ._runner import DEFAULT_ADAPTER_COMMAND, DEFAULT_TIMEOUT, Adapter, AdapterError
+from ._runner import DEFAULT_ADAPTER_COMMAND, DEFAULT_TIMEOUT, Adapter, AdapterError, run_case
 
 __all__ = ["COPIED_DIRS", "BaselineError", "MutantResult", "mutant_counts", "run_mutants"]
 
@@ -149,7 +148,7 @@ def _patched_adapter(root: Path, edits: Sequence[_Edit], timeout: float) -> Iter
 
 
 def _fails(adapter: Adapter, case: Case) -> bool:
-    return evaluate(case, adapter.run(case.op, case.input)).status in ("failed", "errored")
+    return run_case(adapter, case).status in ("failed", "errored")
 
 
 def _judge(adapter: Adapter, cases: Sequence[Case], mutant: _Mutant) -> MutantResult:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["OPS", "PROTOCOL_VERSION"]
+__all__ = ["OBSERVED_KEYS", "OPS", "PROTOCOL_VERSION"]
 
 OPS: Final = (
     "estimate_tokens",
@@ -26,3 +26,7 @@ OPS: Final = (
 
 # The adapter protocol this runner speaks; an adapter's start answer must echo it.
 PROTOCOL_VERSION: Final = 1
+
+# Keys of a steps case's ``expect`` that the runner checks itself, by looking at the scratch
+# folder after the run (conformance/_workspace.py), rather than taking the adapter's word.
+OBSERVED_KEYS: Final = ("database", "files", "modes")

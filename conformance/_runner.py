@@ -24,10 +24,11 @@ from types import TracebackType
 from typing import IO, Any, Final, Literal
 
 from ._cases import PROJECT_ROOT, Case, reject_constant
-from ._compare import compact_json, evaluate
+from ._compare import Verdict, compact_json, evaluate
 from ._jsonschema import Validator, load_schema
 from ._ops import PROTOCOL_VERSION
 from ._report import CaseResult, SuiteResult, case_result
+from ._workspace import prepared
 
 __all__ = [
     "DEFAULT_ADAPTER_COMMAND",
@@ -35,6 +36,7 @@ __all__ = [
     "Adapter",
     "AdapterError",
     "Response",
+    "run_case",
     "run_suite",
 ]
 
@@ -336,6 +338,14 @@ class Adapter:
         process.kill()
 
 
+def run_case(adapter: Adapter, case: Case) -> Verdict:
+    """Run one case, in a scratch folder when its op needs one, and judge the answer."""
+    with prepared(case) as (input, observe):
+        response = adapter.run(case.op, input)
+        observed = observe() if response.kind == "output" else {}
+    return evaluate(case, response, observed)
+
+
 def run_suite(
     cases: Iterable[Case],
     adapter_command: Sequence[str] = DEFAULT_ADAPTER_COMMAND,
@@ -369,7 +379,7 @@ def run_suite(
     results = []
     with Adapter(adapter_command, cwd=cwd, timeout=timeout, validate=validate, env=env) as adapter:
         for case in cases:
-            verdict = evaluate(case, adapter.run(case.op, case.input))
+            verdict = run_case(adapter, case)
             result = case_result(case, verdict, known_failure=case.id in known)
             results.append(result)
             if on_result is not None:

@@ -26,6 +26,7 @@ from harness9_ref.memory import (
     repair_orphaned_tool_pairs,
 )
 from harness9_ref.provider import get_model_limits
+from conformance._reference_session import op_session
 from harness9_ref.schema import Message, SchemaError, ToolDefinition, Usage, messages_from_list, messages_to_list
 
 PROTOCOL_VERSION: Final = 1
@@ -121,6 +122,7 @@ OPS: Final[Mapping[str, Callable[[Mapping[str, Any]], Any]]] = {
     },
     "repair_tool_pairs": lambda i: messages_to_list(repair_orphaned_tool_pairs(messages_from_list(i["messages"]))),
     "compact": op_compact,
+    "session": op_session,
 }
 
 
@@ -134,8 +136,8 @@ def handle(request: Mapping[str, Any]) -> dict[str, Any]:
         return {"seq": seq, "output": op(request.get("input", {}))}
     except (SchemaError, InvalidInput) as exc:
         return {"seq": seq, "error": {"code": exc.code, "message": str(exc)}}
-    except KeyError as exc:
-        return {"seq": seq, "error": {"code": INVALID_INPUT, "message": f"input is missing {exc}"}}
+    except LookupError as exc:
+        return {"seq": seq, "error": {"code": INVALID_INPUT, "message": f"input is missing or names nothing known: {exc}"}}
     except TypeError as exc:
         return {"seq": seq, "error": {"code": INVALID_INPUT, "message": f"input has a wrong type: {exc}"}}
 

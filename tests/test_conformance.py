@@ -15,9 +15,9 @@ from conformance import (
     PROJECT_ROOT,
     Adapter,
     Case,
-    evaluate,
     lint_cases,
     load_cases,
+    run_case,
 )
 
 CASES = load_cases()
@@ -34,7 +34,7 @@ def reference() -> Iterator[Adapter]:
     "case", CASES, ids=[f"{case.id}-{case.area}/{case.slug}" for case in CASES]
 )
 def test_reference_passes_case(case: Case, reference: Adapter) -> None:
-    verdict = evaluate(case, reference.run(case.op, case.input))
+    verdict = run_case(reference, case)
     assert verdict.status == "passed", verdict.detail
 
 

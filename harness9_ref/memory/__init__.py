@@ -1,7 +1,8 @@
 """Memory: token estimation, tool-pair repair and the three compactors (SPEC sections 3 … 7).
 
-Everything here maps ``list[Message]`` to ``list[Message]`` (or a number): no clock, no
-database, no network. Sessions arrive in a later part of the package.
+The token, repair and compaction code maps ``list[Message]`` to ``list[Message]`` (or a
+number): no clock, no database, no network. Sessions (``Manager``, ``SQLiteSession``,
+``MemorySession``) are the only part that does I/O.
 """
 
 from ._budget import (
@@ -11,8 +12,27 @@ from ._budget import (
     new_token_budget_compactor,
 )
 from ._compactor import BUDGET_PERCENT, Compactor, budget_for_context_window
+from ._manager import HOME_ENV, Manager, default_db_path
+from ._memory_session import MemorySession
 from ._repair import STUB_TEXT, repair_orphaned_tool_pairs
+from ._session import (
+    SESSION_ID_PATTERN,
+    Clock,
+    CorruptRow,
+    InvalidArgument,
+    InvalidSessionId,
+    Session,
+    SessionClosed,
+    SessionDatabaseError,
+    SessionError,
+    SessionInfo,
+    SessionNotFound,
+    UnsupportedSchema,
+    is_session_id,
+    new_session_id,
+)
 from ._sliding import DEFAULT_MAX_MESSAGES, SlidingWindowCompactor
+from ._sqlite_session import SQLiteSession
 from ._summarize import (
     SUMMARY_FIRST_PROMPT,
     SUMMARY_INCREMENTAL_PROMPT,
@@ -32,6 +52,8 @@ __all__ = (
     "DEFAULT_MAX_MESSAGES",
     "DEFAULT_MAX_TOKENS",
     "DEFAULT_MIN_TAIL_MESSAGES",
+    "HOME_ENV",
+    "SESSION_ID_PATTERN",
     "STUB_TEXT",
     "SUMMARY_FIRST_PROMPT",
     "SUMMARY_INCREMENTAL_PROMPT",
@@ -39,16 +61,33 @@ __all__ = (
     "SUMMARY_SYSTEM_PROMPT",
     "SUMMARY_TEMPLATE",
     "SUMMARY_TIMEOUT_SECONDS",
+    "Clock",
     "Compactor",
+    "CorruptRow",
+    "InvalidArgument",
+    "InvalidSessionId",
+    "Manager",
+    "MemorySession",
+    "SQLiteSession",
+    "Session",
+    "SessionClosed",
+    "SessionDatabaseError",
+    "SessionError",
+    "SessionInfo",
+    "SessionNotFound",
+    "UnsupportedSchema",
     "SlidingWindowCompactor",
     "SummarizationCompactor",
     "Summarizer",
     "TokenBudgetCompactor",
     "budget_for_context_window",
+    "default_db_path",
     "estimate_tokens",
     "estimate_tool_tokens",
     "format_token_count",
+    "is_session_id",
     "new_summarization_compactor",
+    "new_session_id",
     "new_token_budget_compactor",
     "repair_orphaned_tool_pairs",
 )

@@ -67,7 +67,7 @@ def _describe(value: object) -> str:
     return _JSON_KIND.get(type(value), type(value).__name__)
 
 
-def _check_str(value: object, path: str) -> str:
+def check_str(value: object, path: str) -> str:
     if not isinstance(value, str):
         raise SchemaError(path, f"expected a string, got {_describe(value)}")
     try:
@@ -85,7 +85,7 @@ def _check_int(value: object, path: str) -> int:
     return value
 
 
-def _check_keys(data: object, path: str, required: Sequence[str], optional: Sequence[str]) -> Mapping[str, Any]:
+def check_keys(data: object, path: str, required: Sequence[str], optional: Sequence[str]) -> Mapping[str, Any]:
     if not isinstance(data, Mapping):
         raise SchemaError(path, f"expected an object, got {_describe(data)}")
     for key in required:
@@ -110,20 +110,20 @@ class ToolCall:
     arguments: str = ""
 
     def __post_init__(self) -> None:
-        _check_str(self.id, "tool_call.id")
-        _check_str(self.name, "tool_call.name")
-        _check_str(self.arguments, "tool_call.arguments")
+        check_str(self.id, "tool_call.id")
+        check_str(self.name, "tool_call.name")
+        check_str(self.arguments, "tool_call.arguments")
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "name": self.name, "arguments": self.arguments}
 
     @classmethod
     def from_dict(cls, data: object, path: str = "tool_call") -> ToolCall:
-        d = _check_keys(data, path, ("id", "name", "arguments"), ())
+        d = check_keys(data, path, ("id", "name", "arguments"), ())
         return cls(
-            _check_str(d["id"], f"{path}.id"),
-            _check_str(d["name"], f"{path}.name"),
-            _check_str(d["arguments"], f"{path}.arguments"),
+            check_str(d["id"], f"{path}.id"),
+            check_str(d["name"], f"{path}.name"),
+            check_str(d["arguments"], f"{path}.arguments"),
         )
 
 
@@ -135,13 +135,13 @@ def _freeze_json(value: object, path: str) -> Any:
     if isinstance(value, Mapping):
         frozen = {}
         for key, item in value.items():
-            _check_str(key, f"{path} key")
+            check_str(key, f"{path} key")
             frozen[key] = _freeze_json(item, f"{path}.{key}")
         return MappingProxyType(frozen)
     if isinstance(value, (list, tuple)):
         return tuple(_freeze_json(item, f"{path}[{i}]") for i, item in enumerate(value))
     if isinstance(value, str):
-        return _check_str(value, path)
+        return check_str(value, path)
     if value is None or isinstance(value, (bool, int, float)):
         return value
     raise SchemaError(path, f"expected a JSON value, got {_describe(value)}")
@@ -170,8 +170,8 @@ class ToolDefinition:
     input_schema: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
-        _check_str(self.name, "tool.name")
-        _check_str(self.description, "tool.description")
+        check_str(self.name, "tool.name")
+        check_str(self.description, "tool.description")
         if self.input_schema is not None and not isinstance(self.input_schema, Mapping):
             raise SchemaError("tool.input_schema", f"expected an object or null, got {_describe(self.input_schema)}")
         if self.input_schema is not None:
@@ -182,13 +182,13 @@ class ToolDefinition:
 
     @classmethod
     def from_dict(cls, data: object, path: str = "tool") -> ToolDefinition:
-        d = _check_keys(data, path, ("name", "description"), ("input_schema",))
+        d = check_keys(data, path, ("name", "description"), ("input_schema",))
         schema = d.get("input_schema")
         if schema is not None and not isinstance(schema, Mapping):
             raise SchemaError(f"{path}.input_schema", f"expected an object or null, got {_describe(schema)}")
         return cls(
-            _check_str(d["name"], f"{path}.name"),
-            _check_str(d["description"], f"{path}.description"),
+            check_str(d["name"], f"{path}.name"),
+            check_str(d["description"], f"{path}.description"),
             None if schema is None else _freeze_json(schema, f"{path}.input_schema"),
         )
 
@@ -213,7 +213,7 @@ class Usage:
     @classmethod
     def from_dict(cls, data: object, path: str = "usage") -> Usage:
         optional = ("cache_read_tokens", "cache_write_tokens")
-        d = _check_keys(data, path, ("input_tokens", "output_tokens"), optional)
+        d = check_keys(data, path, ("input_tokens", "output_tokens"), optional)
         extra = {k: _check_int(d[k], f"{path}.{k}") for k in optional if k in d}
         return cls(
             _check_int(d["input_tokens"], f"{path}.input_tokens"),
@@ -238,8 +238,8 @@ class Message:
     def __post_init__(self) -> None:
         if self.role not in ROLES:
             raise SchemaError("message.role", f"expected 'system', 'user' or 'assistant', got {_describe(self.role)}")
-        _check_str(self.content, "message.content")
-        _check_str(self.tool_call_id, "message.tool_call_id")
+        check_str(self.content, "message.content")
+        check_str(self.tool_call_id, "message.tool_call_id")
         calls = tuple(self.tool_calls)
         for i, call in enumerate(calls):
             if not isinstance(call, ToolCall):
@@ -263,7 +263,7 @@ class Message:
     @classmethod
     def from_dict(cls, data: object, path: str = "message") -> Message:
         """Parse the D1 form; raises SchemaError naming the path of the first fault."""
-        d = _check_keys(data, path, ("role", "content"), ("tool_calls", "tool_call_id"))
+        d = check_keys(data, path, ("role", "content"), ("tool_calls", "tool_call_id"))
         role = d["role"]
         if role not in ROLES:
             raise SchemaError(f"{path}.role", f"expected 'system', 'user' or 'assistant', got {_describe(role)}")
@@ -272,9 +272,9 @@ class Message:
             raise SchemaError(f"{path}.tool_calls", f"expected an array, got {_describe(calls)}")
         return cls(
             role,
-            _check_str(d["content"], f"{path}.content"),
+            check_str(d["content"], f"{path}.content"),
             tuple(ToolCall.from_dict(c, f"{path}.tool_calls[{i}]") for i, c in enumerate(calls)),
-            _check_str(d.get("tool_call_id", ""), f"{path}.tool_call_id"),
+            check_str(d.get("tool_call_id", ""), f"{path}.tool_call_id"),
         )
 
 

@@ -1,0 +1,118 @@
+"""The ``session`` op of the reference adapter: a list of steps on a fresh database.
+
+Each step is one call on a Manager or a session; its result is ``{"ok": value}`` or
+``{"error": code}``, so a case can expect a failure in the middle of a sequence and go on.
+conformance/PORTING.md lists the steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+from harness9_ref.memory import (
+    Manager,
+    SessionError,
+    SQLiteSession,
+    is_session_id,
+    new_session_id,
+)
+from harness9_ref.planning import todos_from_list
+from harness9_ref.schema import SchemaError, messages_from_list, messages_to_list
+
+__all__ = ["DEFAULT_NOW", "op_session"]
+
+DEFAULT_NOW: Final = 1_700_000_000  # the clock's start when the case gives no "now"
+DEFAULT_MANAGER: Final = "a"
+
+
+class _Run:
+    """The state of one session op: the clock, the managers and the session handles."""
+
+    def __init__(self, inp: Mapping[str, Any]) -> None:
+        self.database = inp["database"]
+        self.tool_results_dir = inp["tool_results_dir"]
+        self.now = int(inp.get("now", DEFAULT_NOW))
+        self.next_id: str | None = None
+        self.managers: dict[str, Manager] = {}
+        self.handles: dict[tuple[str, str], SQLiteSession] = {}
+
+    def _new_id(self) -> str:
+        given, self.next_id = self.next_id, None
+        return given if given is not None else new_session_id()
+
+    def manager(self, name: str) -> Manager:
+        if name not in self.managers:
+            self.managers[name] = Manager(
+                self.database, self.tool_results_dir, clock=lambda: self.now, new_id=self._new_id
+            )
+        return self.managers[name]
+
+    def close(self, name: str) -> None:
+        manager = self.managers.pop(name, None)
+        if manager is not None:
+            manager.close()
+
+    def session(self, name: str, step: Mapping[str, Any]) -> SQLiteSession:
+        key = (name, step["id"])
+        if key not in self.handles:
+            raise LookupError(f"step uses session {step['id']!r} before a new or open step on manager {name!r}")
+        return self.handles[key]
+
+    def remember(self, name: str, session: SQLiteSession) -> SQLiteSession:
+        self.handles[(name, session.session_id)] = session
+        return session
+
+
+def _new(run: _Run, name: str, step: Mapping[str, Any]) -> Any:
+    run.next_id = step.get("id")
+    session = run.remember(name, run.manager(name).new_session())
+    return {"id": session.session_id} if "id" in step else {"well_formed": is_session_id(session.session_id)}
+
+
+def _reopen(run: _Run, name: str, step: Mapping[str, Any]) -> None:
+    run.close(name)
+    run.manager(name)
+
+
+def _set_time(run: _Run, name: str, step: Mapping[str, Any]) -> None:
+    run.now = int(step["now"])
+
+
+_Step = Callable[[_Run, str, Mapping[str, Any]], Any]
+STEPS: Final[Mapping[str, _Step]] = {
+    "connect": lambda run, name, step: run.manager(name) and None,
+    "new": _new,
+    "open": lambda run, name, step: {"id": run.remember(name, run.manager(name).open_session(step["id"])).session_id},
+    "add": lambda run, name, step: run.session(name, step).add_messages(messages_from_list(step["messages"])),
+    "get": lambda run, name, step: messages_to_list(run.session(name, step).get_messages(step.get("limit", 0))),
+    "pop": lambda run, name, step: (m := run.session(name, step).pop_message()) and m.to_dict(),
+    "clear": lambda run, name, step: run.session(name, step).clear(),
+    "save_todos": lambda run, name, step: run.session(name, step).save_todos(todos_from_list(step["items"])),
+    "get_todos": lambda run, name, step: [t.to_dict() for t in run.session(name, step).get_todos()],
+    "list": lambda run, name, step: [info.to_dict() for info in run.manager(name).list_sessions()],
+    "delete": lambda run, name, step: run.manager(name).delete_session(step["id"]),
+    "close": lambda run, name, step: run.close(name),
+    "reopen": _reopen,
+    "set_time": _set_time,
+}
+
+
+def op_session(inp: Mapping[str, Any]) -> dict[str, Any]:
+    """Run every step in order; a step's domain error is its result and the run goes on."""
+    run = _Run(inp)
+    results: list[dict[str, Any]] = []
+    try:
+        for step in inp["steps"]:
+            action = STEPS.get(step.get("do", ""))
+            if action is None:
+                raise LookupError(f"unknown step {step.get('do')!r}")
+            name = step.get("manager", DEFAULT_MANAGER)
+            try:
+                results.append({"ok": action(run, name, step)})
+            except (SessionError, SchemaError, ValueError) as exc:
+                results.append({"error": getattr(exc, "code", "invalid_argument")})
+    finally:
+        for name in list(run.managers):
+            run.close(name)
+    return {"steps": results}

@@ -1,0 +1,171 @@
+"""The SQLite file: opening, schema version, transactions and row decoding (SPEC R-DB-1 … R-DB-10).
+
+One ``Database`` is one connection, shared by a Manager and all its sessions under one lock
+(R-MGR-2). Every write is ``BEGIN IMMEDIATE … COMMIT`` and rolls back on any error (R-DB-8);
+reads run in a deferred transaction so that they see one snapshot. SQLite's own busy handler
+waits up to BUSY_TIMEOUT_MS for another process's lock.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+from typing import Final, Iterator
+
+from ..schema import Message, SchemaError
+from ._session import CorruptRow, SessionClosed, SessionDatabaseError, UnsupportedSchema
+from ._tool_calls_column import ColumnDecodeError, decode_tool_calls
+
+__all__ = ["BUSY_TIMEOUT_MS", "FORMAT_VERSION", "SCHEMA", "Database", "decode_message_row"]
+
+FORMAT_VERSION: Final = 1  # R-DB-2: PRAGMA user_version of a file in this format
+BUSY_TIMEOUT_MS: Final = 5000  # R-DB-3
+DIR_MODE: Final = 0o700  # R-DB-9
+FILE_MODE: Final = 0o600  # R-DB-9
+
+# R-DB-1: the document's schema (seed 5) plus the todos table.
+SCHEMA: Final = """
+CREATE TABLE IF NOT EXISTS sessions (
+    id         TEXT    PRIMARY KEY,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS messages (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id   TEXT    NOT NULL,
+    role         TEXT    NOT NULL,
+    content      TEXT    NOT NULL,
+    tool_calls   TEXT,
+    tool_call_id TEXT,
+    created_at   INTEGER NOT NULL,
+    FOREIGN KEY (session_id) REFERENCES sessions(id) ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS idx_messages_session ON messages(session_id, id);
+CREATE TABLE IF NOT EXISTS todos (
+    session_id TEXT    NOT NULL,
+    position   INTEGER NOT NULL,
+    id         TEXT    NOT NULL,
+    content    TEXT    NOT NULL,
+    status     TEXT    NOT NULL,
+    PRIMARY KEY (session_id, position),
+    FOREIGN KEY (session_id) REFERENCES sessions(id) ON DELETE CASCADE
+);
+"""
+_SCHEMA_STATEMENTS: Final = [s.strip() for s in SCHEMA.split(";") if s.strip()]
+_TODO_COLUMNS: Final = ("session_id", "position", "id", "content", "status")
+
+
+def _prepare_path(path: Path) -> None:
+    """Create a missing directory (0700) and file (0600) before SQLite opens the file."""
+    try:
+        if not path.parent.exists():
+            path.parent.mkdir(parents=True, mode=DIR_MODE)
+            os.chmod(path.parent, DIR_MODE)
+        if not path.exists():
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, FILE_MODE))
+            os.chmod(path, FILE_MODE)
+    except FileExistsError:
+        pass  # another process created it first; its mode is then its own
+    except OSError as exc:
+        raise SessionDatabaseError(f"cannot create the session database {path}: {exc.strerror or exc}") from exc
+
+
+def decode_message_row(row_id: int, role: object, content: object, tool_calls: object, tool_call_id: object) -> Message:
+    """One ``messages`` row as a Message (R-DB-5, R-DB-6); CorruptRow names the row otherwise."""
+    try:
+        if not isinstance(content, str) or not isinstance(role, str):
+            raise SchemaError("content", "is not text")
+        if tool_calls is not None and not isinstance(tool_calls, str):
+            raise SchemaError("tool_calls", "is not text")
+        if tool_call_id is not None and not isinstance(tool_call_id, str):
+            raise SchemaError("tool_call_id", "is not text")
+        return Message(role, content, decode_tool_calls(tool_calls), tool_call_id or "")
+    except (SchemaError, ColumnDecodeError) as exc:
+        raise CorruptRow(f"messages row {row_id} cannot be decoded: {exc}") from None
+
+
+class Database:
+    """The Manager's one connection, with the lock that serialises its users."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.RLock()
+        _prepare_path(path)
+        try:
+            self._conn: sqlite3.Connection | None = sqlite3.connect(
+                path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise SessionDatabaseError(f"cannot open the session database {path}: {exc}") from exc
+        try:
+            self._configure()
+        except BaseException:
+            self.close()
+            raise
+
+    def _configure(self) -> None:
+        conn = self._live()
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+        except sqlite3.Error as exc:
+            raise SessionDatabaseError(f"{self.path} is not a usable SQLite database: {exc}") from exc
+        with self.write() as cur:
+            self._migrate(cur)
+
+    def _migrate(self, cur: sqlite3.Cursor) -> None:
+        """Bring the file to FORMAT_VERSION, or refuse it untouched (R-DB-2)."""
+        version = cur.execute("PRAGMA user_version").fetchone()[0]
+        if version == FORMAT_VERSION:
+            return
+        if version != 0:
+            raise UnsupportedSchema(f"{self.path} has format version {version}; this program reads version {FORMAT_VERSION}")
+        columns = tuple(row[1] for row in cur.execute("PRAGMA table_info(todos)"))
+        if columns and columns != _TODO_COLUMNS:
+            raise UnsupportedSchema(f"{self.path} has a todos table with columns {', '.join(columns)}")
+        for statement in _SCHEMA_STATEMENTS:
+            cur.execute(statement)
+        cur.execute(f"PRAGMA user_version = {FORMAT_VERSION}")
+
+    def _live(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise SessionClosed(f"the session database {self.path} is closed")
+        return self._conn
+
+    @contextmanager
+    def _transaction(self, begin: str) -> Iterator[sqlite3.Cursor]:
+        with self._lock:
+            conn = self._live()
+            try:
+                cur = conn.execute(begin)
+                yield cur
+                conn.execute("COMMIT")
+            except BaseException as exc:
+                if conn.in_transaction:
+                    try:
+                        conn.execute("ROLLBACK")
+                    except sqlite3.Error:
+                        pass  # SQLite has rolled back already (e.g. after SQLITE_FULL)
+                if isinstance(exc, sqlite3.Error):
+                    raise SessionDatabaseError(f"{self.path}: {exc}") from exc
+                raise
+
+    def write(self) -> AbstractContextManager[sqlite3.Cursor]:
+        """``with db.write() as cur:`` one BEGIN IMMEDIATE transaction, rolled back on any error."""
+        return self._transaction("BEGIN IMMEDIATE")
+
+    def read(self) -> AbstractContextManager[sqlite3.Cursor]:
+        """``with db.read() as cur:`` one snapshot of the file."""
+        return self._transaction("BEGIN")
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+

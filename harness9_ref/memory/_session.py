@@ -1,0 +1,159 @@
+"""The Session seam, session ids and the session errors (SPEC R-SES-1 … R-SES-3, R-MGR-9; seed 4.1, D6)."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass
+from typing import Any, Callable, Final, Protocol, Sequence
+
+from ..planning import TodoItem
+from ..schema import Message
+
+__all__ = [
+    "SESSION_ID_PATTERN",
+    "Clock",
+    "CorruptRow",
+    "InvalidArgument",
+    "InvalidSessionId",
+    "Session",
+    "SessionClosed",
+    "SessionDatabaseError",
+    "SessionError",
+    "SessionInfo",
+    "SessionNotFound",
+    "UnsupportedSchema",
+    "check_limit",
+    "check_session_id",
+    "is_session_id",
+    "new_session_id",
+]
+
+# R-SES-2: a lower-case UUID version 4, hyphenated.
+SESSION_ID_PATTERN: Final = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
+
+Clock = Callable[[], float]
+"""Returns the current Unix time in seconds; sessions store it in whole seconds (R-DB-4)."""
+
+
+class SessionError(Exception):
+    """Base of every session error (R-MGR-9); ``code`` is the conformance error code."""
+
+    code = "session_error"
+
+
+class SessionNotFound(SessionError):
+    """No session has this id (never created, or deleted)."""
+
+    code = "session_not_found"
+
+
+class SessionClosed(SessionError):
+    """The Manager that owns this session was closed."""
+
+    code = "session_closed"
+
+
+class CorruptRow(SessionError):
+    """A stored row cannot be decoded; nothing was changed and nothing is skipped (R-DB-6)."""
+
+    code = "corrupt_row"
+
+
+class UnsupportedSchema(SessionError):
+    """The database was written by a newer or foreign format version (R-DB-2)."""
+
+    code = "unsupported_schema"
+
+
+class SessionDatabaseError(SessionError):
+    """SQLite failed: not a database, locked past the busy timeout, disk full, unwritable path."""
+
+    code = "database_error"
+
+
+class InvalidArgument(ValueError):
+    """An argument out of range, such as a negative limit (R-SES-3)."""
+
+    code = "invalid_argument"
+
+
+class InvalidSessionId(ValueError):
+    """A string that is not a well-formed session id (R-SES-2), refused before any I/O (R-MGR-6)."""
+
+    code = "invalid_session_id"
+
+
+def new_session_id() -> str:
+    """A fresh session id from the operating system's secure random source (R-SES-2)."""
+    return str(uuid.uuid4())
+
+
+def is_session_id(value: object) -> bool:
+    return isinstance(value, str) and SESSION_ID_PATTERN.fullmatch(value) is not None
+
+
+def check_session_id(value: object) -> str:
+    if not is_session_id(value):
+        raise InvalidSessionId(f"{value!r} is not a session id (a lower-case UUID v4)")
+    assert isinstance(value, str)
+    return value
+
+
+def check_limit(limit: int) -> int:
+    if limit < 0:
+        raise InvalidArgument(f"limit must be 0 (all) or positive, got {limit}")
+    return limit
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """One row of ``Manager.list_sessions()`` (R-MGR-5); times are Unix seconds."""
+
+    id: str
+    created_at: int
+    updated_at: int
+    message_count: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "message_count": self.message_count,
+        }
+
+
+class Session(Protocol):
+    """One conversation's stored history and plan (seed 4.1).
+
+    The engine loads history from it at the start of a run and appends the new messages at the
+    end; the system prompt is never stored (R-ENG-3).
+    """
+
+    @property
+    def session_id(self) -> str: ...
+
+    def get_messages(self, limit: int = 0) -> list[Message]:
+        """All messages (limit 0) or the newest ``limit``, oldest first (R-SES-3)."""
+        ...
+
+    def add_messages(self, msgs: Sequence[Message]) -> None:
+        """Append ``msgs`` atomically, all or nothing (R-SES-4)."""
+        ...
+
+    def pop_message(self) -> Message | None:
+        """Remove and return the newest message, or None when there is none (R-SES-5)."""
+        ...
+
+    def clear(self) -> None:
+        """Remove every message; the session and its todos stay (R-SES-6)."""
+        ...
+
+    def get_todos(self) -> list[TodoItem]:
+        """The saved todo list, in order; empty when none was saved (R-SES-7)."""
+        ...
+
+    def save_todos(self, items: Sequence[TodoItem]) -> None:
+        """Replace the todo list atomically (R-SES-7)."""
+        ...
