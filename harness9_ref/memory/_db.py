@@ -61,14 +61,16 @@ _TODO_COLUMNS: Final = ("session_id", "position", "id", "content", "status")
 def _prepare_path(path: Path) -> None:
     """Create a missing directory (0700) and file (0600) before SQLite opens the file."""
     try:
-        if not path.parent.exists():
+        try:
             path.parent.mkdir(parents=True, mode=DIR_MODE)
             os.chmod(path.parent, DIR_MODE)
-        if not path.exists():
+        except FileExistsError:
+            pass  # it exists (perhaps just made by another process); its mode is its own
+        try:
             os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, FILE_MODE))
             os.chmod(path, FILE_MODE)
-    except FileExistsError:
-        pass  # another process created it first; its mode is then its own
+        except FileExistsError:
+            pass
     except OSError as exc:
         raise SessionDatabaseError(f"cannot create the session database {path}: {exc.strerror or exc}") from exc
 
@@ -100,6 +102,9 @@ class Database:
             )
         except sqlite3.Error as exc:
             raise SessionDatabaseError(f"cannot open the session database {path}: {exc}") from exc
+        # Text that is not UTF-8 comes back with lone surrogates, which Message refuses, so a bad
+        # row is reported as CorruptRow naming it instead of failing inside the driver.
+        self._conn.text_factory = lambda raw: raw.decode("utf-8", "surrogateescape")
         try:
             self._configure()
         except BaseException:
@@ -107,16 +112,20 @@ class Database:
             raise
 
     def _configure(self) -> None:
+        """Set the connection pragmas, then check or create the schema, then switch to WAL.
+
+        WAL comes last so that a file refused by ``_migrate`` is left byte for byte as it was.
+        """
         conn = self._live()
         try:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA foreign_keys = ON")
+            with self.write() as cur:
+                self._migrate(cur)
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, UnicodeError) as exc:
             raise SessionDatabaseError(f"{self.path} is not a usable SQLite database: {exc}") from exc
-        with self.write() as cur:
-            self._migrate(cur)
 
     def _migrate(self, cur: sqlite3.Cursor) -> None:
         """Bring the file to FORMAT_VERSION, or refuse it untouched (R-DB-2)."""
@@ -151,7 +160,7 @@ class Database:
                         conn.execute("ROLLBACK")
                     except sqlite3.Error:
                         pass  # SQLite has rolled back already (e.g. after SQLITE_FULL)
-                if isinstance(exc, sqlite3.Error):
+                if isinstance(exc, (sqlite3.Error, UnicodeError)):
                     raise SessionDatabaseError(f"{self.path}: {exc}") from exc
                 raise
 

@@ -122,9 +122,9 @@ class Manager:
 def _remove(path: Path) -> None:
     """Remove a file, a folder tree, or a symbolic link itself (never what it points to)."""
     try:
-        if path.is_symlink() or path.is_file():
-            path.unlink()
-        elif path.is_dir():
+        if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path)
+        elif path.is_symlink() or path.exists():
+            path.unlink()  # a file, a link, a FIFO, a socket: never what a link points to
     except OSError as exc:
         raise SessionDatabaseError(f"cannot remove {path}: {exc.strerror or exc}") from exc

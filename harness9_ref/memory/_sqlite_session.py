@@ -18,6 +18,7 @@ from ._tool_calls_column import encode_tool_calls
 
 __all__ = ["SQLiteSession"]
 
+_SQLITE_MAX_INT = 2**63 - 1  # a larger limit means "all" and must not overflow the binding
 _SELECT_MESSAGES = "SELECT id, role, content, tool_calls, tool_call_id FROM messages WHERE session_id = ?"
 
 
@@ -57,7 +58,9 @@ class SQLiteSession:
         with self._db.read() as cur:
             self._exists(cur)
             if limit:
-                rows = cur.execute(_SELECT_MESSAGES + " ORDER BY id DESC LIMIT ?", (self._id, limit)).fetchall()
+                rows = cur.execute(
+                    _SELECT_MESSAGES + " ORDER BY id DESC LIMIT ?", (self._id, min(limit, _SQLITE_MAX_INT))
+                ).fetchall()
                 rows.reverse()
             else:
                 rows = cur.execute(_SELECT_MESSAGES + " ORDER BY id ASC", (self._id,)).fetchall()
@@ -66,6 +69,8 @@ class SQLiteSession:
     def add_messages(self, msgs: Sequence[Message]) -> None:
         """Append ``msgs`` and set updated_at in one transaction (R-SES-4, R-DB-8)."""
         if not msgs:
+            with self._db.read() as cur:
+                self._exists(cur)  # nothing to add, but a closed or deleted session still fails
             return
         now = self._now()
         rows = [

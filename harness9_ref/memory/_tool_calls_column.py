@@ -36,7 +36,7 @@ def is_json_text(text: str) -> bool:
         return False
     try:
         _DECODER.decode(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # too deep to check: kept losslessly as a raw string
         return False
     return True
 
@@ -73,6 +73,8 @@ def _value(text: str, i: int) -> tuple[Any, int]:
         return _DECODER.raw_decode(text, i)
     except ValueError as exc:
         raise ColumnDecodeError(f"invalid JSON at offset {i}: {exc}") from None
+    except RecursionError:
+        raise ColumnDecodeError(f"JSON nested too deeply at offset {i}") from None
 
 
 def _call_members(text: str, i: int) -> tuple[dict[str, tuple[Any, str]], int]:

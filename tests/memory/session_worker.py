@@ -38,15 +38,16 @@ from typing import NamedTuple, Sequence
 from harness9_ref.memory import Manager, Session
 from harness9_ref.schema import ROLE_ASSISTANT, ROLE_USER, Message, ToolCall
 
-__all__ = ["Part", "batch_messages", "batch_size", "main", "split_batches"]
+__all__ = ["APPEND_LARGEST", "MAX_BATCH", "Part", "batch_messages", "batch_size", "main", "split_batches"]
 
 MAX_BATCH = 12  # messages in the largest batch of the concurrent mode
+APPEND_LARGEST = 40  # messages in the largest batch of the append mode
 
 
 class Part(NamedTuple):
     writer: str
     batch: int
-    index: int
+    position: int
     size: int
     padding: int
 
@@ -70,9 +71,9 @@ def batch_messages(writer: str, batch: int, size: int, padding: int = 0) -> list
 
 
 def parse_part(msg: Message) -> Part:
-    writer, batch, position, padding = msg.content.split(" ")
-    index, size = position.split("/")
-    return Part(writer, int(batch), int(index), int(size), len(padding))
+    writer, batch, place, padding = msg.content.split(" ")
+    position, size = place.split("/")
+    return Part(writer, int(batch), int(position), int(size), len(padding))
 
 
 def split_batches(msgs: Sequence[Message]) -> dict[str, list[tuple[int, int]]]:
@@ -86,7 +87,7 @@ def split_batches(msgs: Sequence[Message]) -> dict[str, list[tuple[int, int]]]:
     position = 0
     while position < len(msgs):
         first = parse_part(msgs[position])
-        assert first.index == 0, f"message {position} is {first}, the middle of a batch whose start is missing"
+        assert first.position == 0, f"message {position} is {first}, the middle of a batch whose start is missing"
         written = batch_messages(first.writer, first.batch, first.size, first.padding)
         stored = list(msgs[position : position + first.size])
         assert stored == written, f"batch {first.batch} of {first.writer} at message {position} is torn or interleaved"
@@ -110,7 +111,7 @@ def _append(args: argparse.Namespace) -> None:
         for _ in range(args.max_batches):
             if time.monotonic() > deadline:
                 break
-            size = batch_size("w", batch, 40)
+            size = batch_size("w", batch, APPEND_LARGEST)
             session.add_messages(batch_messages("w", batch, size, rng.choice((0, 10, 500, 3000))))
             print(batch, flush=True)
             batch += 1

@@ -1,0 +1,381 @@
+"""Sessions under kills, contention and bad files (SPEC R-SES-8, R-DB-3, R-DB-8, R-MGR-2, R-MGR-9).
+
+Real processes write to real SQLite files: ``tests/memory/session_worker.py`` is the writer,
+killed with SIGKILL or run two at a time. Every loop is bounded in count and in time. Rows
+that cannot be decoded, files that are not databases and paths that cannot be written are
+covered in ``test_sessions.py``, ``test_tool_calls_column.py`` and ``test_manager.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import selectors
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Callable, Iterator
+
+import pytest
+
+from harness9_ref.memory import CorruptRow, Manager, SessionDatabaseError, SessionError, SQLiteSession
+from harness9_ref.planning import TodoItem
+from harness9_ref.schema import Message
+from tests.fakes import user
+from tests.memory.session_worker import APPEND_LARGEST, batch_messages, batch_size, split_batches
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="uses SIGKILL and POSIX file semantics")
+
+ROOT = Path(__file__).resolve().parents[2]
+KILLS = 25
+MAX_KILL_DELAY = 0.15  # seconds between "ready" and SIGKILL
+THREADS = 4
+BATCHES_PER_THREAD = 100
+CHILD_TIMEOUT = 60.0
+
+
+def start_worker(*args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.memory.session_worker", *args],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+def wait_for_line(proc: subprocess.Popen[bytes], expected: str, timeout: float = CHILD_TIMEOUT) -> None:
+    """Read one line byte by byte, so that nothing after it is buffered away from ``communicate``."""
+    assert proc.stdout is not None
+    line = b""
+    deadline = time.monotonic() + timeout
+    with selectors.DefaultSelector() as selector:
+        selector.register(proc.stdout, selectors.EVENT_READ)
+        while not line.endswith(b"\n"):
+            if not selector.select(max(0.0, deadline - time.monotonic())):
+                proc.kill()
+                raise AssertionError(f"the worker printed {line!r} and then nothing for {timeout} s")
+            byte = os.read(proc.stdout.fileno(), 1)
+            if not byte:
+                break
+            line += byte
+    if line != f"{expected}\n".encode():
+        proc.kill()
+        _, err = proc.communicate(timeout=CHILD_TIMEOUT)
+        raise AssertionError(f"expected {expected!r} from the worker, got {line!r}; stderr:\n{err.decode()}")
+
+
+def finish(proc: subprocess.Popen[bytes]) -> tuple[str, str]:
+    out, err = proc.communicate(timeout=CHILD_TIMEOUT)
+    return out.decode(), err.decode()
+
+
+def integrity(path: Path) -> list[tuple[str]]:
+    conn = sqlite3.connect(path, timeout=5)
+    try:
+        return conn.execute("PRAGMA integrity_check").fetchall()
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "sessions.db"
+
+
+# --- Crash safety (R-DB-8) ---
+
+
+def test_a_writer_killed_at_random_moments_leaves_whole_batches_and_loses_no_commit(db_path: Path) -> None:
+    with Manager(db_path) as manager:
+        session_id = manager.new_session().session_id
+    rng = random.Random(20240611)
+    reported: set[int] = set()
+    deadline = time.monotonic() + 40
+    for kill in range(KILLS):
+        assert time.monotonic() < deadline, f"only {kill} of {KILLS} kills ran in time"
+        proc = start_worker("append", str(db_path), session_id, "--seed", str(kill))
+        wait_for_line(proc, "ready")
+        time.sleep(rng.uniform(0, MAX_KILL_DELAY))
+        proc.send_signal(signal.SIGKILL)
+        out, err = finish(proc)
+        assert proc.returncode == -signal.SIGKILL, f"the worker ended by itself ({proc.returncode}): {err}"
+        reported.update(int(line) for line in out.split("\n")[:-1])  # a last line without "\n" was cut short
+    survivor = start_worker("append", str(db_path), session_id, "--max-batches", "3")
+    out, err = finish(survivor)
+    assert survivor.returncode == 0, err
+    after_restart = [int(line) for line in out.split()[1:]]
+
+    assert integrity(db_path) == [("ok",)]
+    with Manager(db_path) as manager:
+        batches = split_batches(manager.open_session(session_id).get_messages())
+    numbers = [number for number, _ in batches.get("w", [])]
+    assert numbers == list(range(len(numbers))), "batch numbers continue from the newest stored batch"
+    assert all(size == batch_size("w", number, APPEND_LARGEST) for number, size in batches["w"])
+    assert reported <= set(numbers), f"committed and reported, then lost: {sorted(reported - set(numbers))}"
+    assert after_restart == numbers[-3:]
+    assert len(reported) >= KILLS, "the kills should interrupt a writer that has been writing"
+
+
+# --- Contention between processes and threads (R-SES-8, R-DB-3) ---
+
+
+def test_two_processes_of_four_threads_lose_nothing_and_never_interleave_batches(db_path: Path) -> None:
+    with Manager(db_path) as manager:
+        shared = manager.new_session().session_id
+        own = {f"p{p}.{t}": manager.new_session().session_id for p in range(2) for t in range(THREADS)}
+    workers = [
+        start_worker(
+            "concurrent",
+            str(db_path),
+            "--writer",
+            f"p{p}",
+            "--shared",
+            shared,
+            "--batches",
+            str(BATCHES_PER_THREAD),
+            "--own",
+            *(own[f"p{p}.{t}"] for t in range(THREADS)),
+            *(["--manager-per-thread"] if p == 1 else []),
+        )
+        for p in range(2)
+    ]
+    for worker in workers:
+        wait_for_line(worker, "ready")
+    for worker in workers:
+        assert worker.stdin is not None
+        worker.stdin.write(b"go\n")
+        worker.stdin.flush()
+    for worker in workers:
+        out, err = finish(worker)
+        assert worker.returncode == 0, err
+        assert json.loads(out.splitlines()[-1]) == {"errors": []}
+
+    assert integrity(db_path) == [("ok",)]
+    expected = {w: [(b, batch_size(w, b)) for b in range(BATCHES_PER_THREAD)] for w in own}
+    with Manager(db_path) as manager:
+        assert split_batches(manager.open_session(shared).get_messages()) == expected
+        for writer, session_id in own.items():
+            assert split_batches(manager.open_session(session_id).get_messages()) == {writer: expected[writer]}
+        counts = {info.id: info.message_count for info in manager.list_sessions()}
+    assert counts[shared] == sum(size for batches in expected.values() for _, size in batches)
+
+
+def test_engine_and_ui_threads_share_one_manager(db_path: Path) -> None:
+    errors: list[str] = []
+    done = threading.Event()
+    engines = ["engine0", "engine1"]
+    with Manager(db_path) as manager:
+        sessions = {name: manager.new_session() for name in engines}
+        prefix_sums = {name: {0} for name in engines}
+        for name in engines:
+            total = 0
+            for b in range(60):
+                total += batch_size(name, b)
+                prefix_sums[name].add(total)
+
+        def guarded(body: Callable[[], None]) -> Callable[[], None]:
+            def run() -> None:
+                try:
+                    body()
+                except BaseException as exc:  # reported by the main thread with its thread's name
+                    errors.append(f"{threading.current_thread().name}: {exc!r}")
+
+            return run
+
+        def engine(name: str) -> Callable[[], None]:
+            def body() -> None:
+                session = sessions[name]
+                for b in range(60):
+                    batch = batch_messages(name, b, batch_size(name, b))
+                    session.add_messages(batch)
+                    assert session.get_messages(len(batch)) == batch
+                    if b % 10 == 9:
+                        assert [n for n, _ in split_batches(session.get_messages())[name]] == list(range(b + 1))
+
+            return body
+
+        def ui() -> None:
+            ids = {s.session_id: name for name, s in sessions.items()}
+            for _ in range(2000):
+                if done.is_set():
+                    return
+                for info in manager.list_sessions():
+                    if info.id in ids:
+                        assert info.message_count in prefix_sums[ids[info.id]], f"a partial batch was listed: {info}"
+                        split_batches(manager.open_session(info.id).get_messages())
+
+        def planner() -> None:
+            for i in range(30):
+                session = manager.new_session()
+                todos = [TodoItem(str(j), f"step {j} of {i}", "pending") for j in range(i % 5)]
+                session.save_todos(todos)
+                assert manager.open_session(session.session_id).get_todos() == todos
+
+        workers = [threading.Thread(target=guarded(engine(name)), name=name) for name in engines]
+        workers.append(threading.Thread(target=guarded(planner), name="planner"))
+        ui_thread = threading.Thread(target=guarded(ui), name="ui")
+        for thread in [*workers, ui_thread]:
+            thread.start()
+        for thread in workers:
+            thread.join(timeout=CHILD_TIMEOUT)
+        done.set()
+        ui_thread.join(timeout=CHILD_TIMEOUT)
+        assert errors == []
+        counts = {info.id: info.message_count for info in manager.list_sessions()}
+        assert len(counts) == 32
+        for name, session in sessions.items():
+            assert counts[session.session_id] == max(prefix_sums[name])
+
+
+# --- Locks held by another connection (R-DB-3, R-DB-8) ---
+
+
+@pytest.fixture
+def locker(db_path: Path) -> Iterator[sqlite3.Connection]:
+    """A second connection to the file, usable from any thread, for holding the write lock."""
+    conn = sqlite3.connect(db_path, isolation_level=None, check_same_thread=False)
+    try:
+        yield conn
+    finally:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        conn.close()
+
+
+@pytest.fixture
+def session(db_path: Path) -> Iterator[SQLiteSession]:
+    with Manager(db_path) as manager:
+        s = manager.new_session()
+        s.add_messages([user("before")])
+        yield s
+
+
+def test_a_write_waits_for_another_connections_lock_and_readers_do_not(
+    session: SQLiteSession, locker: sqlite3.Connection
+) -> None:
+    locker.execute("BEGIN IMMEDIATE")
+    started = time.monotonic()
+    assert session.get_messages() == [user("before")]
+    assert time.monotonic() - started < 1.0, "a WAL reader must not wait for a writer"
+    release = threading.Timer(1.0, lambda: locker.execute("COMMIT"))
+    release.start()
+    try:
+        session.add_messages([user("after the lock")])
+    finally:
+        release.join()
+    assert 0.9 <= time.monotonic() - started < 4.5
+    assert session.get_messages() == [user("before"), user("after the lock")]
+
+
+def test_a_lock_held_past_the_busy_timeout_raises_database_error_and_changes_nothing(
+    session: SQLiteSession, locker: sqlite3.Connection
+) -> None:
+    locker.execute("BEGIN IMMEDIATE")
+    started = time.monotonic()
+    with pytest.raises(SessionDatabaseError) as excinfo:
+        session.add_messages([user("never stored")])
+    waited = time.monotonic() - started
+    locker.execute("ROLLBACK")
+    assert excinfo.value.code == "database_error"
+    assert "locked" in str(excinfo.value)
+    assert 4.5 <= waited < 15, f"waited {waited:.1f} s instead of the 5 s busy timeout"
+    assert session.get_messages() == [user("before")]
+    session.add_messages([user("later")])
+    assert session.get_messages() == [user("before"), user("later")]
+
+
+# --- A full disk (R-DB-8) ---
+
+
+def test_a_full_disk_fails_the_whole_batch_and_the_session_works_once_there_is_room(db_path: Path) -> None:
+    now = [1_700_000_000]
+    with Manager(db_path, clock=lambda: now[0]) as manager:
+        session = manager.new_session()
+        before = [user(f"kept {i}") for i in range(5)]
+        session.add_messages(before)
+        session.save_todos([TodoItem("1", "kept", "pending")])
+        conn = manager._db._conn
+        assert conn is not None
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        conn.execute(f"PRAGMA max_page_count = {pages + 2}")  # room for the first messages of the batch only
+        now[0] += 60
+        big = [Message("user", f"{i} " + "x" * 3000) for i in range(20)]
+        with pytest.raises(SessionDatabaseError) as excinfo:
+            session.add_messages(big)
+        assert excinfo.value.code == "database_error"
+        assert "full" in str(excinfo.value)
+        with pytest.raises(SessionDatabaseError):
+            session.save_todos([TodoItem(str(i), "y" * 3000, "pending") for i in range(20)])
+        assert session.get_messages() == before
+        assert session.get_todos() == [TodoItem("1", "kept", "pending")]
+        assert [(i.updated_at, i.message_count) for i in manager.list_sessions()] == [(1_700_000_000, 5)]
+        conn.execute("PRAGMA max_page_count = 1000000")
+        session.add_messages(big)
+        assert session.get_messages() == before + big
+    assert integrity(db_path) == [("ok",)]
+
+
+# --- Damaged files (R-MGR-1, R-MGR-9) ---
+
+
+def exercise(path: Path) -> None:
+    """Everything a user might do with a file; only session errors may come out."""
+    with Manager(path) as manager:
+        for info in manager.list_sessions():
+            session = manager.open_session(info.id)
+            for operation in (
+                session.get_messages,
+                lambda: session.get_messages(3),
+                session.get_todos,
+                lambda: session.add_messages([user("new")]),
+                session.pop_message,
+            ):
+                try:
+                    operation()
+                except (SessionDatabaseError, CorruptRow):
+                    pass
+        manager.new_session()
+
+
+def test_a_damaged_file_raises_only_session_errors(tmp_path: Path, db_path: Path) -> None:
+    """Truncated files, and files with bytes changed in their data pages: any other exception fails.
+
+    Damage SQLite cannot see (a changed byte of text) reads back changed, without an error; a
+    damaged index may list a session that ``open_session`` then cannot find (SessionNotFound).
+
+    Page 1 (the header and the schema) is only ever cut short, never changed: a schema with
+    bytes that are not UTF-8 is a known failure of its own in test_manager.py.
+    """
+    with Manager(db_path) as manager:
+        for i in range(6):
+            session = manager.new_session()
+            session.add_messages(batch_messages(f"s{i}", 0, 12, 400))
+            session.save_todos([TodoItem(str(j), "todo " * 50, "in_progress") for j in range(5)])
+    pristine = db_path.read_bytes()
+    page_size = int.from_bytes(pristine[16:18], "big")
+    rng = random.Random(7)
+    damaged = tmp_path / "damaged.db"
+    outcomes: dict[str, int] = {}
+    for case in range(60):
+        data = bytearray(pristine)
+        if case % 4 == 0:
+            data = data[: rng.randrange(1, len(data))]
+        else:
+            for _ in range(rng.randint(1, 20)):
+                data[rng.randrange(page_size, len(data))] = rng.randrange(256)
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{damaged}{suffix}").unlink(missing_ok=True)
+        damaged.write_bytes(bytes(data))
+        try:
+            exercise(damaged)
+            outcome = "no error"
+        except SessionError as exc:
+            outcome = type(exc).__name__
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    assert outcomes.get("SessionDatabaseError", 0) >= 5, f"the damage should be noticed: {outcomes}"
