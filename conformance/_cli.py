@@ -1,4 +1,4 @@
-"""``python -m conformance run | lint | mutants``.
+"""``python -m conformance run | lint | mutants | serve | record``.
 
 Exit codes: 0 when nothing unexpected happened, 1 when cases (or mutants) failed, 2 when the run
 could not be made at all (broken case files, an adapter that does not start, a bad
@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+import time
 from collections.abc import Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -27,6 +28,8 @@ from ._cases import (
     read_id_list,
 )
 from ._mutants import BaselineError, MutantResult, mutant_counts, run_mutants
+from ._record import PROVIDERS, FixtureError, RecordError, find_exchanges, record
+from ._replay import CHUNKINGS, MISMATCH_STATUS, ReplayServer, SeenRequest
 from ._report import (
     CaseResult,
     format_result,
@@ -142,6 +145,59 @@ def _mutants(args: argparse.Namespace) -> int:
     return 0 if counts["killed"] == len(results) else 1
 
 
+def _serve(args: argparse.Namespace) -> int:
+    try:
+        exchanges = find_exchanges(args.fixtures)
+    except FixtureError as exc:
+        raise _Abort(str(exc)) from None
+
+    def show(seen: SeenRequest) -> None:
+        answer = seen.exchange or f"HTTP {MISMATCH_STATUS}: {seen.difference}"
+        print(f"{seen.method} {seen.path} -> {answer}", flush=True)
+
+    server = ReplayServer(
+        exchanges, args.chunking, pause=args.pause, port=args.port, on_request=show
+    )
+    try:
+        server.start()
+    except OSError as exc:
+        raise _Abort(f"cannot listen on 127.0.0.1:{args.port}: {exc}") from None
+    try:
+        print(f"serving {len(exchanges)} recorded exchanges (chunking: {args.chunking})")
+        for provider in sorted({exchange.provider for exchange in exchanges}, reverse=True):
+            label = {"openai": "OpenAI", "anthropic": "Anthropic"}[provider]
+            print(f"{label} base URL: {server.base_url_for(provider)}")
+        print("press Ctrl+C to stop", flush=True)
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    print(f"{len(server.requests_seen)} requests, {len(server.unexpected)} unexpected")
+    return 1 if server.unexpected else 0
+
+
+def _record(args: argparse.Namespace) -> int:
+    try:
+        exchange = record(
+            args.provider,
+            args.model,
+            args.message,
+            args.out,
+            stream=args.stream,
+            base_url=args.base_url,
+            timeout=args.timeout,
+            overwrite=args.force,
+        )
+    except RecordError as exc:
+        raise _Abort(str(exc)) from None
+    reads = len(exchange.chunks)
+    print(f"recorded HTTP {exchange.status}, {len(exchange.body)} bytes in {reads} reads")
+    print(f"wrote {exchange.directory}; fill in its description, quirks and expect")
+    return 0
+
+
 def _seconds(text: str) -> float:
     value = float(text)
     if not value > 0:
@@ -212,6 +268,38 @@ def _parser() -> argparse.ArgumentParser:
     )
     mutants.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS")
     mutants.set_defaults(handler=_mutants)
+
+    serve = commands.add_parser(
+        "serve", help="replay recorded provider exchanges on 127.0.0.1 until Ctrl+C"
+    )
+    serve.add_argument(
+        "fixtures",
+        nargs="+",
+        type=Path,
+        metavar="FIXTURE_DIR",
+        help="fixture folders, or folders above them such as fixtures/providers",
+    )
+    serve.add_argument("--chunking", choices=CHUNKINGS, default="recorded")
+    serve.add_argument("--port", type=int, default=0, help="default: any free port")
+    serve.add_argument(
+        "--pause", type=float, default=0.0, metavar="SECONDS", help="wait between body pieces"
+    )
+    serve.set_defaults(handler=_serve)
+
+    rec = commands.add_parser(
+        "record", help="send one real request and write it as a fixture (expect left empty)"
+    )
+    rec.add_argument("--provider", choices=PROVIDERS, required=True)
+    rec.add_argument("--model", required=True)
+    rec.add_argument("--message", required=True, metavar="TEXT", help="the one user message")
+    rec.add_argument("--out", type=Path, required=True, metavar="DIR", help="the fixture folder")
+    rec.add_argument("--stream", action="store_true", help="ask for a streamed answer")
+    rec.add_argument(
+        "--base-url", metavar="URL", help="default: the provider's public API (SPEC R-PRV-3)"
+    )
+    rec.add_argument("--timeout", type=_seconds, default=120.0, metavar="SECONDS")
+    rec.add_argument("--force", action="store_true", help="replace an existing fixture")
+    rec.set_defaults(handler=_record)
     return parser
 
 

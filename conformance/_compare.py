@@ -203,10 +203,13 @@ def evaluate(case: Case, response: Response, observed: Mapping[str, Any] | None 
             return Verdict("passed")
         return Verdict("failed", f"expected error {compact_json(code)}, got {got_error}")
     got = response.output
+    checked = {key: case.expect[key] for key in OBSERVED_KEYS if key in case.expect}
     if "output" in case.expect:
         want = case.expect["output"]
+        if checked:
+            want, got = {"output": want, **checked}, {"output": got, **(observed or {})}
     else:
-        want = {key: case.expect[key] for key in ("steps", *OBSERVED_KEYS) if key in case.expect}
+        want = {"steps": case.expect["steps"], **checked}
         if observed and isinstance(got, Mapping):
             got = {**got, **observed}
     if response.kind == "error":

@@ -29,4 +29,4 @@ PROTOCOL_VERSION: Final = 1
 
 # Keys of a steps case's ``expect`` that the runner checks itself, by looking at the scratch
 # folder after the run (conformance/_workspace.py), rather than taking the adapter's word.
-OBSERVED_KEYS: Final = ("database", "files", "modes")
+OBSERVED_KEYS: Final = ("database", "files", "modes", "replay")

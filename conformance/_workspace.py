@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ._cases import PROJECT_ROOT, Case
+from ._provider_setup import call_setup, parse_setup
 
 __all__ = ["FIXTURES_DIR", "WORKSPACE_OPS", "prepared"]
 
@@ -28,6 +29,7 @@ LAYOUT_KEYS: Final = ("fixture", "files", "symlinks")  # case input the runner c
 DB_PATH: Final = "db/sessions.db"  # its folder does not exist unless a fixture is given
 TOOL_RESULTS_DIR: Final = "tool-results"
 _TRANSIENT: Final = ("-wal", "-shm", "-journal")  # SQLite side files come and go
+PROVIDER_SETUPS: Final = {"provider_parse": parse_setup, "provider_call": call_setup}
 
 
 def _inside(root: Path, relative: str) -> Path:
@@ -102,10 +104,15 @@ def _observe(root: Path, expect: Mapping[str, Any]) -> dict[str, Any]:
 def prepared(case: Case) -> Iterator[tuple[dict[str, Any], Callable[[], dict[str, Any]]]]:
     """Yield the input to send and a function that observes the folder after the run.
 
-    For an op outside WORKSPACE_OPS the input is the case's own and nothing is observed. Otherwise
-    the adapter gets ``database`` and ``tool_results_dir`` (absolute paths in a fresh folder,
-    deleted afterwards) in place of the layout keys.
+    The provider ops get their bytes or replay server from conformance/_provider_setup.py. For
+    other ops outside WORKSPACE_OPS the input is the case's own and nothing is observed.
+    Otherwise the adapter gets ``database`` and ``tool_results_dir`` (absolute paths in a fresh
+    folder, deleted afterwards) in place of the layout keys.
     """
+    if case.op in PROVIDER_SETUPS:
+        with PROVIDER_SETUPS[case.op](case.input) as prepared_input:
+            yield prepared_input
+        return
     if case.op not in WORKSPACE_OPS:
         yield case.input, dict
         return

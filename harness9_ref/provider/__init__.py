@@ -1,5 +1,31 @@
-"""LLM providers and the model registry (SPEC section "Model limits"; providers arrive later)."""
+"""LLM providers and the model registry (SPEC sections "Model limits", "Providers", "Usage" and
+"Provider errors": R-LIM, R-PRV, R-USE, R-ERR).
 
+The wire formats live, free of I/O, in the namespaces ``harness9_ref.provider.openai`` and
+``harness9_ref.provider.anthropic``; ``OpenAIProvider`` and ``AnthropicProvider`` add the HTTP
+exchange. ``MockProvider`` replays a script.
+"""
+
+from . import anthropic, openai
+from ._base import DEFAULT_TIMEOUT, HttpProvider, LLMProvider, WireFormat
+from ._classify import ERROR_EXCERPT_CHARS
+from ._errors import (
+    AuthenticationError,
+    ContextLengthExceeded,
+    InvalidRequestError,
+    MalformedResponse,
+    OverloadedError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderStreamError,
+    ProviderTimeout,
+    RateLimitError,
+    RequestBuildError,
+    ScriptExhausted,
+    ServerError,
+    StreamCutOff,
+)
+from ._http import HttpRequest
 from ._limits import (
     DEFAULT_CONTEXT_TOKENS,
     DEFAULT_OUTPUT_TOKENS,
@@ -8,12 +34,44 @@ from ._limits import (
     get_model_limits,
     normalize_model_name,
 )
+from ._mock import MockProvider
+from ._providers import DEFAULT_ANTHROPIC_BASE_URL, DEFAULT_OPENAI_BASE_URL, AnthropicProvider, OpenAIProvider
+from ._sse import SSEDecoder, SSEEvent
 
 __all__ = (
+    "DEFAULT_ANTHROPIC_BASE_URL",
     "DEFAULT_CONTEXT_TOKENS",
+    "DEFAULT_OPENAI_BASE_URL",
     "DEFAULT_OUTPUT_TOKENS",
+    "DEFAULT_TIMEOUT",
+    "ERROR_EXCERPT_CHARS",
     "MODEL_REGISTRY",
+    "AnthropicProvider",
+    "AuthenticationError",
+    "ContextLengthExceeded",
+    "HttpProvider",
+    "HttpRequest",
+    "InvalidRequestError",
+    "LLMProvider",
+    "MalformedResponse",
+    "MockProvider",
     "ModelLimits",
+    "OpenAIProvider",
+    "OverloadedError",
+    "ProviderConnectionError",
+    "ProviderError",
+    "ProviderStreamError",
+    "ProviderTimeout",
+    "RateLimitError",
+    "RequestBuildError",
+    "SSEDecoder",
+    "SSEEvent",
+    "ScriptExhausted",
+    "ServerError",
+    "StreamCutOff",
+    "WireFormat",
+    "anthropic",
     "get_model_limits",
     "normalize_model_name",
+    "openai",
 )

@@ -1,0 +1,66 @@
+"""What the runner prepares for the provider ops: response bytes and a replay server.
+
+``provider_parse`` cases name a recorded exchange (or give a small body inline) and a chunking;
+the runner cuts the body into the chunks the adapter must feed its parser, so every port sees
+the same splits (SPEC R-PRV-16). ``provider_call`` cases name one or more exchanges; the runner
+serves them from a loopback ReplayServer and tells the adapter its base URL, then reports what
+the server saw: a request the recording does not match fails the case with the difference.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, Final
+
+from ._cases import PROJECT_ROOT
+from ._record import load_exchange
+from ._replay import ReplayServer, split_body
+
+__all__ = ["PROVIDER_DIR", "TEST_API_KEY", "call_setup", "parse_setup"]
+
+PROVIDER_DIR: Final = PROJECT_ROOT / "fixtures" / "providers"
+TEST_API_KEY: Final = "test-key-not-secret"  # what adapters send to the replay server
+CALL_TIMEOUT: Final = 10.0  # seconds the adapter's client waits; the server answers at once
+_LAYOUT: Final = ("fixture", "fixtures", "chunking", "line_ends", "drop_final_newline", "body")
+
+
+def _transform(body: bytes, spec: Mapping[str, Any]) -> bytes:
+    """Optional line-end variants of R-PRV-16: CRLF line ends, a final line end missing."""
+    if spec.get("line_ends") == "crlf":
+        body = body.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
+    if spec.get("drop_final_newline"):
+        body = body.rstrip(b"\r\n")
+    return body
+
+
+@contextmanager
+def parse_setup(spec: Mapping[str, Any]) -> Iterator[tuple[dict[str, Any], Callable[[], dict[str, Any]]]]:
+    """Input for ``provider_parse``: provider, stream, status, headers and base64 chunks."""
+    send = {k: v for k, v in spec.items() if k not in _LAYOUT}
+    if "fixture" in spec:
+        exchange = load_exchange(PROVIDER_DIR / spec["fixture"])
+        body, recorded = exchange.body, exchange.chunks
+        send.update(
+            provider=exchange.provider, stream=exchange.stream, status=exchange.status,
+            headers=[list(pair) for pair in exchange.headers],
+        )
+    else:
+        body, recorded = spec["body"].encode("utf-8"), ()
+    pieces = split_body(_transform(body, spec), spec.get("chunking", "whole"), recorded)
+    send["chunks"] = [base64.b64encode(piece).decode("ascii") for piece in pieces]
+    yield send, dict
+
+
+@contextmanager
+def call_setup(spec: Mapping[str, Any]) -> Iterator[tuple[dict[str, Any], Callable[[], dict[str, Any]]]]:
+    """Input for ``provider_call``: the conversation plus the replay server's base URL and a key."""
+    names = spec.get("fixtures") or [spec["fixture"]]
+    exchanges = [load_exchange(PROVIDER_DIR / name) for name in names]
+    send = {k: v for k, v in spec.items() if k not in _LAYOUT}
+    with ReplayServer(exchanges, spec.get("chunking", "recorded")) as server:
+        send.update(base_url=server.base_url_for(send["provider"]), api_key=TEST_API_KEY, timeout=CALL_TIMEOUT)
+        yield send, lambda: {
+            "replay": {"requests": len(server.requests_seen), "unexpected": list(server.unexpected)}
+        }

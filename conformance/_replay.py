@@ -1,0 +1,315 @@
+"""The loopback server that replays recorded provider exchanges (``python -m conformance serve``).
+
+``ReplayServer`` answers requests on 127.0.0.1 with the fixtures of ``fixtures/providers``
+(loaded by ``conformance._record.load_exchange``), so a port's real HTTP client can be pointed
+at them: the ``provider_call`` op of SPEC §21. It delivers a body whole, in its recorded reads,
+line by line or one byte at a time, and every chunking must give the same parse (SPEC R-PRV-16).
+
+A request is matched on its method, its exact path and its body compared as JSON (key order
+free, ``conformance._compare`` rules). A request that matches nothing is answered with status
+``MISMATCH_STATUS`` and a provider-shaped error body whose message is the first difference from
+the closest recorded request, so a port's own error message shows it; the same line is kept in
+``ReplayServer.unexpected``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import MappingProxyType, TracebackType
+from typing import Any, Final, Literal, get_args
+
+from ._compare import describe_difference, first_difference
+from ._record import FRAMING_HEADERS, Exchange
+
+__all__ = ["CHUNKINGS", "MISMATCH_STATUS", "Chunking", "ReplayServer", "SeenRequest", "split_body"]
+
+Chunking = Literal["whole", "recorded", "lines", "bytes"]
+CHUNKINGS: Final = get_args(Chunking)
+# Where each provider's client is pointed: its request path (SPEC R-PRV-4, R-PRV-8) then
+# starts with the recorded one.
+BASE_PATHS: Final = MappingProxyType({"openai": "/v1", "anthropic": ""})
+MISMATCH_STATUS: Final = 418
+_REASONS: Final = MappingProxyType({MISMATCH_STATUS: "Replay Mismatch", 529: "Overloaded"})
+_HANDLER_TIMEOUT: Final = 30.0  # seconds a silent client may hold a handler thread
+
+
+def split_body(body: bytes, chunking: Chunking, chunks: Sequence[int] = ()) -> list[bytes]:
+    """Cut a body into the pieces a server sends one by one.
+
+    ``whole`` is one piece; ``recorded`` uses the recorded read sizes, or lines when there are
+    none; ``lines`` ends each piece after a line end (LF, CR or CRLF); ``bytes`` sends one byte
+    per piece. The pieces always join to the body, and none is empty.
+    """
+    if chunking == "whole":
+        return [body] if body else []
+    if chunking == "bytes":
+        return [body[i : i + 1] for i in range(len(body))]
+    if chunking == "recorded" and chunks:
+        pieces, start = [], 0
+        for size in chunks:
+            pieces.append(body[start : start + size])
+            start += size
+        return [piece for piece in pieces if piece]
+    if chunking in ("lines", "recorded"):
+        return body.splitlines(keepends=True)
+    raise ValueError(f"chunking must be one of {', '.join(CHUNKINGS)}, got {chunking!r}")
+
+
+@dataclass(frozen=True)
+class SeenRequest:
+    """A request the server received; ``exchange`` is the name of the one that answered it."""
+
+    method: str
+    path: str
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+    exchange: str | None
+    difference: str = ""
+
+
+def _mismatch_body(path: str, message: str) -> bytes:
+    # Shaped like the provider's own errors (SPEC R-ERR-3), so a port's client shows the text.
+    if path.endswith("/messages"):
+        error: dict[str, Any] = {
+            "type": "error",
+            "error": {"type": "replay_mismatch", "message": message},
+        }
+    else:
+        error = {
+            "error": {"message": message, "type": "replay_mismatch", "param": None, "code": None}
+        }
+    return json.dumps(error, indent=2).encode("utf-8") + b"\n"
+
+
+def _distance(a: Any, b: Any) -> float:
+    """Roughly how many members, items and values differ between two JSON values (0: equal).
+
+    Two different strings count as less than 1 the more they have in common.
+    """
+    if isinstance(a, dict) and isinstance(b, dict):
+        return sum(_distance(a[k], b[k]) if k in a and k in b else 1 for k in a.keys() | b.keys())
+    if isinstance(a, list) and isinstance(b, list):
+        return abs(len(a) - len(b)) + sum(_distance(x, y) for x, y in zip(a, b))
+    if isinstance(a, str) and isinstance(b, str):
+        return 1 - difflib.SequenceMatcher(None, a, b).ratio()
+    return 0 if first_difference(a, b) is None else 1
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    replay: ReplayServer
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    timeout = _HANDLER_TIMEOUT
+    server: _Server
+
+    def setup(self) -> None:
+        super().setup()
+        # Each piece leaves at once instead of waiting to be coalesced with the next.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: ``ReplayServer.on_request`` is the place to report requests."""
+
+    def _read_body(self) -> bytes:
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            parts: list[bytes] = []
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return b"".join(parts)
+                parts.append(self.rfile.read(size))
+                self.rfile.readline()
+        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+    def _answer(self) -> None:
+        body = self._read_body()
+        replay = self.server.replay
+        exchange, difference = replay.match(self.command, self.path, body)
+        headers = tuple((k.lower(), v) for k, v in self.headers.items())
+        name = exchange.name if exchange else None
+        replay.note(SeenRequest(self.command, self.path, headers, body, name, difference))
+        if exchange is None:
+            mismatch = [_mismatch_body(self.path, difference)]
+            self._send(MISMATCH_STATUS, [("content-type", "application/json")], mismatch, True)
+        else:
+            pieces = split_body(exchange.body, replay.chunking, exchange.chunks)
+            self._send(exchange.status, exchange.headers, pieces, replay.chunking == "whole")
+
+    def _send(
+        self, status: int, headers: Iterable[tuple[str, str]], pieces: list[bytes], whole: bool
+    ) -> None:
+        self.close_connection = True
+        self.send_response_only(status, _REASONS.get(status))
+        for name, value in headers:
+            if name not in FRAMING_HEADERS:
+                self.send_header(name, value)
+        # An HTTP/1.0 client cannot read chunked coding: its body ends when the connection closes.
+        chunked = not whole and self.request_version != "HTTP/1.0"
+        if whole:
+            self.send_header("Content-Length", str(sum(map(len, pieces))))
+        elif chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        pause = self.server.replay.pause
+        for number, piece in enumerate(pieces):
+            if number and pause:
+                time.sleep(pause)
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece) if chunked else piece)
+        if chunked:
+            self.wfile.write(b"0\r\n\r\n")
+
+    def handle_one_request(self) -> None:
+        try:
+            super().handle_one_request()
+        except (BrokenPipeError, ConnectionResetError, socket.timeout):
+            self.close_connection = True
+
+    do_POST = do_GET = do_PUT = do_PATCH = do_DELETE = _answer
+
+
+class ReplayServer:
+    """Serve recorded exchanges on 127.0.0.1 from a daemon thread.
+
+    Use it as a context manager (or call ``start()`` and ``stop()``)::
+
+        with ReplayServer([load_exchange(path)], chunking="bytes") as server:
+            client = OpenAIProvider(model, api_key="test", base_url=server.base_url_for("openai"))
+
+    Args:
+        exchanges: what to serve. A request gets the first exchange with its method, path and
+            JSON body that has been served the fewest times, so identical requests recorded
+            several times are answered in their order and any exchange can be fetched again.
+        chunking: how bodies are delivered (``CHUNKINGS``): ``whole`` with a Content-Length,
+            the others as HTTP/1.1 chunked transfer coding with one chunk per piece (to an
+            HTTP/1.0 client: piece by piece, ended by closing the connection).
+        pause: seconds to wait between pieces (0 sends them back to back).
+        port: the port to listen on; 0 picks a free one.
+        on_request: called in the handler thread after each request is matched.
+
+    Attributes:
+        requests_seen: every request received, in order.
+        unexpected: one difference line per request that matched no exchange.
+    """
+
+    def __init__(
+        self,
+        exchanges: Sequence[Exchange],
+        chunking: Chunking = "recorded",
+        *,
+        pause: float = 0.0,
+        port: int = 0,
+        on_request: Callable[[SeenRequest], None] | None = None,
+    ) -> None:
+        if chunking not in CHUNKINGS:
+            raise ValueError(f"chunking must be one of {', '.join(CHUNKINGS)}, got {chunking!r}")
+        self.exchanges = tuple(exchanges)
+        self.chunking: Chunking = chunking
+        self.pause = pause
+        self.on_request = on_request
+        self.requests_seen: list[SeenRequest] = []
+        self.unexpected: list[str] = []
+        self._served = [0] * len(self.exchanges)
+        self._lock = threading.Lock()
+        self._port = port
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        """The port listened on (only meaningful once started)."""
+        return self._server.server_address[1] if self._server else self._port
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:<port>``; see ``base_url_for`` for what a client is given."""
+        return f"http://127.0.0.1:{self.port}"
+
+    def base_url_for(self, provider: str) -> str:
+        """The base URL a provider client is configured with (SPEC R-PRV-3) to reach this server."""
+        return self.base_url + BASE_PATHS[provider]
+
+    def start(self) -> ReplayServer:
+        """Bind 127.0.0.1 and serve from a daemon thread."""
+        if self._server is None:
+            self._server = _Server(("127.0.0.1", self._port), _Handler)
+            self._server.replay = self
+            self._thread = threading.Thread(
+                target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+            )
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close the socket; safe to call twice."""
+        server, self._server = self._server, None
+        if server is not None:
+            self._port = server.server_address[1]
+            server.shutdown()
+            server.server_close()
+        if self._thread is not None:
+            self._thread.join(5)
+            self._thread = None
+
+    def __enter__(self) -> ReplayServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def match(self, method: str, path: str, body: bytes) -> tuple[Exchange | None, str]:
+        """Pick the exchange answering a request, or explain why there is none.
+
+        Returns:
+            ``(exchange, "")``, or ``(None, difference)`` with one readable line.
+        """
+        where = f"{method} {path}"
+        routes = [f"{e.method} {e.path}" for e in self.exchanges]
+        same_route = [i for i, route in enumerate(routes) if route == where]
+        if not same_route:
+            known = ", ".join(sorted(set(routes))) or "none"
+            return None, f"{where}: no recorded exchange has this method and path (recorded: {known})"
+        try:
+            got = json.loads(body.decode("utf-8"))
+        except ValueError as exc:
+            return None, f"{where}: the request body is not JSON ({exc})"
+        bodies = [(i, self.exchanges[i].request_body) for i in same_route]
+        differences = [(i, first_difference(recorded, got)) for i, recorded in bodies]
+        with self._lock:
+            equal = [i for i, found in differences if found is None]
+            if equal:
+                chosen = min(equal, key=lambda i: (self._served[i], i))
+                self._served[chosen] += 1
+                return self.exchanges[chosen], ""
+        # The closest recorded request differs in the fewest places.
+        index = min(same_route, key=lambda i: _distance(self.exchanges[i].request_body, got))
+        found = dict(differences)[index]
+        assert found is not None
+        closest = f"closest is {self.exchanges[index].name}, body {describe_difference(*found)}"
+        return None, f"{where}: the body matches no recorded request; {closest}"
+
+    def note(self, seen: SeenRequest) -> None:
+        """Record a request (called by the handler)."""
+        with self._lock:
+            self.requests_seen.append(seen)
+            if seen.exchange is None:
+                self.unexpected.append(seen.difference)
+        if self.on_request is not None:
+            self.on_request(seen)

@@ -1,0 +1,146 @@
+"""The provider protocol and the one HTTP provider shell both vendors share (SPEC R-PRV-1,
+R-PRV-2, R-PRV-3, R-PRV-19, R-PRV-22).
+
+``HttpProvider`` knows nothing of either API: it is given a ``WireFormat`` (the pure build,
+parse and assemble functions of one vendor) and does the I/O through ``_transport``. So
+``generate`` and ``generate_stream`` are written once, and the pure halves are exactly what the
+conformance ops ``provider_request`` and ``provider_parse`` call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Final, Iterator, Protocol, Sequence, runtime_checkable
+
+from ..schema import CHUNK_ERROR, Message, StreamChunk, ToolDefinition, Usage
+from ._errors import REDACTED, ProviderError, error_chunk
+from ._http import HttpRequest
+from ._streaming import Assembler, ErrorParser, stream_chunks
+from ._transport import open_stream, send
+
+__all__ = ["DEFAULT_TIMEOUT", "HttpProvider", "LLMProvider", "WireFormat"]
+
+DEFAULT_TIMEOUT: Final = 120.0  # R-PRV-3: seconds for connecting and for each read
+
+
+@runtime_checkable
+class LLMProvider(Protocol):
+    """A chat model (seed 7.3 ``LLMProvider``; R-PRV-1). Every provider is also a ``Summarizer``."""
+
+    def generate(
+        self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]
+    ) -> tuple[Message, Usage | None]:
+        """The assistant's reply and the usage the provider reported (None when it reported none).
+
+        Raises:
+            ProviderError: the typed error of R-ERR-1.
+        """
+        ...
+
+    def generate_stream(
+        self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]
+    ) -> Iterator[StreamChunk]:
+        """Text chunks as they arrive, then exactly one ``done`` or ``error`` chunk (R-PRV-19).
+
+        Never raises a provider error: a failure ends the stream with an ``error`` chunk whose
+        text is ``<code>: <message>``.
+        """
+        ...
+
+
+class RequestBuilder(Protocol):
+    def __call__(
+        self,
+        model: str,
+        messages: Sequence[Message],
+        tools: Sequence[ToolDefinition],
+        *,
+        stream: bool,
+        api_key: str,
+        base_url: str,
+    ) -> HttpRequest: ...
+
+
+ResponseParser = Callable[[int, Sequence[tuple[str, str]], bytes], tuple[Message, Usage | None]]
+
+
+@dataclass(frozen=True, slots=True)
+class WireFormat:
+    """The pure functions of one vendor's API (R-PRV-2)."""
+
+    name: str
+    build_request: RequestBuilder
+    parse_response: ResponseParser
+    parse_error: ErrorParser
+    new_assembler: Callable[[], Assembler]
+
+
+class HttpProvider:
+    """An LLM provider over HTTP, for any ``WireFormat`` (R-PRV-1, R-PRV-3).
+
+    The API key is kept private, left out of ``repr``, and replaced by ``[redacted]`` in any
+    error message that should ever quote it (R-PRV-3). Nothing is retried (R-PRV-22).
+    """
+
+    __slots__ = ("_api_key", "_wire", "base_url", "model", "timeout")
+
+    def __init__(self, wire: WireFormat, model: str, api_key: str, base_url: str, timeout: float) -> None:
+        self._wire = wire
+        self.model = model
+        self._api_key = api_key
+        self.base_url = base_url
+        self.timeout = timeout
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(model={self.model!r}, api_key={REDACTED!r}, "
+            f"base_url={self.base_url!r}, timeout={self.timeout!r})"
+        )
+
+    def _request(self, messages: Sequence[Message], tools: Sequence[ToolDefinition], stream: bool) -> HttpRequest:
+        return self._wire.build_request(
+            self.model, messages, tools, stream=stream, api_key=self._api_key, base_url=self.base_url
+        )
+
+    def generate(
+        self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]
+    ) -> tuple[Message, Usage | None]:
+        """Send one non-streaming request and return the reply and its usage (R-PRV-1).
+
+        Raises:
+            ProviderError: the typed error of R-ERR-1 (R-ERR-3, R-ERR-5).
+        """
+        try:
+            request = self._request(messages, available_tools, stream=False)
+            status, headers, body = send(request, timeout=self.timeout, provider=self._wire.name)
+            return self._wire.parse_response(status, headers, body)
+        except ProviderError as exc:
+            exc.redact(self._api_key)
+            raise
+
+    def generate_stream(
+        self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]
+    ) -> Iterator[StreamChunk]:
+        """Stream one request: text chunks as they arrive, then one ``done`` or ``error`` chunk.
+
+        Never raises a provider error (R-PRV-19): a request that cannot be built, a timeout, a
+        failed connection, an HTTP error status and a malformed or cut stream all end in an
+        ``error`` chunk. Closing the iterator early closes the connection.
+        """
+        try:
+            request = self._request(messages, available_tools, stream=True)
+            status, headers, chunks = open_stream(request, timeout=self.timeout, provider=self._wire.name)
+        except ProviderError as exc:
+            exc.redact(self._api_key)
+            yield error_chunk(exc)
+            return
+        try:
+            for chunk in stream_chunks(self._wire.parse_error, self._wire.new_assembler, status, headers, chunks):
+                yield self._redacted(chunk)
+        finally:
+            chunks.close()
+
+    def _redacted(self, chunk: StreamChunk) -> StreamChunk:
+        if chunk.type != CHUNK_ERROR or not self._api_key or self._api_key not in chunk.error:
+            return chunk
+        return StreamChunk(CHUNK_ERROR, error=chunk.error.replace(self._api_key, REDACTED))

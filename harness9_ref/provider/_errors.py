@@ -1,0 +1,200 @@
+"""The provider error hierarchy (SPEC R-ERR-1, R-ERR-2, R-ERR-4, R-ERR-6).
+
+Every failure of a provider call is one of these classes; each has a fixed ``code`` (the
+conformance error code) and the hints of R-ERR-2 a caller needs to decide on a retry, since a
+provider never retries by itself (R-PRV-22).
+
+Tree (code in brackets)::
+
+    ProviderError [provider_error]
+    ├── AuthenticationError [authentication]
+    ├── RateLimitError [rate_limit]
+    ├── OverloadedError [overloaded]
+    ├── ContextLengthExceeded [context_length_exceeded]
+    ├── InvalidRequestError [invalid_request]
+    ├── ServerError [server_error]
+    ├── ProviderTimeout [timeout]
+    ├── ProviderConnectionError [connection_error]
+    ├── MalformedResponse [malformed_response]
+    │   └── ProviderStreamError [malformed_stream]
+    │       └── StreamCutOff [stream_cut_off]
+    ├── RequestBuildError [request_build_error]
+    └── ScriptExhausted [script_exhausted]   (MockProvider, R-PRV-23)
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Final
+
+from ..schema import CHUNK_ERROR, StreamChunk
+
+__all__ = [  # gets re-exported
+    "REDACTED",
+    "AuthenticationError",
+    "ContextLengthExceeded",
+    "InvalidRequestError",
+    "MalformedResponse",
+    "OverloadedError",
+    "ProviderConnectionError",
+    "ProviderError",
+    "ProviderStreamError",
+    "ProviderTimeout",
+    "RateLimitError",
+    "RequestBuildError",
+    "ScriptExhausted",
+    "ServerError",
+    "StreamCutOff",
+    "error_chunk",
+]
+
+# R-PRV-3: what replaces the API key should a provider ever echo it into an error message.
+REDACTED: Final = "[redacted]"
+
+
+class ProviderError(Exception):
+    """A provider call failed (R-ERR-1).
+
+    ``str(error)`` is the message. For an error the provider reported it has the form of R-ERR-4,
+    ``<provider>: HTTP <status> <error type>: <provider message>``.
+
+    Attributes:
+        code: the conformance error code of the class (R-ERR-1).
+        message: the human-readable message.
+        provider: ``"openai"``, ``"anthropic"`` (or ``"mock"`` for MockProvider).
+        status: the HTTP status, or None (no response, or an error event inside a stream).
+        error_type: the provider's own error type (``"overloaded_error"``), or None.
+        request_id: from the body's ``request_id`` or a ``request-id`` / ``x-request-id`` header.
+        retry_after: seconds the provider asked the caller to wait, from ``retry-after``, or None.
+        should_retry: the ``x-should-retry`` header as a bool, or None when absent.
+        body_excerpt: the start of an error response's body (at most ERROR_EXCERPT_CHARS).
+    """
+
+    code: ClassVar[str] = "provider_error"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str,
+        status: int | None = None,
+        error_type: str | None = None,
+        request_id: str | None = None,
+        retry_after: float | None = None,
+        should_retry: bool | None = None,
+        body_excerpt: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.provider = provider
+        self.status = status
+        self.error_type = error_type
+        self.request_id = request_id
+        self.retry_after = retry_after
+        self.should_retry = should_retry
+        self.body_excerpt = body_excerpt
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.message!r}, provider={self.provider!r}, status={self.status!r})"
+
+    def redact(self, secret: str) -> None:
+        """Replace every occurrence of ``secret`` (the API key) in the message and excerpt (R-PRV-3)."""
+        if not secret:
+            return
+        self.message = self.message.replace(secret, REDACTED)
+        self.args = (self.message,)
+        if self.body_excerpt is not None:
+            self.body_excerpt = self.body_excerpt.replace(secret, REDACTED)
+
+    def chunk_text(self) -> str:
+        """The ``error`` text of a stream's error chunk: ``<code>: <message>`` (R-PRV-19)."""
+        return f"{self.code}: {self.message}"
+
+    def to_protocol(self) -> dict[str, Any]:
+        """The conformance protocol form ``{"error": {"code", "message"}}`` (R-ERR-6)."""
+        return {"error": {"code": self.code, "message": self.message}}
+
+
+class AuthenticationError(ProviderError):
+    """The API key was refused or lacks permission (HTTP 401/403)."""
+
+    code: ClassVar[str] = "authentication"
+
+
+class RateLimitError(ProviderError):
+    """Too many requests (HTTP 429); see ``retry_after``."""
+
+    code: ClassVar[str] = "rate_limit"
+
+
+class OverloadedError(ProviderError):
+    """The provider is overloaded (HTTP 529, or an ``overloaded_error`` event in a stream)."""
+
+    code: ClassVar[str] = "overloaded"
+
+
+class ContextLengthExceeded(ProviderError):
+    """The prompt does not fit the model's context window."""
+
+    code: ClassVar[str] = "context_length_exceeded"
+
+
+class InvalidRequestError(ProviderError):
+    """The provider refused the request as invalid (any other 4xx)."""
+
+    code: ClassVar[str] = "invalid_request"
+
+
+class ServerError(ProviderError):
+    """The provider failed (5xx, or an error object inside a successful response)."""
+
+    code: ClassVar[str] = "server_error"
+
+
+class ProviderTimeout(ProviderError):
+    """Connecting, or one read, took longer than the provider's timeout (R-ERR-5)."""
+
+    code: ClassVar[str] = "timeout"
+
+
+class ProviderConnectionError(ProviderError):
+    """The connection could not be made, or broke before a response (R-ERR-5)."""
+
+    code: ClassVar[str] = "connection_error"
+
+
+class MalformedResponse(ProviderError):
+    """A successful status with a body that R-PRV-13 / R-PRV-14 cannot parse."""
+
+    code: ClassVar[str] = "malformed_response"
+
+
+class ProviderStreamError(MalformedResponse):
+    """A stream that violates R-PRV-17 / R-PRV-18; the message names the event number."""
+
+    code: ClassVar[str] = "malformed_stream"
+
+
+class StreamCutOff(ProviderStreamError):
+    """A stream that ended before its terminal event (``[DONE]`` or ``message_stop``)."""
+
+    code: ClassVar[str] = "stream_cut_off"
+
+
+class RequestBuildError(ProviderError):
+    """The history cannot be expressed in the provider's format: our mistake, found before I/O."""
+
+    code: ClassVar[str] = "request_build_error"
+
+
+class ScriptExhausted(ProviderError):
+    """MockProvider was asked for more replies than its script holds (R-PRV-23)."""
+
+    code: ClassVar[str] = "script_exhausted"
+
+
+def error_chunk(error: ProviderError) -> StreamChunk:
+    """The final ``error`` chunk a stream yields instead of raising ``error`` (R-PRV-19)."""
+    return StreamChunk(CHUNK_ERROR, error=error.chunk_text())

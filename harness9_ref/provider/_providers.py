@@ -1,0 +1,67 @@
+"""The OpenAI and Anthropic providers: the shared HTTP shell bound to a wire format
+(SPEC R-PRV-1, R-PRV-3).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from . import anthropic, openai
+from ._base import DEFAULT_TIMEOUT, HttpProvider, WireFormat
+
+__all__ = [  # gets re-exported
+    "DEFAULT_ANTHROPIC_BASE_URL",
+    "DEFAULT_OPENAI_BASE_URL",
+    "AnthropicProvider",
+    "OpenAIProvider",
+]
+
+DEFAULT_OPENAI_BASE_URL: Final = openai.DEFAULT_BASE_URL  # R-PRV-3
+DEFAULT_ANTHROPIC_BASE_URL: Final = anthropic.DEFAULT_BASE_URL  # R-PRV-3
+
+OPENAI_WIRE: Final = WireFormat(
+    openai.PROVIDER, openai.build_request, openai.parse_response, openai.parse_error, openai.StreamAssembler
+)
+ANTHROPIC_WIRE: Final = WireFormat(
+    anthropic.PROVIDER,
+    anthropic.build_request,
+    anthropic.parse_response,
+    anthropic.parse_error,
+    anthropic.StreamAssembler,
+)
+
+
+class OpenAIProvider(HttpProvider):
+    """OpenAI Chat Completions, or any server that speaks it (R-PRV-4 … R-PRV-7, R-PRV-13, R-PRV-17).
+
+    Args:
+        model: the model name, sent exactly as given (``openai/gpt-4o-mini`` for a router).
+        api_key: sent as a bearer token; never shown in errors or ``repr``.
+        base_url: the API root, DEFAULT_OPENAI_BASE_URL unless a compatible server is used.
+        timeout: seconds for connecting and for each read.
+    """
+
+    __slots__ = ()
+
+    def __init__(
+        self, model: str, api_key: str, base_url: str = DEFAULT_OPENAI_BASE_URL, timeout: float = DEFAULT_TIMEOUT
+    ) -> None:
+        super().__init__(OPENAI_WIRE, model, api_key, base_url, timeout)
+
+
+class AnthropicProvider(HttpProvider):
+    """Anthropic Messages (R-PRV-8 … R-PRV-12, R-PRV-14, R-PRV-18).
+
+    Args:
+        model: the model name, sent exactly as given; its output limit is ``max_tokens``.
+        api_key: sent as ``x-api-key``; never shown in errors or ``repr``.
+        base_url: the API root, DEFAULT_ANTHROPIC_BASE_URL unless a proxy is used.
+        timeout: seconds for connecting and for each read.
+    """
+
+    __slots__ = ()
+
+    def __init__(
+        self, model: str, api_key: str, base_url: str = DEFAULT_ANTHROPIC_BASE_URL, timeout: float = DEFAULT_TIMEOUT
+    ) -> None:
+        super().__init__(ANTHROPIC_WIRE, model, api_key, base_url, timeout)

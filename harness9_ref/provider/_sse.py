@@ -1,0 +1,117 @@
+"""An incremental Server-Sent Events decoder (SPEC R-PRV-15, R-PRV-16).
+
+Sans-I/O in the manner of h11: ``feed`` takes bytes in whatever pieces the socket delivered and
+returns the events those bytes completed; ``close`` flushes what is left at the end of the body.
+The result is the same for every way of splitting the body (R-PRV-16).
+
+Theory of operation:
+
+1. Bytes are decoded with an incremental UTF-8 decoder, so a character split across chunks is
+   joined, and invalid bytes become U+FFFD. A byte-order mark at the very start is dropped.
+2. Text is cut into lines at CRLF, LF or CR. A CR that ends the text seen so far is a line end
+   already; ``_after_cr`` remembers it so that an LF at the start of the next text is not a
+   second (empty) line end.
+3. Each line is interpreted as the WHATWG HTML "event stream interpretation" says: an empty
+   line dispatches, ``:`` starts a comment, ``data`` lines accumulate, the last ``event`` wins,
+   other fields (``id``, ``retry``) are ignored.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = ["SSEDecoder", "SSEEvent"]  # gets re-exported
+
+_LINE_END: Final = re.compile("\r\n|\r|\n")
+_BOM: Final = "\ufeff"
+FIELD_DATA: Final = "data"  # R-PRV-15
+FIELD_EVENT: Final = "event"  # R-PRV-15
+COMMENT_START: Final = ":"  # R-PRV-15
+
+
+@dataclass(frozen=True, slots=True)
+class SSEEvent:
+    """One dispatched event: its ``event`` field (``""`` when the stream gave none) and its data."""
+
+    event: str
+    data: str
+
+
+class SSEDecoder:
+    """Decode an SSE body incrementally (R-PRV-15).
+
+    Feed every chunk of the body to ``feed`` in order, then call ``close`` once at the end of
+    the body; the concatenation of all returned lists is the body's events.
+    """
+
+    def __init__(self) -> None:
+        self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._line = ""  # the current line so far (no line end in it)
+        self._after_cr = False  # the text so far ended with a CR: a leading LF is part of it
+        self._started = False  # the byte-order mark check has been made
+        self._data: list[str] = []
+        self._event = ""
+        self._closed = False
+
+    def feed(self, chunk: bytes) -> list[SSEEvent]:
+        """Decode ``chunk`` and return the events it completed (possibly none)."""
+        if self._closed:
+            raise ValueError("SSEDecoder.feed() called after close()")
+        return self._text(self._utf8.decode(chunk))
+
+    def close(self) -> list[SSEEvent]:
+        """End of body: flush an incomplete character, the last line and a pending event.
+
+        A pending event is dispatched as if an empty line followed, even when the last line has
+        no line end (R-PRV-15). Further calls return an empty list.
+        """
+        if self._closed:
+            return []
+        events = self._text(self._utf8.decode(b"", final=True))
+        self._closed = True
+        if self._line:
+            self._interpret(self._line, events)
+            self._line = ""
+        self._interpret("", events)
+        return events
+
+    def _text(self, text: str) -> list[SSEEvent]:
+        events: list[SSEEvent] = []
+        if not text:
+            return events
+        if not self._started:
+            self._started = True
+            if text.startswith(_BOM):
+                text = text[1:]
+        if self._after_cr and text.startswith("\n"):
+            text = text[1:]
+        self._after_cr = False
+        pos = 0
+        for match in _LINE_END.finditer(text):
+            self._interpret(self._line + text[pos : match.start()], events)
+            self._line = ""
+            pos = match.end()
+        rest = text[pos:]
+        self._line += rest
+        self._after_cr = pos == len(text) and text.endswith("\r")
+        return events
+
+    def _interpret(self, line: str, events: list[SSEEvent]) -> None:
+        if not line:
+            if self._data:
+                events.append(SSEEvent(self._event, "\n".join(self._data)))
+            self._data = []
+            self._event = ""
+            return
+        if line.startswith(COMMENT_START):
+            return
+        name, _, value = line.partition(":")
+        if value.startswith(" "):
+            value = value[1:]
+        if name == FIELD_DATA:
+            self._data.append(value)
+        elif name == FIELD_EVENT:
+            self._event = value

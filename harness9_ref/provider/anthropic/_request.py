@@ -1,0 +1,184 @@
+"""Build Anthropic Messages requests (SPEC R-PRV-3, R-PRV-8 … R-PRV-12, R-LIM-5).
+
+The Messages API wants what a chat history does not have: a top-level ``system`` text, strictly
+alternating user and assistant turns, tool results as blocks of a user turn, and tool inputs as
+JSON objects. Theory of operation:
+
+1. Non-result system messages with visible text are joined into ``system`` (R-PRV-9).
+2. Every other message becomes content blocks on the user side (results, user text) or the
+   assistant side (assistant text and ``tool_use``); a message with no block is skipped.
+3. Consecutive messages of one side merge into one turn; a merged user turn lists its
+   ``tool_result`` blocks first, as the API requires them to lead the turn (R-PRV-10).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Final, Mapping, Sequence
+
+from ...schema import ROLE_ASSISTANT, ROLE_SYSTEM, ROLE_USER, Message, ToolDefinition
+from .._errors import RequestBuildError
+from .._http import (
+    ACCEPT_JSON,
+    ACCEPT_STREAM,
+    CONTENT_TYPE_JSON,
+    HEADER_ACCEPT,
+    HEADER_CONTENT_TYPE,
+    HttpRequest,
+    json_body,
+    strip_base_url,
+)
+from .._json import loads
+from .._limits import get_model_limits
+
+__all__ = ["DEFAULT_BASE_URL", "PROVIDER", "build_request", "tool_input"]
+
+PROVIDER: Final = "anthropic"  # R-ERR-2: the provider attribute of every error
+DEFAULT_BASE_URL: Final = "https://api.anthropic.com"  # R-PRV-3
+PATH: Final = "/v1/messages"  # R-PRV-8
+METHOD: Final = "POST"  # R-PRV-8
+HEADER_API_KEY: Final = "x-api-key"  # R-PRV-8
+HEADER_VERSION: Final = "anthropic-version"  # R-PRV-8
+API_VERSION: Final = "2023-06-01"  # R-PRV-8
+SYSTEM_SEPARATOR: Final = "\n\n"  # R-PRV-9: between the texts of several system messages
+RAW_ARGUMENTS_KEY: Final = "_raw"  # R-PRV-11: holds arguments that are not a JSON object
+EMPTY_INPUT_SCHEMA: Final[Mapping[str, Any]] = {"type": "object", "properties": {}}  # R-PRV-12
+
+BLOCK_TEXT: Final = "text"
+BLOCK_TOOL_USE: Final = "tool_use"
+BLOCK_TOOL_RESULT: Final = "tool_result"
+
+
+def _has_text(text: str) -> bool:
+    """R-PRV-9, R-PRV-10: a text counts when it holds a non-white-space character (str.isspace)."""
+    return bool(text) and not text.isspace()
+
+
+def tool_input(arguments: str) -> dict[str, Any]:
+    """The ``tool_use.input`` object for a call's raw arguments (R-PRV-11).
+
+    ``""`` gives ``{}``; RFC 8259 JSON whose value is an object gives that object; anything else
+    gives ``{"_raw": arguments}`` (RAW_ARGUMENTS_KEY), so the request stays valid and the model
+    still sees what it sent. The stored arguments are never changed.
+    """
+    if arguments == "":
+        return {}
+    try:
+        value = loads(arguments, replace_surrogates=False)
+    except ValueError:
+        value = None
+    return value if isinstance(value, dict) else {RAW_ARGUMENTS_KEY: arguments}
+
+
+@dataclass(slots=True)
+class _Turn:
+    role: str
+    results: list[dict[str, Any]] = field(default_factory=list)
+    blocks: list[dict[str, Any]] = field(default_factory=list)
+
+    def content(self) -> list[dict[str, Any]]:
+        return self.results + self.blocks
+
+
+def _no_calls(msg: Message, index: int) -> None:
+    if msg.tool_calls:
+        raise RequestBuildError(
+            f"{PROVIDER}: messages[{index}]: a {msg.role} message cannot carry tool calls "
+            "(only assistant messages can); it cannot be sent",
+            provider=PROVIDER,
+        )
+
+
+def _text_blocks(text: str) -> list[dict[str, Any]]:
+    return [{"type": BLOCK_TEXT, "text": text}] if _has_text(text) else []
+
+
+def _add(turns: list[_Turn], msg: Message, index: int) -> None:
+    """Append ``msg``'s blocks to the last turn of its side, or open a new turn (R-PRV-10)."""
+    if msg.is_tool_result:
+        role, results, blocks = ROLE_USER, [_tool_result(msg)], []
+    elif msg.role == ROLE_USER:
+        _no_calls(msg, index)
+        role, results, blocks = ROLE_USER, [], _text_blocks(msg.content)
+    else:
+        role, results = ROLE_ASSISTANT, []
+        blocks = _text_blocks(msg.content) + [
+            {"type": BLOCK_TOOL_USE, "id": c.id, "name": c.name, "input": tool_input(c.arguments)}
+            for c in msg.tool_calls
+        ]
+    if not results and not blocks:
+        return
+    if not turns or turns[-1].role != role:
+        turns.append(_Turn(role))
+    turns[-1].results.extend(results)
+    turns[-1].blocks.extend(blocks)
+
+
+def _tool_result(msg: Message) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": BLOCK_TOOL_RESULT, "tool_use_id": msg.tool_call_id}
+    if msg.content:
+        block["content"] = msg.content
+    return block
+
+
+def _tool(tool: ToolDefinition) -> dict[str, Any]:
+    schema = tool.to_dict()["input_schema"] if tool.input_schema is not None else dict(EMPTY_INPUT_SCHEMA)
+    return {"name": tool.name, "description": tool.description, "input_schema": schema}
+
+
+def build_request(
+    model: str,
+    messages: Sequence[Message],
+    tools: Sequence[ToolDefinition],
+    *,
+    stream: bool,
+    api_key: str,
+    base_url: str = DEFAULT_BASE_URL,
+) -> HttpRequest:
+    """The HTTP request for one Messages call (R-PRV-8, R-PRV-9).
+
+    A result is recognised by its ``tool_call_id`` whatever its role; the tool calls a result
+    carries are not sent. ``max_tokens`` is the model's output limit from the registry.
+
+    Args:
+        model: the model name exactly as configured (R-LIM-5).
+        messages: the conversation (R-PRV-9, R-PRV-10).
+        tools: the tool definitions (R-PRV-12); none means no ``tools`` member.
+        stream: ask for an SSE stream.
+        api_key: sent as ``x-api-key``.
+        base_url: the API root; one trailing ``/`` is removed (R-PRV-3).
+
+    Raises:
+        RequestBuildError: a non-result system or user message carries tool calls, or no
+            user or assistant turn remains.
+    """
+    system_parts: list[str] = []
+    turns: list[_Turn] = []
+    for index, msg in enumerate(messages):
+        if msg.role == ROLE_SYSTEM and not msg.is_tool_result:
+            _no_calls(msg, index)
+            if _has_text(msg.content):
+                system_parts.append(msg.content)
+        else:
+            _add(turns, msg, index)
+    if not turns:
+        raise RequestBuildError(
+            f"{PROVIDER}: nothing to send: no message gives a user or assistant turn "
+            "(every message is a system message or has only white space)",
+            provider=PROVIDER,
+        )
+    body: dict[str, Any] = {"model": model, "max_tokens": get_model_limits(model).output_tokens}
+    if system_parts:
+        body["system"] = SYSTEM_SEPARATOR.join(system_parts)
+    body["messages"] = [{"role": t.role, "content": t.content()} for t in turns]
+    if tools:
+        body["tools"] = [_tool(t) for t in tools]
+    if stream:
+        body["stream"] = True
+    headers = (
+        (HEADER_API_KEY, api_key),
+        (HEADER_VERSION, API_VERSION),
+        (HEADER_CONTENT_TYPE, CONTENT_TYPE_JSON),
+        (HEADER_ACCEPT, ACCEPT_STREAM if stream else ACCEPT_JSON),
+    )
+    return HttpRequest(METHOD, strip_base_url(base_url) + PATH, headers, json_body(body))

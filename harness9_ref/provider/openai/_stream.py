@@ -1,0 +1,159 @@
+"""Assemble an OpenAI Chat Completions stream (SPEC R-PRV-17, R-PRV-19, R-USE-3).
+
+Chunks look like ``data: {"choices":[{"index":0,"delta":{…}}],"usage":null}``. Only choice 0 is
+used. Text pieces (``content`` and ``refusal``) become text chunks at once; tool calls arrive as
+fragments keyed by their ``index`` and are put together at the end. The usage comes from the
+last chunk with a non-null ``usage``. ``data: [DONE]`` ends the stream; it is not JSON.
+
+A legacy ``function_call`` delta or a tool call of a type other than ``function`` is refused
+as a stream error, as R-PRV-13 refuses them in a whole body, so that ``generate`` and
+``generate_stream`` never disagree about the same reply (R-PRV-19).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Final, Iterable, Mapping, Sequence
+
+from ...schema import CHUNK_TEXT, ROLE_ASSISTANT, Message, StreamChunk, ToolCall, Usage
+from .._classify import error_from_object
+from .._errors import ProviderStreamError, StreamCutOff
+from .._json import (
+    ShapeError,
+    describe,
+    expect_object,
+    loads,
+    optional_int,
+    optional_list,
+    optional_object,
+    optional_str,
+)
+from .._sse import SSEEvent
+from .._streaming import stream_chunks
+from ._request import PROVIDER, TOOL_TYPE_FUNCTION
+from ._response import LEGACY_FUNCTION_CALL, parse_error, read_usage
+
+__all__ = ["SSE_DONE", "StreamAssembler", "parse_stream"]
+
+SSE_DONE: Final = "[DONE]"  # R-PRV-17: the data of the terminal event
+USED_CHOICE: Final = 0  # R-PRV-17: the only choice assembled
+TEXT_FIELDS: Final = ("content", "refusal")  # R-PRV-17: delta members appended to the text, in this order
+
+
+@dataclass(slots=True)
+class _Call:
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+class StreamAssembler:
+    """Turn the SSE events of one OpenAI stream into text chunks and the final message (R-PRV-17).
+
+    Call ``feed`` for each event in order, then ``finish``.
+    """
+
+    def __init__(self) -> None:
+        self._text: list[str] = []
+        self._calls: dict[int, _Call] = {}
+        self._usage: Usage | None = None
+        self._done = False
+        self._events = 0
+
+    @property
+    def done(self) -> bool:
+        """True once ``data: [DONE]`` has arrived; events after it are ignored."""
+        return self._done
+
+    def feed(self, event: SSEEvent) -> list[StreamChunk]:
+        """Take one event and return the text chunks it carries.
+
+        Raises:
+            ProviderStreamError: the data is not JSON, or a member has the wrong type; the
+                message names the event number (counting from 1).
+            ProviderError: the chunk is an ``error`` object (classified by R-ERR-3).
+        """
+        if self._done:
+            return []
+        self._events += 1
+        if event.data == SSE_DONE:
+            self._done = True
+            return []
+        try:
+            data = loads(event.data)
+        except ValueError as exc:
+            raise self._error(f"data is not JSON ({exc}): {event.data[:80]!r}") from None
+        try:
+            chunk = expect_object(data, "data")
+            if chunk.get("error") is not None:
+                raise error_from_object(PROVIDER, chunk)
+            return self._chunk(chunk)
+        except ShapeError as exc:
+            raise self._error(str(exc)) from None
+
+    def finish(self) -> tuple[Message, Usage | None]:
+        """The assembled message (calls ordered by index) and usage.
+
+        Raises:
+            StreamCutOff: the stream ended before ``data: [DONE]``.
+        """
+        if not self._done:
+            raise StreamCutOff(
+                f"{PROVIDER}: the stream ended after {self._events} events without data: {SSE_DONE}",
+                provider=PROVIDER,
+            )
+        calls = tuple(ToolCall(c.id, c.name, "".join(c.arguments)) for _, c in sorted(self._calls.items()))
+        return Message(ROLE_ASSISTANT, "".join(self._text), calls), self._usage
+
+    def _error(self, problem: str) -> ProviderStreamError:
+        return ProviderStreamError(f"{PROVIDER} stream event {self._events}: {problem}", provider=PROVIDER)
+
+    def _chunk(self, chunk: Mapping[str, Any]) -> list[StreamChunk]:
+        usage = optional_object(chunk.get("usage"), "usage")
+        if usage is not None:
+            self._usage = read_usage(usage)
+        out: list[StreamChunk] = []
+        for i, item in enumerate(optional_list(chunk.get("choices"), "choices") or []):
+            path = f"choices[{i}]"
+            choice = expect_object(item, path)
+            if (optional_int(choice.get("index"), f"{path}.index") or 0) == USED_CHOICE:
+                self._delta(optional_object(choice.get("delta"), f"{path}.delta") or {}, f"{path}.delta", out)
+        return out
+
+    def _delta(self, delta: Mapping[str, Any], path: str, out: list[StreamChunk]) -> None:
+        if delta.get(LEGACY_FUNCTION_CALL) is not None:  # as R-PRV-13 refuses it in a whole body
+            raise ShapeError(f"{path}.{LEGACY_FUNCTION_CALL}", "the legacy function_call format is not supported")
+        for name in TEXT_FIELDS:
+            piece = optional_str(delta.get(name), f"{path}.{name}")
+            if piece:
+                self._text.append(piece)
+                out.append(StreamChunk(CHUNK_TEXT, delta=piece))
+        fragments = optional_list(delta.get("tool_calls"), f"{path}.tool_calls") or []
+        for position, item in enumerate(fragments):
+            where = f"{path}.tool_calls[{position}]"
+            self._fragment(expect_object(item, where), position, where)
+
+    def _fragment(self, fragment: Mapping[str, Any], position: int, path: str) -> None:
+        kind = fragment.get("type")
+        if kind is not None and kind != TOOL_TYPE_FUNCTION:  # only the first fragment has a type
+            problem = f"expected 'function', got {describe(kind)}; this tool-call format is not supported"
+            raise ShapeError(f"{path}.type", problem)
+        index = optional_int(fragment.get("index"), f"{path}.index")
+        call = self._calls.setdefault(position if index is None else index, _Call())
+        function = optional_object(fragment.get("function"), f"{path}.function") or {}
+        call.id = call.id or optional_str(fragment.get("id"), f"{path}.id") or ""
+        call.name = call.name or optional_str(function.get("name"), f"{path}.function.name") or ""
+        piece = optional_str(function.get("arguments"), f"{path}.function.arguments")
+        if piece:
+            call.arguments.append(piece)
+
+
+def parse_stream(status: int, headers: Sequence[tuple[str, str]], chunks: Iterable[bytes]) -> list[StreamChunk]:
+    """All stream chunks of one recorded exchange: the text chunks, then one ``done`` or ``error``.
+
+    Pure: ``chunks`` are the body's bytes in the pieces they arrived in (R-PRV-16, R-PRV-19).
+    An HTTP error status gives just the error chunk of ``parse_error``.
+    """
+    return list(stream_chunks(parse_error, StreamAssembler, status, headers, chunks))
+
+
