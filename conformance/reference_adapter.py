@@ -25,7 +25,8 @@ from harness9_ref.memory import (
     new_token_budget_compactor,
     repair_orphaned_tool_pairs,
 )
-from harness9_ref.provider import get_model_limits
+from harness9_ref.provider import ProviderError, get_model_limits
+from conformance._reference_provider import PROVIDER_OPS
 from conformance._reference_session import op_session
 from harness9_ref.schema import Message, SchemaError, ToolDefinition, Usage, messages_from_list, messages_to_list
 
@@ -123,6 +124,7 @@ OPS: Final[Mapping[str, Callable[[Mapping[str, Any]], Any]]] = {
     "repair_tool_pairs": lambda i: messages_to_list(repair_orphaned_tool_pairs(messages_from_list(i["messages"]))),
     "compact": op_compact,
     "session": op_session,
+    **PROVIDER_OPS,
 }
 
 
@@ -134,7 +136,7 @@ def handle(request: Mapping[str, Any]) -> dict[str, Any]:
         return {"seq": seq, "skipped": f"op {request.get('op')!r} is not implemented"}
     try:
         return {"seq": seq, "output": op(request.get("input", {}))}
-    except (SchemaError, InvalidInput) as exc:
+    except (SchemaError, InvalidInput, ProviderError) as exc:
         return {"seq": seq, "error": {"code": exc.code, "message": str(exc)}}
     except LookupError as exc:
         return {"seq": seq, "error": {"code": INVALID_INPUT, "message": f"input is missing or names nothing known: {exc}"}}

@@ -37,6 +37,7 @@ from ._limits import (
 from ._mock import MockProvider
 from ._providers import DEFAULT_ANTHROPIC_BASE_URL, DEFAULT_OPENAI_BASE_URL, AnthropicProvider, OpenAIProvider
 from ._sse import SSEDecoder, SSEEvent
+from ._streaming import assemble_stream
 
 __all__ = (
     "DEFAULT_ANTHROPIC_BASE_URL",
@@ -71,6 +72,7 @@ __all__ = (
     "StreamCutOff",
     "WireFormat",
     "anthropic",
+    "assemble_stream",
     "get_model_limits",
     "normalize_model_name",
     "openai",

@@ -1,0 +1,108 @@
+"""The provider ops of the reference adapter: ``provider_request``, ``provider_parse``, ``provider_call``.
+
+Outputs (conformance/PORTING.md): a request as method, URL, the headers that matter and the
+parsed JSON body; a whole response as ``{"message", "usage"}``; a stream as ``{"chunks": […]}``
+ending in a ``done`` or ``error`` chunk; an error as ``{"code"}`` plus, for the errors a
+provider reports itself (REPORTED_CODES), the exact ``message`` of R-ERR-4.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable, Iterable, Mapping
+from types import ModuleType
+from typing import Any, Final
+
+from harness9_ref.provider import (
+    AnthropicProvider,
+    HttpProvider,
+    OpenAIProvider,
+    ProviderError,
+    anthropic,
+    assemble_stream,
+    openai,
+)
+from harness9_ref.schema import CHUNK_ERROR, Message, StreamChunk, ToolDefinition, Usage, messages_from_list
+
+__all__ = ["PROVIDER_OPS"]
+
+WIRE_FORMATS: Final[Mapping[str, ModuleType]] = {"openai": openai, "anthropic": anthropic}
+PROVIDERS: Final[Mapping[str, Callable[[str, str, str, float], HttpProvider]]] = {"openai": OpenAIProvider, "anthropic": AnthropicProvider}
+# Headers whose values R-PRV-4 and R-PRV-8 fix; others (User-Agent, …) are an implementation's own.
+REQUEST_HEADERS: Final = ("content-type", "accept", "authorization", "x-api-key", "anthropic-version")
+# Errors reported by the provider itself: their message has the exact form of R-ERR-4.
+REPORTED_CODES: Final = frozenset(
+    {"authentication", "rate_limit", "overloaded", "context_length_exceeded", "invalid_request", "server_error"}
+)
+
+
+def _error(code: str, message: str) -> dict[str, Any]:
+    return {"code": code, "message": message} if code in REPORTED_CODES else {"code": code}
+
+
+def _chunk(chunk: StreamChunk) -> dict[str, Any]:
+    if chunk.type != CHUNK_ERROR:
+        return chunk.to_dict()
+    code, _, message = chunk.error.partition(": ")
+    return {"type": CHUNK_ERROR, **_error(code, message)}
+
+
+def _conversation(inp: Mapping[str, Any]) -> tuple[list[Any], list[ToolDefinition]]:
+    tools = [ToolDefinition.from_dict(t, f"tools[{i}]") for i, t in enumerate(inp.get("tools", []))]
+    return messages_from_list(inp["messages"]), tools
+
+
+def op_provider_request(inp: Mapping[str, Any]) -> dict[str, Any]:
+    messages, tools = _conversation(inp)
+    wire = WIRE_FORMATS[inp["provider"]]
+    options = {"base_url": inp["base_url"]} if "base_url" in inp else {}
+    request = wire.build_request(inp["model"], messages, tools, stream=inp["stream"], api_key=inp["api_key"], **options)
+    headers = {name.lower(): value for name, value in request.headers}
+    return {
+        "method": request.method,
+        "url": request.url,
+        "headers": {name: headers[name] for name in REQUEST_HEADERS if name in headers},
+        "body": json.loads(request.body),
+    }
+
+
+def _whole(call: Callable[[], tuple[Message, Usage | None]]) -> dict[str, Any]:
+    try:
+        message, usage = call()
+    except ProviderError as exc:
+        return {"error": _error(exc.code, str(exc))}
+    return {"message": message.to_dict(), "usage": None if usage is None else usage.to_dict()}
+
+
+def _stream(chunks: Iterable[StreamChunk]) -> dict[str, Any]:
+    out: list[dict[str, Any]] = []
+    try:
+        out.extend(_chunk(c) for c in chunks)
+    except ProviderError as exc:
+        out.append({"type": CHUNK_ERROR, **_error(exc.code, str(exc))})
+    return {"chunks": out}
+
+
+def op_provider_parse(inp: Mapping[str, Any]) -> dict[str, Any]:
+    wire = WIRE_FORMATS[inp["provider"]]
+    status, headers = inp["status"], [tuple(pair) for pair in inp["headers"]]
+    pieces = [base64.b64decode(c) for c in inp["chunks"]]
+    if inp["stream"]:
+        return _stream(assemble_stream(wire.parse_error, wire.StreamAssembler, status, headers, pieces))
+    return _whole(lambda: wire.parse_response(status, headers, b"".join(pieces)))
+
+
+def op_provider_call(inp: Mapping[str, Any]) -> dict[str, Any]:
+    messages, tools = _conversation(inp)
+    provider = PROVIDERS[inp["provider"]](inp["model"], inp["api_key"], inp["base_url"], float(inp.get("timeout", 10)))
+    if inp["stream"]:
+        return _stream(provider.generate_stream(messages, tools))
+    return _whole(lambda: provider.generate(messages, tools))
+
+
+PROVIDER_OPS: Final = {
+    "provider_request": op_provider_request,
+    "provider_parse": op_provider_parse,
+    "provider_call": op_provider_call,
+}

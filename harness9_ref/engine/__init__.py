@@ -1,0 +1,63 @@
+"""The agent engine: the run loop, its events and its tool seam (SPEC sections "Engine run loop"
+and "Events": R-ENG, R-EVT; seed 2, 8, 9).
+
+``AgentEngine.run_stream(prompt)`` yields ``Event`` values as a run happens; ``run(prompt)`` returns
+the final assistant message or raises ``EngineError``. Tools are reached through a
+``ToolRegistry``; ``harness9_ref.tools.Registry`` is the real one.
+"""
+
+from ._constants import (
+    CANCELLED,
+    DEFAULT_MAX_TURNS,
+    DEFAULT_SYSTEM_PROMPT,
+    INTERNAL_ERROR,
+    LOGGER_NAME,
+    MAX_TURNS,
+    MAX_TURNS_MESSAGE,
+    PROVIDER_ERROR,
+    PromptBuilder,
+    one_line,
+)
+from ._engine import AgentEngine
+from ._errors import ENGINE_BUSY, EngineBusy, EngineError
+from ._events import (
+    CompactionData,
+    DoneData,
+    ErrorData,
+    Event,
+    EventData,
+    EventType,
+    TextDeltaData,
+    TokenUpdateData,
+    ToolCallData,
+    ToolResultData,
+)
+from ._registry import ToolRegistry
+
+__all__ = (
+    "CANCELLED",
+    "DEFAULT_MAX_TURNS",
+    "DEFAULT_SYSTEM_PROMPT",
+    "ENGINE_BUSY",
+    "INTERNAL_ERROR",
+    "LOGGER_NAME",
+    "MAX_TURNS",
+    "MAX_TURNS_MESSAGE",
+    "PROVIDER_ERROR",
+    "AgentEngine",
+    "CompactionData",
+    "DoneData",
+    "EngineBusy",
+    "EngineError",
+    "ErrorData",
+    "Event",
+    "EventData",
+    "EventType",
+    "PromptBuilder",
+    "TextDeltaData",
+    "TokenUpdateData",
+    "ToolCallData",
+    "ToolRegistry",
+    "ToolResultData",
+    "one_line",
+)

@@ -1,0 +1,173 @@
+"""The events of a run (SPEC R-EVT-1 … R-EVT-9; seed 9.1 … 9.3).
+
+An event is ``{"type": <type>, "data": <object>}``. Each type has one data class whose
+``to_dict`` writes its members in the order SPEC lists them, so ``json.dumps(event.to_dict())``
+gives exactly the lines of the example in SPEC section 16.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Final, Mapping, Union
+
+from ..schema import Message
+
+__all__ = [  # gets re-exported
+    "CompactionData",
+    "DoneData",
+    "ErrorData",
+    "Event",
+    "EventData",
+    "EventType",
+    "TextDeltaData",
+    "TokenUpdateData",
+    "ToolCallData",
+    "ToolResultData",
+]
+
+
+class EventType(str, Enum):
+    """The seven event types of R-EVT-1; the value is the ``type`` written in JSON."""
+
+    TOKEN_UPDATE = "token_update"
+    COMPACTION = "compaction"
+    TEXT_DELTA = "text_delta"
+    TOOL_CALL = "tool_call"
+    TOOL_RESULT = "tool_result"
+    DONE = "done"
+    ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class TokenUpdateData:
+    """R-EVT-2 (seed 9.2): the context's size in tokens, estimated or as the provider reported it.
+
+    ``context_window`` is the engine's configured window, 0 when unknown.
+    """
+
+    estimated_tokens: int
+    context_window: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"estimated_tokens": self.estimated_tokens, "context_window": self.context_window}
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionData:
+    """R-EVT-3 (seed 9.3): what a compaction that saved more than 5% changed (R-ENG-6)."""
+
+    tokens_before: int
+    tokens_after: int
+    msgs_before: int
+    msgs_after: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "msgs_before": self.msgs_before,
+            "msgs_after": self.msgs_after,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class TextDeltaData:
+    """R-EVT-4: one non-empty text chunk of the provider's stream."""
+
+    delta: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"delta": self.delta}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallData:
+    """R-EVT-5: a tool call about to run; ``arguments`` is the raw text the model produced."""
+
+    id: str
+    name: str
+    arguments: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultData:
+    """R-EVT-6: the observation of a tool call."""
+
+    tool_call_id: str
+    name: str
+    content: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tool_call_id": self.tool_call_id, "name": self.name, "content": self.content}
+
+
+@dataclass(frozen=True, slots=True)
+class DoneData:
+    """R-EVT-7: the final assistant message and the number of provider calls the run made."""
+
+    message: Message
+    turns: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"message": self.message.to_dict(), "turns": self.turns}
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorData:
+    """R-EVT-8: why the run failed; ``message`` is one line."""
+
+    code: str
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message}
+
+
+EventData = Union[
+    TokenUpdateData, CompactionData, TextDeltaData, ToolCallData, ToolResultData, DoneData, ErrorData
+]
+
+# R-EVT-1: the one data class of each event type.
+DATA_TYPES: Final[Mapping[EventType, type]] = {
+    EventType.TOKEN_UPDATE: TokenUpdateData,
+    EventType.COMPACTION: CompactionData,
+    EventType.TEXT_DELTA: TextDeltaData,
+    EventType.TOOL_CALL: ToolCallData,
+    EventType.TOOL_RESULT: ToolResultData,
+    EventType.DONE: DoneData,
+    EventType.ERROR: ErrorData,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One event of a run (R-EVT-1).
+
+    Raises:
+        TypeError: ``data`` is not the data class of ``type`` (for example ``ErrorData`` for
+            ``EventType.DONE``).
+    """
+
+    type: EventType
+    data: EventData
+
+    def __post_init__(self) -> None:
+        expected = DATA_TYPES[EventType(self.type)]
+        if not isinstance(self.data, expected):
+            raise TypeError(
+                f"a {EventType(self.type).value!r} event carries {expected.__name__}, got {type(self.data).__name__}"
+            )
+        object.__setattr__(self, "type", EventType(self.type))
+
+    @property
+    def is_terminal(self) -> bool:
+        """True for ``done`` and ``error``, the event that ends every run (R-EVT-9)."""
+        return self.type in (EventType.DONE, EventType.ERROR)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form ``{"type", "data"}``, data members in SPEC order (R-EVT-1 … R-EVT-8)."""
+        return {"type": self.type.value, "data": self.data.to_dict()}

@@ -1,0 +1,31 @@
+"""The seam between the engine and its tools (SPEC R-ENG-5, R-ENG-9, R-TOOL-1)."""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+from ..schema import ToolDefinition
+
+__all__ = ["ToolRegistry"]  # gets re-exported
+
+
+@runtime_checkable
+class ToolRegistry(Protocol):
+    """The tools a run offers the model and runs for it.
+
+    ``harness9_ref.tools.Registry`` (``read_file`` and ``bash``) is the real one;
+    ``harness9_ref.testing.ScriptedRegistry`` answers from a script.
+    """
+
+    def available_tools(self) -> list[ToolDefinition]:
+        """The tool definitions sent with every provider call; asked once per turn (R-ENG-5 step 1)."""
+        ...
+
+    def execute(self, name: str, arguments: str) -> str:
+        """Run one tool call and return its observation text (R-ENG-9).
+
+        ``arguments`` is the raw JSON text the model produced. A failure is reported as an
+        observation starting with ``error: `` rather than raised (R-TOOL-1, R-TOOL-7); should an
+        implementation raise anyway, the engine turns the exception into such an observation.
+        """
+        ...

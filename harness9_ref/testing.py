@@ -1,0 +1,274 @@
+"""Scripted stand-ins for a provider and a tool registry (SPEC R-PRV-19, R-ENG, R-TOOL-1; STYLE 13).
+
+For tests, for the conformance op ``engine_run`` and for users who want to drive
+``AgentEngine`` without a network. A port's adapter needs the same semantics:
+
+``ScriptedProvider(replies)`` answers call ``k`` with step ``k`` of its script:
+
+- ``Reply(message, usage=None, chunks=None)``: text chunks, then ``done`` with ``message`` and
+  ``usage``. ``chunks=None`` streams the whole content as one chunk (none when it is empty);
+  otherwise each given string is one text chunk, as given (a real provider's deltas are
+  non-empty and join to the content, R-PRV-19; the script does not check).
+  A bare ``Message`` means ``Reply(message)``.
+- ``Failure(code, message, chunks=())``: the text chunks, then the error chunk
+  ``"<code>: <message>"``.
+- an exception instance: raised when the stream is first advanced.
+- past the end of the script: the error chunk ``"script_exhausted: …"``.
+
+Every call is recorded in ``requests`` before its step is taken. ``generate`` takes the same
+steps (a ``Failure`` raises the ``ProviderError`` subclass with that code), so the provider can
+also serve as a compactor's summarizer.
+
+``ScriptedRegistry(tools, results)`` offers ``tools`` and answers ``execute`` from ``results``,
+recording each call in ``calls``; it never raises except with a scripted exception.
+
+``steps_from_json`` and ``ScriptedRegistry.from_json`` read the JSON forms an adapter receives.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any, Final, Iterator, Mapping, Sequence, Union
+
+from .provider import ProviderError, ScriptExhausted
+from .schema import CHUNK_DONE, CHUNK_ERROR, CHUNK_TEXT, Message, StreamChunk, ToolDefinition, Usage
+
+__all__ = [
+    "SCRIPTED_PROVIDER",
+    "Failure",
+    "Reply",
+    "Request",
+    "ScriptedProvider",
+    "ScriptedRegistry",
+    "Step",
+    "steps_from_json",
+]
+
+SCRIPTED_PROVIDER: Final = "scripted"  # the ``provider`` attribute of the errors it raises
+NO_SCRIPTED_RESULT: Final = "error: no scripted result for call {number} to {name!r}"
+UNKNOWN_TOOL: Final = 'error: unknown tool "{name}"'  # as R-TOOL-2 words it
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A scripted answer: ``chunks`` as text chunks, then ``done`` with ``message`` and ``usage``."""
+
+    message: Message
+    usage: Usage | None = None
+    chunks: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """A scripted provider failure: ``chunks`` as text chunks, then the error chunk ``"<code>: <message>"``."""
+
+    code: str
+    message: str
+    chunks: tuple[str, ...] = ()
+
+
+Step = Union[Reply, Failure, Message, BaseException]
+"""One step of a ``ScriptedProvider`` script."""
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """What the provider was asked: the messages and tools of one call, as given."""
+
+    messages: tuple[Message, ...]
+    tools: tuple[ToolDefinition, ...]
+
+
+def _provider_error(code: str, message: str) -> ProviderError:
+    """The ProviderError subclass whose ``code`` is ``code``; a new subclass for an unknown code."""
+    pending: list[type[ProviderError]] = [ProviderError]
+    while pending:
+        cls = pending.pop()
+        if cls.code == code:
+            return cls(message, provider=SCRIPTED_PROVIDER)
+        pending.extend(cls.__subclasses__())
+    scripted: type[ProviderError] = type("ScriptedProviderError", (ProviderError,), {"code": code})
+    return scripted(message, provider=SCRIPTED_PROVIDER)
+
+
+class ScriptedProvider:
+    """A provider that plays a script, one step per call (see the module docstring).
+
+    Args:
+        replies: the steps, in order.
+
+    Attributes:
+        requests: every call so far, in order. Safe to call from several threads.
+    """
+
+    def __init__(self, replies: Sequence[Step]) -> None:
+        self._steps = tuple(replies)
+        self._next = 0
+        self._lock = threading.Lock()
+        self.requests: list[Request] = []
+
+    def __repr__(self) -> str:
+        return f"ScriptedProvider({len(self._steps)} steps, {self._next} used)"
+
+    @property
+    def remaining(self) -> int:
+        """How many steps are left."""
+        with self._lock:
+            return len(self._steps) - self._next
+
+    def _take(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
+    ) -> Reply | Failure | BaseException:
+        with self._lock:
+            self.requests.append(Request(tuple(messages), tuple(tools)))
+            if self._next >= len(self._steps):
+                raise ScriptExhausted(
+                    f"{SCRIPTED_PROVIDER}: the script is exhausted: all {len(self._steps)} steps were used "
+                    f"and call {len(self.requests)} asked for another",
+                    provider=SCRIPTED_PROVIDER,
+                )
+            step = self._steps[self._next]
+            self._next += 1
+        return Reply(step) if isinstance(step, Message) else step
+
+    def generate_stream(
+        self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]
+    ) -> Iterator[StreamChunk]:
+        """The next step as a stream (R-PRV-19); nothing happens until the stream is advanced.
+
+        Raises:
+            BaseException: the step's exception, when the step is one.
+        """
+        try:
+            step = self._take(messages, available_tools)
+        except ScriptExhausted as exc:
+            yield StreamChunk(CHUNK_ERROR, error=exc.chunk_text())
+            return
+        if isinstance(step, BaseException):
+            raise step
+        if isinstance(step, Failure):
+            yield from (StreamChunk(CHUNK_TEXT, delta=text) for text in step.chunks)
+            yield StreamChunk(CHUNK_ERROR, error=f"{step.code}: {step.message}")
+            return
+        chunks = step.chunks if step.chunks is not None else (step.message.content,) if step.message.content else ()
+        yield from (StreamChunk(CHUNK_TEXT, delta=text) for text in chunks)
+        yield StreamChunk(CHUNK_DONE, message=step.message, usage=step.usage)
+
+    def generate(
+        self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]
+    ) -> tuple[Message, Usage | None]:
+        """The next step's message and usage (R-PRV-1).
+
+        Raises:
+            ProviderError: for a ``Failure`` step, the subclass with its code (R-ERR-1);
+                ``ScriptExhausted`` past the end of the script.
+            BaseException: the step's exception, when the step is one.
+        """
+        step = self._take(messages, available_tools)
+        if isinstance(step, BaseException):
+            raise step
+        if isinstance(step, Failure):
+            raise _provider_error(step.code, step.message)
+        return step.message, step.usage
+
+
+def _chunks(value: object, path: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(text, str) for text in value):
+        raise ValueError(f"{path}: expected an array of strings")
+    return tuple(value)
+
+
+def steps_from_json(items: Sequence[Mapping[str, Any]], path: str = "replies") -> list[Step]:
+    """Read a script in JSON form, one object per step.
+
+    ``{"message": <message>, "usage"?: <usage>, "chunks"?: [<text>]}`` is a ``Reply``;
+    ``{"error": {"code": <code>, "message": <text>}, "chunks"?: [<text>]}`` a ``Failure``;
+    ``{"raise": <text>}`` an exception (``RuntimeError(text)``) raised by the provider.
+
+    Raises:
+        ValueError: a step has none of these forms (``SchemaError`` for a bad message or usage).
+    """
+    steps: list[Step] = []
+    for i, item in enumerate(items):
+        where = f"{path}[{i}]"
+        if "message" in item:
+            usage = item.get("usage")
+            steps.append(
+                Reply(
+                    Message.from_dict(item["message"], f"{where}.message"),
+                    None if usage is None else Usage.from_dict(usage, f"{where}.usage"),
+                    _chunks(item["chunks"], f"{where}.chunks") if "chunks" in item else None,
+                )
+            )
+        elif "error" in item:
+            error = item["error"]
+            if not isinstance(error, Mapping) or not all(isinstance(error.get(k), str) for k in ("code", "message")):
+                raise ValueError(f'{where}.error: expected {{"code": <string>, "message": <string>}}')
+            steps.append(Failure(error["code"], error["message"], _chunks(item.get("chunks", []), f"{where}.chunks")))
+        elif "raise" in item:
+            steps.append(RuntimeError(str(item["raise"])))
+        else:
+            raise ValueError(f'{where}: expected a "message", "error" or "raise" member')
+    return steps
+
+
+ScriptedResult = Union[str, BaseException]
+"""One scripted observation, or an exception for ``execute`` to raise."""
+
+
+class ScriptedRegistry:
+    """A tool registry with fixed definitions and scripted observations.
+
+    Args:
+        tools: what ``available_tools()`` returns, every turn.
+        results: either a mapping from tool name to an observation used for every call of that
+            tool, or to a list of observations used one per call in order; or a list of
+            observations used one per call in call order, whatever the tool. An exception in
+            place of an observation is raised by ``execute``. A name the mapping lacks gets
+            ``error: unknown tool "<name>"``; a used-up list gets ``NO_SCRIPTED_RESULT``.
+
+    Attributes:
+        calls: every ``(name, arguments)`` passed to ``execute``, in order.
+    """
+
+    def __init__(
+        self,
+        tools: Sequence[ToolDefinition] = (),
+        results: Mapping[str, ScriptedResult | Sequence[ScriptedResult]] | Sequence[ScriptedResult] = (),
+    ) -> None:
+        self._tools = tuple(tools)
+        self._results = results
+        self._used: dict[str | None, int] = {}
+        self._lock = threading.Lock()
+        self.calls: list[tuple[str, str]] = []
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ScriptedRegistry:
+        """``{"tools": [<tool definition>], "results": {<name>: <text> | [<text>]} | [<text>]}``."""
+        tools = [ToolDefinition.from_dict(tool, f"tools[{i}]") for i, tool in enumerate(data.get("tools", []))]
+        return cls(tools, data.get("results", ()))
+
+    def available_tools(self) -> list[ToolDefinition]:
+        return list(self._tools)
+
+    def execute(self, name: str, arguments: str) -> str:
+        with self._lock:
+            self.calls.append((name, arguments))
+            result = self._pick(name)
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+    def _pick(self, name: str) -> ScriptedResult:
+        if isinstance(self._results, Mapping):
+            if name not in self._results:
+                return UNKNOWN_TOOL.format(name=name)
+            entry, key = self._results[name], name
+        else:
+            entry, key = self._results, None
+        if isinstance(entry, (str, BaseException)):
+            return entry
+        n = self._used.get(key, 0)
+        self._used[key] = n + 1
+        return entry[n] if n < len(entry) else NO_SCRIPTED_RESULT.format(number=n + 1, name=name)

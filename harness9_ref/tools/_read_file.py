@@ -1,0 +1,123 @@
+"""The ``read_file`` tool (SPEC R-TOOL-1, R-TOOL-3, R-TOOL-4, R-TOOL-7).
+
+Confinement: the path is resolved with every symbolic link followed (``os.path.realpath``) and
+must be the working directory's own resolved path or lie below it. The file is then opened by
+its resolved path with ``O_NOFOLLOW``, so the last component cannot be swapped for a link in
+between. This guards against a model's mistakes, not against an adversary on the machine:
+``bash`` can read any file the user can (R-TOOL-8).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import Final
+
+from ..schema import ToolDefinition
+from ._output import capped_text
+
+__all__ = [
+    "ESCAPES_WORKDIR",
+    "IS_A_DIRECTORY",
+    "NOT_A_REGULAR_FILE",
+    "NO_SUCH_FILE",
+    "READ_FAILED",
+    "READ_FILE_TOOL",
+    "read_file",
+]
+
+# R-TOOL-1: the definition, exactly as SPEC section 20 prints it.
+READ_FILE_TOOL: Final = ToolDefinition(
+    "read_file",
+    "Read a text file inside the working directory and return its contents.",
+    {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "Path of the file, relative to the working directory."}
+        },
+        "required": ["path"],
+    },
+)
+
+ESCAPES_WORKDIR: Final = "error: path escapes the working directory: {path}"  # R-TOOL-3
+NO_SUCH_FILE: Final = "error: no such file: {path}"  # R-TOOL-3
+IS_A_DIRECTORY: Final = "error: is a directory: {path}"  # R-TOOL-3
+# R-TOOL-7: a FIFO, socket or device would block or never end; it is refused, unread.
+NOT_A_REGULAR_FILE: Final = "error: not a regular file: {path}"
+READ_FAILED: Final = "error: cannot read {path}: {reason}"  # R-TOOL-7
+
+_OPEN_FLAGS: Final = (
+    os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+)
+_READ_SIZE: Final = 1 << 20
+
+
+def _within(root: str, target: str) -> bool:
+    return target == root or target.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _read_head(fd: int, cap: int, size: int) -> tuple[bytes, int]:
+    """The first ``cap + 1`` bytes at most, and the file's total size in bytes."""
+    parts: list[bytes] = []
+    got = 0
+    while got <= cap:
+        part = os.read(fd, min(cap + 1 - got, _READ_SIZE))
+        if not part:
+            break
+        parts.append(part)
+        got += len(part)
+    head = b"".join(parts)
+    if got <= cap:
+        return head, got
+    total = max(size, got)
+    if size < got:  # the size fstat gave was wrong (a growing file, a pseudo-file): count the rest
+        while part := os.read(fd, _READ_SIZE):
+            total += len(part)
+    return head, total
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+def read_file(workdir: str, path: str, cap: int) -> str:
+    """The observation of ``read_file`` for ``path`` (R-TOOL-3, R-TOOL-4).
+
+    Args:
+        workdir: the working directory (absolute).
+        path: the path the model gave, relative to ``workdir`` or absolute.
+        cap: the most bytes shown (R-TOOL-4).
+
+    Returns:
+        The file's text, capped, or an observation starting with ``error: ``. Never raises an
+        ``OSError`` or ``ValueError``.
+    """
+    try:
+        root = os.path.realpath(workdir)
+        target = os.path.realpath(os.path.join(workdir, path))
+    except (OSError, ValueError) as exc:  # e.g. an embedded NUL byte
+        return READ_FAILED.format(path=path, reason=exc)
+    if not _within(root, target):
+        return ESCAPES_WORKDIR.format(path=path)
+    try:
+        fd = os.open(target, _OPEN_FLAGS)
+    except FileNotFoundError:
+        return NO_SUCH_FILE.format(path=path)
+    except IsADirectoryError:
+        return IS_A_DIRECTORY.format(path=path)
+    except OSError as exc:
+        return READ_FAILED.format(path=path, reason=_reason(exc))
+    except ValueError as exc:
+        return READ_FAILED.format(path=path, reason=exc)
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            return IS_A_DIRECTORY.format(path=path)
+        if not stat.S_ISREG(info.st_mode):
+            return NOT_A_REGULAR_FILE.format(path=path)
+        head, total = _read_head(fd, cap, info.st_size)
+    except OSError as exc:
+        return READ_FAILED.format(path=path, reason=_reason(exc))
+    finally:
+        os.close(fd)
+    return capped_text(head, total, cap)

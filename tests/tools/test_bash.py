@@ -1,0 +1,179 @@
+"""The bash tool (harness9_ref/tools/_bash.py; SPEC R-TOOL-5, R-TOOL-6, R-TOOL-7).
+
+Real ``bash`` processes; timeouts are 1 second so the suite stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from harness9_ref.tools import Registry
+
+
+def bash(registry: Registry, command: str) -> str:
+    return registry.execute("bash", json.dumps({"command": command}))
+
+
+def is_gone(pid: int) -> bool:
+    """True when ``pid`` has exited (a zombie nobody reaped counts as exited)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+    except OSError:  # no /proc: ask the kernel
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        return False
+
+
+def wait_gone(pid: int, seconds: float = 5.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if is_gone(pid):
+            return True
+        time.sleep(0.02)
+    return is_gone(pid)
+
+
+@pytest.fixture
+def registry(tmp_path: Path) -> Registry:
+    return Registry(tmp_path, bash_timeout=1)
+
+
+def test_standard_output_and_error_are_merged_in_order(registry: Registry) -> None:
+    assert bash(registry, "echo one; echo two >&2; echo three") == "one\ntwo\nthree\n"
+
+
+def test_a_non_zero_status_is_noted(registry: Registry) -> None:
+    assert bash(registry, "echo failing; exit 3") == "failing\n\n[exit status 3]"
+
+
+def test_an_empty_output_with_status_zero_is_no_output(registry: Registry) -> None:
+    assert bash(registry, "true") == "(no output)"
+
+
+def test_an_empty_output_with_a_non_zero_status_is_only_the_note(registry: Registry) -> None:
+    assert bash(registry, "exit 1") == "\n[exit status 1]"
+
+
+def test_a_shell_killed_by_a_signal_is_noted(registry: Registry) -> None:
+    assert bash(registry, "echo before; kill -TERM $$") == "before\n\n[killed by signal 15]"
+    assert bash(registry, "kill -KILL $$") == "\n[killed by signal 9]"
+
+
+def test_the_command_runs_in_the_working_directory(tmp_path: Path) -> None:
+    (tmp_path / "marker").write_text("x", encoding="utf-8")
+    registry = Registry(tmp_path)
+    assert bash(registry, "pwd -P") == f"{os.path.realpath(tmp_path)}\n"
+    assert bash(registry, "ls") == "marker\n"
+
+
+def test_standard_input_is_empty(registry: Registry) -> None:
+    started = time.monotonic()
+    assert bash(registry, "cat; echo end") == "end\n"
+    assert time.monotonic() - started < 1
+
+
+def test_the_command_runs_in_a_new_process_group(registry: Registry) -> None:
+    out = bash(registry, "ps -o pgid= -p $$; echo $$")
+    pgid, pid = out.split()
+    assert pgid == pid
+    assert int(pgid) != os.getpgrp()
+
+
+def test_a_timeout_kills_the_whole_process_group_including_a_grandchild(tmp_path: Path) -> None:
+    registry = Registry(tmp_path, bash_timeout=1)
+    started = time.monotonic()
+    out = bash(registry, "(sleep 30; echo late) & echo $! > grandchild; echo started; sleep 30")
+    elapsed = time.monotonic() - started
+    assert out == "started\n\n[timed out after 1 s]"
+    assert 0.9 < elapsed < 5
+    grandchild = int((tmp_path / "grandchild").read_text(encoding="ascii"))
+    assert wait_gone(grandchild), f"process {grandchild} survived the timeout"
+
+
+def test_a_shell_that_closes_its_output_still_times_out(registry: Registry) -> None:
+    started = time.monotonic()
+    assert bash(registry, "echo bye; exec >&- 2>&-; sleep 30") == "bye\n\n[timed out after 1 s]"
+    assert time.monotonic() - started < 5
+
+
+def test_a_fractional_timeout_is_written_as_given(tmp_path: Path) -> None:
+    assert bash(Registry(tmp_path, bash_timeout=0.5), "sleep 10") == "\n[timed out after 0.5 s]"
+
+
+def test_the_command_is_over_when_the_shell_exits_even_if_a_background_job_holds_the_pipe(
+    registry: Registry,
+) -> None:
+    started = time.monotonic()
+    out = bash(registry, "sleep 30 & echo $!; echo done")
+    assert time.monotonic() - started < 0.9
+    pid, done = out.split()
+    assert done == "done"
+    assert not is_gone(int(pid))  # background jobs are left running, as in a terminal
+    os.kill(int(pid), signal.SIGKILL)
+
+
+def test_long_output_is_capped_with_the_note_and_the_total(registry: Registry) -> None:
+    out = bash(registry, "head -c 100000 /dev/zero | tr '\\0' a")
+    assert out == "a" * 65536 + "\n[truncated: showing the first 65536 of 100000 bytes]"
+
+
+def test_the_cap_comes_before_the_status_note_and_cuts_at_a_character_boundary(tmp_path: Path) -> None:
+    out = bash(Registry(tmp_path, output_cap=5), "printf 'abc中文'; exit 2")
+    assert out == "abc\n[truncated: showing the first 5 of 9 bytes]\n[exit status 2]"
+
+
+def test_endless_output_is_capped_and_timed_out(registry: Registry) -> None:
+    out = bash(registry, "yes")
+    head, _, notes = out.partition("\n[truncated: showing the first 65536 of ")
+    assert head == "y\n" * 32768
+    total, _, tail = notes.partition(" bytes]")
+    assert int(total) > 65536
+    assert tail == "\n[timed out after 1 s]"
+
+
+def test_invalid_utf8_output_is_replaced(registry: Registry) -> None:
+    assert bash(registry, "printf 'a\\377b'") == "a\ufffdb"
+
+
+def test_a_missing_bash_is_an_error_observation(registry: Registry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    assert bash(registry, "echo hi") == "error: cannot run bash: No such file or directory"
+
+
+def test_a_vanished_working_directory_is_an_error_observation(tmp_path: Path) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    registry = Registry(gone)
+    gone.rmdir()
+    assert bash(registry, "echo hi").startswith("error: cannot run bash: ")
+
+
+def test_a_nul_byte_in_the_command_is_an_error_observation(registry: Registry) -> None:
+    assert bash(registry, "echo a\x00b").startswith("error: cannot run bash: ")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "detail"),
+    [
+        ("", 'missing required member "command"'),
+        ('{"cmd": "ls"}', 'missing required member "command"'),
+        ('{"command": true}', 'member "command" must be a string, got a boolean'),
+        ("[1, 2]", "expected a JSON object, got an array"),
+        ("3", "expected a JSON object, got a number"),
+    ],
+)
+def test_invalid_arguments_are_named(registry: Registry, arguments: str, detail: str) -> None:
+    assert registry.execute("bash", arguments) == f"error: invalid arguments for bash: {detail}"
