@@ -62,10 +62,8 @@ class TimedProvider:
 
 
 def script(turns: int) -> list[Reply]:
-    steps = [
-        Reply(Message("assistant", "Let me look.", [ToolCall(f"call_{i}", "bash", '{"command":"ls -la"}')]), Usage(5000, 20))
-        for i in range(turns - 1)
-    ]
+    calls = [(ToolCall(f"call_{i}", "bash", '{"command":"ls -la"}'),) for i in range(turns - 1)]
+    steps = [Reply(Message("assistant", "Let me look.", c), Usage(5000, 20)) for c in calls]
     return [*steps, Reply(Message("assistant", "Done: the change is in place."), Usage(5000, 10))]
 
 

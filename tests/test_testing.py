@@ -96,7 +96,11 @@ def test_steps_are_read_from_json() -> None:
     steps = steps_from_json(
         [
             {"message": {"role": "assistant", "content": "hi"}},
-            {"message": {"role": "assistant", "content": "ab"}, "usage": {"input_tokens": 5, "output_tokens": 1}, "chunks": ["a", "b"]},
+            {
+                "message": {"role": "assistant", "content": "ab"},
+                "usage": {"input_tokens": 5, "output_tokens": 1},
+                "chunks": ["a", "b"],
+            },
             {"error": {"code": "timeout", "message": "slow"}, "chunks": ["x"]},
             {"raise": "boom"},
         ]
@@ -133,7 +137,9 @@ def test_a_registry_answers_per_tool_name_with_a_fixed_text_or_a_list_in_order()
     assert registry.execute("read_file", "2") == "second"
     assert registry.execute("read_file", "3") == "error: no scripted result for call 3 to 'read_file'"
     assert registry.execute("grep", "{}") == 'error: unknown tool "grep"'
-    assert registry.calls == [("bash", "{}"), ("bash", ""), ("read_file", "1"), ("read_file", "2"), ("read_file", "3"), ("grep", "{}")]
+    assert registry.calls == [
+        ("bash", "{}"), ("bash", ""), ("read_file", "1"), ("read_file", "2"), ("read_file", "3"), ("grep", "{}")
+    ]  # fmt: skip
 
 
 def test_a_registry_answers_in_call_order_whatever_the_name() -> None:
@@ -146,7 +152,10 @@ def test_a_registry_answers_in_call_order_whatever_the_name() -> None:
 
 def test_a_registry_is_read_from_json_and_is_a_tool_registry() -> None:
     registry = ScriptedRegistry.from_json(
-        {"tools": [{"name": "bash", "description": "Run.", "input_schema": {"type": "object"}}], "results": {"bash": "ok"}}
+        {
+            "tools": [{"name": "bash", "description": "Run.", "input_schema": {"type": "object"}}],
+            "results": {"bash": "ok"},
+        }
     )
     assert isinstance(registry, ToolRegistry)
     assert registry.available_tools() == [TOOL]

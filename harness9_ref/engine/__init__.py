@@ -32,6 +32,7 @@ from ._events import (
     ToolCallData,
     ToolResultData,
 )
+from ._iterator import RunIterator
 from ._registry import ToolRegistry
 
 __all__ = (
@@ -54,6 +55,7 @@ __all__ = (
     "EventData",
     "EventType",
     "PromptBuilder",
+    "RunIterator",
     "TextDeltaData",
     "TokenUpdateData",
     "ToolCallData",

@@ -13,7 +13,7 @@ calls (R-ENG-12). A failed, cancelled or closed run saves ``history[start_len:co
 successful run saves ``history[start_len:]``. Either way it is one ``add_messages`` call before
 the terminal event (R-ENG-11), and a failed save only logs a warning (R-ENG-13).
 
-Each helper of the seed is one method: ``_load_history_with`` (seed ``loadHistoryWith``),
+Each auxiliary method of seed 8.3 is one method here: ``_load_history_with`` (seed ``loadHistoryWith``),
 ``_apply_compaction_with`` (``applyCompactionWith``) and ``_save_history_with``
 (``saveHistoryWith``); each takes the run's snapshot of the session or compactor, never the
 engine's current one (R-ENG-2, seed 8.4).
@@ -198,8 +198,8 @@ class AgentEngine:
         run.cancelled.set()
         return True
 
-    def run_stream(self, prompt: str) -> Iterator[Event]:
-        """Start a run of ``prompt`` and return its events as they happen (R-ENG-1, R-EVT-9).
+    def run_stream(self, prompt: str) -> RunIterator:
+        """Start a run of ``prompt`` and return an iterator of its events as they happen (R-ENG-1, R-EVT-9).
 
         The run starts here: the session and compactor are read now (R-ENG-2). The iterator
         ends with exactly one ``done`` or ``error`` event. Closing it early (``close()``, or
@@ -355,7 +355,7 @@ class AgentEngine:
         if run.cancelled.is_set():
             raise _Failure(CANCELLED, CANCELLED)
 
-    # The seed's three helpers (seed 8.3), each on the run's snapshot.
+    # The three auxiliary methods of seed 8.3, each on the run's snapshot.
 
     @staticmethod
     def _load_history_with(session: Session | None, system: str, prompt: Message) -> tuple[list[Message], int]:

@@ -6,14 +6,16 @@ from typing import Callable, Generator, Iterator
 
 from ._events import Event
 
-__all__ = ["RunIterator"]
+__all__ = ["RunIterator"]  # gets re-exported
 
 
 class RunIterator(Iterator[Event]):
-    """The iterator ``run_stream`` returns: a generator that frees the engine when closed.
+    """The events of one run, as ``AgentEngine.run_stream`` returns them.
 
-    A generator closed before its first ``next()`` runs none of its code, so it would never
-    leave the engine; this wrapper releases it in that case too. Dropping the iterator closes it.
+    ``close()`` cancels a run that has not ended (R-ENG-15); dropping the iterator closes it.
+    Iterate it from one thread; use ``AgentEngine.cancel()`` from others. (It wraps a generator
+    because a generator closed before its first ``next()`` runs none of its code, so it could
+    not free the engine.)
     """
 
     def __init__(self, events: Generator[Event, None, None], release: Callable[[], None]) -> None:

@@ -198,9 +198,8 @@ def test_a_session_error_while_loading_ends_the_run_without_a_provider_call_or_a
     session = GoneSession()
     provider = ScriptedProvider([final()])
     events = list(engine(provider, session=session).run_stream("hi"))
-    assert [e.to_dict() for e in events] == [
-        {"type": "error", "data": {"code": "session_not_found", "message": f"session {session.session_id} does not exist"}}
-    ]
+    data = {"code": "session_not_found", "message": f"session {session.session_id} does not exist"}
+    assert [e.to_dict() for e in events] == [{"type": "error", "data": data}]
     assert provider.requests == [] and session.saved == []
 
 
@@ -320,7 +319,9 @@ def test_a_provider_error_saves_the_prompt_and_completed_steps_but_not_the_parti
 
 def test_an_error_chunk_without_a_code_is_a_provider_error_and_its_message_is_one_line() -> None:
     class Raw(ScriptedProvider):
-        def generate_stream(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> Iterator[StreamChunk]:
+        def generate_stream(
+            self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
+        ) -> Iterator[StreamChunk]:
             yield StreamChunk("error", error="something\nbroke")
 
     events = list(engine(Raw([])).run_stream("go"))
@@ -352,7 +353,9 @@ def test_a_provider_exception_is_an_internal_error_on_one_line_and_completed_ste
 )
 def test_a_stream_without_a_final_message_is_an_internal_error(chunks: list[StreamChunk], message: str) -> None:
     class Broken(ScriptedProvider):
-        def generate_stream(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> Iterator[StreamChunk]:
+        def generate_stream(
+            self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
+        ) -> Iterator[StreamChunk]:
             yield from chunks
 
     events = list(engine(Broken([])).run_stream("go"))
@@ -399,7 +402,7 @@ def test_max_turns_below_one_is_refused(max_turns: int) -> None:
 def test_cancel_from_another_thread_abandons_the_stream_and_saves_completed_steps() -> None:
     session = MemorySession()
     provider = GatedProvider()
-    eng = AgentEngine(provider, ScriptedRegistry(), ".", session=session)  # type: ignore[arg-type]
+    eng = AgentEngine(provider, ScriptedRegistry(), ".", session=session)
     events: list[Event] = []
     worker = threading.Thread(target=lambda: events.extend(eng.run_stream("go")))
     worker.start()
@@ -431,11 +434,11 @@ def test_cancel_before_a_tool_call_leaves_the_step_unsaved_and_the_call_unstarte
 def test_closing_the_iterator_cancels_the_run_saves_and_frees_the_engine() -> None:
     session = MemorySession()
     provider = GatedProvider()
-    eng = AgentEngine(provider, ScriptedRegistry(), ".", session=session)  # type: ignore[arg-type]
+    eng = AgentEngine(provider, ScriptedRegistry(), ".", session=session)
     events = eng.run_stream("go")
     assert next(events).type is EventType.TOKEN_UPDATE
     assert next(events).type is EventType.TEXT_DELTA
-    events.close()  # type: ignore[attr-defined]
+    events.close()
     assert provider.closed.is_set() and not provider.finished
     assert session.get_messages() == [user("go")]
     assert not eng.running
@@ -445,7 +448,7 @@ def test_closing_the_iterator_cancels_the_run_saves_and_frees_the_engine() -> No
 def test_closing_or_dropping_an_unstarted_iterator_frees_the_engine_and_saves_nothing() -> None:
     session = MemorySession()
     eng = engine(ScriptedProvider([final(), final()]), session=session)
-    eng.run_stream("never").close()  # type: ignore[attr-defined]
+    eng.run_stream("never").close()
     assert not eng.running
     eng.run_stream("dropped")
     gc.collect()
@@ -459,7 +462,7 @@ def test_closing_after_the_terminal_event_saves_nothing_more() -> None:
     events = engine(ScriptedProvider([final()]), session=session).run_stream("go")
     for event in events:
         if event.is_terminal:
-            events.close()  # type: ignore[attr-defined]
+            events.close()
     assert session.get_messages() == [user("go"), assistant("Done.")]
 
 
@@ -481,7 +484,8 @@ def test_a_second_run_while_one_is_running_raises_engine_busy_at_once_and_the_fi
 
 def test_set_session_during_a_run_applies_from_the_next_run() -> None:
     old, new = MemorySession(), MemorySession()
-    eng = engine(ScriptedProvider([tool_step("a"), final(), final()]), ScriptedRegistry([], {"bash": "out"}), session=old)
+    provider = ScriptedProvider([tool_step("a"), final(), final()])
+    eng = engine(provider, ScriptedRegistry([], {"bash": "out"}), session=old)
     events = eng.run_stream("first")
     next(events)
     eng.set_session(new)

@@ -146,7 +146,9 @@ def test_invalid_utf8_output_is_replaced(registry: Registry) -> None:
     assert bash(registry, "printf 'a\\377b'") == "a\ufffdb"
 
 
-def test_a_missing_bash_is_an_error_observation(registry: Registry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_missing_bash_is_an_error_observation(
+    registry: Registry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))

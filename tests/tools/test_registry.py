@@ -50,7 +50,9 @@ def test_an_unknown_tool_is_named(tmp_path: Path, name: str) -> None:
     assert Registry(tmp_path).execute(name, "{}") == f'error: unknown tool "{name}"'
 
 
-def test_the_working_directory_is_fixed_when_the_registry_is_made(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_working_directory_is_fixed_when_the_registry_is_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "f").write_text("here", encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     registry = Registry(".")
