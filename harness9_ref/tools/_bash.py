@@ -48,7 +48,7 @@ BASH_TOOL: Final = ToolDefinition(
 
 BASH_PROGRAM: Final = "bash"  # R-TOOL-5: found on PATH
 DEFAULT_BASH_TIMEOUT: Final = 60.0  # R-TOOL-6: seconds
-NO_OUTPUT: Final = "(no output)"  # R-TOOL-5: empty output and status 0
+NO_OUTPUT: Final = "(no output)"  # R-TOOL-5: stands for an empty output, before any note
 EXIT_STATUS_NOTE: Final = "\n[exit status {status}]"  # R-TOOL-5
 SIGNAL_NOTE: Final = "\n[killed by signal {signal}]"  # R-TOOL-5
 TIMEOUT_NOTE: Final = "\n[timed out after {seconds} s]"  # R-TOOL-6; seconds written with "%g"
@@ -136,7 +136,7 @@ def run_bash(command: str, workdir: str, timeout: float, cap: int) -> str:
 
     Returns:
         The output, capped, then ``TIMEOUT_NOTE``, ``SIGNAL_NOTE`` or ``EXIT_STATUS_NOTE`` when
-        they apply; ``NO_OUTPUT`` for an empty output with status 0; ``START_FAILED`` when bash
+        they apply; ``NO_OUTPUT`` in place of an empty output; ``START_FAILED`` when bash
         cannot be started.
     """
     try:
@@ -165,7 +165,7 @@ def run_bash(command: str, workdir: str, timeout: float, cap: int) -> str:
         if proc.poll() is None:  # an exception (KeyboardInterrupt included) left it running
             _kill_group(proc)
         proc.stdout.close()
-    text = out.text()
+    text = out.text() or NO_OUTPUT
     if timed_out:
         return text + TIMEOUT_NOTE.format(seconds=f"{timeout:g}")
     status = proc.returncode
@@ -173,4 +173,4 @@ def run_bash(command: str, workdir: str, timeout: float, cap: int) -> str:
         return text + SIGNAL_NOTE.format(signal=-status)
     if status > 0:
         return text + EXIT_STATUS_NOTE.format(status=status)
-    return text or NO_OUTPUT
+    return text

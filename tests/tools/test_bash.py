@@ -61,13 +61,13 @@ def test_an_empty_output_with_status_zero_is_no_output(registry: Registry) -> No
     assert bash(registry, "true") == "(no output)"
 
 
-def test_an_empty_output_with_a_non_zero_status_is_only_the_note(registry: Registry) -> None:
-    assert bash(registry, "exit 1") == "\n[exit status 1]"
+def test_an_empty_output_with_a_non_zero_status_is_no_output_then_the_note(registry: Registry) -> None:
+    assert bash(registry, "exit 1") == "(no output)\n[exit status 1]"
 
 
 def test_a_shell_killed_by_a_signal_is_noted(registry: Registry) -> None:
     assert bash(registry, "echo before; kill -TERM $$") == "before\n\n[killed by signal 15]"
-    assert bash(registry, "kill -KILL $$") == "\n[killed by signal 9]"
+    assert bash(registry, "kill -KILL $$") == "(no output)\n[killed by signal 9]"
 
 
 def test_the_command_runs_in_the_working_directory(tmp_path: Path) -> None:
@@ -108,7 +108,7 @@ def test_a_shell_that_closes_its_output_still_times_out(registry: Registry) -> N
 
 
 def test_a_fractional_timeout_is_written_as_given(tmp_path: Path) -> None:
-    assert bash(Registry(tmp_path, bash_timeout=0.5), "sleep 10") == "\n[timed out after 0.5 s]"
+    assert bash(Registry(tmp_path, bash_timeout=0.5), "sleep 10") == "(no output)\n[timed out after 0.5 s]"
 
 
 def test_the_command_is_over_when_the_shell_exits_even_if_a_background_job_holds_the_pipe(
