@@ -22,6 +22,7 @@ OPS: Final = (
     "provider_parse",
     "provider_call",
     "engine_run",
+    "tool_execute",
 )
 
 # The adapter protocol this runner speaks; an adapter's start answer must echo it.

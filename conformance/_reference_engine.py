@@ -1,4 +1,6 @@
-"""The ``engine_run`` op of the reference adapter: one run of AgentEngine against scripts.
+"""The ``engine_run`` and ``tool_execute`` ops of the reference adapter.
+
+``engine_run`` is one run of AgentEngine against scripts.
 
 The provider and the tool registry are scripted (``harness9_ref.testing``), the session is a
 MemorySession filled with the case's stored messages, and the compactor is built as in the
@@ -17,8 +19,9 @@ from harness9_ref.engine import AgentEngine
 from harness9_ref.memory import MemorySession
 from harness9_ref.schema import messages_from_list, messages_to_list
 from harness9_ref.testing import ScriptedProvider, ScriptedRegistry, steps_from_json
+from harness9_ref.tools import Registry
 
-__all__ = ["op_engine_run"]
+__all__ = ["op_engine_run", "op_tool_execute"]
 
 
 def op_engine_run(inp: Mapping[str, Any]) -> dict[str, Any]:
@@ -54,3 +57,13 @@ def op_engine_run(inp: Mapping[str, Any]) -> dict[str, Any]:
             {"messages": messages_to_list(r.messages), "tools": [t.to_dict() for t in r.tools]} for r in provider.requests
         ],
     }
+
+
+def op_tool_execute(inp: Mapping[str, Any]) -> Any:
+    """The tool definitions (no ``name``), or the observation of one call in ``workdir``."""
+    registry = Registry(
+        inp["workdir"], bash_timeout=float(inp.get("bash_timeout", 60)), output_cap=int(inp.get("output_cap", 65536))
+    )
+    if "name" not in inp:
+        return [tool.to_dict() for tool in registry.available_tools()]
+    return registry.execute(inp["name"], inp["arguments"])

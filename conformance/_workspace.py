@@ -24,10 +24,11 @@ from ._provider_setup import call_setup, parse_setup
 __all__ = ["FIXTURES_DIR", "WORKSPACE_OPS", "prepared"]
 
 FIXTURES_DIR: Final = PROJECT_ROOT / "fixtures"
-WORKSPACE_OPS: Final = frozenset({"session"})
+WORKSPACE_OPS: Final = frozenset({"session", "tool_execute"})
 LAYOUT_KEYS: Final = ("fixture", "files", "symlinks")  # case input the runner consumes
 DB_PATH: Final = "db/sessions.db"  # its folder does not exist unless a fixture is given
 TOOL_RESULTS_DIR: Final = "tool-results"
+WORKDIR: Final = "work"  # the tool_execute op's working directory
 _TRANSIENT: Final = ("-wal", "-shm", "-journal")  # SQLite side files come and go
 PROVIDER_SETUPS: Final = {"provider_parse": parse_setup, "provider_call": call_setup}
 
@@ -120,6 +121,10 @@ def prepared(case: Case) -> Iterator[tuple[dict[str, Any], Callable[[], dict[str
         root = Path(tmp)
         _lay_out(root, case.input)
         send = {k: v for k, v in case.input.items() if k not in LAYOUT_KEYS}
-        send["database"] = str(root / DB_PATH)
-        send["tool_results_dir"] = str(root / TOOL_RESULTS_DIR)
+        if case.op == "tool_execute":
+            (root / WORKDIR).mkdir(exist_ok=True)
+            send["workdir"] = str(root / WORKDIR)
+        else:
+            send["database"] = str(root / DB_PATH)
+            send["tool_results_dir"] = str(root / TOOL_RESULTS_DIR)
         yield send, lambda: _observe(root, case.expect)

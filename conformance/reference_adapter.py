@@ -11,7 +11,7 @@ import sys
 from typing import Any, Callable, Final, Mapping
 
 import harness9_ref
-from conformance._reference_engine import op_engine_run
+from conformance._reference_engine import op_engine_run, op_tool_execute
 from conformance._reference_memory import INVALID_INPUT, MEMORY_OPS, InvalidInput
 from conformance._reference_provider import PROVIDER_OPS
 from conformance._reference_session import op_session
@@ -25,6 +25,7 @@ OPS: Final[Mapping[str, Callable[[Mapping[str, Any]], Any]]] = {
     "session": op_session,
     **PROVIDER_OPS,
     "engine_run": op_engine_run,
+    "tool_execute": op_tool_execute,
 }
 
 

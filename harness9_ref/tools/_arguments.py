@@ -22,8 +22,8 @@ def _parse_object(arguments: str) -> dict[str, Any]:
         return {}
     try:
         value = json.loads(arguments)
-    except (ValueError, RecursionError) as exc:  # JSONDecodeError, oversized integers, deep nesting
-        raise InvalidArguments(f"not valid JSON ({exc})") from None
+    except (ValueError, RecursionError):  # JSONDecodeError, oversized integers, deep nesting
+        raise InvalidArguments("not valid JSON") from None
     if not isinstance(value, dict):
         raise InvalidArguments(f"expected a JSON object, got {_JSON_KIND.get(type(value), 'a value')}")
     return value
