@@ -23,6 +23,10 @@ OPS: Final = (
     "provider_call",
     "engine_run",
     "tool_execute",
+    "tui_status",
+    "tui_notice",
+    "tui_resume",
+    "tui_input",
 )
 
 # The adapter protocol this runner speaks; an adapter's start answer must echo it.

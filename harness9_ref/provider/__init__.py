@@ -3,7 +3,8 @@
 
 The wire formats live, free of I/O, in the namespaces ``harness9_ref.provider.openai`` and
 ``harness9_ref.provider.anthropic``; ``OpenAIProvider`` and ``AnthropicProvider`` add the HTTP
-exchange. ``MockProvider`` replays a script.
+exchange. ``MockProvider`` replays a script; ``OfflineProvider`` answers from the conversation
+without a network (R-CLI-9).
 """
 
 from . import anthropic, openai
@@ -35,6 +36,7 @@ from ._limits import (
     normalize_model_name,
 )
 from ._mock import MockProvider
+from ._offline import OfflineProvider
 from ._providers import DEFAULT_ANTHROPIC_BASE_URL, DEFAULT_OPENAI_BASE_URL, AnthropicProvider, OpenAIProvider
 from ._sse import SSEDecoder, SSEEvent
 from ._streaming import assemble_stream
@@ -57,6 +59,7 @@ __all__ = (
     "MalformedResponse",
     "MockProvider",
     "ModelLimits",
+    "OfflineProvider",
     "OpenAIProvider",
     "OverloadedError",
     "ProviderConnectionError",

@@ -1,0 +1,65 @@
+"""Starting the terminal UI without importing curses before it is needed (SPEC R-TUI-13; STYLE 18).
+
+``run_tui`` imports the screen module, the only one that imports curses, on first use. When
+curses is missing it raises ``TuiUnavailable`` with a one-line message, so the rest of the
+package, ``harness9-ref run`` included, works without curses.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import TYPE_CHECKING, Callable, Final
+
+from ._text import CURSES_MISSING
+
+if TYPE_CHECKING:
+    from ._app import App
+
+__all__ = ["ScreenError", "TuiUnavailable", "prepare_tui", "run_tui"]  # gets re-exported
+
+NOT_A_TERMINAL: Final = "the terminal UI needs a terminal; use 'harness9-ref run PROMPT' without one"
+_CURSES_MODULES: Final = ("curses", "_curses")
+
+
+class ScreenError(RuntimeError):
+    """The terminal UI cannot start: no terminal, or one curses cannot drive."""
+
+    code: str = "screen_error"
+
+
+class TuiUnavailable(ScreenError):
+    """This Python has no curses module (R-TUI-13)."""
+
+    code = "tui_unavailable"
+
+
+def prepare_tui() -> Callable[[App], None]:
+    """Check that the UI can start and return the function that runs it.
+
+    Call it before creating anything, so a missing curses or terminal fails early.
+
+    Raises:
+        TuiUnavailable: curses cannot be imported; the message says what works instead.
+        ScreenError: standard input or output is not a terminal.
+    """
+    try:
+        screen = importlib.import_module("harness9_ref.tui._screen")
+    except ImportError as exc:
+        if exc.name in _CURSES_MODULES:
+            raise TuiUnavailable(CURSES_MISSING) from None
+        raise
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise ScreenError(NOT_A_TERMINAL)
+    run: Callable[[App], None] = screen.run_screen
+    return run
+
+
+def run_tui(app: App) -> None:
+    """Show the UI for ``app`` until the user leaves it (``prepare_tui()(app)``).
+
+    Raises:
+        TuiUnavailable: curses cannot be imported.
+        ScreenError: standard input or output is not a terminal, or curses refused it.
+    """
+    prepare_tui()(app)

@@ -1,0 +1,119 @@
+"""The lines the conversation pane shows (SPEC R-TUI-5, R-TUI-10, R-TUI-11; seed 10.2).
+
+Each function maps JSON-friendly data (an event's ``data`` object or a message) to text; the
+pane and ``harness9-ref run`` both use them. A line has a kind that the screen maps to a style.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal, Mapping, NamedTuple, Sequence
+
+from ..engine import CompactionData, one_line
+from ..memory import SUMMARY_MARKER, format_token_count
+from ..schema import ROLE_ASSISTANT, Message
+from ._text import COMPACTION_NOTICE, ERROR_PREFIX, INPUT_PROMPT
+
+__all__ = [  # gets re-exported
+    "LineKind",
+    "PaneLine",
+    "compaction_notice",
+    "error_line",
+    "history_lines",
+    "tool_call_line",
+    "tool_result_line",
+    "user_line",
+]
+
+LineKind = Literal["user", "assistant", "tool", "notice", "error"]
+
+USER_PREFIX: Final = INPUT_PROMPT  # the user's prompt, as it was typed after the input prompt
+TOOL_CALL_PREFIX: Final = "\u2192 "  # "→ read_file {...}"
+TOOL_RESULT_PREFIX: Final = "\u2190 "  # "← read_file: first line (+N more lines)"
+MORE_LINES: Final = " (+{n} more lines)"
+ONE_MORE_LINE: Final = " (+1 more line)"
+EMPTY_RESULT: Final = "(empty)"
+TOOL_TEXT_LIMIT: Final = 200  # characters of arguments or of a result's first line shown
+
+
+class PaneLine(NamedTuple):
+    """One logical line of the conversation pane; ``text`` may hold newlines."""
+
+    text: str
+    kind: LineKind
+
+
+def _field(data: object, name: str) -> Any:
+    return data[name] if isinstance(data, Mapping) else getattr(data, name)
+
+
+def compaction_notice(data: CompactionData | Mapping[str, int]) -> str:
+    """The notice of a compaction event (R-TUI-5).
+
+    Args:
+        data: the event's data, as ``CompactionData`` or its JSON object
+            ``{"tokens_before", "tokens_after", "msgs_before", "msgs_after"}``.
+
+    Returns:
+        ``COMPACTION_NOTICE`` with the token counts formatted by R-FMT, for example
+        ``⚡ 上下文已压缩 — 12.5K → 6.2K tokens（45 → 22 条消息）``.
+    """
+    return COMPACTION_NOTICE.format(
+        tokens_before=format_token_count(int(_field(data, "tokens_before"))),
+        tokens_after=format_token_count(int(_field(data, "tokens_after"))),
+        msgs_before=int(_field(data, "msgs_before")),
+        msgs_after=int(_field(data, "msgs_after")),
+    )
+
+
+def error_line(message: str) -> str:
+    """``错误：<message>``, the message made one line (R-TUI-10)."""
+    return ERROR_PREFIX + one_line(message)
+
+
+def _shorten(text: str) -> str:
+    return text if len(text) <= TOOL_TEXT_LIMIT else text[: TOOL_TEXT_LIMIT - 1] + "\u2026"
+
+
+def user_line(prompt: str) -> str:
+    """The user's prompt as the pane shows it: ``> <prompt>``."""
+    return USER_PREFIX + prompt
+
+
+def tool_call_line(name: str, arguments: str) -> str:
+    """One line for a tool call (R-TUI-11): ``→ <name> <arguments>``."""
+    args = _shorten(one_line(arguments))
+    return f"{TOOL_CALL_PREFIX}{name} {args}" if args else f"{TOOL_CALL_PREFIX}{name}"
+
+
+def tool_result_line(name: str, content: str) -> str:
+    """One line for a tool result (R-TUI-11): ``← <name>: <first line> (+N more lines)``."""
+    lines = content.splitlines()
+    if not lines:
+        return f"{TOOL_RESULT_PREFIX}{name}: {EMPTY_RESULT}"
+    more = "" if len(lines) == 1 else ONE_MORE_LINE if len(lines) == 2 else MORE_LINES.format(n=len(lines) - 1)
+    return f"{TOOL_RESULT_PREFIX}{name}: {_shorten(lines[0])}{more}"
+
+
+def history_lines(messages: Sequence[Message]) -> list[PaneLine]:
+    """The pane's lines for stored messages, as /resume shows them (R-TUI-8).
+
+    User prompts, assistant text, and one line per tool call and per result, as a live run
+    shows them. A result names its tool from the call it answers.
+    """
+    names: dict[str, str] = {}
+    out: list[PaneLine] = []
+    for msg in messages:
+        if msg.tool_call_id:
+            name = names.get(msg.tool_call_id, "tool")
+            out.append(PaneLine(tool_result_line(name, msg.content), "tool"))
+        elif msg.role == ROLE_ASSISTANT:
+            if msg.content:
+                out.append(PaneLine(msg.content, "assistant"))
+            for call in msg.tool_calls:
+                names[call.id] = call.name
+                out.append(PaneLine(tool_call_line(call.name, call.arguments), "tool"))
+        elif msg.content.startswith(SUMMARY_MARKER):
+            out.append(PaneLine(msg.content, "notice"))
+        else:
+            out.append(PaneLine(user_line(msg.content), "user"))
+    return out

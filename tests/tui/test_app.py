@@ -1,0 +1,290 @@
+"""The UI's behaviour without a terminal (harness9_ref/tui/_app.py; SPEC R-TUI-2 … R-TUI-11).
+
+``App`` is driven as the screen drives it: type into ``editor``, ``submit()``, ``interrupt()``,
+and ``poll()`` until the worker thread is done. The provider is the offline one, or a script.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from harness9_ref.engine import AgentEngine
+from harness9_ref.memory import Manager, SQLiteSession, new_summarization_compactor
+from harness9_ref.provider import LLMProvider, OfflineProvider
+from harness9_ref.schema import Message
+from harness9_ref.testing import Failure, ScriptedProvider
+from harness9_ref.tools import Registry
+from harness9_ref.tui import App, PaneLine
+
+WAIT = 10.0
+
+
+@pytest.fixture
+def manager(tmp_path: Path) -> Iterator[Manager]:
+    with Manager(tmp_path / "home" / "sessions.db") as m:
+        yield m
+
+
+def make_app(manager: Manager, workdir: Path, provider: LLMProvider | None = None, window: int = 2000) -> App:
+    provider = provider if provider is not None else OfflineProvider()
+    session = manager.new_session()
+    engine = AgentEngine(
+        provider,
+        Registry(workdir),
+        workdir,
+        session=session,
+        compactor=new_summarization_compactor(provider, window),
+        context_window=window,
+    )
+    return App(engine, manager, session, "openai/gpt-4o-mini", str(workdir))
+
+
+def settle(app: App) -> None:
+    deadline = time.monotonic() + WAIT
+    while app.running:
+        app.poll()
+        assert time.monotonic() < deadline, "the turn did not finish"
+        time.sleep(0.005)
+    app.poll()
+
+
+def send(app: App, text: str) -> None:
+    app.editor.set_text(text)
+    app.submit()
+    settle(app)
+
+
+def texts(app: App, kind: str | None = None) -> list[str]:
+    return [line.text for line in app.lines if kind is None or line.kind == kind]
+
+
+def status(app: App) -> str:
+    return "".join(text for text, _ in app.status_segments(200))
+
+
+def test_a_prompt_streams_a_reply_and_shows_the_ctx_part(manager: Manager, tmp_path: Path) -> None:
+    app = make_app(manager, tmp_path)
+    sid = app.session.session_id
+    assert status(app) == f"[harness9] gpt-4o-mini  workdir: {tmp_path}  \u2502  session: {sid[:8]}..."
+    send(app, "hello")
+    assert texts(app)[0] == "> hello"
+    assert texts(app, "assistant")[0].startswith('Offline reply to "hello".\nThis conversation holds 2 messages')
+    assert app.status.window == 2000 and app.status.used is not None
+    assert status(app).endswith(f"ctx: {app.status.used}/2K ({app.status.used * 100 // 2000}%)")
+    assert app.status_segments(200)[-1][1] == 10
+    assert app.input_prompt == "> "
+
+
+def test_read_shows_the_tool_call_and_its_result(manager: Manager, tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("hello world\nsecond line\n")
+    app = make_app(manager, tmp_path)
+    send(app, "read notes.txt")
+    assert texts(app) == [
+        "> read notes.txt",
+        "Reading notes.txt.",
+        '\u2192 read_file {"path": "notes.txt"}',
+        "\u2190 read_file: hello world (+1 more line)",
+        texts(app)[4],
+    ]
+    assert texts(app)[4].startswith("The tool calls of the last step returned:\n- read_file notes.txt: 2 lines")
+
+
+def test_compaction_is_announced_within_a_few_turns(manager: Manager, tmp_path: Path) -> None:
+    app = make_app(manager, tmp_path, window=2000)
+    for prompt in ("one", "two", "three", "four", "five"):
+        send(app, prompt)
+    notices = [t for t in texts(app, "notice") if t.startswith("\u26a1 上下文已压缩 \u2014 ")]
+    assert len(notices) == 1, texts(app, "notice")
+    assert notices[0].endswith("（10 → 8 条消息）")
+    assert texts(app).index(notices[0]) == texts(app).index("> five") + 1
+
+
+def test_new_switches_session_clears_the_pane_and_hides_ctx(manager: Manager, tmp_path: Path) -> None:
+    app = make_app(manager, tmp_path)
+    old = app.session.session_id
+    send(app, "hello")
+    send(app, "/new")
+    assert app.session.session_id != old
+    assert app.engine.session is app.session
+    assert app.lines == []
+    assert "ctx:" not in status(app) and app.session.session_id[:8] in status(app)
+    send(app, "again")
+    assert manager.open_session(old).get_messages(0)[0].content == "hello"
+    assert [m.content for m in app.session.get_messages(0)][0] == "again"
+
+
+def test_resume_lists_sessions_and_a_number_opens_one(manager: Manager, tmp_path: Path) -> None:
+    app = make_app(manager, tmp_path)
+    first = app.session.session_id
+    send(app, "remember me")
+    send(app, "/new")
+    send(app, "/resume")
+    assert texts(app)[0] == "> /resume"
+    listing = texts(app, "notice")
+    assert listing[0] == "可用会话（2 条）："
+    assert listing[-1] == "输入序号选择（非数字 Enter 取消）："
+    number = next(line for line in listing if first in line).split("]")[0].strip(" [")
+    assert app.choices is not None
+    send(app, number)
+    assert app.choices is None
+    assert app.session.session_id == first
+    assert app.engine.session is app.session
+    assert texts(app)[0] == "> remember me"
+    assert texts(app, "assistant")[0].startswith('Offline reply to "remember me".')
+    assert "ctx:" not in status(app)
+    assert app.editor.history == ["remember me", "/new", "/resume"]  # the number is not remembered
+
+
+@pytest.mark.parametrize("answer", ["x", "", "0", "9", "1 2", "-1"])
+def test_anything_but_a_listed_number_cancels(manager: Manager, tmp_path: Path, answer: str) -> None:
+    app = make_app(manager, tmp_path)
+    sid = app.session.session_id
+    send(app, "/resume")
+    send(app, answer)
+    assert texts(app)[-1] == "已取消"
+    assert app.session.session_id == sid and app.choices is None
+
+
+def test_resume_without_sessions(tmp_path: Path) -> None:
+    with Manager(tmp_path / "s.db") as manager:
+        app = make_app(manager, tmp_path)
+        manager.delete_session(app.session.session_id)
+        send(app, "/resume")
+        assert texts(app)[-1] == "没有可恢复的会话"
+        assert app.choices is None
+
+
+def test_unknown_commands_are_not_sent(manager: Manager, tmp_path: Path) -> None:
+    provider = ScriptedProvider([])
+    app = make_app(manager, tmp_path, provider)
+    send(app, "/help me")
+    assert texts(app) == ["> /help me", "未知命令：/help me"]
+    assert provider.requests == []
+
+
+def test_errors_are_one_line_and_the_ui_keeps_running(manager: Manager, tmp_path: Path) -> None:
+    provider = ScriptedProvider([Failure("rate_limit", "openai: HTTP 429 rate_limit_exceeded: slow down\nplease")])
+    app = make_app(manager, tmp_path, provider)
+    send(app, "hello")
+    assert texts(app) == ["> hello", "错误：openai: HTTP 429 rate_limit_exceeded: slow down please"]
+    assert not app.exiting and not app.running
+
+
+class GatedProvider(OfflineProvider):
+    """The offline provider, holding its first chunk until ``gate`` is set."""
+
+    def __init__(self) -> None:
+        self.gate = threading.Event()
+        super().__init__(chunk_delay=0.001, sleep=lambda _: self.gate.wait(WAIT))
+
+
+def test_ctrl_c_cancels_a_running_turn_and_keeps_the_conversation(manager: Manager, tmp_path: Path) -> None:
+    provider = GatedProvider()
+    app = make_app(manager, tmp_path, provider)
+    app.editor.set_text("hello")
+    app.submit()
+    assert app.running and app.input_prompt == "* "
+    app.editor.set_text("too early")
+    app.submit()
+    assert app.editor.text == "too early"  # refused, kept for later
+    assert texts(app)[-1].startswith("错误：")
+    app.interrupt()
+    provider.gate.set()
+    settle(app)
+    assert not app.exiting
+    assert texts(app) == ["> hello", texts(app)[1], "已中断"]
+    assert not any(t.startswith("错误：cancelled") for t in texts(app))
+    assert [m.content for m in app.session.get_messages(0)] == ["hello"]  # R-ENG-12: the prompt is kept
+
+
+def test_ctrl_c_when_idle_ends_the_program(manager: Manager, tmp_path: Path) -> None:
+    app = make_app(manager, tmp_path)
+    app.interrupt()
+    assert app.exiting
+
+
+def test_exit_ends_the_program(manager: Manager, tmp_path: Path) -> None:
+    app = make_app(manager, tmp_path)
+    send(app, "  /exit ")
+    assert app.exiting
+
+
+def test_exit_while_running_cancels_the_turn_first(manager: Manager, tmp_path: Path) -> None:
+    provider = GatedProvider()
+    app = make_app(manager, tmp_path, provider)
+    app.editor.set_text("hello")
+    app.submit()
+    app.editor.set_text("/exit")
+    app.submit()
+    assert app.exiting
+    provider.gate.set()
+    app.shutdown()
+    assert not app.worker or app.worker.join(0)
+    assert [m.content for m in app.session.get_messages(0)] == ["hello"]
+
+
+def test_new_and_resume_wait_for_the_running_turn(manager: Manager, tmp_path: Path) -> None:
+    provider = GatedProvider()
+    app = make_app(manager, tmp_path, provider)
+    sid = app.session.session_id
+    app.editor.set_text("hello")
+    app.submit()
+    app.editor.set_text("/new")
+    app.submit()
+    assert app.session.session_id == sid
+    assert texts(app)[-1].startswith("错误：/new is not available while a turn is running")
+    provider.gate.set()
+    settle(app)
+
+
+def test_resume_at_start_shows_the_stored_messages(manager: Manager, tmp_path: Path) -> None:
+    session: SQLiteSession = manager.new_session()
+    session.add_messages([Message("user", "earlier"), Message("assistant", "answer")])
+    provider = OfflineProvider()
+    engine = AgentEngine(provider, Registry(tmp_path), tmp_path)
+    app = App(engine, manager, session, "m", str(tmp_path), notices=["notice line"])
+    assert app.lines == [
+        PaneLine("notice line", "notice"),
+        PaneLine("> earlier", "user"),
+        PaneLine("answer", "assistant"),
+    ]
+    assert engine.session is session
+
+
+def test_log_warnings_show_as_error_lines(manager: Manager, tmp_path: Path) -> None:
+    app = make_app(manager, tmp_path)
+    logger = logging.getLogger("harness9_ref.test_app")
+    handler = app.log_handler()
+    logger.addHandler(handler)
+    try:
+        logger.warning("could not save %d messages", 2)
+    finally:
+        logger.removeHandler(handler)
+    app.poll()
+    assert texts(app) == ["错误：could not save 2 messages"]  # no echo: nothing was typed
+
+
+def test_pane_rows_wrap_and_scroll(manager: Manager, tmp_path: Path) -> None:
+    app = make_app(manager, tmp_path)
+    app.lines = [PaneLine("a" * 25, "assistant"), PaneLine("中文" * 5, "user"), PaneLine("x\ty", "tool")]
+    assert app.pane_rows(10, 10) == [
+        ("a" * 10, "assistant"),
+        ("a" * 10, "assistant"),
+        ("a" * 5, "assistant"),
+        ("中文中文中", "user"),
+        ("文中文中文", "user"),
+        ("x    y", "tool"),
+    ]
+    assert app.pane_rows(10, 2) == [("文中文中文", "user"), ("x    y", "tool")]
+    app.page(2)
+    assert app.pane_rows(10, 2) == [("a" * 5, "assistant"), ("中文中文中", "user")]
+    app.page(100)
+    assert app.pane_rows(10, 2) == [("a" * 10, "assistant"), ("a" * 10, "assistant")]
+    app.page(-100)
+    assert app.pane_rows(10, 1) == [("x    y", "tool")]

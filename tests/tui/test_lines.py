@@ -1,0 +1,97 @@
+"""The conversation pane's lines (harness9_ref/tui/_lines.py; SPEC R-TUI-5, R-TUI-10, R-TUI-11; seed 10.2)."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness9_ref.engine import CompactionData
+from harness9_ref.schema import Message, ToolCall
+from harness9_ref.tui import (
+    COMPACTION_NOTICE,
+    PaneLine,
+    compaction_notice,
+    error_line,
+    history_lines,
+    tool_call_line,
+    tool_result_line,
+    user_line,
+)
+
+
+@pytest.mark.parametrize(
+    ("data", "notice"),
+    [
+        ((12500, 6200, 45, 22), "\u26a1 上下文已压缩 \u2014 12.5K \u2192 6.2K tokens\uff0845 \u2192 22 条消息\uff09"),
+        ((1700, 1500, 10, 8), "⚡ 上下文已压缩 — 1.7K → 1.5K tokens（10 → 8 条消息）"),
+        ((999, 500, 9, 8), "⚡ 上下文已压缩 — 999 → 500 tokens（9 → 8 条消息）"),
+        ((1049, 1050, 3, 2), "⚡ 上下文已压缩 — 1K → 1.1K tokens（3 → 2 条消息）"),
+        ((1200000, 999950, 400, 8), "⚡ 上下文已压缩 — 1.2M → 1M tokens（400 → 8 条消息）"),
+    ],
+)
+def test_compaction_notice_formats_counts_by_r_fmt(data: tuple[int, int, int, int], notice: str) -> None:
+    before, after, msgs_before, msgs_after = data
+    as_json = {"tokens_before": before, "tokens_after": after, "msgs_before": msgs_before, "msgs_after": msgs_after}
+    assert compaction_notice(as_json) == notice
+    assert compaction_notice(CompactionData(before, after, msgs_before, msgs_after)) == notice
+
+
+def test_the_notice_uses_the_documents_characters() -> None:
+    assert COMPACTION_NOTICE.startswith("\u26a1 ")
+    for ch in ("\u2014", "\u2192", "\uff08", "\uff09"):
+        assert ch in COMPACTION_NOTICE
+
+
+@pytest.mark.parametrize(
+    ("message", "line"),
+    [
+        (
+            "openai: HTTP 401 invalid_api_key: Incorrect API key",
+            "错误：openai: HTTP 401 invalid_api_key: Incorrect API key",
+        ),
+        ("first\nsecond\r\nthird", "错误：first second third"),
+        ("", "错误："),
+    ],
+)
+def test_error_line_is_one_line(message: str, line: str) -> None:
+    assert error_line(message) == line
+
+
+def test_tool_lines() -> None:
+    assert tool_call_line("read_file", '{"path": "notes.txt"}') == '\u2192 read_file {"path": "notes.txt"}'
+    assert tool_call_line("bash", "") == "\u2192 bash"
+    assert tool_call_line("bash", '{"command":\n"ls"}') == '\u2192 bash {"command": "ls"}'
+    assert tool_result_line("read_file", "hello") == "\u2190 read_file: hello"
+    assert tool_result_line("read_file", "hello\nworld\n") == "\u2190 read_file: hello (+1 more line)"
+    assert tool_result_line("bash", "a\nb\nc") == "\u2190 bash: a (+2 more lines)"
+    assert tool_result_line("bash", "") == "\u2190 bash: (empty)"
+    long = tool_result_line("bash", "x" * 500)
+    assert long == "\u2190 bash: " + "x" * 199 + "\u2026"
+
+
+def test_history_lines_show_stored_messages_as_a_live_run_does() -> None:
+    call = ToolCall("c1", "read_file", '{"path":"a.txt"}')
+    stored = [
+        Message("user", "read a.txt"),
+        Message("assistant", "Reading a.txt.", (call,)),
+        Message("user", "alpha\nbeta", tool_call_id="c1"),
+        Message("assistant", "Done."),
+        Message("user", "[Conversation Summary]\n**Goal:** x"),
+        Message("assistant", "", (ToolCall("c2", "bash", '{"command":"ls"}'),)),
+        Message("user", "(no output)", tool_call_id="c2"),
+        Message("user", "orphan", tool_call_id="c9"),
+    ]
+    assert history_lines(stored) == [
+        PaneLine("> read a.txt", "user"),
+        PaneLine("Reading a.txt.", "assistant"),
+        PaneLine('\u2192 read_file {"path":"a.txt"}', "tool"),
+        PaneLine("\u2190 read_file: alpha (+1 more line)", "tool"),
+        PaneLine("Done.", "assistant"),
+        PaneLine("[Conversation Summary]\n**Goal:** x", "notice"),
+        PaneLine('\u2192 bash {"command":"ls"}', "tool"),
+        PaneLine("\u2190 bash: (no output)", "tool"),
+        PaneLine("\u2190 tool: orphan", "tool"),
+    ]
+
+
+def test_user_line() -> None:
+    assert user_line("你好") == "> 你好"

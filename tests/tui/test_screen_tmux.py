@@ -1,0 +1,332 @@
+"""The real program inside tmux (harness9_ref/tui/_screen.py; SPEC R-TUI-1 … R-TUI-11, R-CLI-8).
+
+Each test starts ``python -m harness9_ref --provider offline`` in a detached tmux session of
+120 x 40 cells on a private server (its socket in ``tmp_path``), types with ``send-keys`` and reads the screen with
+``capture-pane``, polling with a bounded timeout. The database and HARNESS9_HOME are in
+``tmp_path``. The status bar is the second row from the bottom, the input line the last.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Callable, Iterator
+
+import pytest
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("tmux") is None, reason="tmux is not installed; these tests drive the terminal UI inside tmux"
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+WIDTH, HEIGHT = 120, 40
+TIMEOUT = 15.0
+POLL = 0.05
+STATUS = re.compile(
+    r"^\[harness9\] gpt-4o-mini  workdir: (.+)  \u2502  session: ([0-9a-f]{8})\.\.\.(?:  ctx: (\S+) \((\d+)%\))?$"
+)
+NOTICE = "\u26a1 上下文已压缩 \u2014 "
+EXIT_STATUS = re.compile(r"^\[exit status (\d+)\]$", re.M)
+
+
+def _terminal() -> str:
+    found = (
+        subprocess.run(["infocmp", "tmux-256color"], capture_output=True, check=False)
+        if shutil.which("infocmp")
+        else None
+    )
+    return "tmux-256color" if found is not None and found.returncode == 0 else "screen-256color"
+
+
+class Screen:
+    """One tmux server with one session running the program."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.tmp_path = tmp_path
+        self.db = tmp_path / "home" / "sessions.db"
+        self.workdir = tmp_path / "work"
+        self.workdir.mkdir(exist_ok=True)
+        conf = tmp_path / "tmux.conf"
+        conf.write_text(f"set -g default-terminal {_terminal()}\nset -g remain-on-exit on\nset -g status off\n")
+        socket = tmp_path / "tmux.sock"  # a private server, and nothing left behind in /tmp/tmux-<uid>
+        if len(str(socket)) > 100:  # beyond what a Unix socket path may hold
+            socket = Path(tempfile.gettempdir()) / f"h9-{uuid.uuid4().hex[:12]}.sock"
+        self.socket = socket
+        self.base = ["tmux", "-u", "-S", str(socket), "-f", str(conf)]
+        self.env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+        self.env["LANG"] = "C.UTF-8"
+
+    def tmux(self, *args: str) -> str:
+        result = subprocess.run(
+            [*self.base, *args], capture_output=True, text=True, env=self.env, timeout=TIMEOUT, check=False
+        )
+        assert result.returncode == 0, f"tmux {' '.join(args)}: {result.stderr}"
+        return result.stdout
+
+    def start(self, *options: str, window: int = 2000) -> None:
+        program = [
+            "env", "-u", "OPENAI_API_KEY", "-u", "ANTHROPIC_API_KEY", "-u", "LLM_MODEL",
+            f"PYTHONPATH={ROOT}", f"HARNESS9_HOME={self.db.parent}", "LANG=C.UTF-8",
+            sys.executable, "-m", "harness9_ref", "--provider", "offline", "--model", "openai/gpt-4o-mini",
+            "--db", str(self.db), "--context-window", str(window), "--workdir", str(self.workdir), *options,
+        ]  # fmt: skip
+        # The shell reports the exit status: tmux's own pane_dead_status is sometimes left empty.
+        command = shlex.join(program) + '; echo "[exit status $?]"'
+        self.tmux("new-session", "-d", "-x", str(WIDTH), "-y", str(HEIGHT), "-s", "main", command)
+
+    def close(self) -> None:
+        subprocess.run([*self.base, "kill-server"], capture_output=True, env=self.env, timeout=TIMEOUT, check=False)
+        self.socket.unlink(missing_ok=True)
+
+    # Reading.
+
+    def rows(self, escapes: bool = False) -> list[str]:
+        text = self.tmux("capture-pane", "-p", *(["-e"] if escapes else []), "-t", "main")
+        rows = text.split("\n")[:HEIGHT]
+        return rows + [""] * (HEIGHT - len(rows))
+
+    def text(self) -> str:
+        return "\n".join(self.rows())
+
+    def history(self) -> str:
+        """Everything the pane showed, wrapped rows joined (after the program ended, its last
+        lines may have scrolled into tmux's history)."""
+        return self.tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "main")
+
+    def status(self) -> re.Match[str]:
+        match = STATUS.match(self.rows()[-2].rstrip())
+        assert match is not None, self.text()
+        return match
+
+    def dead(self) -> bool:
+        return self.tmux("list-panes", "-t", "main", "-F", "#{pane_dead}").strip() == "1"
+
+    def wait_exit(self) -> str:
+        """Wait for the program to end and return its exit status, as the shell printed it."""
+        self.wait(lambda: EXIT_STATUS.search(self.history()) is not None, "the program to exit")
+        match = EXIT_STATUS.search(self.history())
+        assert match is not None
+        return match.group(1)
+
+    def wait(self, predicate: Callable[[], bool], what: str) -> None:
+        deadline = time.monotonic() + TIMEOUT
+        while not predicate():
+            if time.monotonic() > deadline:
+                pytest.fail(f"timed out waiting for {what}; the screen:\n{self.text()}")
+            time.sleep(POLL)
+
+    def wait_text(self, text: str) -> None:
+        self.wait(lambda: text in self.text(), repr(text))
+
+    def wait_idle(self) -> None:
+        self.wait(
+            lambda: self.rows()[-1].rstrip() == ">" and STATUS.match(self.rows()[-2].rstrip()) is not None,
+            "an idle input line",
+        )
+
+    # Typing.
+
+    def type(self, text: str) -> None:
+        self.tmux("send-keys", "-t", "main", "-l", text)
+
+    def keys(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", "main", *keys)
+
+    def say(self, text: str) -> None:
+        """Type a line, press Enter and wait until the turn is over."""
+        self.type(text)
+        self.keys("Enter")
+        self.wait(lambda: "> " + text in self.text(), f"the echo of {text!r}")
+        self.wait_idle()
+
+
+@pytest.fixture
+def screen(tmp_path: Path) -> Iterator[Screen]:
+    s = Screen(tmp_path)
+    try:
+        yield s
+    finally:
+        s.close()
+
+
+def started(screen: Screen, *options: str, window: int = 2000) -> Screen:
+    screen.start(*options, window=window)
+    screen.wait_idle()
+    return screen
+
+
+def test_a_prompt_streams_a_reply_and_the_status_bar_shows_the_context(screen: Screen) -> None:
+    started(screen)
+    status = screen.status()
+    assert str(screen.workdir).endswith(status.group(1).lstrip("\u2026")) and status.group(3) is None
+    screen.type("hello 你好")
+    screen.keys("Enter")
+    seen_streaming = False
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        text = screen.text()
+        if 'Offline reply to "hello 你好".' in text and "Ctrl+C interrupts a turn." not in text:
+            seen_streaming = True
+        if "Ctrl+C interrupts a turn." in text and screen.rows()[-1].rstrip() == ">":
+            break
+        assert time.monotonic() < deadline, text
+        time.sleep(0.02)
+    assert seen_streaming, "the reply appeared all at once"
+    rows = screen.rows()
+    assert "> hello 你好" in rows
+    assert any(
+        re.fullmatch(
+            r"This conversation holds 2 messages, about \d+ tokens by the char\u00f74 estimate\. Message by message:",
+            row.rstrip(),
+        )
+        for row in rows
+    )
+    status = screen.status()
+    assert status.group(3) is not None and status.group(3).endswith("/2K")
+    assert int(status.group(4)) < 50
+    coloured = re.search(r"((?:\x1b\[[0-9;]*m)+)ctx: ", screen.rows(escapes=True)[-2])
+    assert coloured is not None and re.search(r"\[(?:[0-9;]*;)?(92|32|38;5;10)m", coloured.group(1)), coloured
+
+
+def test_read_shows_the_tool_call_and_its_result(screen: Screen) -> None:
+    (screen.workdir / "notes.txt").write_text("hello world\nsecond line\n", encoding="utf-8")
+    started(screen).say("read notes.txt")
+    rows = [row.rstrip() for row in screen.rows()]
+    at = rows.index("> read notes.txt")
+    assert rows[at + 1 : at + 5] == [
+        "Reading notes.txt.",
+        '\u2192 read_file {"path": "notes.txt"}',
+        "\u2190 read_file: hello world (+1 more line)",
+        "The tool calls of the last step returned:",
+    ]
+
+
+def test_compaction_is_announced_within_a_few_turns(screen: Screen) -> None:
+    started(screen)
+    for prompt in ("one", "two", "three", "four", "five"):
+        screen.say(prompt)
+        if NOTICE in screen.text():
+            break
+    else:
+        pytest.fail(f"no compaction notice within five turns; the screen:\n{screen.text()}")
+    notice = next(row.rstrip() for row in screen.rows() if row.startswith(NOTICE))
+    assert re.fullmatch(r"\u26a1 上下文已压缩 \u2014 \S+ \u2192 \S+ tokens\uff08\d+ \u2192 8 条消息\uff09", notice)
+    assert int(screen.status().group(4)) >= 50  # yellow or red by now
+
+
+def test_new_starts_a_session_and_clears_the_pane(screen: Screen) -> None:
+    started(screen).say("hello")
+    old = screen.status().group(2)
+    screen.type("/new")
+    screen.keys("Enter")
+    screen.wait(lambda: screen.status().group(2) != old, "a new session id")
+    assert all(not row.strip() for row in screen.rows()[:-2])
+    assert screen.status().group(3) is None  # no ctx part until the next token update
+
+
+def test_resume_lists_sessions_and_a_number_opens_one(screen: Screen) -> None:
+    started(screen).say("remember this")
+    old = screen.status().group(2)
+    screen.type("/new")
+    screen.keys("Enter")
+    screen.wait(lambda: screen.status().group(2) != old, "a new session id")
+    screen.say("/resume")
+    rows = [row.rstrip() for row in screen.rows()]
+    assert "可用会话（2 条）：" in rows
+    item = next(
+        row
+        for row in rows
+        if re.fullmatch(rf"  \[\d+\] {old}[0-9a-f-]{{28}}  \d{{4}}-\d\d-\d\d \d\d:\d\d  2 条消息", row)
+    )
+    number = item.split("]")[0].strip(" [")
+    screen.type(number)
+    screen.keys("Enter")
+    screen.wait(lambda: screen.status().group(2) == old, "the resumed session in the status bar")
+    rows = [row.rstrip() for row in screen.rows()]
+    assert rows[0] == "> remember this"
+    assert rows[1] == 'Offline reply to "remember this".'
+
+
+def test_anything_but_a_number_cancels_the_resume(screen: Screen) -> None:
+    started(screen)
+    sid = screen.status().group(2)
+    screen.say("/resume")
+    screen.say("abc")
+    assert [row.rstrip() for row in screen.rows() if row.strip()][-4:-2] == ["> abc", "已取消"]
+    assert screen.status().group(2) == sid
+
+
+def test_tab_completes_a_command(screen: Screen) -> None:
+    started(screen)
+    screen.type("/re")
+    screen.keys("Tab")
+    screen.wait(lambda: screen.rows()[-1].rstrip() == "> /resume", "the completed command")
+    screen.keys("Enter")
+    screen.wait_text("可用会话（1 条）：")
+
+
+def test_unknown_commands_and_the_input_history(screen: Screen) -> None:
+    started(screen).say("/help")
+    assert "未知命令：/help" in [row.rstrip() for row in screen.rows()]
+    screen.keys("Up")
+    screen.wait(lambda: screen.rows()[-1].rstrip() == "> /help", "the previous input")
+    screen.keys("Down")
+    screen.wait(lambda: screen.rows()[-1].rstrip() == ">", "the empty draft")
+
+
+def test_ctrl_c_interrupts_a_running_turn_and_keeps_the_conversation(screen: Screen) -> None:
+    started(screen)
+    screen.type("run sleep 1; echo late")
+    screen.keys("Enter")
+    screen.wait_text('\u2192 bash {"command": "sleep 1; echo late"}')
+    screen.keys("C-c")
+    screen.wait_text("已中断")
+    screen.wait_idle()
+    rows = [row.rstrip() for row in screen.rows()]
+    assert "> run sleep 1; echo late" in rows and "Running `sleep 1; echo late`." in rows
+    assert not any(row.startswith("错误：") for row in rows)
+    assert not screen.dead()
+
+
+def test_ctrl_c_when_idle_exits(screen: Screen) -> None:
+    started(screen)
+    sid = screen.status().group(2)
+    screen.keys("C-c")
+    assert screen.wait_exit() == "0"
+    assert f"session: {sid}" in screen.history()
+
+
+def test_exit_exits(screen: Screen) -> None:
+    started(screen)
+    screen.type("/exit")
+    screen.keys("Enter")
+    assert screen.wait_exit() == "0"
+    assert re.search(r"^session: [0-9a-f-]{36}$", screen.history(), re.M)
+    assert "Traceback" not in screen.history()
+
+
+def test_resume_at_start_shows_the_stored_messages(screen: Screen) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HARNESS9_HOME": str(screen.db.parent)}
+    command = [sys.executable, "-m", "harness9_ref", "--provider", "offline", "--db", str(screen.db)]
+    run = subprocess.run(
+        [*command, "run", "from the command line"], capture_output=True, text=True, env=env, timeout=TIMEOUT, check=True
+    )
+    sid = run.stderr.split("session: ")[1].strip()
+    started(screen, "--resume", sid)
+    assert screen.status().group(2) == sid[:8]
+    assert screen.rows()[0].rstrip() == "> from the command line"
+
+
+def test_an_unknown_resume_id_is_a_one_line_error(screen: Screen) -> None:
+    screen.start("--resume", "0000")
+    assert screen.wait_exit() == "1"
+    lines = [line for line in screen.history().split("\n") if line.strip() and not line.startswith("Pane is dead")]
+    assert lines == [f"harness9-ref: error: no session with id '0000' in {screen.db}", "[exit status 1]"]

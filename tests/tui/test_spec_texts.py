@@ -1,0 +1,99 @@
+"""The UI's fixed texts equal those printed in SPEC.md sections 18 and 19, byte for byte
+(R-TUI-1, R-TUI-2, R-TUI-5, R-TUI-8, R-CLI-4)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from harness9_ref.cli import OFFLINE_NOTICE
+from harness9_ref.tui import (
+    COMPACTION_NOTICE,
+    RESUME_HEADER,
+    RESUME_ITEM,
+    RESUME_PROMPT,
+    STATUS_BAR,
+    STATUS_CTX,
+    STATUS_CTX_GAP,
+    compaction_notice,
+    render_status,
+)
+
+SPEC = Path(__file__).resolve().parents[2] / "SPEC.md"
+
+
+def section(start: str, end: str) -> str:
+    text = SPEC.read_text(encoding="utf-8")
+    return text[text.index(start) : text.index(end)]
+
+
+def block_after(text: str, caption: str) -> list[str]:
+    match = re.search(re.escape(caption) + r".*?```text\n(.*?)\n```", text, re.S)
+    assert match is not None, f"no text block after {caption!r} in SPEC.md"
+    return match.group(1).split("\n")
+
+
+@pytest.fixture(scope="module")
+def tui_section() -> str:
+    return section("## 18. Terminal UI", "## 19. Command line")
+
+
+def as_template(constant: str) -> str:
+    """The SPEC spelling of a template constant: {name} fields become <placeholders>."""
+    names = {
+        "model": "<model>",
+        "workdir": "<dir>",
+        "session": "<id8>",
+        "used": "<used>",
+        "window": "<window>",
+        "pct": "<pct>",
+        "tokens_before": "<before>",
+        "tokens_after": "<after>",
+        "msgs_before": "<msgs before>",
+        "msgs_after": "<msgs after>",
+        "n": "<n>",
+        "k": "<k>",
+        "id": "<id>",
+        "time": "<YYYY-MM-DD HH:MM>",
+        "count": "<count>",
+    }
+    return re.sub(r"\{(\w+)\}", lambda m: names[m.group(1)], constant)
+
+
+def test_status_bar_templates(tui_section: str) -> None:
+    before, after = block_after(tui_section, "Status bar (R-TUI-1, R-TUI-2)")
+    assert as_template(STATUS_BAR) == before
+    assert as_template(STATUS_BAR + STATUS_CTX_GAP + STATUS_CTX) == after
+
+
+def test_status_bar_example(tui_section: str) -> None:
+    example = re.search(r"For example `([^`]*)`", tui_section)
+    assert example is not None
+    segments = render_status("gpt-4o-mini", "/your/project", "f3a2c1b0-0000-4000-8000-000000000000", 45200, 128000, 200)
+    assert "".join(text for text, _ in segments) == example.group(1)
+
+
+def test_compaction_notice_template_and_example(tui_section: str) -> None:
+    template, example = block_after(tui_section, "Compaction notice (R-TUI-5)")
+    assert as_template(COMPACTION_NOTICE) == template
+    data = {"tokens_before": 12500, "tokens_after": 6200, "msgs_before": 45, "msgs_after": 22}
+    assert compaction_notice(data) == example
+
+
+def test_resume_listing_templates(tui_section: str) -> None:
+    header, item, prompt = block_after(tui_section, "`/resume` listing (R-TUI-8)")
+    assert as_template(RESUME_HEADER) == header
+    assert as_template(RESUME_ITEM) == item
+    assert RESUME_PROMPT == prompt
+
+
+def test_fixed_words_of_the_requirements(tui_section: str) -> None:
+    for word in ("已取消", "已中断", "错误：", "未知命令：", "没有可恢复的会话"):
+        assert f"`{word}" in tui_section
+
+
+def test_offline_notice() -> None:
+    cli = section("## 19. Command line", "## 20. Tools")
+    assert block_after(cli, "Offline notice (R-CLI-4)") == [OFFLINE_NOTICE]

@@ -1,0 +1,155 @@
+"""The status bar (harness9_ref/tui/_status.py; SPEC R-TUI-1 … R-TUI-4, R-TUI-12; D9, seed 10.1)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness9_ref.tui import StatusState, cell_width, ctx_colour, display_model, render_status
+
+SID = "f3a2c1b0-4d7e-4c3a-9f12-ab8d1e2c3f01"
+BAR = "[harness9] gpt-4o-mini  workdir: /your/project  \u2502  session: f3a2c1b0..."
+
+
+def line(segments: list[tuple[str, int | None]]) -> str:
+    return "".join(text for text, _ in segments)
+
+
+def test_the_documents_example_is_reproduced_exactly() -> None:
+    segments = render_status("gpt-4o-mini", "/your/project", SID, 45200, 128000, 200)
+    assert line(segments) == BAR + "  ctx: 45.2K/128K (35%)"
+    assert segments == [(BAR + "  ", None), ("ctx: 45.2K/128K (35%)", 10)]
+
+
+def test_before_the_first_token_update_there_is_no_ctx_part() -> None:
+    assert render_status("gpt-4o-mini", "/your/project", SID, None, 128000, 200) == [(BAR, None)]
+
+
+@pytest.mark.parametrize(
+    ("model", "shown"),
+    [
+        ("openai/gpt-4o-mini", "gpt-4o-mini"),
+        ("gpt-4o-mini", "gpt-4o-mini"),
+        ("openrouter/anthropic/Claude-Sonnet-4", "Claude-Sonnet-4"),
+        ("Claude-Sonnet-4", "Claude-Sonnet-4"),
+        ("trailing/", ""),
+    ],
+)
+def test_the_model_loses_everything_up_to_its_last_slash_and_keeps_its_case(model: str, shown: str) -> None:
+    assert display_model(model) == shown
+    assert line(render_status(model, "/w", SID, None, 0, 200)).startswith(f"[harness9] {shown}  workdir: /w  ")
+
+
+def test_the_session_shows_its_first_eight_characters_and_three_dots() -> None:
+    assert line(render_status("m", "/w", "0123456789abcdef", None, 0, 200)).endswith("session: 01234567...")
+
+
+@pytest.mark.parametrize(
+    ("used", "window", "text", "colour"),
+    [
+        (0, 128000, "ctx: 0/128K (0%)", 10),
+        (499, 1000, "ctx: 499/1K (49%)", 10),
+        (500, 1000, "ctx: 500/1K (50%)", 11),
+        (799, 1000, "ctx: 799/1K (79%)", 11),
+        (800, 1000, "ctx: 800/1K (80%)", 9),
+        (1500, 1000, "ctx: 1.5K/1K (150%)", 9),
+        (1049, 2000, "ctx: 1K/2K (52%)", 11),
+        (1200000, 1048576, "ctx: 1.2M/1M (114%)", 9),
+        (64000, 128000, "ctx: 64K/128K (50%)", 11),
+        (102399, 128000, "ctx: 102.4K/128K (79%)", 11),
+        (500, 0, "ctx: 500", None),
+        (45200, 0, "ctx: 45.2K", None),
+    ],
+)
+def test_the_ctx_part_is_formatted_and_coloured_by_percentage(
+    used: int, window: int, text: str, colour: int | None
+) -> None:
+    segments = render_status("m", "/w", SID, used, window, 500)
+    assert segments[-1] == (text, colour)
+    assert segments[0][1] is None and segments[0][0].endswith("...  ")
+
+
+@pytest.mark.parametrize(("pct", "colour"), [(0, 10), (49, 10), (50, 11), (79, 11), (80, 9), (100, 9), (250, 9)])
+def test_ctx_colour_thresholds(pct: int, colour: int) -> None:
+    assert ctx_colour(pct) == colour
+
+
+def test_a_bar_that_fits_exactly_is_unchanged() -> None:
+    full = line(render_status("gpt-4o-mini", "/your/project", SID, 45200, 128000, 500))
+    assert line(render_status("gpt-4o-mini", "/your/project", SID, 45200, 128000, len(full))) == full
+
+
+def test_a_narrow_screen_replaces_the_start_of_the_workdir_with_an_ellipsis() -> None:
+    full = line(render_status("gpt-4o-mini", "/your/project", SID, 45200, 128000, 500))
+    segments = render_status("gpt-4o-mini", "/your/project", SID, 45200, 128000, len(full) - 1)
+    assert line(segments) == full.replace("/your/project", "\u2026our/project")
+    assert segments[-1] == ("ctx: 45.2K/128K (35%)", 10)
+    segments = render_status("gpt-4o-mini", "/your/project", SID, 45200, 128000, len(full) - 5)
+    assert line(segments) == full.replace("/your/project", "\u2026project")
+    assert cell_width(line(segments)) == len(full) - 5
+
+
+def test_when_even_the_ellipsis_does_not_fit_the_bar_is_cut_at_the_width() -> None:
+    head = "[harness9] gpt-4o-mini  workdir: \u2026  \u2502  session: f3a2c1b0...  "
+    assert len(head) == 61
+    segments = render_status("gpt-4o-mini", "/your/project", SID, 45200, 128000, 70)
+    assert segments == [(head, None), ("ctx: 45.2", 10)]
+    assert render_status("gpt-4o-mini", "/your/project", SID, 45200, 128000, 61) == [(head, None)]
+    assert render_status("gpt-4o-mini", "/your/project", SID, 45200, 128000, 60) == [(head[:60], None)]
+    assert render_status("gpt-4o-mini", "/your/project", SID, 45200, 128000, 20) == [("[harness9] gpt-4o-mi", None)]
+
+
+@pytest.mark.parametrize("width", [0, -3])
+def test_no_width_gives_no_segments(width: int) -> None:
+    assert render_status("m", "/w", SID, 1, 10, width) == []
+
+
+def test_wide_characters_count_two_cells() -> None:
+    workdir = "/home/用户/项目"
+    full = line(render_status("m", workdir, SID, 100, 1000, 500))
+    assert cell_width(full) == len(full) + 4
+    segments = render_status("m", workdir, SID, 100, 1000, cell_width(full) - 1)
+    assert line(segments) == full.replace(workdir, "\u2026ome/用户/项目")
+    segments = render_status("m", workdir, SID, 100, 1000, cell_width(full) - 5)
+    assert line(segments) == full.replace(workdir, "\u2026用户/项目")
+    segments = render_status("m", workdir, SID, 100, 1000, cell_width(full) - 6)
+    assert line(segments) == full.replace(workdir, "\u2026户/项目")  # "用户" does not fit: one cell to spare
+    assert cell_width(line(segments)) == cell_width(full) - 7
+
+
+def test_a_cut_never_splits_a_wide_character() -> None:
+    segments = render_status("模型", "/w", SID, None, 0, 12)
+    assert line(segments) == "[harness9] "  # "模" would need cells 12 and 13
+    assert cell_width(line(segments)) == 11
+
+
+def test_the_segments_are_json_friendly() -> None:
+    segments = render_status("gpt-4o-mini", "/your/project", SID, 45200, 128000, 200)
+    assert json.loads(json.dumps(segments)) == [list(s) for s in segments]
+
+
+class TestStatusState:
+    def test_it_starts_without_a_ctx_part(self) -> None:
+        assert StatusState() == StatusState(None, 0)
+        assert StatusState().to_dict() == {"used": None, "window": 0}
+
+    def test_used_follows_every_update_and_the_window_is_set_once(self) -> None:
+        state = StatusState()
+        state = state.updated(6, 0)
+        assert (state.used, state.window) == (6, 0)
+        state = state.updated(812, 128000)
+        assert (state.used, state.window) == (812, 128000)
+        state = state.updated(15, 64000)
+        assert (state.used, state.window) == (15, 128000)
+        state = state.updated(845, 0)
+        assert (state.used, state.window) == (845, 128000)
+
+    def test_apply_takes_the_json_data_of_a_token_update(self) -> None:
+        state = StatusState().apply({"estimated_tokens": 45200, "context_window": 128000})
+        assert state.to_dict() == {"used": 45200, "window": 128000}
+
+    def test_a_fresh_state_after_new_or_resume_takes_the_window_again(self) -> None:
+        state = StatusState().updated(10, 1000)
+        assert StatusState().updated(20, 2000).window == 2000
+        assert state.window == 1000
