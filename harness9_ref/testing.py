@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Iterator, Mapping, Sequence, Union
 
 from .provider import ProviderError, ScriptExhausted
+from .provider._mock import Request, ScriptCursor
 from .schema import CHUNK_DONE, CHUNK_ERROR, CHUNK_TEXT, Message, StreamChunk, ToolDefinition, Usage
 
 __all__ = [
@@ -72,14 +73,6 @@ Step = Union[Reply, Failure, Message, BaseException]
 """One step of a ``ScriptedProvider`` script."""
 
 
-@dataclass(frozen=True, slots=True)
-class Request:
-    """What the provider was asked: the messages and tools of one call, as given."""
-
-    messages: tuple[Message, ...]
-    tools: tuple[ToolDefinition, ...]
-
-
 def _provider_error(code: str, message: str) -> ProviderError:
     """The ProviderError subclass whose ``code`` is ``code``; a new subclass for an unknown code."""
     pending: list[type[ProviderError]] = [ProviderError]
@@ -103,33 +96,21 @@ class ScriptedProvider:
     """
 
     def __init__(self, replies: Sequence[Step]) -> None:
-        self._steps = tuple(replies)
-        self._next = 0
-        self._lock = threading.Lock()
-        self.requests: list[Request] = []
+        self._script: ScriptCursor[Step] = ScriptCursor(replies, SCRIPTED_PROVIDER)
+        self.requests = self._script.requests
 
     def __repr__(self) -> str:
-        return f"ScriptedProvider({len(self._steps)} steps, {self._next} used)"
+        return f"ScriptedProvider({self._script!r})"
 
     @property
     def remaining(self) -> int:
         """How many steps are left."""
-        with self._lock:
-            return len(self._steps) - self._next
+        return self._script.remaining
 
     def _take(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
     ) -> Reply | Failure | BaseException:
-        with self._lock:
-            self.requests.append(Request(tuple(messages), tuple(tools)))
-            if self._next >= len(self._steps):
-                raise ScriptExhausted(
-                    f"{SCRIPTED_PROVIDER}: the script is exhausted: all {len(self._steps)} steps were used "
-                    f"and call {len(self.requests)} asked for another",
-                    provider=SCRIPTED_PROVIDER,
-                )
-            step = self._steps[self._next]
-            self._next += 1
+        step = self._script.take(messages, tools)
         return Reply(step) if isinstance(step, Message) else step
 
     def generate_stream(

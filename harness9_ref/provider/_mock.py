@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from typing import Final, Iterator, Sequence
+from typing import Final, Generic, Iterator, NamedTuple, Sequence, TypeVar
 
 from ..schema import CHUNK_DONE, CHUNK_TEXT, Message, StreamChunk, ToolDefinition, Usage
 from ._errors import ScriptExhausted, error_chunk
@@ -11,6 +11,54 @@ from ._errors import ScriptExhausted, error_chunk
 __all__ = ["MOCK_PROVIDER", "MockProvider"]  # gets re-exported
 
 MOCK_PROVIDER: Final = "mock"  # the ``provider`` attribute of its errors
+T = TypeVar("T")
+
+
+class Request(NamedTuple):
+    """What a scripted provider was asked: the messages and tools of one call, as given."""
+
+    messages: tuple[Message, ...]
+    tools: tuple[ToolDefinition, ...]
+
+
+class ScriptCursor(Generic[T]):
+    """The steps of a script, taken one per call under a lock, with every request recorded.
+
+    Shared by MockProvider and ``harness9_ref.testing.ScriptedProvider``.
+    """
+
+    def __init__(self, steps: Sequence[T], provider: str) -> None:
+        self._steps = tuple(steps)
+        self._next = 0
+        self._lock = threading.Lock()
+        self._provider = provider
+        self.requests: list[Request] = []
+
+    def __repr__(self) -> str:
+        return f"{len(self._steps)} steps, {self._next} used"
+
+    @property
+    def remaining(self) -> int:
+        with self._lock:
+            return len(self._steps) - self._next
+
+    def take(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> T:
+        """Record the request and return the next step.
+
+        Raises:
+            ScriptExhausted: every step has been used (code ``script_exhausted``).
+        """
+        with self._lock:
+            self.requests.append(Request(tuple(messages), tuple(tools)))
+            if self._next >= len(self._steps):
+                raise ScriptExhausted(
+                    f"{self._provider}: the script is exhausted: all {len(self._steps)} steps were used "
+                    f"and call {len(self.requests)} asked for another",
+                    provider=self._provider,
+                )
+            step = self._steps[self._next]
+            self._next += 1
+        return step
 
 
 class MockProvider:
@@ -24,18 +72,16 @@ class MockProvider:
     """
 
     def __init__(self, replies: Sequence[Message]) -> None:
-        self._replies = tuple(replies)
-        self._next = 0
-        self._lock = threading.Lock()
-        self.requests: list[tuple[tuple[Message, ...], tuple[ToolDefinition, ...]]] = []
+        self._script: ScriptCursor[Message] = ScriptCursor(replies, MOCK_PROVIDER)
+        self.requests = self._script.requests
 
     def __repr__(self) -> str:
-        return f"MockProvider({len(self._replies)} replies, {self._next} used)"
+        return f"MockProvider({self._script!r})"
 
     @property
     def remaining(self) -> int:
         """How many scripted replies are left."""
-        return len(self._replies) - self._next
+        return self._script.remaining
 
     def generate(
         self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]
@@ -45,17 +91,7 @@ class MockProvider:
         Raises:
             ScriptExhausted: every reply has been used (code ``script_exhausted``).
         """
-        with self._lock:
-            self.requests.append((tuple(messages), tuple(available_tools)))
-            if self._next >= len(self._replies):
-                raise ScriptExhausted(
-                    f"{MOCK_PROVIDER}: the script is exhausted: all {len(self._replies)} replies were used "
-                    f"and call {len(self.requests)} asked for another",
-                    provider=MOCK_PROVIDER,
-                )
-            reply = self._replies[self._next]
-            self._next += 1
-        return reply, None
+        return self._script.take(messages, available_tools), None
 
     def generate_stream(
         self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]
