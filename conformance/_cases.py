@@ -37,6 +37,8 @@ SPEC_PATH: Final = PROJECT_ROOT / "SPEC.md"
 # A requirement definition in SPEC.md: `- <a id="R-TOK-1"></a>**R-TOK-1** MUST …`.
 _REQUIREMENT_LINE: Final = "- <a id="
 _REQUIREMENT_ID: Final = re.compile(r"\*\*(R-[A-Z]+-\d+)\*\*")
+# Ops whose inputs name files and folders that an implementation may create or delete.
+FILE_OPS: Final = frozenset({"session", "tool_execute"})
 
 
 @dataclass(frozen=True)
@@ -185,12 +187,28 @@ def spec_requirement_ids(spec_path: Path) -> list[str]:
     return found
 
 
+def _real_paths(value: Any) -> list[str]:
+    """Absolute paths in a case input that exist on this machine.
+
+    A case runs against implementations that may be wrong: an input naming a real path (an id
+    of ``/tmp`` for a delete, say) could make a wrong one destroy it. Cases name only paths
+    inside the runner's scratch folder, or absolute paths that exist nowhere.
+    """
+    if isinstance(value, str):
+        return [f"input names the real path {value!r}"] if value.startswith("/") and Path(value).exists() else []
+    if isinstance(value, dict):
+        return [p for item in value.values() for p in _real_paths(item)]
+    if isinstance(value, list):
+        return [p for item in value for p in _real_paths(item)]
+    return []
+
+
 def lint_cases(root: Path | None = None, spec_path: Path | None = None) -> list[str]:
     """Every problem in the suite, one ``"path: problem"`` string each.
 
     Beyond what loading rejects (schema violations, duplicate ids, files outside an area
-    folder, invalid JSON), lint rejects an empty suite, citing an id twice, and citing an id
-    that SPEC.md does not define.
+    folder, invalid JSON), lint rejects an empty suite, citing an id twice, citing an id
+    that SPEC.md does not define, and an input naming an existing absolute path.
 
     Args:
         root: the cases directory; defaults to ``CASES_DIR``.
@@ -207,6 +225,8 @@ def lint_cases(root: Path | None = None, spec_path: Path | None = None) -> list[
         return [*problems, f"{_display(spec_path)}: not found, so cited ids cannot be checked"]
     defined = set(spec_requirement_ids(spec_path))
     for case in cases:
+        if case.op in FILE_OPS:
+            problems.extend(f"{_display(case.path)}: {p}" for p in _real_paths(case.input))
         for requirement, count in Counter(case.spec).items():
             if count > 1:
                 problems.append(f"{_display(case.path)}: cites {requirement} more than once")

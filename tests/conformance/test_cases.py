@@ -112,6 +112,11 @@ FAULTS: list[tuple[str, Any, str]] = [
         case_data("FAULT1", expect={"error": {"code": ""}}),
         "/expect: matches none",
     ),
+    (
+        "real-path-in-a-file-op",
+        case_data("FAULT1", op="session", input={"steps": [{"do": "delete", "id": "/tmp"}]}, expect={"steps": [{"ok": None}]}),
+        "input names the real path '/tmp'",
+    ),
 ]
 
 
@@ -130,6 +135,18 @@ def test_lint_reports_each_fault_once(
     problems = lint_cases(cases, spec)
     assert len(problems) == 1, problems
     assert problem in problems[0]
+
+
+def test_lint_accepts_absolute_paths_that_exist_nowhere_and_real_paths_outside_file_ops(
+    tmp_path: Path, spec: Path
+) -> None:
+    cases = toy_suite(tmp_path / "cases")
+    write_json(
+        cases / "fmt" / "nowhere.json",
+        case_data("NOWHR1", op="session", input={"steps": [{"do": "delete", "id": "/nonexistent/x"}]}, expect={"steps": [{"ok": None}]}),
+    )
+    write_json(cases / "fmt" / "text.json", case_data("TEXT01", op="tui_input", input={"action": "complete", "text": "/"}, expect={"output": "/"}))
+    assert lint_cases(cases, spec) == []
 
 
 def test_lint_reports_a_case_outside_an_area_folder(tmp_path: Path, spec: Path) -> None:
