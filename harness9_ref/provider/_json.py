@@ -17,6 +17,8 @@ import math
 import re
 from typing import Any, Callable, Final, Mapping
 
+from ..schema._message import describe
+
 __all__ = [
     "ShapeError",
     "decode_body",
@@ -39,8 +41,6 @@ _WHITESPACE: Final = re.compile(r"[ \t\n\r]*")  # RFC 8259 "ws"
 _DECODER: Final = json.JSONDecoder()
 # The standard library's string scanner (not in its type stubs): (text, index after the quote) -> (value, end).
 _scanstring: Final[Callable[[str, int], tuple[str, int]]] = getattr(json.decoder, "scanstring")
-_JSON_KIND: Final = {type(None): "null", bool: "a boolean", list: "an array", dict: "an object"}
-_DESCRIBE_LIMIT: Final = 40
 
 
 class ShapeError(ValueError):
@@ -50,14 +50,6 @@ class ShapeError(ValueError):
         super().__init__(f"{path}: {problem}")
         self.path = path
         self.problem = problem
-
-
-def describe(value: object) -> str:
-    """A short description of a JSON value for an error message: ``5``, ``'custom'``, ``an array``."""
-    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
-        text = repr(value)
-        return text if len(text) <= _DESCRIBE_LIMIT else text[: _DESCRIBE_LIMIT - 3] + "..."
-    return _JSON_KIND.get(type(value), type(value).__name__)
 
 
 def decode_body(body: bytes) -> str:
@@ -73,7 +65,7 @@ def _reject_constant(name: str) -> Any:
 def _finite_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise ValueError(f"the number {text[:_DESCRIBE_LIMIT]} is out of range")
+        raise ValueError(f"the number {describe(text)} is out of range")
     return value
 
 

@@ -59,17 +59,20 @@ class SchemaError(ValueError):
 
 
 _JSON_KIND: Final = {type(None): "null", bool: "a boolean", list: "an array", dict: "an object"}
+_DESCRIBE_LIMIT: Final = 40  # characters of a value quoted in an error message
 
 
-def _describe(value: object) -> str:
+def describe(value: object) -> str:
+    """A short description of a JSON value for an error message: ``5``, ``'custom'``, ``an array``."""
     if isinstance(value, (str, int, float)) and not isinstance(value, bool):
-        return repr(value)
+        text = repr(value)
+        return text if len(text) <= _DESCRIBE_LIMIT else text[: _DESCRIBE_LIMIT - 3] + "..."
     return _JSON_KIND.get(type(value), type(value).__name__)
 
 
 def check_str(value: object, path: str) -> str:
     if not isinstance(value, str):
-        raise SchemaError(path, f"expected a string, got {_describe(value)}")
+        raise SchemaError(path, f"expected a string, got {describe(value)}")
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -81,13 +84,13 @@ def check_str(value: object, path: str) -> str:
 
 def _check_int(value: object, path: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise SchemaError(path, f"expected an integer, got {_describe(value)}")
+        raise SchemaError(path, f"expected an integer, got {describe(value)}")
     return value
 
 
 def check_keys(data: object, path: str, required: Sequence[str], optional: Sequence[str]) -> Mapping[str, Any]:
     if not isinstance(data, Mapping):
-        raise SchemaError(path, f"expected an object, got {_describe(data)}")
+        raise SchemaError(path, f"expected an object, got {describe(data)}")
     for key in required:
         if key not in data:
             raise SchemaError(f"{path}.{key}", "is required")
@@ -144,7 +147,7 @@ def _freeze_json(value: object, path: str) -> Any:
         return check_str(value, path)
     if value is None or isinstance(value, (bool, int, float)):
         return value
-    raise SchemaError(path, f"expected a JSON value, got {_describe(value)}")
+    raise SchemaError(path, f"expected a JSON value, got {describe(value)}")
 
 
 def _thaw_json(value: Any) -> Any:
@@ -173,7 +176,7 @@ class ToolDefinition:
         check_str(self.name, "tool.name")
         check_str(self.description, "tool.description")
         if self.input_schema is not None and not isinstance(self.input_schema, Mapping):
-            raise SchemaError("tool.input_schema", f"expected an object or null, got {_describe(self.input_schema)}")
+            raise SchemaError("tool.input_schema", f"expected an object or null, got {describe(self.input_schema)}")
         if self.input_schema is not None:
             object.__setattr__(self, "input_schema", _freeze_json(self.input_schema, "tool.input_schema"))
 
@@ -185,7 +188,7 @@ class ToolDefinition:
         d = check_keys(data, path, ("name", "description"), ("input_schema",))
         schema = d.get("input_schema")
         if schema is not None and not isinstance(schema, Mapping):
-            raise SchemaError(f"{path}.input_schema", f"expected an object or null, got {_describe(schema)}")
+            raise SchemaError(f"{path}.input_schema", f"expected an object or null, got {describe(schema)}")
         return cls(
             check_str(d["name"], f"{path}.name"),
             check_str(d["description"], f"{path}.description"),
@@ -237,13 +240,13 @@ class Message:
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
-            raise SchemaError("message.role", f"expected 'system', 'user' or 'assistant', got {_describe(self.role)}")
+            raise SchemaError("message.role", f"expected 'system', 'user' or 'assistant', got {describe(self.role)}")
         check_str(self.content, "message.content")
         check_str(self.tool_call_id, "message.tool_call_id")
         calls = tuple(self.tool_calls)
         for i, call in enumerate(calls):
             if not isinstance(call, ToolCall):
-                raise SchemaError(f"message.tool_calls[{i}]", f"expected a ToolCall, got {_describe(call)}")
+                raise SchemaError(f"message.tool_calls[{i}]", f"expected a ToolCall, got {describe(call)}")
         object.__setattr__(self, "tool_calls", calls)
 
     @property
@@ -266,10 +269,10 @@ class Message:
         d = check_keys(data, path, ("role", "content"), ("tool_calls", "tool_call_id"))
         role = d["role"]
         if role not in ROLES:
-            raise SchemaError(f"{path}.role", f"expected 'system', 'user' or 'assistant', got {_describe(role)}")
+            raise SchemaError(f"{path}.role", f"expected 'system', 'user' or 'assistant', got {describe(role)}")
         calls = d.get("tool_calls", [])
         if not isinstance(calls, list):
-            raise SchemaError(f"{path}.tool_calls", f"expected an array, got {_describe(calls)}")
+            raise SchemaError(f"{path}.tool_calls", f"expected an array, got {describe(calls)}")
         return cls(
             role,
             check_str(d["content"], f"{path}.content"),
@@ -290,7 +293,7 @@ class StreamChunk:
 
     def __post_init__(self) -> None:
         if self.type not in CHUNK_TYPES:
-            raise SchemaError("stream_chunk.type", f"expected one of {', '.join(CHUNK_TYPES)}, got {_describe(self.type)}")
+            raise SchemaError("stream_chunk.type", f"expected one of {', '.join(CHUNK_TYPES)}, got {describe(self.type)}")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON with the seed's omitempty fields left out."""
@@ -309,7 +312,7 @@ class StreamChunk:
 def messages_from_list(items: object, path: str = "messages") -> list[Message]:
     """Parse a JSON array of D1 messages, naming the index of the first bad one."""
     if not isinstance(items, list):
-        raise SchemaError(path, f"expected an array, got {_describe(items)}")
+        raise SchemaError(path, f"expected an array, got {describe(items)}")
     return [Message.from_dict(item, f"{path}[{i}]") for i, item in enumerate(items)]
 
 
