@@ -17,7 +17,7 @@ import math
 import re
 from typing import Any, Callable, Final, Mapping
 
-from ..schema._message import describe
+from ..schema._message import describe, replace_lone_surrogates
 
 __all__ = [
     "ShapeError",
@@ -36,7 +36,6 @@ __all__ = [
 ]
 
 _BOM: Final = "\ufeff"
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _WHITESPACE: Final = re.compile(r"[ \t\n\r]*")  # RFC 8259 "ws"
 _DECODER: Final = json.JSONDecoder()
 # The standard library's string scanner (not in its type stubs): (text, index after the quote) -> (value, end).
@@ -71,9 +70,9 @@ def _finite_float(text: str) -> float:
 
 def _replace_surrogates(value: Any) -> Any:
     if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value)
+        return replace_lone_surrogates(value)
     if isinstance(value, dict):
-        return {_SURROGATE.sub("\ufffd", k): _replace_surrogates(v) for k, v in value.items()}
+        return {replace_lone_surrogates(k): _replace_surrogates(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_replace_surrogates(v) for v in value]
     return value

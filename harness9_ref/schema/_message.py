@@ -6,6 +6,7 @@ the fixtures and the conformance adapter all go through ``to_dict`` / ``from_dic
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final, Mapping, Sequence
@@ -56,6 +57,14 @@ class SchemaError(ValueError):
         super().__init__(f"{path}: {problem}")
         self.path = path
         self.problem = problem
+
+
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def replace_lone_surrogates(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD, so that a message can hold it (R-MSG-6)."""
+    return _LONE_SURROGATE.sub("\ufffd", text)
 
 
 _JSON_KIND: Final = {type(None): "null", bool: "a boolean", list: "an array", dict: "an object"}

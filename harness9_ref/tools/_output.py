@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import re
 from typing import Final
+
+from ..schema._message import replace_lone_surrogates
 
 __all__ = ["DEFAULT_OUTPUT_CAP", "TRUNCATED_NOTE", "capped_text", "clean_text", "utf8_prefix"]
 
 DEFAULT_OUTPUT_CAP: Final = 65536  # R-TOOL-4: bytes of a file or of a command's output shown
 TRUNCATED_NOTE: Final = "\n[truncated: showing the first {cap} of {total} bytes]"  # R-TOOL-4
 
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 def _sequence_length(lead: int) -> int:
@@ -39,11 +39,7 @@ def utf8_prefix(data: bytes) -> bytes:
 
 def clean_text(text: str) -> str:
     """``text`` with any lone surrogate replaced by U+FFFD, so a message can hold it (R-MSG-6)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return _SURROGATE.sub("\ufffd", text)
-    return text
+    return replace_lone_surrogates(text)
 
 
 def capped_text(head: bytes, total: int, cap: int) -> str:
