@@ -13,10 +13,12 @@ calls (R-ENG-12). A failed, cancelled or closed run saves ``history[start_len:co
 successful run saves ``history[start_len:]``. Either way it is one ``add_messages`` call before
 the terminal event (R-ENG-11), and a failed save only logs a warning (R-ENG-13).
 
-Each auxiliary method of seed 8.3 is one method here: ``_load_history_with`` (seed ``loadHistoryWith``),
-``_apply_compaction_with`` (``applyCompactionWith``) and ``_save_history_with``
-(``saveHistoryWith``); each takes the run's snapshot of the session or compactor, never the
-engine's current one (R-ENG-2, seed 8.4).
+With ``long_session=True`` (R-LONG) a run starts from the session's checkpoint and each turn's
+view is prepared by ``LongSession`` (``_long_session.py``); the rest of the loop is the same.
+
+The auxiliary methods of seed 8.3 are ``_load_history_with`` (``loadHistoryWith``), ``_prepare``
+(``applyCompactionWith``) and ``save_history_with`` in ``_run.py`` (``saveHistoryWith``); each
+takes the run's snapshot of the session or compactor, never the engine's current one (R-ENG-2).
 """
 
 from __future__ import annotations
@@ -24,14 +26,12 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Generator, Iterator, Sequence
+from typing import TYPE_CHECKING, Generator, Sequence
 
-from ..memory import Compactor, Session, SessionError, estimate_tokens, estimate_tool_tokens
+from ..memory import Compactor, Session, SessionError, SummarizationCompactor, estimate_tool_tokens
 from ..schema import CHUNK_DONE, CHUNK_TEXT, ROLE_SYSTEM, ROLE_USER, Message, ToolCall, ToolDefinition, Usage
 from ._constants import (
-    CANCELLED,
     CODE_SEPARATOR,
     DEFAULT_MAX_TURNS,
     DEFAULT_SYSTEM_PROMPT,
@@ -53,12 +53,22 @@ from ._events import (
     Event,
     EventType,
     TextDeltaData,
-    TokenUpdateData,
     ToolCallData,
     ToolResultData,
 )
 from ._iterator import RunIterator
+from ._long_session import (
+    CONTEXT_LENGTH_EXCEEDED,
+    NOTHING_TO_COMPACT,
+    RECOVERY_FAILED_MESSAGE,
+    Context,
+    LongSession,
+    Prepared,
+    load_context,
+    prepare_literal,
+)
 from ._registry import ToolRegistry
+from ._run import Failure, RunState, check_cancelled, close_stream, event_error, event_token_update, save_run
 
 if TYPE_CHECKING:
     from ..provider import LLMProvider
@@ -66,37 +76,6 @@ if TYPE_CHECKING:
 __all__ = ["AgentEngine"]  # gets re-exported
 
 _log = logging.getLogger(LOGGER_NAME)
-
-
-class _Failure(Exception):
-    """Ends a run with the error event ``{code, message}``; raised and caught inside the loop."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
-@dataclass(eq=False)
-class _Run:
-    """The state of one run; the session and compactor are its snapshot (R-ENG-2)."""
-
-    prompt: Message
-    session: Session | None
-    compactor: Compactor | None
-    cancelled: threading.Event = field(default_factory=threading.Event)
-    history: list[Message] = field(default_factory=list)
-    start_len: int = 0
-    committed: int = 0  # history[:committed] holds only completed steps (R-ENG-12)
-    turns: int = 0  # provider calls so far
-
-
-def _event_token_update(tokens: int, window: int) -> Event:
-    return Event(EventType.TOKEN_UPDATE, TokenUpdateData(tokens, window))
-
-
-def _event_error(code: str, message: str) -> Event:
-    return Event(EventType.ERROR, ErrorData(code, message))
 
 
 class AgentEngine:
@@ -113,6 +92,8 @@ class AgentEngine:
         context_window: the model's context window in tokens, 0 when unknown; only reported in
             token updates (R-ENG-7).
         max_turns: the most provider calls one run may make (R-ENG-14).
+        long_session: start runs from the session's checkpoint, calibrate, shorten and recover
+            from context-length errors (R-LONG); off, the engine follows R-ENG literally.
 
     Raises:
         ValueError: ``max_turns`` is below 1 or ``context_window`` is negative.
@@ -132,6 +113,7 @@ class AgentEngine:
         compactor: Compactor | None = None,
         context_window: int = 0,
         max_turns: int = DEFAULT_MAX_TURNS,
+        long_session: bool = False,
     ) -> None:
         if max_turns < 1:
             raise ValueError(f"max_turns must be at least 1, got {max_turns}")
@@ -146,7 +128,8 @@ class AgentEngine:
         self._lock = threading.Lock()  # guards _session, _compactor and _active (seed 8.4)
         self._session = session
         self._compactor = compactor
-        self._active: _Run | None = None
+        self._active: RunState | None = None
+        self._long = LongSession(context_window) if long_session else None
 
     @property
     def workdir(self) -> Path:
@@ -215,7 +198,7 @@ class AgentEngine:
         with self._lock:
             if self._active is not None:
                 raise EngineBusy()
-            run = _Run(user, self._session, self._compactor)
+            run = RunState(user, self._session, self._compactor)
             self._active = run
         return RunIterator(self._execute(run), lambda: self._release(run))
 
@@ -239,109 +222,158 @@ class AgentEngine:
             raise EngineError(INTERNAL_ERROR, "the run ended without a terminal event")
         return final
 
-    def _release(self, run: _Run) -> None:
+    def compact_now(self, focus: str = "") -> CompactionData:
+        """Summarise the current session now, whatever the budget, and store the checkpoint (R-LONG-9).
+
+        ``focus`` is passed to the summarizer (R-FOLD-5). Works in long-session mode only.
+
+        Returns:
+            The compaction's data, as the automatic compaction event reports it.
+
+        Raises:
+            EngineBusy: a run is in progress.
+            EngineError: ``nothing_to_compact`` (no session, not in long-session mode, a
+                compactor that does not summarise, or nothing old enough to summarise),
+                ``compaction_failed`` (the summarizer failed; nothing changed), or a session
+                error's code.
+        """
+        placeholder = RunState(Message(ROLE_USER, focus), None, None)
+        with self._lock:
+            if self._active is not None:
+                raise EngineBusy()
+            session, compactor = self._session, self._compactor
+            self._active = placeholder  # no run may start meanwhile (R-ENG-16)
+        try:
+            if self._long is None or session is None or not isinstance(compactor, SummarizationCompactor):
+                raise EngineError(NOTHING_TO_COMPACT, "there is no session summary to make here")
+            tool_tokens = estimate_tool_tokens(list(self._registry.available_tools()))
+            return self._long.compact_now(session, self._system_prompt(), compactor, tool_tokens, focus)
+        finally:
+            self._release(placeholder)
+
+    def _system_prompt(self) -> str:
+        return self._prompt_builder() if self._prompt_builder is not None else DEFAULT_SYSTEM_PROMPT
+
+    def _release(self, run: RunState) -> None:
         with self._lock:
             if self._active is run:
                 self._active = None
 
-    def _execute(self, run: _Run) -> Generator[Event, None, None]:
+    def _execute(self, run: RunState) -> Generator[Event, None, None]:
         try:
             try:
-                system = self._prompt_builder() if self._prompt_builder is not None else DEFAULT_SYSTEM_PROMPT
-                run.history, run.start_len = self._load_history_with(run.session, system, run.prompt)
+                run.history, run.context = self._load_history_with(run.session, self._system_prompt())
+                run.start_len = len(run.history)
+                run.history.append(run.prompt)
             except SessionError as exc:  # R-ENG-4: no provider call, nothing saved
-                yield _event_error(exc.code, describe(exc))
+                yield event_error(exc.code, describe(exc))
                 return
             except Exception as exc:
                 _log.debug("loading the history failed", exc_info=True)
-                yield _event_error(INTERNAL_ERROR, internal_message(exc))
+                yield event_error(INTERNAL_ERROR, internal_message(exc))
                 return
             run.committed = len(run.history)  # the prompt alone is worth saving (D8)
             try:
                 final = yield from self._turns(run)
-            except _Failure as failure:
-                self._save_history_with(run.session, run.history, run.start_len, run.committed)
-                yield _event_error(failure.code, one_line(failure.message))
+            except Failure as failure:
+                save_run(run, run.committed)
+                yield event_error(failure.code, one_line(failure.message))
                 return
             except Exception as exc:  # R-ENG-17
                 _log.debug("internal error in a run", exc_info=True)
-                self._save_history_with(run.session, run.history, run.start_len, run.committed)
-                yield _event_error(INTERNAL_ERROR, internal_message(exc))
+                save_run(run, run.committed)
+                yield event_error(INTERNAL_ERROR, internal_message(exc))
                 return
             except BaseException:  # the iterator was closed (GeneratorExit), or KeyboardInterrupt
-                self._save_history_with(run.session, run.history, run.start_len, run.committed)
+                save_run(run, run.committed)
                 raise
-            self._save_history_with(run.session, run.history, run.start_len, len(run.history))
+            save_run(run, len(run.history))
             yield Event(EventType.DONE, DoneData(final, run.turns))
         finally:
             self._release(run)
 
-    def _turns(self, run: _Run) -> Generator[Event, None, Message]:
+    def _turns(self, run: RunState) -> Generator[Event, None, Message]:
         """Turns until a reply without tool calls, which is returned (R-ENG-5, R-ENG-10)."""
         while True:
-            self._check_cancelled(run)
+            check_cancelled(run)
             tools = list(self._registry.available_tools())
             tool_tokens = estimate_tool_tokens(tools)
-            history = tuple(run.history)  # what the compactor and provider see cannot grow under them
-            before = estimate_tokens(history)
-            view = self._apply_compaction_with(run.compactor, history)
-            after = before if run.compactor is None else estimate_tokens(view)
-            total = after + tool_tokens
-            if run.compactor is not None and 20 * (after + 1) <= 19 * before:  # R-ENG-6, D8
-                data = CompactionData(before + tool_tokens, total, len(history), len(view))
-                yield Event(EventType.COMPACTION, data)
-            yield _event_token_update(total, self._context_window)
-            self._check_cancelled(run)  # a summarizing compactor may have taken a while
+            prepared = yield from self._announce(self._prepare(run, tool_tokens))
+            check_cancelled(run)  # a summarizing compactor may have taken a while
             run.turns += 1
-            reply, usage = yield from self._stream_reply(run, view, tools)
+            run.rounds += 1
+            try:
+                reply, usage = yield from self._stream_reply(run, prepared.view, tools)
+            except Failure as failure:  # R-LONG-7: one retry after compacting harder
+                if self._long is None or failure.code != CONTEXT_LENGTH_EXCEEDED or failure.after_text:
+                    raise
+                recovery = self._long.recover(run.context, run.history, run.compactor, tool_tokens)
+                prepared = yield from self._announce(recovery)
+                check_cancelled(run)
+                run.turns += 1
+                try:
+                    reply, usage = yield from self._stream_reply(run, prepared.view, tools)
+                except Failure as again:
+                    if again.code == CONTEXT_LENGTH_EXCEEDED:
+                        raise Failure(again.code, RECOVERY_FAILED_MESSAGE.format(message=again.message)) from None
+                    raise
+            if self._long is not None:
+                self._long.calibrate(usage, prepared.total)
             if usage is not None and usage.input_tokens > 0:  # R-ENG-7
-                yield _event_token_update(usage.input_tokens, self._context_window)
+                yield event_token_update(usage.input_tokens, self._context_window)
             run.history.append(reply)
             if not reply.tool_calls:
                 return reply
             for call in reply.tool_calls:  # R-ENG-9
-                self._check_cancelled(run)
+                check_cancelled(run)
                 yield Event(EventType.TOOL_CALL, ToolCallData(call.id, call.name, call.arguments))
                 observation = self._observe(call)
                 run.history.append(Message(ROLE_USER, observation, tool_call_id=call.id))
                 yield Event(EventType.TOOL_RESULT, ToolResultData(call.id, call.name, observation))
             run.committed = len(run.history)  # the step is complete (R-ENG-12)
-            if run.turns >= self._max_turns:  # R-ENG-14
-                raise _Failure(MAX_TURNS, MAX_TURNS_MESSAGE.format(max_turns=self._max_turns))
+            if run.rounds >= self._max_turns:  # R-ENG-14, R-LONG-8
+                raise Failure(MAX_TURNS, MAX_TURNS_MESSAGE.format(max_turns=self._max_turns))
+
+    def _prepare(self, run: RunState, tool_tokens: int) -> Prepared:
+        """This turn's view: the document's (R-ENG-5) or long-session mode's (R-LONG-4)."""
+        history = tuple(run.history)  # what the compactor and provider see cannot grow under them
+        if self._long is None:
+            return prepare_literal(history, run.compactor, tool_tokens)
+        return self._long.prepare(run.context, history, run.compactor, tool_tokens)
+
+    def _announce(self, prepared: Prepared) -> Generator[Event, None, Prepared]:
+        """The optional compaction event, then the token update (R-ENG-5 steps 5 and 6)."""
+        if prepared.compaction is not None:
+            yield Event(EventType.COMPACTION, prepared.compaction)
+        yield event_token_update(prepared.shown, self._context_window)
+        return prepared
 
     def _stream_reply(
-        self, run: _Run, view: Sequence[Message], tools: Sequence[ToolDefinition]
+        self, run: RunState, view: Sequence[Message], tools: Sequence[ToolDefinition]
     ) -> Generator[Event, None, tuple[Message, Usage | None]]:
         """One provider call: forward text chunks, return the done chunk's message and usage."""
         stream = iter(self._llm.generate_stream(view, tools))
+        streamed = False
         try:
             for chunk in stream:
-                self._check_cancelled(run)  # a cancel while the provider was blocked abandons it
+                check_cancelled(run)  # a cancel while the provider was blocked abandons it
                 if chunk.type == CHUNK_TEXT:
                     if chunk.delta:  # R-EVT-4: deltas are non-empty
+                        streamed = True
                         yield Event(EventType.TEXT_DELTA, TextDeltaData(chunk.delta))
-                    self._check_cancelled(run)
+                    check_cancelled(run)
                 elif chunk.type == CHUNK_DONE:
                     if chunk.message is None:
-                        raise _Failure(INTERNAL_ERROR, "the provider's done chunk carries no message")
+                        raise Failure(INTERNAL_ERROR, "the provider's done chunk carries no message")
                     return chunk.message, chunk.usage
                 else:  # R-ENG-17: an error chunk "<code>: <message>"
                     code, sep, message = chunk.error.partition(CODE_SEPARATOR)
                     if not sep or not code:
                         code, message = PROVIDER_ERROR, chunk.error
-                    raise _Failure(code, message)
-            raise _Failure(INTERNAL_ERROR, "the provider's stream ended without a done or error chunk")
+                    raise Failure(code, message, after_text=streamed)
+            raise Failure(INTERNAL_ERROR, "the provider's stream ended without a done or error chunk")
         finally:
-            self._close_stream(stream)
-
-    @staticmethod
-    def _close_stream(stream: Iterator[object]) -> None:
-        close = getattr(stream, "close", None)
-        if callable(close):
-            try:
-                close()
-            except Exception:  # abandoning a stream must not hide the run's own outcome
-                _log.debug("closing the provider stream failed", exc_info=True)
+            close_stream(stream)
 
     def _observe(self, call: ToolCall) -> str:
         try:
@@ -350,46 +382,16 @@ class AgentEngine:
             _log.debug("tool %r raised", call.name, exc_info=True)
             return f"error: {describe(exc)}"
 
-    @staticmethod
-    def _check_cancelled(run: _Run) -> None:
-        if run.cancelled.is_set():
-            raise _Failure(CANCELLED, CANCELLED)
-
     # The three auxiliary methods of seed 8.3, each on the run's snapshot.
 
-    @staticmethod
-    def _load_history_with(session: Session | None, system: str, prompt: Message) -> tuple[list[Message], int]:
-        """``[system] + stored + [prompt]`` and ``start_len`` (R-ENG-3, R-ENG-4).
+    def _load_history_with(self, session: Session | None, system: str) -> tuple[list[Message], Context]:
+        """``[system] + stored`` and the checkpoint in effect (R-ENG-3, R-ENG-4, R-LONG-2).
 
-        Without a session: ``[system, prompt]``. Raises what ``get_messages`` raises.
-        """
-        history = [Message(ROLE_SYSTEM, system)]
-        if session is not None:
-            history.extend(session.get_messages(0))
-        start_len = len(history)
-        history.append(prompt)
-        return history, start_len
-
-    @staticmethod
-    def _apply_compaction_with(compactor: Compactor | None, msgs: Sequence[Message]) -> Sequence[Message]:
-        """The view sent to the provider: ``compactor.compact(msgs)``, or ``msgs`` without one."""
-        if compactor is None:
-            return msgs
-        return compactor.compact(msgs)
-
-    @staticmethod
-    def _save_history_with(session: Session | None, history: Sequence[Message], start_len: int, end: int) -> None:
-        """Append ``history[start_len:end]`` to the session in one call (R-ENG-11 … R-ENG-13).
-
-        Without a session nothing happens; a failure is logged as a warning and swallowed.
+        Without a session: ``[system]``. In long-session mode a valid checkpoint replaces the
+        messages it covers by its summary. Raises what the session raises.
         """
         if session is None:
-            return
-        batch = list(history[start_len:end])
-        if not batch:
-            return
-        try:
-            session.add_messages(batch)
-        except Exception as exc:
-            name = getattr(session, "session_id", "(unknown id)")
-            _log.warning("could not save %d messages to session %s: %s", len(batch), name, internal_message(exc))
+            return [Message(ROLE_SYSTEM, system)], Context()
+        if self._long is not None:
+            return load_context(session, system)
+        return [Message(ROLE_SYSTEM, system), *session.get_messages(0)], Context()

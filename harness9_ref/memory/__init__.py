@@ -5,6 +5,7 @@ number): no clock, no database, no network. Sessions (``Manager``, ``SQLiteSessi
 ``MemorySession``) are the only part that does I/O.
 """
 
+from ._checkpoint import Checkpoint, checkpoint_problem, message_anchor
 from ._budget import (
     DEFAULT_MAX_TOKENS,
     DEFAULT_MIN_TAIL_MESSAGES,
@@ -15,6 +16,7 @@ from ._compactor import BUDGET_PERCENT, Compactor, budget_for_context_window
 from ._manager import HOME_ENV, Manager, default_db_path
 from ._memory_session import MemorySession
 from ._repair import STUB_TEXT, repair_orphaned_tool_pairs
+from ._shorten import SHORTEN_KEEP_MIN, SHORTENED_MARKER, shorten_text, shorten_view
 from ._session import (
     SESSION_ID_PATTERN,
     Clock,
@@ -35,14 +37,18 @@ from ._sliding import DEFAULT_MAX_MESSAGES, SlidingWindowCompactor
 from ._sqlite_session import SQLiteSession
 from ._summarize import (
     SUMMARY_FIRST_PROMPT,
+    SUMMARY_FOCUS,
     SUMMARY_INCREMENTAL_PROMPT,
     SUMMARY_MARKER,
     SUMMARY_SYSTEM_PROMPT,
     SUMMARY_TEMPLATE,
     SUMMARY_TIMEOUT_SECONDS,
     SummarizationCompactor,
+    Summarized,
     Summarizer,
+    is_summary,
     new_summarization_compactor,
+    summary_message,
 )
 from ._tokens import CHARS_PER_TOKEN, estimate_tokens, estimate_tool_tokens, format_token_count
 
@@ -54,13 +60,17 @@ __all__ = (
     "DEFAULT_MIN_TAIL_MESSAGES",
     "HOME_ENV",
     "SESSION_ID_PATTERN",
+    "SHORTENED_MARKER",
+    "SHORTEN_KEEP_MIN",
     "STUB_TEXT",
     "SUMMARY_FIRST_PROMPT",
+    "SUMMARY_FOCUS",
     "SUMMARY_INCREMENTAL_PROMPT",
     "SUMMARY_MARKER",
     "SUMMARY_SYSTEM_PROMPT",
     "SUMMARY_TEMPLATE",
     "SUMMARY_TIMEOUT_SECONDS",
+    "Checkpoint",
     "Clock",
     "Compactor",
     "CorruptRow",
@@ -78,16 +88,23 @@ __all__ = (
     "UnsupportedSchema",
     "SlidingWindowCompactor",
     "SummarizationCompactor",
+    "Summarized",
     "Summarizer",
     "TokenBudgetCompactor",
     "budget_for_context_window",
+    "checkpoint_problem",
     "default_db_path",
     "estimate_tokens",
     "estimate_tool_tokens",
     "format_token_count",
     "is_session_id",
+    "is_summary",
+    "message_anchor",
     "new_summarization_compactor",
     "new_session_id",
     "new_token_budget_compactor",
     "repair_orphaned_tool_pairs",
+    "shorten_text",
+    "shorten_view",
+    "summary_message",
 )

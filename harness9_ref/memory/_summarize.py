@@ -4,6 +4,10 @@
 The summarizer sees exactly two messages, a system prompt and a user prompt, and no tools. A
 previous summary found among the old messages selects the incremental prompt, so that repeated
 compaction merges summaries instead of summarising a summary of a summary.
+
+With a ``request_limit`` (long-session mode, R-FOLD) no request may outgrow it: the head is
+summarised in pieces, each folded into the summary so far with the incremental prompt, so a
+head of any length is summarised by requests of bounded size.
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ from ._budget import (
 )
 from ._compactor import Compactor, budget_for_context_window, is_compactable
 from ._repair import repair_orphaned_tool_pairs
-from ._tokens import estimate_tokens
+from ._shorten import marker_bytes, shorten_text
+from ._tokens import CHARS_PER_TOKEN, bytes_to_tokens, estimate_tokens, utf8_len
 
 __all__ = [
     "SUMMARY_MARKER",
@@ -31,11 +36,15 @@ __all__ = [
     "SUMMARY_FIRST_PROMPT",
     "SUMMARY_INCREMENTAL_PROMPT",
     "SUMMARY_TIMEOUT_SECONDS",
+    "SUMMARY_FOCUS",
+    "Summarized",
     "Summarizer",
     "SummarizationCompactor",
     "SummaryFailed",
+    "is_summary",
     "new_summarization_compactor",
     "render_transcript",
+    "summary_message",
     "summary_request",
 ]
 
@@ -68,6 +77,9 @@ SUMMARY_INCREMENTAL_PROMPT: Final = (
     "<previous-summary>\n{previous_summary}\n</previous-summary>\n\nNew conversation to merge:\n{conversation}"
 )
 
+# R-FOLD-5: added to every summarizer prompt of a compaction asked for with a focus.
+SUMMARY_FOCUS: Final = "\n\nPay particular attention to: {focus}"
+
 _PLACEHOLDER: Final = re.compile(r"\{(conversation|previous_summary)\}")
 
 
@@ -87,8 +99,14 @@ def _fill(template: str, **values: str) -> str:
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template)
 
 
-def _is_summary(msg: Message) -> bool:
+def is_summary(msg: Message) -> bool:
+    """A summary message is one whose content starts with SUMMARY_MARKER, whatever its role (R-SUM-6)."""
     return msg.content.startswith(SUMMARY_MARKER)
+
+
+def summary_message(summary: str) -> Message:
+    """The message that stands for a summary in a view: the marker line, then the text (R-SUM-12)."""
+    return Message(ROLE_USER, f"{SUMMARY_MARKER}\n{summary}")
 
 
 def _summary_text(msg: Message) -> str:
@@ -97,36 +115,58 @@ def _summary_text(msg: Message) -> str:
     return rest if newline else ""
 
 
+def _render(msg: Message) -> list[str]:
+    """The lines of one non-summary message (R-SUM-5)."""
+    if msg.tool_call_id:
+        return [f"[tool_result {msg.tool_call_id}]: {msg.content}"]
+    lines = [f"[{msg.role}]: {msg.content}"] if msg.content else []
+    lines.extend(f"[tool_call {c.name}({c.id})]: {c.arguments}" for c in msg.tool_calls)
+    return lines
+
+
+def _split_summaries(head: Sequence[Message]) -> tuple[list[Message], str | None]:
+    """The head's messages that are not summaries, and the last summary's text or None (R-SUM-6)."""
+    items: list[Message] = []
+    previous: str | None = None
+    for msg in head:
+        if is_summary(msg):
+            previous = _summary_text(msg)
+        else:
+            items.append(msg)
+    return items, previous
+
+
 def render_transcript(head: Sequence[Message]) -> tuple[str, str | None]:
     """Render old messages as text for the summarizer (R-SUM-5, R-SUM-6).
 
     Returns:
-        The transcript, one line per rendered item joined by "\\n", and the previous summary
+        The transcript, one line per rendered item joined by "\n", and the previous summary
         (the text of the last summary message in ``head``) or None when there is none.
     """
-    lines: list[str] = []
-    previous: str | None = None
-    for msg in head:
-        if _is_summary(msg):
-            previous = _summary_text(msg)
-            continue
-        if msg.tool_call_id:
-            lines.append(f"[tool_result {msg.tool_call_id}]: {msg.content}")
-            continue
-        if msg.content:
-            lines.append(f"[{msg.role}]: {msg.content}")
-        lines.extend(f"[tool_call {c.name}({c.id})]: {c.arguments}" for c in msg.tool_calls)
-    return "\n".join(lines), previous
+    items, previous = _split_summaries(head)
+    return "\n".join(line for msg in items for line in _render(msg)), previous
 
 
-def summary_request(head: Sequence[Message]) -> list[Message]:
-    """The two messages sent to the summarizer for ``head`` (R-SUM-7, R-SUM-8)."""
-    transcript, previous = render_transcript(head)
+def _request(transcript: str, previous: str | None, focus: str) -> list[Message]:
+    """The two messages of one summarizer request (R-SUM-7, R-SUM-8, R-FOLD-5)."""
     if previous is None:
         prompt = _fill(SUMMARY_FIRST_PROMPT, conversation=transcript)
     else:
         prompt = _fill(SUMMARY_INCREMENTAL_PROMPT, conversation=transcript, previous_summary=previous)
+    if focus:
+        prompt += SUMMARY_FOCUS.replace("{focus}", focus, 1)
     return [Message(ROLE_SYSTEM, SUMMARY_SYSTEM_PROMPT), Message(ROLE_USER, prompt)]
+
+
+def _request_bytes(previous: str | None, focus: str) -> int:
+    """The byte count (R-TOK-2) of a request whose conversation is empty."""
+    return sum(utf8_len(m.content) for m in _request("", previous, focus))
+
+
+def summary_request(head: Sequence[Message], focus: str = "") -> list[Message]:
+    """The two messages sent to the summarizer for ``head`` in one request (R-SUM-7, R-SUM-8)."""
+    transcript, previous = render_transcript(head)
+    return _request(transcript, previous, focus)
 
 
 def _call_with_timeout(summarizer: Summarizer, request: list[Message], timeout: float) -> Message | None:
@@ -155,6 +195,18 @@ def _call_with_timeout(summarizer: Summarizer, request: list[Message], timeout: 
 
 
 @dataclass(frozen=True, slots=True)
+class Summarized:
+    """What ``SummarizationCompactor.summarize`` did: the view, and the summary when one was made.
+
+    ``summary`` is None when the summary failed and ``messages`` is the fallback's view; the
+    reason is the compactor's newest entry in ``failures``.
+    """
+
+    messages: list[Message]
+    summary: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class SummarizationCompactor:
     """Summarise everything but the system prompt and the newest ``min_tail_messages`` messages.
 
@@ -164,6 +216,8 @@ class SummarizationCompactor:
         min_tail_messages: newest messages kept verbatim (<= 0: DEFAULT_MIN_TAIL_MESSAGES).
         fallback: used on any failure; None means TokenBudgetCompactor(max_tokens, min_tail_messages).
         timeout: seconds one summarizer call may take.
+        request_limit: the most tokens one summarizer request may estimate; a longer head is
+            summarised in pieces (R-FOLD). 0 sends one request whatever its size (R-SUM-7).
     """
 
     provider: Summarizer | None
@@ -171,12 +225,22 @@ class SummarizationCompactor:
     min_tail_messages: int = DEFAULT_MIN_TAIL_MESSAGES
     fallback: Compactor | None = None
     timeout: float = SUMMARY_TIMEOUT_SECONDS
+    request_limit: int = 0
     _failures: list[str] = field(default_factory=list, init=False, repr=False, compare=False)
 
     @property
     def failures(self) -> list[str]:
         """Why each fallback happened, oldest first: a failed summary is never silent (R-SUM-10)."""
         return list(self._failures)
+
+    @property
+    def tail_messages(self) -> int:
+        """The number of newest messages a compaction keeps verbatim (R-SUM-1)."""
+        return effective_min_tail(self.min_tail_messages)
+
+    def over_budget(self, msgs: Sequence[Message]) -> bool:
+        """The document's trigger (R-SUM-2): the estimate exceeds ``max_tokens``."""
+        return estimate_tokens(msgs) > effective_max_tokens(self.max_tokens)
 
     def effective_fallback(self) -> Compactor:
         if self.fallback is not None:
@@ -185,26 +249,69 @@ class SummarizationCompactor:
 
     def compact(self, msgs: Sequence[Message]) -> list[Message]:
         """Apply seed 6.1: summarise the head, keep the tail, repair pairs; fall back on failure."""
-        if estimate_tokens(msgs) <= effective_max_tokens(self.max_tokens) or not is_compactable(msgs):
+        if not self.over_budget(msgs) or not is_compactable(msgs):
             return list(msgs)
-        min_tail = effective_min_tail(self.min_tail_messages)
-        split = len(msgs) - min_tail
+        split = len(msgs) - self.tail_messages
         if split <= 1:
             return list(msgs)
-        head, tail = msgs[1:split], msgs[split:]
+        return self.summarize(msgs, split).messages
+
+    def summarize(self, msgs: Sequence[Message], split: int, focus: str = "") -> Summarized:
+        """Summarise ``msgs[1:split]`` and keep ``msgs[split:]``, whatever the budget (R-SUM-10, R-SUM-12, R-LONG-5).
+
+        ``focus`` is added to every summarizer prompt (R-FOLD-5). On failure the fallback's view
+        of ``msgs`` is returned with ``summary`` None.
+        """
         try:
-            summary = self._summarize(head)
+            summary = self._summarize(msgs[1:split], focus)
         except SummaryFailed as exc:
             self._failures.append(str(exc))
-            return self.effective_fallback().compact(msgs)
-        summary_msg = Message(ROLE_USER, f"{SUMMARY_MARKER}\n{summary}")
-        return repair_orphaned_tool_pairs([msgs[0], summary_msg, *tail])
+            return Summarized(self.effective_fallback().compact(msgs), None)
+        return Summarized(repair_orphaned_tool_pairs([msgs[0], summary_message(summary), *msgs[split:]]), summary)
 
-    def _summarize(self, head: Sequence[Message]) -> str:
-        """The summary text exactly as the summarizer wrote it (R-SUM-12); blank is a failure."""
+    def _summarize(self, head: Sequence[Message], focus: str) -> str:
+        """The summary of ``head``: one request, or pieces folded in order (R-FOLD-2, R-FOLD-3).
+
+        A piece grows while its request fits ``request_limit``. The request's size is counted
+        incrementally: the prompt with an empty conversation, plus the rendered lines and the
+        newlines between them (each template holds ``{conversation}`` once).
+        """
+        if self.request_limit <= 0:
+            return self._ask(summary_request(head, focus))
+        items, summary = _split_summaries(head)
+        piece: list[Message] = []
+        line_bytes = lines = 0
+        empty = _request_bytes(summary, focus)
+        for msg in items:
+            rendered = _render(msg)
+            more_bytes = line_bytes + sum(utf8_len(line) for line in rendered)
+            more_lines = lines + len(rendered)
+            if piece and bytes_to_tokens(empty + more_bytes + max(0, more_lines - 1)) > self.request_limit:
+                summary = self._ask(self._fitted(piece, summary, focus))
+                empty = _request_bytes(summary, focus)
+                piece, line_bytes, lines = [], 0, 0
+                more_bytes, more_lines = sum(utf8_len(line) for line in rendered), len(rendered)
+            piece.append(msg)
+            line_bytes, lines = more_bytes, more_lines
+        return self._ask(self._fitted(piece, summary, focus))
+
+    def _fitted(self, piece: list[Message], previous: str | None, focus: str) -> list[Message]:
+        """The request for ``piece``; a lone message over the limit is shortened to fit (R-FOLD-4)."""
+        request = _request("\n".join(line for msg in piece for line in _render(msg)), previous, focus)
+        over = sum(utf8_len(m.content) for m in request) - (CHARS_PER_TOKEN * self.request_limit + CHARS_PER_TOKEN - 1)
+        if over <= 0 or len(piece) != 1:
+            return request
+        msg = piece[0]
+        size = utf8_len(msg.content)
+        keep = max(0, size - over - marker_bytes(size))
+        short = Message(msg.role, shorten_text(msg.content, keep), msg.tool_calls, msg.tool_call_id)
+        return _request("\n".join(_render(short)), previous, focus)
+
+    def _ask(self, request: list[Message]) -> str:
+        """One summarizer call; the reply exactly as written (R-SUM-12); blank is a failure (R-SUM-10)."""
         if self.provider is None:
             raise SummaryFailed("no summarizer is configured")
-        reply = _call_with_timeout(self.provider, summary_request(head), self.timeout)
+        reply = _call_with_timeout(self.provider, request, self.timeout)
         if reply is None:
             raise SummaryFailed("the summarizer returned no message")
         if not reply.content.strip():
@@ -212,6 +319,13 @@ class SummarizationCompactor:
         return reply.content
 
 
-def new_summarization_compactor(provider: Summarizer | None, context_window: int) -> SummarizationCompactor:
-    """The seed's NewSummarizationCompactor: 80% of the window, a tail of 6, the default fallback."""
-    return SummarizationCompactor(provider, budget_for_context_window(context_window), DEFAULT_MIN_TAIL_MESSAGES)
+def new_summarization_compactor(
+    provider: Summarizer | None, context_window: int, *, request_limit: int = 0
+) -> SummarizationCompactor:
+    """The seed's NewSummarizationCompactor: 80% of the window, a tail of 6, the default fallback.
+
+    ``request_limit`` bounds each summarizer request (R-FOLD-1); the agent uses half the window.
+    """
+    return SummarizationCompactor(
+        provider, budget_for_context_window(context_window), DEFAULT_MIN_TAIL_MESSAGES, request_limit=request_limit
+    )

@@ -1,0 +1,104 @@
+"""The state of one run and the steps the engine takes on it (SPEC R-ENG-2, R-ENG-11 … R-ENG-15, R-LONG-6).
+
+``RunState`` is one run's snapshot and progress; ``Failure`` ends a run with an error event. The
+save at the end of a run lives here too: one ``add_messages`` call, then, in long-session mode,
+the run's checkpoint.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+from typing import Iterator, Sequence
+
+from ..memory import Compactor, Session
+from ..schema import Message
+from ._constants import CANCELLED, LOGGER_NAME, internal_message
+from ._events import ErrorData, Event, EventType, TokenUpdateData
+from ._long_session import Context
+
+__all__ = ["Failure", "RunState", "check_cancelled", "close_stream", "event_error", "event_token_update", "save_run"]
+
+_log = logging.getLogger(LOGGER_NAME)
+
+
+class Failure(Exception):
+    """Ends a run with the error event ``{code, message}``; raised and caught inside the loop."""
+
+    def __init__(self, code: str, message: str, *, after_text: bool = False) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.after_text = after_text  # the provider had streamed text before failing (R-LONG-7)
+
+
+@dataclass(eq=False)
+class RunState:
+    """The state of one run; the session and compactor are its snapshot (R-ENG-2)."""
+
+    prompt: Message
+    session: Session | None
+    compactor: Compactor | None
+    cancelled: threading.Event = field(default_factory=threading.Event)
+    history: list[Message] = field(default_factory=list)
+    start_len: int = 0
+    committed: int = 0  # history[:committed] holds only completed steps (R-ENG-12)
+    turns: int = 0  # provider calls so far
+    rounds: int = 0  # turns so far; a turn recovered from a context-length error is one (R-LONG-8)
+    context: Context = field(default_factory=Context)  # the checkpoint in effect (R-LONG-2)
+
+
+def event_token_update(tokens: int, window: int) -> Event:
+    return Event(EventType.TOKEN_UPDATE, TokenUpdateData(tokens, window))
+
+
+def event_error(code: str, message: str) -> Event:
+    return Event(EventType.ERROR, ErrorData(code, message))
+
+
+def close_stream(stream: Iterator[object]) -> None:
+    close = getattr(stream, "close", None)
+    if callable(close):
+        try:
+            close()
+        except Exception:  # abandoning a stream must not hide the run's own outcome
+            _log.debug("closing the provider stream failed", exc_info=True)
+
+
+def check_cancelled(run: RunState) -> None:
+    if run.cancelled.is_set():
+        raise Failure(CANCELLED, CANCELLED)
+
+
+def save_run(run: RunState, end: int) -> None:
+    """Save ``history[start_len:end]``, then, in long-session mode, the run's checkpoint (R-LONG-6)."""
+    if not save_history_with(run.session, run.history, run.start_len, end) or run.session is None:
+        return
+    checkpoint = run.context.checkpoint(run.history, end)
+    if checkpoint is None:
+        return
+    try:
+        run.session.save_checkpoint(checkpoint)
+    except Exception as exc:
+        _log.warning("could not save the checkpoint of session %s: %s", run.session.session_id, internal_message(exc))
+
+
+def save_history_with(session: Session | None, history: Sequence[Message], start_len: int, end: int) -> bool:
+    """Append ``history[start_len:end]`` to the session in one call (R-ENG-11 … R-ENG-13).
+
+    Without a session nothing happens; a failure is logged as a warning and swallowed.
+    Returns False only when the save failed.
+    """
+    if session is None:
+        return True
+    batch = list(history[start_len:end])
+    if not batch:
+        return True
+    try:
+        session.add_messages(batch)
+    except Exception as exc:
+        name = getattr(session, "session_id", "(unknown id)")
+        _log.warning("could not save %d messages to session %s: %s", len(batch), name, internal_message(exc))
+        return False
+    return True
