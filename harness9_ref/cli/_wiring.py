@@ -77,14 +77,19 @@ def open_session(manager: Manager, settings: Settings) -> SQLiteSession:
 
 
 def build_engine(settings: Settings, provider: LLMProvider, session: SQLiteSession) -> AgentEngine:
-    """The engine of seed 11: the same provider summarises, with the TokenBudget fallback (R-CLI-5)."""
+    """The engine of seed 11 in long-session mode (R-CLI-5, R-LONG-1).
+
+    The same provider summarises, with the TokenBudget fallback; each summarizer request is kept
+    within half the window, and runs start from the session's checkpoint.
+    """
     window = context_window(settings)
     return AgentEngine(
         provider,
         Registry(settings.workdir),
         settings.workdir,
         session=session,
-        compactor=new_summarization_compactor(provider, window),
+        compactor=new_summarization_compactor(provider, window, request_limit=window // 2),
         context_window=window,
         max_turns=settings.max_turns,
+        long_session=True,
     )

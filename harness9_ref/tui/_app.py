@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import logging
 import queue
+import threading
 from typing import TYPE_CHECKING, Iterable, Sequence, Union
 
 from ..engine import (
     CANCELLED,
     CompactionData,
+    EngineError,
     ErrorData,
     Event,
     TextDeltaData,
@@ -42,6 +44,8 @@ from ._text import (
     BUSY_COMMAND,
     BUSY_PROMPT,
     CANCELLED_NOTICE,
+    COMPACT_COMMAND,
+    COMPACTING_NOTICE,
     INPUT_PROMPT,
     INPUT_PROMPT_BUSY,
     INTERRUPTED_NOTICE,
@@ -285,10 +289,26 @@ class App:
         try:
             if command == "/new":
                 self._switch(self.manager.new_session(), [])
+            elif command.startswith(COMPACT_COMMAND):
+                self._compact(command[len(COMPACT_COMMAND) :].strip())
             else:
                 self._list_sessions()
         except SessionError as exc:
             self._add(error_line(str(exc)), "error")
+
+    def _compact(self, focus: str) -> None:
+        """/compact [focus]: summarise now on a thread, then show the notice of R-TUI-5 (R-LONG-9)."""
+        self._add(COMPACTING_NOTICE, "notice")
+
+        def work() -> None:
+            try:
+                data = self.engine.compact_now(focus)
+            except EngineError as exc:
+                self.items.put(PaneLine(error_line(exc.message), "error"))
+                return
+            self.items.put(PaneLine(compaction_notice(data), "notice"))
+
+        threading.Thread(target=work, name="harness9-compact", daemon=True).start()
 
     def _list_sessions(self) -> None:
         infos = self.manager.list_sessions()[:RESUME_LIMIT]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os.path
 from typing import Literal, NamedTuple
 
-from ._text import COMMANDS, UNKNOWN_COMMAND
+from ._text import COMMANDS, COMPACT_COMMAND, UNKNOWN_COMMAND
 
 __all__ = ["Input", "InputKind", "classify_input", "complete_command"]  # gets re-exported
 
@@ -16,7 +16,8 @@ class Input(NamedTuple):
     """What a submitted line is: ``kind`` and the text that goes with it.
 
     - ``("empty", "")``: only white space; nothing happens.
-    - ``("command", "/new")``: one of COMMANDS.
+    - ``("command", "/new")``: one of COMMANDS; ``/compact`` may be followed by a space and its
+      focus (``("command", "/compact the tests")``).
     - ``("unknown", "未知命令：/foo")``: starts with ``/`` but is no command; the text is the
       line to show, and nothing is sent to the model.
     - ``("prompt", text)``: sent to the model as typed.
@@ -50,7 +51,7 @@ def classify_input(text: str) -> Input:
     if not stripped:
         return Input("empty", "")
     if stripped.startswith("/"):
-        if stripped in COMMANDS:
+        if stripped in COMMANDS or stripped.startswith(COMPACT_COMMAND + " "):
             return Input("command", stripped)
         return Input("unknown", UNKNOWN_COMMAND + stripped)
     return Input("prompt", text)

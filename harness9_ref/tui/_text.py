@@ -17,6 +17,8 @@ __all__ = [  # gets re-exported
     "COLOUR_OK",
     "COLOUR_WARN",
     "COMMANDS",
+    "COMPACTING_NOTICE",
+    "COMPACT_COMMAND",
     "COMPACTION_NOTICE",
     "CURSES_MISSING",
     "ELLIPSIS",
@@ -61,7 +63,9 @@ COMPACTION_NOTICE: Final = (
 )
 
 # R-TUI-6 (seed 10.3 builtinCmds): the one table of commands, in completion order.
-COMMANDS: Final = ("/new", "/resume", "/exit")
+COMMANDS: Final = ("/new", "/resume", "/compact", "/exit")
+COMPACT_COMMAND: Final = "/compact"  # R-LONG-9: the one command that takes text after it, the focus
+COMPACTING_NOTICE: Final = "正在压缩上下文…"  # shown while /compact summarises
 UNKNOWN_COMMAND: Final = "未知命令："  # R-TUI-6: followed by the input
 
 # R-TUI-8 (seed 10.3): the /resume listing.

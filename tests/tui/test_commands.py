@@ -8,7 +8,14 @@ from harness9_ref.tui import COMMANDS, UNKNOWN_COMMAND, Input, classify_input, c
 
 
 def test_the_command_table() -> None:
-    assert COMMANDS == ("/new", "/resume", "/exit")
+    assert COMMANDS == ("/new", "/resume", "/compact", "/exit")
+
+
+def test_compact_takes_a_focus_and_other_commands_take_nothing() -> None:
+    assert classify_input(" /compact the failing tests ") == ("command", "/compact the failing tests")
+    assert classify_input("/compact") == ("command", "/compact")
+    assert classify_input("/new now").kind == "unknown"
+    assert classify_input("/compactor").kind == "unknown"
 
 
 @pytest.mark.parametrize(
