@@ -17,7 +17,7 @@ the full history, so a long conversation is summarised from scratch again and ag
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final, Sequence
 
 from ..memory import (
@@ -77,7 +77,7 @@ class Context:
     covered: int = 0
     summary: str | None = None
     index: int = 1
-    moved: bool = False  # a summary was made in this run
+    made: list[tuple[int, str]] = field(default_factory=list)  # (index, summary) of each summary of this run
 
     def working(self, history: Sequence[Message]) -> list[Message]:
         if self.summary is None:
@@ -88,14 +88,20 @@ class Context:
         """A summary of ``working[1:split]`` was made: it now covers everything before ``working[split]``."""
         self.index = self.index + split - 2 if self.summary is not None else split
         self.summary = summary
-        self.moved = True
+        self.made.append((self.index, summary))
 
     def checkpoint(self, history: Sequence[Message], saved_end: int) -> Checkpoint | None:
-        """The checkpoint to store once ``history[:saved_end]`` is saved, or None (R-LONG-6)."""
-        if not self.moved or self.summary is None or not self.base < self.index <= saved_end:
-            return None
-        covered = self.covered + self.index - self.base
-        return Checkpoint(covered, message_anchor(history[self.index - 1]), self.summary)
+        """The newest checkpoint of this run whose covered messages are all in ``history[:saved_end]`` (R-LONG-6)."""
+        for index, summary in reversed(self.made):
+            if self.base < index <= saved_end:
+                covered = self.covered + index - self.base
+                return Checkpoint(covered, message_anchor(history[index - 1]), summary)
+        return None
+
+    @property
+    def kept(self) -> int:
+        """How many leading messages of ``working`` a compaction keeps: the system prompt and the summary."""
+        return 2 if self.summary is not None else 1
 
 
 def load_context(session: Session, system: str) -> tuple[list[Message], Context]:
@@ -122,7 +128,7 @@ def load_context(session: Session, system: str) -> tuple[list[Message], Context]
 
 def summary_split(working: Sequence[Message], tail: int) -> int:
     """``len(working) - tail``, moved back so that the tail does not start with a result (R-LONG-5)."""
-    split = len(working) - tail
+    split = max(1, len(working) - tail)
     while split > 1 and working[split].tool_call_id:
         split -= 1
     return split
@@ -199,7 +205,8 @@ class LongSession:
         if isinstance(compactor, SummarizationCompactor):
             view = self.summarize(context, working, compactor, RECOVERY_TAIL, fallback=False)
         if view is None:
-            view = repair_orphaned_tool_pairs([working[0], *working[split:]])
+            kept = context.kept  # R-LONG-7: the system prompt and the summary in effect stay
+            view = repair_orphaned_tool_pairs([*working[:kept], *working[max(split, kept) :]])
         return self._finish(working, view, before, tool_tokens, self.message_budget(tool_tokens) // 2, forced=True)
 
     def compact_now(
