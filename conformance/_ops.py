@@ -17,6 +17,7 @@ OPS: Final = (
     "model_limits",
     "repair_tool_pairs",
     "compact",
+    "shorten_view",
     "session",
     "provider_request",
     "provider_parse",

@@ -10,13 +10,20 @@ the requests the provider received (the compacted views), so a case checks all t
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from typing import Any
 
 from conformance._reference_memory import compactor_from_json
-from harness9_ref.engine import AgentEngine
-from harness9_ref.memory import MemorySession
+from harness9_ref.engine import AgentEngine, EngineError, ErrorData, Event, EventType
+from harness9_ref.memory import (
+    Checkpoint,
+    Compactor,
+    MemorySession,
+    SummarizationCompactor,
+    new_summarization_compactor,
+)
 from harness9_ref.schema import messages_from_list, messages_to_list
 from harness9_ref.testing import ScriptedProvider, ScriptedRegistry, steps_from_json
 from harness9_ref.tools import Registry
@@ -24,39 +31,83 @@ from harness9_ref.tools import Registry
 __all__ = ["op_engine_run", "op_tool_execute"]
 
 
+def _compactor(spec: Mapping[str, Any] | None, provider: ScriptedProvider) -> Compactor | None:
+    """The case's compactor; ``summarization`` summarises with the run's own provider (R-LONG-1)."""
+    if spec is None:
+        return None
+    if spec.get("strategy") != "summarization":
+        return compactor_from_json(spec)
+    config = spec.get("config", {})
+    if "context_window" in config:
+        compactor = new_summarization_compactor(provider, config["context_window"])
+    else:
+        compactor = SummarizationCompactor(provider, config.get("max_tokens", 0), config.get("min_tail_messages", 0))
+    return dataclasses.replace(compactor, request_limit=int(config.get("request_limit", 0)))
+
+
+def _session(inp: Mapping[str, Any]) -> MemorySession | None:
+    if inp.get("session") is None:
+        return None
+    session = MemorySession()
+    session.add_messages(messages_from_list(inp["session"], "session"))
+    if inp.get("checkpoint") is not None:
+        session.save_checkpoint(Checkpoint.from_dict(inp["checkpoint"]))
+    return session
+
+
 def op_engine_run(inp: Mapping[str, Any]) -> dict[str, Any]:
-    """Run ``prompt`` once; ``cancel_after_events`` cancels the run after that many events."""
+    """Run the case's prompts (``prompt``, or the actions of ``script``) on one session.
+
+    ``cancel_after_events`` cancels the run in progress after that many events in all;
+    ``{"compact": focus}`` calls ``compact_now`` and records its data as a compaction event or
+    its error as an error event; ``{"restart": true}`` builds a new engine on the same session.
+    """
     provider = ScriptedProvider(steps_from_json(inp["provider"], "provider"))
     registry = ScriptedRegistry.from_json(inp.get("registry", {}))
-    session = None
-    if inp.get("session") is not None:
-        session = MemorySession()
-        session.add_messages(messages_from_list(inp["session"], "session"))
-    compactor = None if inp.get("compactor") is None else compactor_from_json(inp["compactor"])
+    session = _session(inp)
+    compactor = _compactor(inp.get("compactor"), provider)
     system_prompt = inp["system_prompt"]
-    engine = AgentEngine(
-        provider,
-        registry,
-        os.getcwd(),
-        prompt_builder=lambda: system_prompt,
-        session=session,
-        compactor=compactor,
-        context_window=inp.get("context_window", 0),
-        max_turns=inp.get("max_turns", 50),
-    )
+
+    def new_engine() -> AgentEngine:
+        return AgentEngine(
+            provider,
+            registry,
+            os.getcwd(),
+            prompt_builder=lambda: system_prompt,
+            session=session,
+            compactor=compactor,
+            context_window=inp.get("context_window", 0),
+            max_turns=inp.get("max_turns", 50),
+            long_session=bool(inp.get("long_session", False)),
+        )
+
+    engine = new_engine()
     cancel_after = inp.get("cancel_after_events")
-    events = []
-    for event in engine.run_stream(inp["prompt"]):
-        events.append(event.to_dict())
-        if len(events) == cancel_after:
-            engine.cancel()
-    return {
+    events: list[dict[str, Any]] = []
+    for action in inp.get("script", [{"prompt": inp.get("prompt")}]):
+        if "restart" in action:
+            engine = new_engine()
+        elif "compact" in action:
+            try:
+                events.append(Event(EventType.COMPACTION, engine.compact_now(action["compact"])).to_dict())
+            except EngineError as exc:
+                events.append(Event(EventType.ERROR, ErrorData(exc.code, exc.message)).to_dict())
+        else:
+            for event in engine.run_stream(action["prompt"]):
+                events.append(event.to_dict())
+                if len(events) == cancel_after:
+                    engine.cancel()
+    out: dict[str, Any] = {
         "events": events,
         "session": None if session is None else messages_to_list(session.get_messages()),
         "requests": [
             {"messages": messages_to_list(r.messages), "tools": [t.to_dict() for t in r.tools]} for r in provider.requests
         ],
     }
+    if "long_session" in inp:
+        checkpoint = None if session is None else session.get_checkpoint()
+        out["checkpoint"] = None if checkpoint is None else checkpoint.to_dict()
+    return out
 
 
 def op_tool_execute(inp: Mapping[str, Any]) -> Any:

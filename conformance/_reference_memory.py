@@ -21,6 +21,7 @@ from harness9_ref.memory import (
     new_summarization_compactor,
     new_token_budget_compactor,
     repair_orphaned_tool_pairs,
+    shorten_view,
 )
 from harness9_ref.provider import get_model_limits
 from harness9_ref.schema import Message, ToolDefinition, Usage, messages_from_list, messages_to_list
@@ -99,6 +100,8 @@ def op_compact(inp: Mapping[str, Any]) -> dict[str, Any]:
         if "context_window" in config
         else SummarizationCompactor(summarizer, config.get("max_tokens", 0), config.get("min_tail_messages", 0))
     )
+    if "request_limit" in config:
+        compactor = dataclasses.replace(compactor, request_limit=int(config["request_limit"]))
     if fallback is not None:
         compactor = dataclasses.replace(compactor, fallback=compactor_from_json(fallback))
     if "timeout_seconds" in config:
@@ -119,4 +122,5 @@ MEMORY_OPS: Final[Mapping[str, Callable[[Mapping[str, Any]], Any]]] = {
     },
     "repair_tool_pairs": lambda i: messages_to_list(repair_orphaned_tool_pairs(messages_from_list(i["messages"]))),
     "compact": op_compact,
+    "shorten_view": lambda i: messages_to_list(shorten_view(messages_from_list(i["messages"]), i["max_tokens"])),
 }
