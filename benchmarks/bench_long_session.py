@@ -1,0 +1,640 @@
+"""Measure long sessions in a small context window: the document's literal engine against long-session mode.
+
+Run from the repository root (the standard library is all it needs):
+
+    python benchmarks/bench_long_session.py [--prompts 500] [--baseline-prompts 500] [--window 10000]
+
+Part 1 plays a scripted session of ``--prompts`` prompts through ``AgentEngine`` with a real
+``SQLiteSession`` on a temporary file, a new Manager and a new engine for every prompt (as
+``harness9-ref run --resume`` does). The prompts are a coding agent's mix: questions answered in
+a few hundred bytes, files read (about 3 KB), a grep followed by a read, a diff, and every tenth
+prompt a verbose test run whose result is 40 KB. A deterministic provider answers the chat
+requests and the summarizer's (recognised by ``SUMMARY_SYSTEM_PROMPT``); a wrapper records every
+request: its estimate (messages plus tool definitions), whether it was a summarizer request and
+whether it used the incremental prompt. The session is played twice, in a fresh database each:
+
+- literal: ``compactor=new_summarization_compactor(provider, window)``, long-session mode off
+  (SPEC R-ENG, R-SUM: every turn over budget summarises the whole stored history again);
+- long-session: as ``harness9_ref.cli._wiring.build_engine`` wires it,
+  ``new_summarization_compactor(provider, window, request_limit=window // 2)`` and
+  ``long_session=True`` (SPEC section 22).
+
+Part 2 stores ``--stored`` messages of the same mix in a session with a checkpoint covering all
+but the newest ~20, and times runs of one prompt of ``--turns`` provider calls with an instant
+provider, the provider's time subtracted (as bench_engine.py does), in both modes on copies of
+the same database file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator, Sequence
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from harness9_ref.engine import AgentEngine, EventType  # noqa: E402
+from harness9_ref.memory import (  # noqa: E402
+    SUMMARY_SYSTEM_PROMPT,
+    Checkpoint,
+    Manager,
+    Session,
+    estimate_tokens,
+    estimate_tool_tokens,
+    message_anchor,
+    new_summarization_compactor,
+)
+from harness9_ref.schema import (  # noqa: E402
+    CHUNK_DONE,
+    CHUNK_TEXT,
+    ROLE_ASSISTANT,
+    ROLE_SYSTEM,
+    ROLE_USER,
+    Message,
+    StreamChunk,
+    ToolCall,
+    ToolDefinition,
+    Usage,
+)
+from harness9_ref.tools import BASH_TOOL, READ_FILE_TOOL  # noqa: E402
+
+DEFAULT_PROMPTS = 500
+DEFAULT_BASELINE_PROMPTS = 500
+DEFAULT_WINDOW = 10_000
+DEFAULT_STORED = 10_000
+DEFAULT_TURNS = 10
+UNCOVERED = 20  # part 2: stored messages the checkpoint leaves out (about)
+REPEATS = 5  # part 2: runs per mode; the fastest is reported
+LARGE_RESULT_BYTES = 40 * 1024  # every tenth prompt's test run
+INCREMENTAL_OPENING = "<previous-summary>"
+TOOLS = [READ_FILE_TOOL, BASH_TOOL]
+TARGET_INPUT_RATIO = 3.0  # summarizer input at most 3x the stored history
+TARGET_OVERHEAD_SECONDS = 0.002  # 2 ms per turn at 10,000 stored messages
+
+# ---------------------------------------------------------------------------------------------
+# The scripted session: prompts, tool results, replies and summaries, all deterministic.
+
+MODULES = ("parser", "lexer", "session", "render", "config", "cache", "cli", "engine", "tokens", "repair")
+
+
+def module(i: int) -> str:
+    return MODULES[i % len(MODULES)]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One prompt: its text and the tool calls of each step before the final answer."""
+
+    text: str
+    steps: tuple[tuple[tuple[str, str], ...], ...]  # per step: (tool name, arguments JSON) pairs
+
+
+def plan(i: int) -> Plan:
+    """The i-th prompt of the session (0-based); the mix repeats every ten prompts."""
+    name = module(i)
+    kind = i % 10
+
+    def read(path: str) -> tuple[str, str]:
+        return ("read_file", json.dumps({"path": path}))
+
+    def bash(command: str) -> tuple[str, str]:
+        return ("bash", json.dumps({"command": command}))
+
+    if kind in (1, 5, 8):
+        text = f"Open src/{name}.py and tell me how {name}_step handles an empty input (prompt {i})."
+        return Plan(text, ((read(f"src/{name}.py"),),))
+    if kind == 3:
+        text = f"Where is {name}_step called from? Show me the caller (prompt {i})."
+        return Plan(text, ((bash(f"grep -rn {name}_step src tests"),), (read(f"src/{module(i + 3)}.py"),)))
+    if kind == 6:
+        text = f"Show me what changed in src/{name}.py since the last commit (prompt {i})."
+        return Plan(text, ((bash("git diff"),),))
+    if kind == 9:
+        return Plan(f"Run the whole test suite verbosely and tell me what fails (prompt {i}).", ((bash("pytest -v"),),))
+    questions = (
+        f"Why does {name}_step copy its input before sorting it? Keep it short (prompt {i}).",
+        f"Rename the helper _{name}_key to _sort_key in src/{name}.py and keep the behaviour (prompt {i}).",
+        f"Is there a cheaper way to test {name}_step than building the whole fixture (prompt {i})?",
+        f"Summarise where we are with the {name} refactor before I go to lunch (prompt {i}).",
+    )
+    return Plan(questions[(i // 10) % len(questions)], ())
+
+
+def tool_result(name: str, arguments: str, salt: int) -> str:
+    """The observation of one call: 40 KB for a test run, a few KB for a file, less for the rest."""
+    args = json.loads(arguments)
+    if name == "read_file":
+        path = str(args["path"])
+        stem = Path(path).stem
+        lines = [f'"""The {stem} module (revision {salt})."""', "", "from __future__ import annotations", ""]
+        k = 0
+        while sum(len(line) + 1 for line in lines) < 3000:
+            lines += [
+                f"def {stem}_step_{k}(items: list[str], limit: int = {k + 8}) -> list[str]:",
+                f'    """Step {k} of the {stem} pipeline: keep the first {k + 8} items, sorted."""',
+                "    if not items:",
+                "        return []",
+                f"    return sorted(items, key=_{stem}_key)[:limit]",
+                "",
+            ]
+            k += 1
+        return "\n".join(lines)
+    command = str(args["command"])
+    if command.startswith("pytest"):
+        out = ["============================= test session starts ==============================", ""]
+        size = sum(len(line) + 1 for line in out)
+        n = 0
+        while size < LARGE_RESULT_BYTES:
+            status = "FAILED" if (n * 7 + salt) % 97 == 0 else "PASSED"
+            line = f"tests/test_{module(n // 20)}.py::test_{module(n)}_case_{n:04d} {status}  [{n % 100:3d}%]"
+            out.append(line)
+            size += len(line) + 1
+            n += 1
+        out.append(f"=========== {n - n // 97} passed, {n // 97} failed in {salt % 50 + 10}.42s ===========")
+        return "\n".join(out)
+    if command.startswith("grep"):
+        word = command.split()[2]
+        hits = (f"src/{module(salt + k)}.py:{40 + 7 * k}:    result = {word}(items, limit={k})" for k in range(12))
+        return "\n".join(hits)
+    hunks = []
+    for k in range(14):
+        hunks += [
+            f"@@ -{10 + 20 * k},6 +{10 + 20 * k},7 @@",
+            f"-    return sorted(items)[:{k}]",
+            f"+    return sorted(items, key=_sort_key)[:{k}]",
+        ]
+    return "diff --git a/src/x.py b/src/x.py\n" + "\n".join(hunks)
+
+
+def answer(prompt: str, after_tools: bool, salt: int) -> str:
+    """A final reply of a few hundred bytes."""
+    what = "the output above" if after_tools else "the code we have looked at"
+    return (
+        f"Looking at {what}: the function copies its input so that the caller's list is never "
+        f"reordered, then sorts with the module's key function and cuts at the limit. An empty "
+        f"input returns early with an empty list, so there is no special case further down. I "
+        f"would keep the copy: it costs O(n) next to the O(n log n) sort, and three callers rely "
+        f"on their list staying as it was. Next I can add a regression test for the empty case "
+        f"(note {salt}). You asked: {prompt[:80]}"
+    )
+
+
+def summarize(prompt: str) -> str:
+    """A summarizer's reply: the five headings, about 1.5 KB whatever the input (a real summary's size)."""
+    incremental = prompt.startswith(INCREMENTAL_OPENING)
+    previous = 0
+    if incremental:
+        marker = "**Progress:** "
+        start = prompt.find(marker)
+        if start >= 0:
+            digits = prompt[start + len(marker) :].split(" ", 1)[0]
+            previous = int(digits) if digits.isdigit() else 0
+    items = prompt.count("\n[") + (1 if "]: " in prompt else 0)
+    total = previous + items
+    files = ", ".join(f"src/{m}.py" for m in MODULES)
+    return (
+        "**Goal:** Refactor the sorting helpers of the project so that every module uses one key "
+        "function, without changing behaviour, and keep the test suite green.\n"
+        f"**Progress:** {total} messages summarised so far. The helpers were read in {files}; "
+        "callers were found with grep; the diff renames _<module>_key to _sort_key; the verbose "
+        "test runs pass except a few cases that depend on the old key order.\n"
+        "**Key Decisions:** Keep the defensive copy of the input (callers rely on their list "
+        "staying as it was); return early on an empty input; rename one module at a time and run "
+        "the suite after each.\n"
+        "**Next Steps:** Fix the failing cases that depend on the old order, add a regression test "
+        "for the empty input, then remove the old key functions.\n"
+        "**Critical Context:** Run the tests with `pytest -v`; the project uses Python 3.11 and "
+        "no new dependencies; limits default to the step number plus 8; the user wants short "
+        "answers and one module per change; failing tests so far are the ones whose case number "
+        "is a multiple of 97 in the verbose output. " + "The files are " + files + "."
+    )
+
+
+def is_summarizer_request(messages: Sequence[Message]) -> bool:
+    return bool(messages) and messages[0].role == ROLE_SYSTEM and messages[0].content == SUMMARY_SYSTEM_PROMPT
+
+
+class SessionProvider:
+    """Plays the scripted session: finds the prompt in the view and answers its next step."""
+
+    def __init__(self, plans: dict[str, tuple[int, Plan]]) -> None:
+        self.plans = plans
+
+    def reply(self, messages: Sequence[Message]) -> Message:
+        if is_summarizer_request(messages):
+            return Message(ROLE_ASSISTANT, summarize(messages[-1].content if len(messages) > 1 else ""))
+        steps_done = 0
+        for msg in reversed(messages):
+            if msg.role == ROLE_ASSISTANT and msg.tool_calls:
+                steps_done += 1
+            elif msg.role == ROLE_USER and not msg.tool_call_id and msg.content in self.plans:
+                i, p = self.plans[msg.content]
+                if steps_done < len(p.steps):
+                    calls = tuple(
+                        ToolCall(f"call_{i}_{steps_done}_{k}", name, args)
+                        for k, (name, args) in enumerate(p.steps[steps_done])
+                    )
+                    return Message(ROLE_ASSISTANT, f"Let me check that (step {steps_done + 1}).", calls)
+                return Message(ROLE_ASSISTANT, answer(msg.content, bool(p.steps), i))
+        return Message(ROLE_ASSISTANT, answer("(the prompt is no longer in view)", False, len(messages)))
+
+    def generate(
+        self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]
+    ) -> tuple[Message, Usage | None]:
+        reply = self.reply(messages)
+        return reply, Usage(estimate_tokens(messages) + estimate_tool_tokens(available_tools), estimate_tokens([reply]))
+
+    def generate_stream(
+        self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]
+    ) -> Iterator[StreamChunk]:
+        reply, usage = self.generate(messages, available_tools)
+        words = reply.content.split(" ")
+        for start in range(0, len(words), 16):  # a few text deltas, as a real stream
+            piece = " ".join(words[start : start + 16])
+            yield StreamChunk(CHUNK_TEXT, delta=piece + (" " if start + 16 < len(words) else ""))
+        yield StreamChunk(CHUNK_DONE, message=reply, usage=usage)
+
+
+class SessionRegistry:
+    """``read_file`` and ``bash``, answered by ``tool_result``."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def available_tools(self) -> list[ToolDefinition]:
+        return list(TOOLS)
+
+    def execute(self, name: str, arguments: str) -> str:
+        self.calls += 1
+        return tool_result(name, arguments, self.calls)
+
+
+def session_plans(prompts: int) -> dict[str, tuple[int, Plan]]:
+    plans: dict[str, tuple[int, Plan]] = {}
+    for i in range(prompts):
+        p = plan(i)
+        plans[p.text] = (i, p)
+    return plans
+
+
+def prompt_messages(i: int, provider: SessionProvider, registry: SessionRegistry) -> list[Message]:
+    """The messages the engine stores for prompt ``i`` (without running the engine)."""
+    msgs = [Message(ROLE_USER, plan(i).text)]
+    while True:
+        reply = provider.reply(msgs)
+        msgs.append(reply)
+        if not reply.tool_calls:
+            return msgs
+        for call in reply.tool_calls:
+            msgs.append(Message(ROLE_USER, registry.execute(call.name, call.arguments), tool_call_id=call.id))
+
+
+# ---------------------------------------------------------------------------------------------
+# Recording
+
+
+@dataclass(frozen=True)
+class Request:
+    estimate: int
+    summarizer: bool
+    incremental: bool
+
+
+@dataclass
+class Recorder:
+    """Wraps a provider: records every request and adds up the time spent inside it."""
+
+    inner: SessionProvider | InstantProvider
+    requests: list[Request] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def _record(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> None:
+        summarizer = is_summarizer_request(messages)
+        incremental = summarizer and len(messages) > 1 and messages[1].content.startswith(INCREMENTAL_OPENING)
+        self.requests.append(Request(estimate_tokens(messages) + estimate_tool_tokens(tools), summarizer, incremental))
+
+    def generate(
+        self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]
+    ) -> tuple[Message, Usage | None]:
+        started = time.perf_counter()
+        self._record(messages, available_tools)
+        try:
+            return self.inner.generate(messages, available_tools)
+        finally:
+            self.seconds += time.perf_counter() - started
+
+    def generate_stream(
+        self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]
+    ) -> Iterator[StreamChunk]:
+        started = time.perf_counter()
+        self._record(messages, available_tools)
+        chunks = iter(self.inner.generate_stream(messages, available_tools))
+        self.seconds += time.perf_counter() - started
+        while True:
+            started = time.perf_counter()
+            try:
+                chunk = next(chunks)
+            except StopIteration:
+                self.seconds += time.perf_counter() - started
+                return
+            self.seconds += time.perf_counter() - started
+            yield chunk
+
+
+def make_engine(
+    provider: Recorder,
+    registry: SessionRegistry | InstantRegistry,
+    session: Session,
+    window: int,
+    long: bool,
+    max_turns: int = 50,
+) -> AgentEngine:
+    """Literal mode (the document's engine) or long-session mode as the CLI wires it."""
+    if long:  # harness9_ref.cli._wiring.build_engine
+        compactor = new_summarization_compactor(provider, window, request_limit=window // 2)
+    else:
+        compactor = new_summarization_compactor(provider, window)
+    return AgentEngine(
+        provider,
+        registry,
+        ".",
+        session=session,
+        compactor=compactor,
+        context_window=window,
+        max_turns=max_turns,
+        long_session=long,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Part 1: the scripted session
+
+
+@dataclass
+class SessionResult:
+    mode: str
+    prompts: int
+    stored_messages: int
+    stored_tokens: int
+    requests: list[Request]
+    cumulative: list[int]  # summarizer input tokens after each prompt
+    wall: float
+
+    @property
+    def summaries(self) -> list[Request]:
+        return [r for r in self.requests if r.summarizer]
+
+    @property
+    def summary_input(self) -> int:
+        return sum(r.estimate for r in self.summaries)
+
+    @property
+    def input_ratio(self) -> float:
+        return self.summary_input / self.stored_tokens if self.stored_tokens else 0.0
+
+    @property
+    def incremental(self) -> tuple[int, int]:
+        later = self.summaries[1:]
+        return sum(1 for r in later if r.incremental), len(later)
+
+    @property
+    def largest(self) -> int:
+        return max((r.estimate for r in self.requests), default=0)
+
+
+def play_session(prompts: int, window: int, long: bool, folder: Path) -> SessionResult:
+    plans = session_plans(prompts)
+    provider = Recorder(SessionProvider(plans))
+    registry = SessionRegistry()
+    db = folder / ("long.db" if long else "literal.db")
+    with Manager(db) as manager:
+        session_id = manager.new_session().session_id
+    cumulative: list[int] = []
+    total = 0
+    seen = 0
+    started = time.perf_counter()
+    for i in range(prompts):
+        with Manager(db) as manager:  # as `harness9-ref run --resume`: a new process per prompt
+            engine = make_engine(provider, registry, manager.open_session(session_id), window, long)
+            events = list(engine.run_stream(plan(i).text))
+        if events[-1].type is not EventType.DONE:
+            raise SystemExit(f"prompt {i} failed: {events[-1].to_dict()}")
+        total += sum(r.estimate for r in provider.requests[seen:] if r.summarizer)
+        seen = len(provider.requests)
+        cumulative.append(total)
+    wall = time.perf_counter() - started
+    with Manager(db) as manager:
+        stored = manager.open_session(session_id).get_messages(0)
+    mode = "long-session" if long else "literal"
+    return SessionResult(mode, prompts, len(stored), estimate_tokens(stored), provider.requests, cumulative, wall)
+
+
+def verdict(ok: bool) -> str:
+    return "PASS" if ok else "FAIL"
+
+
+def part1(args: argparse.Namespace, folder: Path) -> None:
+    window = args.window
+    print(f"Part 1: a scripted session in a {window:,}-token window (budget {window * 80 // 100:,}), SQLiteSession,")
+    print("        a new engine per prompt; every 10th prompt returns a 40 KB tool result")
+    if args.baseline_prompts < args.prompts:
+        only = args.baseline_prompts
+        print(f"        (the literal baseline plays only the first {only} prompts: see --baseline-prompts)")
+    literal = play_session(args.baseline_prompts, window, False, folder)
+    long = play_session(args.prompts, window, True, folder)
+    print()
+    print(
+        f"{'mode':<13} {'prompts':>7} {'stored history':>21} {'summaries':>9} {'summ. input':>15} {'/stored':>8}"
+        f" {'incremental':>13} {'largest':>8} {'>window summ+chat':>19} {'wall':>7}"
+    )
+    for r in (literal, long):
+        inc, later = r.incremental
+        over_summ = sum(1 for q in r.requests if q.estimate > window and q.summarizer)
+        over_chat = sum(1 for q in r.requests if q.estimate > window and not q.summarizer)
+        stored = f"{r.stored_messages:,} msg {r.stored_tokens:,} tok"
+        share = f"{inc / later:.0%}" if later else "-"
+        print(
+            f"{r.mode:<13} {r.prompts:>7} {stored:>21} {len(r.summaries):>9} {r.summary_input:>11,} tok"
+            f" {r.input_ratio:>7.2f}x {f'{inc}/{later}':>8} {share:>4} {r.largest / window:>7.2f}w"
+            f" {f'{over_summ}+{over_chat} of {len(r.requests)}':>19} {r.wall:>5.1f} s"
+        )
+    print("  stored history: what the session holds at the end (estimate_tokens); summ. input: the estimates")
+    print("  of all summarizer requests; incremental: summaries after the first that used <previous-summary>;")
+    print("  largest: the largest request (messages + tools) in windows; >window: requests above the window")
+    n = min(literal.prompts, long.prompts)
+    lit_n, long_n = literal.cumulative[n - 1], long.cumulative[n - 1]
+    print()
+    print(
+        f"summarizer input over the first {n} prompts: literal {lit_n:,} tok, long-session {long_n:,} tok;"
+        f" long/literal = {long_n / lit_n if lit_n else 0:.4f} (1/{lit_n / long_n if long_n else 0:,.0f})"
+    )
+    print()
+    inc, later = long.incremental
+    above = sum(1 for q in long.requests if q.estimate > window)
+    print(f"targets (long-session, {long.prompts} prompts):")
+    print(
+        f"  summarizer input <= {TARGET_INPUT_RATIO:g}x stored history:  {long.summary_input:,}"
+        f" / {long.stored_tokens:,} = {long.input_ratio:.2f}x  {verdict(long.input_ratio <= TARGET_INPUT_RATIO)}"
+    )
+    print(f"  every summary after the first incremental: {inc}/{later}  {verdict(inc == later)}")
+    print(
+        f"  no request above the window:               {above} of {len(long.requests)},"
+        f" largest {long.largest:,} tok  {verdict(above == 0)}"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Part 2: engine overhead per turn at 10,000 stored messages
+
+
+class InstantProvider:
+    """Answers at once: ``turns - 1`` steps calling ``bash``, then a final answer; summaries fixed."""
+
+    def __init__(self, turns: int) -> None:
+        self.turns = turns
+        self.chat = 0
+
+    def generate(
+        self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]
+    ) -> tuple[Message, Usage | None]:
+        if is_summarizer_request(messages):
+            return Message(ROLE_ASSISTANT, SUMMARY_TEXT), Usage(5000, 400)
+        self.chat += 1
+        if self.chat < self.turns:
+            call = ToolCall(f"call_bench_{self.chat}", "bash", '{"command":"ls -la"}')
+            return Message(ROLE_ASSISTANT, "Let me look.", (call,)), Usage(5000, 20)
+        return Message(ROLE_ASSISTANT, "Done: the change is in place."), Usage(5000, 10)
+
+    def generate_stream(
+        self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]
+    ) -> Iterator[StreamChunk]:
+        reply, usage = self.generate(messages, available_tools)
+        if reply.content:
+            yield StreamChunk(CHUNK_TEXT, delta=reply.content)
+        yield StreamChunk(CHUNK_DONE, message=reply, usage=usage)
+
+
+class InstantRegistry:
+    def available_tools(self) -> list[ToolDefinition]:
+        return list(TOOLS)
+
+    def execute(self, name: str, arguments: str) -> str:
+        return "total 8\n-rw-r--r-- 1 me me 42 README.md"
+
+
+SUMMARY_TEXT = summarize("")
+
+
+def build_stored(count: int, db: Path) -> tuple[int, int, int]:
+    """A session of about ``count`` messages of the mix, and a checkpoint leaving ~UNCOVERED out.
+
+    Returns the number of messages, their estimate and ``covered``.
+    """
+    msgs: list[Message] = []
+    provider = SessionProvider(session_plans((count // 2) + 10))
+    registry = SessionRegistry()
+    i = 0
+    while len(msgs) < count:
+        msgs.extend(prompt_messages(i, provider, registry))
+        i += 1
+    covered = len(msgs) - UNCOVERED
+    while msgs[covered].tool_call_id:  # R-CKP-5: the first uncovered message is not a result
+        covered -= 1
+    with Manager(db) as manager:
+        session = manager.new_session()
+        for start in range(0, len(msgs), 1000):
+            session.add_messages(msgs[start : start + 1000])
+        session.save_checkpoint(Checkpoint(covered, message_anchor(msgs[covered - 1]), SUMMARY_TEXT))
+    return len(msgs), estimate_tokens(msgs), covered
+
+
+def overhead(db: Path, folder: Path, window: int, turns: int, long: bool, repeats: int) -> tuple[float, int, int]:
+    """Seconds per turn outside the provider, fastest of ``repeats`` runs, each on a fresh copy of ``db``.
+
+    Also the summarizer requests and compaction events of the last run.
+    """
+    best = float("inf")
+    summaries = compactions = 0
+    for n in range(repeats):
+        copy = folder / f"copy-{'long' if long else 'literal'}-{n}.db"
+        shutil.copyfile(db, copy)
+        with Manager(copy) as manager:
+            session = manager.list_sessions()[0].id
+            provider = Recorder(InstantProvider(turns))
+            stored = manager.open_session(session)
+            engine = make_engine(provider, InstantRegistry(), stored, window, long, max_turns=turns)
+            started = time.perf_counter()
+            events = list(engine.run_stream("Fix the failing test in tests/test_parser.py"))
+            elapsed = time.perf_counter() - started
+        copy.unlink()
+        if events[-1].type is not EventType.DONE:
+            raise SystemExit(f"the run failed: {events[-1].to_dict()}")
+        best = min(best, (elapsed - provider.seconds) / turns)
+        summaries = sum(1 for r in provider.requests if r.summarizer)
+        compactions = sum(1 for e in events if e.type is EventType.COMPACTION)
+    return best, summaries, compactions
+
+
+def part2(args: argparse.Namespace, folder: Path) -> None:
+    db = folder / "stored.db"
+    started = time.perf_counter()
+    count, tokens, covered = build_stored(args.stored, db)
+    built = time.perf_counter() - started
+    print(f"Part 2: engine overhead per turn, {count:,} stored messages of the same mix ({tokens:,} tokens),")
+    print(f"        a checkpoint covering {covered:,} (built in {built:.1f} s); one prompt of {args.turns} provider")
+    print(
+        f"        calls, instant provider, provider time subtracted, fastest of {args.repeats} runs, each on a"
+        " fresh copy of the file"
+    )
+    literal = overhead(db, folder, args.window, args.turns, False, args.repeats)
+    long = overhead(db, folder, args.window, args.turns, True, args.repeats)
+    print()
+    print(f"{'mode':<13} {'per turn':>12} {'summarizer requests':>20} {'compaction events':>18}")
+    for name, (seconds, summaries, compactions) in (("literal", literal), ("long-session", long)):
+        print(f"{name:<13} {seconds * 1000:>9.3f} ms {summaries:>20} {compactions:>18}")
+    print(f"literal/long-session: {literal[0] / long[0]:,.0f}x")
+    print()
+    print(
+        f"target: long-session overhead <= {TARGET_OVERHEAD_SECONDS * 1000:g} ms per turn: {long[0] * 1000:.3f} ms"
+        f"  {verdict(long[0] <= TARGET_OVERHEAD_SECONDS)}"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--prompts", type=int, default=DEFAULT_PROMPTS, help="prompts of the long-session run")
+    parser.add_argument(
+        "--baseline-prompts",
+        type=int,
+        default=None,
+        help=f"prompts of the literal run (default: --prompts, at most {DEFAULT_BASELINE_PROMPTS})",
+    )
+    parser.add_argument("--window", type=int, default=DEFAULT_WINDOW, help="context window in tokens")
+    parser.add_argument("--stored", type=int, default=DEFAULT_STORED, help="part 2: stored messages")
+    parser.add_argument("--turns", type=int, default=DEFAULT_TURNS, help="part 2: provider calls per run")
+    parser.add_argument("--repeats", type=int, default=REPEATS, help="part 2: runs per mode")
+    parser.add_argument("--skip", choices=("1", "2"), help="leave out part 1 or part 2")
+    args = parser.parse_args(argv)
+    if args.baseline_prompts is None:
+        args.baseline_prompts = min(args.prompts, DEFAULT_BASELINE_PROMPTS)
+    args.baseline_prompts = min(args.baseline_prompts, args.prompts)
+    if args.prompts < 1 or args.baseline_prompts < 1:
+        parser.error("--prompts and --baseline-prompts must be at least 1")
+    with tempfile.TemporaryDirectory(prefix="harness9-bench-long-") as tmp:
+        folder = Path(tmp)
+        if args.skip != "1":
+            part1(args, folder)
+        if args.skip is None:
+            print()
+        if args.skip != "2":
+            part2(args, folder)
+
+
+if __name__ == "__main__":
+    main()
