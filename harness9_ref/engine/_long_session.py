@@ -58,6 +58,10 @@ CONTEXT_LENGTH_EXCEEDED: Final = "context_length_exceeded"  # R-ERR-3, R-LONG-7
 RECOVERY_FAILED_MESSAGE: Final = "the request does not fit the context window even after compacting: {message}"
 NOTHING_TO_COMPACT: Final = "nothing_to_compact"  # R-LONG-9
 COMPACTION_FAILED: Final = "compaction_failed"  # R-LONG-9
+# R-LONG-3: until the provider reports a real count, assume a token per 3 bytes, as real tokenizers
+# count code and JSON; the estimate's 4 bytes per token would let a request overflow the window.
+PRIOR_USED: Final = 4
+PRIOR_SENT: Final = 3
 RECOVERY_TAIL: Final = 1  # R-LONG-7: compacting harder keeps one message (and its calls' results)
 
 _log = logging.getLogger(LOGGER_NAME)
@@ -166,18 +170,16 @@ class LongSession:
 
     def __init__(self, context_window: int) -> None:
         self.budget = budget_for_context_window(context_window)
-        self._used = 0  # U: input_tokens the provider reported for the last call
-        self._sent = 0  # S: what the engine estimated for that call
+        self._used = PRIOR_USED  # U: input_tokens the provider reported for the last call
+        self._sent = PRIOR_SENT  # S: what the engine estimated for that call
 
     def measured(self, tokens: int) -> int:
         """``tokens`` scaled by the last call's real count (R-LONG-3)."""
-        return tokens * self._used // self._sent if self._sent else tokens
+        return tokens * self._used // self._sent
 
     def message_budget(self, tool_tokens: int) -> int:
         """M of R-LONG-4 (c): the largest message estimate whose measured total stays within the budget."""
-        if self._sent:
-            return max(0, ((self.budget + 1) * self._sent - 1) // self._used - tool_tokens)
-        return max(0, self.budget - tool_tokens)
+        return max(0, ((self.budget + 1) * self._sent - 1) // self._used - tool_tokens)
 
     def calibrate(self, usage: Usage | None, total: int) -> None:
         """Remember a call's real count against its estimate (R-LONG-3)."""
