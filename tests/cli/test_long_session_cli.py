@@ -1,0 +1,115 @@
+"""The agent in a long session against an API that enforces its window (SPEC R-LONG-1, R-LONG, R-CLI-5, R-CLI-7).
+
+``harness9-ref --context-window 4000 run …`` with ``--resume`` between prompts, against an
+OpenAI-compatible server on 127.0.0.1 that counts a token per 3 bytes and rejects every request
+above the window with HTTP 400 ``context_length_exceeded`` (tests/strict_api.py). Every prompt
+must succeed, the summary must be carried from prompt to prompt, and no request may be above
+the window. Most prompts go through ``main()`` in this process (fast); a few through the real
+command in a subprocess.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from harness9_ref.cli import main
+from harness9_ref.memory import Manager, message_anchor
+from tests.strict_api import StrictAPI
+
+ROOT = Path(__file__).resolve().parents[2]
+WINDOW = 4000
+SESSION = re.compile(r"session: ([0-9a-f-]{36})")
+
+
+@pytest.fixture
+def api() -> Iterator[StrictAPI]:
+    server = StrictAPI(WINDOW).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    path = tmp_path / "work"
+    path.mkdir()
+    (path / "big.txt").write_text("".join(f"line {i:05d}: some output of a build\n" for i in range(1200)), encoding="utf-8")
+    (path / "notes.txt").write_text("remember the milk\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def environment(tmp_path: Path, api: StrictAPI, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    values = {
+        "HARNESS9_HOME": str(tmp_path / "home"),
+        "OPENAI_API_KEY": "sk-test-not-a-secret",
+        "OPENAI_BASE_URL": api.url,
+        "LLM_MODEL": "gpt-4o-mini",
+    }
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    for name, value in values.items():
+        monkeypatch.setenv(name, value)
+    return values
+
+
+def prompts(n: int) -> Iterator[str]:
+    for i in range(n):
+        if i % 6 == 2:
+            yield "read big.txt"  # 46 KB: far more than the whole window
+        elif i % 6 == 4:
+            yield f"run seq 1 {400 + i}"
+        else:
+            yield f"prompt {i}: keep going with the refactoring of module_{i % 5}.py " + "and explain why " * 10
+
+
+def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    status = main(args)
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_a_hundred_prompts_in_a_4000_token_window_all_succeed(
+    environment: dict[str, str], api: StrictAPI, workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["--context-window", str(WINDOW), "--workdir", str(workdir)]
+    session_id = None
+    for prompt in prompts(100):
+        resume = ["--resume", session_id] if session_id else []
+        status, out, err = run([*base, *resume, "run", prompt], capsys)
+        assert status == 0, err
+        assert "Traceback" not in err and out.strip()
+        found = SESSION.search(err)
+        assert found
+        session_id = found.group(1)
+    assert api.rejected == 0 and max(api.sizes) <= WINDOW, f"{api.rejected} requests above the window"
+    assert len(api.summarizer_prompts) >= 2
+    assert all(p.startswith("<previous-summary>") for p in api.summarizer_prompts[1:]), "the summary is carried over"
+    with Manager(Path(environment["HARNESS9_HOME"]) / "sessions.db") as manager:
+        session = manager.open_session(session_id)
+        stored = session.get_messages()
+        checkpoint = session.get_checkpoint()
+    assert sum(1 for m in stored if m.role == "user" and not m.tool_call_id) == 100  # nothing lost
+    assert checkpoint is not None and checkpoint.anchor == message_anchor(stored[checkpoint.covered - 1])
+
+
+def test_the_real_command_resumes_from_the_checkpoint(environment: dict[str, str], api: StrictAPI, workdir: Path) -> None:
+    env = {**os.environ, **environment, "PYTHONPATH": str(ROOT)}
+    base = [sys.executable, "-m", "harness9_ref", "--context-window", str(WINDOW), "--workdir", str(workdir)]
+    session_id = None
+    for prompt in ["read big.txt", "what did the file say?", "read big.txt", "and the end of it?"]:
+        resume = ["--resume", session_id] if session_id else []
+        done = subprocess.run([*base, *resume, "run", prompt], capture_output=True, text=True, env=env, timeout=60)
+        assert done.returncode == 0, done.stderr
+        found = SESSION.search(done.stderr)
+        assert found and "Traceback" not in done.stderr
+        session_id = found.group(1)
+    assert api.rejected == 0 and max(api.sizes) <= WINDOW
+    assert api.summarizer_prompts, "two 46 KB files in a 4000-token window need a summary"
+    with Manager(Path(environment["HARNESS9_HOME"]) / "sessions.db") as manager:
+        assert manager.open_session(session_id).get_checkpoint() is not None

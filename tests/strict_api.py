@@ -1,0 +1,131 @@
+"""An OpenAI-compatible HTTP server on 127.0.0.1 that enforces a context window, for end-to-end tests.
+
+It speaks the Chat Completions wire format (JSON and SSE streams with usage), answers with the
+offline provider's deterministic replies (tool calls for ``read``/``run`` prompts, summaries for
+summarizer requests), counts a token per 3 bytes (real tokenizers count code and JSON that way,
+more than the agent's bytes / 4 estimate) and rejects every request above its window with HTTP 400
+``context_length_exceeded``, as the real API does. It records the size of every request.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from harness9_ref.memory import SUMMARY_SYSTEM_PROMPT
+from harness9_ref.provider import OfflineProvider
+from harness9_ref.schema import Message, ToolCall, ToolDefinition, canonical_json
+
+__all__ = ["StrictAPI"]
+
+
+def _messages(body: dict[str, Any]) -> list[Message]:
+    out = []
+    for m in body["messages"]:
+        calls = tuple(ToolCall(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in m.get("tool_calls") or ())
+        if m["role"] == "tool":
+            out.append(Message("user", m["content"], tool_call_id=m["tool_call_id"]))
+        else:
+            out.append(Message(m["role"], m.get("content") or "", calls))
+    return out
+
+
+def _tools(body: dict[str, Any]) -> list[ToolDefinition]:
+    return [ToolDefinition(t["function"]["name"], t["function"]["description"], t["function"].get("parameters")) for t in body.get("tools", [])]
+
+
+@dataclass
+class StrictAPI:
+    """The server: ``start()``, then point OPENAI_BASE_URL at ``url``; ``stop()`` at the end."""
+
+    window: int
+    sizes: list[int] = field(default_factory=list)
+    summarizer_prompts: list[str] = field(default_factory=list)
+    rejected: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def count(self, body: dict[str, Any]) -> int:
+        """A token per 3 bytes of every message's text and of the tools' JSON."""
+        text = sum(len(json.dumps(m, ensure_ascii=False).encode()) for m in body["messages"])
+        tools = sum(len(canonical_json(t).encode()) for t in body.get("tools", []))
+        return (text + tools + 2) // 3
+
+    def start(self) -> StrictAPI:
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                api.answer(self, body)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def answer(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
+        tokens = self.count(body)
+        messages, tools = _messages(body), _tools(body)
+        with self._lock:
+            self.sizes.append(tokens)
+            if messages[0].content == SUMMARY_SYSTEM_PROMPT:
+                self.summarizer_prompts.append(messages[1].content)
+            if tokens > self.window:
+                self.rejected += 1
+        if tokens > self.window:
+            error = {
+                "message": f"This model's maximum context length is {self.window} tokens. However, your messages resulted in {tokens} tokens.",
+                "type": "invalid_request_error",
+                "param": "messages",
+                "code": "context_length_exceeded",
+            }
+            self._send(handler, 400, "application/json", json.dumps({"error": error}).encode())
+            return
+        reply, usage = OfflineProvider().generate(messages, tools)
+        assert reply is not None
+        calls = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}} for c in reply.tool_calls
+        ]
+        out_tokens = usage.output_tokens if usage else 1
+        if not body.get("stream"):
+            message: dict[str, Any] = {"role": "assistant", "content": reply.content or None}
+            if calls:
+                message["tool_calls"] = calls
+            data = {
+                "id": "chatcmpl-strict",
+                "object": "chat.completion",
+                "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+                "usage": {"prompt_tokens": tokens, "completion_tokens": out_tokens, "total_tokens": tokens + out_tokens},
+            }
+            self._send(handler, 200, "application/json", json.dumps(data).encode())
+            return
+        chunks: list[dict[str, Any]] = [{"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}]
+        if reply.content:
+            chunks.append({"choices": [{"index": 0, "delta": {"content": reply.content}}]})
+        for i, c in enumerate(calls):
+            chunks.append({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": i, **c}]}}]})
+        chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls" if calls else "stop"}]})
+        chunks.append({"choices": [], "usage": {"prompt_tokens": tokens, "completion_tokens": out_tokens, "total_tokens": tokens + out_tokens}})
+        payload = b"".join(b"data: " + json.dumps({"id": "chatcmpl-strict", "object": "chat.completion.chunk", **c}).encode() + b"\n\n" for c in chunks)
+        self._send(handler, 200, "text/event-stream", payload + b"data: [DONE]\n\n")
+
+    @staticmethod
+    def _send(handler: BaseHTTPRequestHandler, status: int, content_type: str, payload: bytes) -> None:
+        handler.send_response(status)
+        handler.send_header("Content-Type", content_type)
+        handler.send_header("Content-Length", str(len(payload)))
+        handler.end_headers()
+        handler.wfile.write(payload)
