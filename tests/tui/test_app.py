@@ -288,3 +288,59 @@ def test_pane_rows_wrap_and_scroll(manager: Manager, tmp_path: Path) -> None:
     assert app.pane_rows(10, 2) == [("a" * 10, "assistant"), ("a" * 10, "assistant")]
     app.page(-100)
     assert app.pane_rows(10, 1) == [("x    y", "tool")]
+
+
+def wait_for_line(app: App, prefix: str) -> str:
+    """Poll until a pane line starting with ``prefix`` appears (/compact works on a thread)."""
+    deadline = time.monotonic() + WAIT
+    while True:
+        app.poll()
+        found = [text for text in texts(app) if text.startswith(prefix)]
+        if found:
+            return found[-1]
+        assert time.monotonic() < deadline, f"no line starting with {prefix!r} in {texts(app)}"
+        time.sleep(0.005)
+
+
+def long_session_app(manager: Manager, workdir: Path, provider: LLMProvider) -> App:
+    session = manager.new_session()
+    engine = AgentEngine(
+        provider,
+        Registry(workdir),
+        workdir,
+        session=session,
+        compactor=new_summarization_compactor(provider, 100_000),
+        context_window=100_000,
+        long_session=True,
+    )
+    return App(engine, manager, session, "openai/gpt-4o-mini", str(workdir))
+
+
+def test_compact_summarises_now_with_a_focus_and_shows_the_notice(manager: Manager, tmp_path: Path) -> None:
+    """/compact [focus] (SPEC R-LONG-9, R-TUI-6): the summary is made and stored whatever the budget."""
+    summaries: list[str] = []
+
+    class Recording(OfflineProvider):
+        def generate(self, messages, available_tools):  # type: ignore[no-untyped-def]
+            summaries.append(messages[-1].content)
+            return super().generate(messages, available_tools)
+
+    app = long_session_app(manager, tmp_path, Recording())
+    for i in range(5):
+        send(app, f"prompt {i}")
+    send(app, "/compact the failing tests")
+    assert texts(app)[-2:] == ["> /compact the failing tests", "正在压缩上下文…"]
+    notice = wait_for_line(app, "\u26a1 上下文已压缩")
+    assert notice.endswith("（11 → 8 条消息）")
+    assert summaries[-1].startswith("Conversation to summarize:")
+    assert summaries[-1].endswith("\n\nPay particular attention to: the failing tests")
+    checkpoint = app.session.get_checkpoint()
+    assert checkpoint is not None and checkpoint.covered == 4
+
+
+def test_compact_with_nothing_to_summarise_shows_an_error_line(manager: Manager, tmp_path: Path) -> None:
+    app = long_session_app(manager, tmp_path, OfflineProvider())
+    send(app, "only one prompt")
+    send(app, "/compact")
+    assert wait_for_line(app, "错误：") == "错误：nothing is old enough to summarise yet"
+    assert app.session.get_checkpoint() is None

@@ -222,6 +222,17 @@ def test_compaction_is_announced_within_a_few_turns(screen: Screen) -> None:
     assert int(screen.status().group(4)) >= 50  # yellow or red by now
 
 
+def test_compact_summarises_on_request(screen: Screen) -> None:
+    """/compact in the real terminal (SPEC R-LONG-9): the notice appears and the session has a checkpoint."""
+    started(screen, window=100_000)
+    for prompt in ("one", "two", "three", "four"):
+        screen.say(prompt)
+    screen.say("/compact keep the numbers")
+    screen.wait(lambda: NOTICE in screen.text(), "the compaction notice")
+    notice = next(row.rstrip() for row in screen.rows() if row.startswith(NOTICE))
+    assert notice.endswith("\uff089 \u2192 8 条消息\uff09")
+
+
 def test_new_starts_a_session_and_clears_the_pane(screen: Screen) -> None:
     started(screen).say("hello")
     old = screen.status().group(2)
