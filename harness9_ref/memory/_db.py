@@ -1,4 +1,4 @@
-"""The SQLite file: opening, schema version, transactions and row decoding (SPEC R-DB-1 … R-DB-10).
+"""The SQLite file: opening, schema version, transactions and row decoding (SPEC R-DB-1 … R-DB-10, R-CKP-6).
 
 One ``Database`` is one connection, shared by a Manager and all its sessions under one lock
 (R-MGR-2). Every write is ``BEGIN IMMEDIATE … COMMIT`` and rolls back on any error (R-DB-8);
@@ -8,6 +8,7 @@ waits up to BUSY_TIMEOUT_MS for another process's lock.
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
 import threading
@@ -21,12 +22,15 @@ from ._tool_calls_column import ColumnDecodeError, decode_tool_calls
 
 __all__ = ["BUSY_TIMEOUT_MS", "FORMAT_VERSION", "SCHEMA", "Database", "decode_message_row"]
 
-FORMAT_VERSION: Final = 1  # R-DB-2: PRAGMA user_version of a file in this format
+FORMAT_VERSION: Final = 2  # R-DB-2: PRAGMA user_version of a file in this format
+# R-DB-2: version 1 is this format before the checkpoints table (R-CKP-6); version 0 is a new
+# file or one in the design document's schema. Both are upgraded in place.
+UPGRADABLE_VERSIONS: Final = (0, 1)
 BUSY_TIMEOUT_MS: Final = 5000  # R-DB-3
 DIR_MODE: Final = 0o700  # R-DB-9
 FILE_MODE: Final = 0o600  # R-DB-9
 
-# R-DB-1: the document's schema (seed 5) plus the todos table.
+# R-DB-1: the document's schema (seed 5) plus the todos table and the checkpoints table (R-CKP-6).
 SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS sessions (
     id         TEXT    PRIMARY KEY,
@@ -53,9 +57,19 @@ CREATE TABLE IF NOT EXISTS todos (
     PRIMARY KEY (session_id, position),
     FOREIGN KEY (session_id) REFERENCES sessions(id) ON DELETE CASCADE
 );
+CREATE TABLE IF NOT EXISTS checkpoints (
+    session_id TEXT    PRIMARY KEY,
+    covered    INTEGER NOT NULL,
+    anchor     TEXT    NOT NULL,
+    summary    TEXT    NOT NULL,
+    created_at INTEGER NOT NULL,
+    FOREIGN KEY (session_id) REFERENCES sessions(id) ON DELETE CASCADE
+);
 """
 _SCHEMA_STATEMENTS: Final = [s.strip() for s in SCHEMA.split(";") if s.strip()]
-_TODO_COLUMNS: Final = ("session_id", "position", "id", "content", "status")
+# The tables an older file may already hold in a form of its own; the document's sessions and
+# messages tables are taken as they are (R-DB-2 names only these two).
+_CHECKED_TABLES: Final = ("todos", "checkpoints")
 
 
 def _prepare_path(path: Path) -> None:
@@ -87,6 +101,30 @@ def decode_message_row(row_id: int, role: object, content: object, tool_calls: o
         return Message(role, content, decode_tool_calls(tool_calls), tool_call_id or "")
     except (SchemaError, ColumnDecodeError) as exc:
         raise CorruptRow(f"messages row {row_id} cannot be decoded: {exc}") from None
+
+
+_Column = tuple[str, str, int, int]
+
+
+def _columns(cur: sqlite3.Cursor, table: str) -> tuple[_Column, ...]:
+    """Name, declared type (upper case), NOT NULL and primary-key position of each column, in order.
+
+    These are what R-DB-1 makes part of the format; an empty tuple means no such table.
+    """
+    rows = cur.execute("SELECT name, upper(type), \"notnull\", pk FROM pragma_table_info(?)", (table,)).fetchall()
+    return tuple((str(name), str(declared), int(notnull), int(pk)) for name, declared, notnull, pk in rows)
+
+
+@functools.cache
+def _expected_columns() -> dict[str, tuple[_Column, ...]]:
+    """The columns SCHEMA gives each checked table, read from SCHEMA itself so the two agree."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.executescript(SCHEMA)
+        cur = conn.cursor()
+        return {table: _columns(cur, table) for table in _CHECKED_TABLES}
+    finally:
+        conn.close()
 
 
 class Database:
@@ -128,15 +166,25 @@ class Database:
             raise SessionDatabaseError(f"{self.path} is not a usable SQLite database: {exc}") from exc
 
     def _migrate(self, cur: sqlite3.Cursor) -> None:
-        """Bring the file to FORMAT_VERSION, or refuse it untouched (R-DB-2)."""
+        """Bring the file to FORMAT_VERSION, or refuse it untouched (R-DB-2).
+
+        Runs inside ``_configure``'s one write transaction, so an upgrade is all or nothing and
+        a refusal raises before anything is written. The upgrade only creates what is missing
+        (every statement is ``IF NOT EXISTS``), so every existing row stays where it is.
+        """
         version = cur.execute("PRAGMA user_version").fetchone()[0]
         if version == FORMAT_VERSION:
             return
-        if version != 0:
-            raise UnsupportedSchema(f"{self.path} has format version {version}; this program reads version {FORMAT_VERSION}")
-        columns = tuple(row[1] for row in cur.execute("PRAGMA table_info(todos)"))
-        if columns and columns != _TODO_COLUMNS:
-            raise UnsupportedSchema(f"{self.path} has a todos table with columns {', '.join(columns)}")
+        if version not in UPGRADABLE_VERSIONS:
+            raise UnsupportedSchema(
+                f"{self.path} has format version {version}; this program reads versions 0 to {FORMAT_VERSION}"
+            )
+        expected = _expected_columns()
+        for table in _CHECKED_TABLES:
+            columns = _columns(cur, table)
+            if columns and columns != expected[table]:
+                names = ", ".join(column[0] for column in columns)
+                raise UnsupportedSchema(f"{self.path} has a {table} table of another format (columns {names})")
         for statement in _SCHEMA_STATEMENTS:
             cur.execute(statement)
         cur.execute(f"PRAGMA user_version = {FORMAT_VERSION}")

@@ -101,7 +101,9 @@ class Manager:
         return [SessionInfo(*row) for row in rows]
 
     def delete_session(self, session_id: str) -> None:
-        """Delete a session, its messages and todos, and its tool-results folder (R-MGR-6).
+        """Delete a session, its messages, todos and checkpoint, and its tool-results folder (R-MGR-6).
+
+        The rows go in one transaction through ON DELETE CASCADE (R-CKP-3, R-CKP-6).
 
         Raises:
             InvalidSessionId: ``session_id`` is not well-formed; nothing is touched, so no

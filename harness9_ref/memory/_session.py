@@ -1,4 +1,4 @@
-"""The Session seam, session ids and the session errors (SPEC R-SES-1 … R-SES-3, R-MGR-9; seed 4.1, D6)."""
+"""The Session seam, session ids and the session errors (SPEC R-SES-1 … R-SES-3, R-CKP-2, R-CKP-4, R-MGR-9; seed 4.1, D6)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Final, Protocol, Sequence
 
 from ..planning import TodoItem
-from ..schema import Message
+from ..schema import Message, SchemaError
+from ._checkpoint import Checkpoint
 
 __all__ = [
     "SESSION_ID_PATTERN",
@@ -23,8 +24,10 @@ __all__ = [
     "SessionInfo",
     "SessionNotFound",
     "UnsupportedSchema",
+    "check_checkpoint",
     "check_limit",
     "check_session_id",
+    "check_start",
     "is_session_id",
     "new_session_id",
 ]
@@ -106,6 +109,38 @@ def check_limit(limit: int) -> int:
     return limit
 
 
+def check_start(start: int) -> int:
+    """A position for ``get_messages_from``: 0 or more (R-CKP-4)."""
+    if start < 0:
+        raise InvalidArgument(f"start must be 0 or positive, got {start}")
+    return start
+
+
+# SQLite stores integers in 64 bits; both backends refuse what SQLiteSession could not store, so
+# that MemorySession keeps the same semantics (R-SES-9).
+_INT64_MIN: Final = -(2**63)
+_INT64_MAX: Final = 2**63 - 1
+
+
+def check_checkpoint(checkpoint: object) -> Checkpoint:
+    """The checkpoint to store, its types checked again (R-CKP-2).
+
+    ``Checkpoint`` checks its types when it is made, but a frozen dataclass can still be
+    altered behind its back, and storage must never hold a value the other backend or another
+    implementation could not read back (R-CKP-8). Only types are checked, never whether the
+    checkpoint matches the messages: that is the engine's job (R-CKP-5).
+
+    Raises:
+        SchemaError: not a Checkpoint, or a member of the wrong type or out of SQLite's range.
+    """
+    if not isinstance(checkpoint, Checkpoint):
+        raise SchemaError("checkpoint", f"expected a Checkpoint, got {type(checkpoint).__name__}")
+    checked = Checkpoint(checkpoint.covered, checkpoint.anchor, checkpoint.summary)
+    if not _INT64_MIN <= checked.covered <= _INT64_MAX:
+        raise SchemaError("checkpoint.covered", "is outside the 64-bit range SQLite stores")
+    return checked
+
+
 @dataclass(frozen=True, slots=True)
 class SessionInfo:
     """One row of ``Manager.list_sessions()`` (R-MGR-5); times are Unix seconds."""
@@ -143,11 +178,14 @@ class Session(Protocol):
         ...
 
     def pop_message(self) -> Message | None:
-        """Remove and return the newest message, or None when there is none (R-SES-5)."""
+        """Remove and return the newest message, or None when there is none (R-SES-5).
+
+        A checkpoint that covers more messages than are left goes with it (R-CKP-3).
+        """
         ...
 
     def clear(self) -> None:
-        """Remove every message; the session and its todos stay (R-SES-6)."""
+        """Remove every message and the checkpoint; the session and its todos stay (R-SES-6, R-CKP-3)."""
         ...
 
     def get_todos(self) -> list[TodoItem]:
@@ -156,4 +194,19 @@ class Session(Protocol):
 
     def save_todos(self, items: Sequence[TodoItem]) -> None:
         """Replace the todo list atomically (R-SES-7)."""
+        ...
+
+    def get_messages_from(self, start: int) -> list[Message]:
+        """The messages from position ``start`` on (0 is the first), oldest first (R-CKP-4).
+
+        Lets the engine load only what a checkpoint does not cover (R-LONG-2).
+        """
+        ...
+
+    def get_checkpoint(self) -> Checkpoint | None:
+        """The session's checkpoint, or None when it has none (R-CKP-2, R-CKP-8)."""
+        ...
+
+    def save_checkpoint(self, cp: Checkpoint) -> None:
+        """Replace the session's checkpoint atomically, leaving updated_at alone (R-CKP-2)."""
         ...

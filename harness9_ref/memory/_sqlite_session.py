@@ -1,8 +1,10 @@
-"""SQLiteSession: a Session stored in the Manager's SQLite file (SPEC R-SES-1 … R-SES-8, R-DB-4 … R-DB-8; seed 5.1).
+"""SQLiteSession: a Session stored in the Manager's SQLite file (SPEC R-SES-1 … R-SES-8, R-DB-4 … R-DB-8, R-CKP-2 … R-CKP-8; seed 5.1).
 
 Every method is one transaction on the Manager's shared connection. Each first touches the
 session's own row, so that a session deleted by anyone raises SessionNotFound (R-MGR-8)
-instead of quietly reading or writing nothing.
+instead of quietly reading or writing nothing. The checkpoint follows the messages in the same
+transaction as the change that invalidates it (R-CKP-3), so no process ever sees a checkpoint
+that outlived the messages it covers.
 """
 
 from __future__ import annotations
@@ -11,15 +13,32 @@ import sqlite3
 from typing import Sequence
 
 from ..planning import TodoItem
-from ..schema import Message
+from ..schema import Message, SchemaError
+from ._checkpoint import Checkpoint
 from ._db import Database, decode_message_row
-from ._session import Clock, CorruptRow, SessionNotFound, check_limit
+from ._session import Clock, CorruptRow, SessionNotFound, check_checkpoint, check_limit, check_start
 from ._tool_calls_column import encode_tool_calls
 
 __all__ = ["SQLiteSession"]
 
+_SQLITE_TYPES = {int: "an integer", float: "a real", str: "text", bytes: "a blob"}  # for CorruptRow messages
 _SQLITE_MAX_INT = 2**63 - 1  # a larger limit means "all" and must not overflow the binding
 _SELECT_MESSAGES = "SELECT id, role, content, tool_calls, tool_call_id FROM messages WHERE session_id = ?"
+# R-CKP-4: the id of the message at position ``start`` comes from a walk of idx_messages_session
+# alone (the index holds session_id and id, so no covered row is read, let alone decoded); only
+# the rows from there on are fetched. Past the end the subquery is NULL and nothing matches.
+_SELECT_FROM = (
+    _SELECT_MESSAGES
+    + " AND id >= (SELECT id FROM messages WHERE session_id = ? ORDER BY id LIMIT 1 OFFSET ?) ORDER BY id ASC"
+)
+# R-CKP-3: after a pop, a checkpoint covering more messages than are left goes, and so does a
+# row whose covered is not an integer (another program's; it can never be valid, R-CKP-5), so
+# that no rule here depends on how SQLite compares text or reals with integers. The count is
+# a walk of idx_messages_session.
+_DROP_UNCOVERED_CHECKPOINT = (
+    "DELETE FROM checkpoints WHERE session_id = ? AND (typeof(covered) != 'integer'"
+    " OR covered > (SELECT COUNT(*) FROM messages WHERE session_id = ?))"
+)
 
 
 class SQLiteSession:
@@ -66,6 +85,22 @@ class SQLiteSession:
                 rows = cur.execute(_SELECT_MESSAGES + " ORDER BY id ASC", (self._id,)).fetchall()
         return [decode_message_row(*row) for row in rows]
 
+    def get_messages_from(self, start: int) -> list[Message]:
+        """The messages from position ``start`` on, in order (R-CKP-4, R-CKP-7).
+
+        Positions count by ``messages.id``, the order of R-SES-3, so a checkpoint's ``covered``
+        means the same in every implementation.
+
+        Raises:
+            InvalidArgument: ``start`` is negative.
+            CorruptRow: a returned row cannot be decoded (rows before ``start`` are not read).
+        """
+        check_start(start)
+        with self._db.read() as cur:
+            self._exists(cur)
+            rows = cur.execute(_SELECT_FROM, (self._id, self._id, min(start, _SQLITE_MAX_INT))).fetchall()
+        return [decode_message_row(*row) for row in rows]
+
     def add_messages(self, msgs: Sequence[Message]) -> None:
         """Append ``msgs`` and set updated_at in one transaction (R-SES-4, R-DB-8)."""
         if not msgs:
@@ -97,14 +132,16 @@ class SQLiteSession:
                 return None
             message = decode_message_row(*row)
             cur.execute("DELETE FROM messages WHERE id = ?", (row[0],))
+            cur.execute(_DROP_UNCOVERED_CHECKPOINT, (self._id, self._id))
             self._touch(cur)
         return message
 
     def clear(self) -> None:
-        """Remove every message; the session and its todos stay (R-SES-6)."""
+        """Remove every message and the checkpoint; the session and its todos stay (R-SES-6, R-CKP-3)."""
         with self._db.write() as cur:
             self._touch(cur)
             cur.execute("DELETE FROM messages WHERE session_id = ?", (self._id,))
+            cur.execute("DELETE FROM checkpoints WHERE session_id = ?", (self._id,))
 
     def get_todos(self) -> list[TodoItem]:
         """The saved todo list in order (R-SES-7, R-DB-7)."""
@@ -125,3 +162,54 @@ class SQLiteSession:
             self._touch(cur)
             cur.execute("DELETE FROM todos WHERE session_id = ?", (self._id,))
             cur.executemany("INSERT INTO todos (session_id, position, id, content, status) VALUES (?, ?, ?, ?, ?)", rows)
+
+    def get_checkpoint(self) -> Checkpoint | None:
+        """The session's checkpoint, or None when it has none (R-CKP-2, R-CKP-6).
+
+        Raises:
+            CorruptRow: the row cannot be read as a checkpoint (R-CKP-8); it names the session.
+        """
+        with self._db.read() as cur:
+            self._exists(cur)
+            stored = cur.execute(
+                "SELECT covered, anchor, summary FROM checkpoints WHERE session_id = ?", (self._id,)
+            ).fetchone()
+        if stored is None:
+            return None
+        covered, anchor, summary = stored
+        # SQLite's INTEGER affinity keeps text such as 'abc' and reals such as 2.5 as they are,
+        # and TEXT affinity keeps blobs: those are what another program may have left here.
+        if isinstance(covered, int) and isinstance(anchor, str) and isinstance(summary, str):
+            try:
+                return Checkpoint(covered, anchor, summary)
+            except SchemaError as exc:  # text that is not UTF-8 reads back with lone surrogates
+                why = str(exc)
+        else:
+            wanted = (("covered", covered, int), ("anchor", anchor, str), ("summary", summary, str))
+            why = ", ".join(
+                f"{name} is {_SQLITE_TYPES.get(type(value), 'NULL')}"
+                for name, value, kind in wanted
+                if not isinstance(value, kind)
+            )
+        raise CorruptRow(f"the checkpoint of session {self._id} cannot be read: {why}")
+
+    def save_checkpoint(self, cp: Checkpoint) -> None:
+        """Replace the session's checkpoint in one transaction (R-CKP-2, R-CKP-6).
+
+        Only the types are checked; the stored ``created_at`` is the time of the save. It does
+        not set the session's updated_at: a checkpoint is a cache of a summary, not a change to
+        the conversation, so saving one must not reorder ``list_sessions`` (R-MGR-5).
+
+        Raises:
+            SchemaError: a member of the wrong type; nothing is saved.
+            SessionNotFound: the session was deleted.
+        """
+        checked = check_checkpoint(cp)
+        with self._db.write() as cur:
+            self._exists(cur)
+            cur.execute(
+                "INSERT OR REPLACE INTO checkpoints (session_id, covered, anchor, summary, created_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (self._id, checked.covered, checked.anchor, checked.summary, self._now()),
+            )
+

@@ -19,6 +19,7 @@ import pytest
 
 from harness9_ref.memory import (
     HOME_ENV,
+    Checkpoint,
     Manager,
     SessionClosed,
     SessionDatabaseError,
@@ -51,8 +52,10 @@ def raw(path: Path) -> Iterator[sqlite3.Connection]:
 
 
 def spec_schema_sql() -> str:
-    (block,) = re.findall(r"```sql\n(.*?)```", SPEC.read_text(encoding="utf-8"), re.S)
-    return str(block)
+    """Every ``sql`` block of SPEC.md: R-DB-1's tables and R-CKP-6's checkpoints table."""
+    blocks = re.findall(r"```sql\n(.*?)```", SPEC.read_text(encoding="utf-8"), re.S)
+    assert len(blocks) == 2, "SPEC.md should hold the R-DB-1 and the R-CKP-6 sql blocks"
+    return "\n".join(blocks)
 
 
 def schema_of(conn: sqlite3.Connection) -> dict[str, object]:
@@ -207,7 +210,7 @@ def test_the_connection_uses_wal_foreign_keys_and_a_five_second_busy_timeout(man
     assert conn.execute("PRAGMA synchronous").fetchone()[0] in (1, 2)  # NORMAL or FULL
     with raw(db_path) as other:
         assert other.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        assert other.execute("PRAGMA user_version").fetchone() == (1,)
+        assert other.execute("PRAGMA user_version").fetchone() == (2,)
 
 
 def test_a_new_file_has_exactly_the_schema_of_the_spec(manager: Manager, db_path: Path) -> None:
@@ -258,7 +261,7 @@ def test_a_file_with_the_documents_schema_is_upgraded_and_keeps_its_sessions(db_
     expected = sqlite3.connect(":memory:")
     expected.executescript(spec_schema_sql())
     with raw(db_path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone() == (1,)
+        assert conn.execute("PRAGMA user_version").fetchone() == (2,)
         assert schema_of(conn) == schema_of(expected)
     expected.close()
 
@@ -272,21 +275,24 @@ def test_a_file_with_only_the_sessions_table_gets_everything_else(db_path: Path)
         manager.new_session().add_messages([user("x")])
     with raw(db_path) as conn:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert {"sessions", "messages", "todos"} <= tables
+    assert {"sessions", "messages", "todos", "checkpoints"} <= tables
 
 
 def write_unsupported(path: Path, kind: str, journal_mode: str) -> None:
     write_document_schema_file(path, journal_mode)
     with raw(path) as conn:
-        if kind == "version 2":
-            conn.execute("PRAGMA user_version = 2")
-        else:
+        if kind == "version 3":
+            conn.execute("PRAGMA user_version = 3")
+        elif kind == "foreign todos table":
             conn.execute("CREATE TABLE todos (session_id TEXT, position INTEGER, text TEXT, done INTEGER)")
+        else:
+            conn.execute("CREATE TABLE checkpoints (session_id TEXT PRIMARY KEY, summary TEXT)")
+            conn.execute("PRAGMA user_version = 1")
 
 
 def unsupported_cases() -> list[object]:
     cases: list[object] = []
-    for kind in ("version 2", "foreign todos table"):
+    for kind in ("version 3", "foreign todos table", "foreign checkpoints table in a version-1 file"):
         cases.append(pytest.param(kind, "wal", id=f"{kind}, WAL file"))
         cases.append(
             pytest.param(
@@ -532,6 +538,9 @@ SESSION_OPERATIONS: list[tuple[str, Callable[[SQLiteSession], object]]] = [
     ("save_todos", lambda s: s.save_todos([TodoItem("1", "x", "pending")])),
     ("save_todos of nothing", lambda s: s.save_todos([])),
     ("add_messages of nothing", lambda s: s.add_messages([])),
+    ("get_messages_from", lambda s: s.get_messages_from(0)),
+    ("get_checkpoint", lambda s: s.get_checkpoint()),
+    ("save_checkpoint", lambda s: s.save_checkpoint(Checkpoint(1, "a", "s"))),
 ]
 
 
