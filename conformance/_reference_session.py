@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from harness9_ref.memory import (
+    Checkpoint,
     Manager,
     SessionError,
     SQLiteSession,
@@ -24,6 +25,7 @@ __all__ = ["DEFAULT_NOW", "op_session"]
 
 DEFAULT_NOW: Final = 1_700_000_000  # the clock's start when the case gives no "now"
 DEFAULT_MANAGER: Final = "a"
+JSON_EXACT_LIMIT: Final = 2**53  # R-CKP-2: the protocol's bound on a checkpoint's covered
 
 
 class _Run:
@@ -79,6 +81,23 @@ def _set_time(run: _Run, name: str, step: Mapping[str, Any]) -> None:
     run.now = int(step["now"])
 
 
+def _get_checkpoint(run: _Run, name: str, step: Mapping[str, Any]) -> Any:
+    checkpoint = run.session(name, step).get_checkpoint()
+    return None if checkpoint is None else checkpoint.to_dict()
+
+
+def _save_checkpoint(run: _Run, name: str, step: Mapping[str, Any]) -> None:
+    """R-CKP-2: a member of the wrong type is a schema_error, from Checkpoint's own checks.
+
+    In the protocol ``covered`` must also be below 2^53 in magnitude, the integers every JSON
+    parser reads exactly, so that no port's answer depends on its number type.
+    """
+    checkpoint = Checkpoint.from_dict(step["checkpoint"])
+    if abs(checkpoint.covered) >= JSON_EXACT_LIMIT:
+        raise SchemaError("checkpoint.covered", f"magnitude must be below 2^53, got {checkpoint.covered}")
+    run.session(name, step).save_checkpoint(checkpoint)
+
+
 _Step = Callable[[_Run, str, Mapping[str, Any]], Any]
 STEPS: Final[Mapping[str, _Step]] = {
     "connect": lambda run, name, step: run.manager(name) and None,
@@ -86,10 +105,13 @@ STEPS: Final[Mapping[str, _Step]] = {
     "open": lambda run, name, step: {"id": run.remember(name, run.manager(name).open_session(step["id"])).session_id},
     "add": lambda run, name, step: run.session(name, step).add_messages(messages_from_list(step["messages"])),
     "get": lambda run, name, step: messages_to_list(run.session(name, step).get_messages(step.get("limit", 0))),
+    "get_from": lambda run, name, step: messages_to_list(run.session(name, step).get_messages_from(step["start"])),
     "pop": lambda run, name, step: (m := run.session(name, step).pop_message()) and m.to_dict(),
     "clear": lambda run, name, step: run.session(name, step).clear(),
     "save_todos": lambda run, name, step: run.session(name, step).save_todos(todos_from_list(step["items"])),
     "get_todos": lambda run, name, step: [t.to_dict() for t in run.session(name, step).get_todos()],
+    "save_checkpoint": _save_checkpoint,
+    "get_checkpoint": _get_checkpoint,
     "list": lambda run, name, step: [info.to_dict() for info in run.manager(name).list_sessions()],
     "delete": lambda run, name, step: run.manager(name).delete_session(step["id"]),
     "close": lambda run, name, step: run.close(name),
