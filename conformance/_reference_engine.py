@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from conformance._reference_memory import compactor_from_json
+from conformance._reference_session import checkpoint_from_json
 from harness9_ref.engine import AgentEngine, EngineError, ErrorData, Event, EventType
 from harness9_ref.memory import (
-    Checkpoint,
     Compactor,
     MemorySession,
     SummarizationCompactor,
@@ -51,7 +51,7 @@ def _session(inp: Mapping[str, Any]) -> MemorySession | None:
     session = MemorySession()
     session.add_messages(messages_from_list(inp["session"], "session"))
     if inp.get("checkpoint") is not None:
-        session.save_checkpoint(Checkpoint.from_dict(inp["checkpoint"]))
+        session.save_checkpoint(checkpoint_from_json(inp["checkpoint"]))
     return session
 
 

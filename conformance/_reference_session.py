@@ -21,7 +21,7 @@ from harness9_ref.memory import (
 from harness9_ref.planning import todos_from_list
 from harness9_ref.schema import SchemaError, messages_from_list, messages_to_list
 
-__all__ = ["DEFAULT_NOW", "op_session"]
+__all__ = ["DEFAULT_NOW", "checkpoint_from_json", "op_session"]
 
 DEFAULT_NOW: Final = 1_700_000_000  # the clock's start when the case gives no "now"
 DEFAULT_MANAGER: Final = "a"
@@ -86,16 +86,20 @@ def _get_checkpoint(run: _Run, name: str, step: Mapping[str, Any]) -> Any:
     return None if checkpoint is None else checkpoint.to_dict()
 
 
-def _save_checkpoint(run: _Run, name: str, step: Mapping[str, Any]) -> None:
+def checkpoint_from_json(value: object) -> Checkpoint:
     """R-CKP-2: a member of the wrong type is a schema_error, from Checkpoint's own checks.
 
     In the protocol ``covered`` must also be below 2^53 in magnitude, the integers every JSON
     parser reads exactly, so that no port's answer depends on its number type.
     """
-    checkpoint = Checkpoint.from_dict(step["checkpoint"])
+    checkpoint = Checkpoint.from_dict(value)
     if abs(checkpoint.covered) >= JSON_EXACT_LIMIT:
         raise SchemaError("checkpoint.covered", f"magnitude must be below 2^53, got {checkpoint.covered}")
-    run.session(name, step).save_checkpoint(checkpoint)
+    return checkpoint
+
+
+def _save_checkpoint(run: _Run, name: str, step: Mapping[str, Any]) -> None:
+    run.session(name, step).save_checkpoint(checkpoint_from_json(step["checkpoint"]))
 
 
 _Step = Callable[[_Run, str, Mapping[str, Any]], Any]
