@@ -11,9 +11,8 @@ from __future__ import annotations
 import shutil
 import sqlite3
 import threading
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 import pytest
 
@@ -21,7 +20,6 @@ from harness9_ref.memory import (
     Checkpoint,
     CorruptRow,
     Manager,
-    MemorySession,
     Session,
     SessionInfo,
     UnsupportedSchema,
@@ -30,69 +28,19 @@ from harness9_ref.memory import (
 from harness9_ref.memory._db import FORMAT_VERSION
 from harness9_ref.memory._sqlite_session import _SELECT_FROM
 from harness9_ref.planning import TodoItem
-from harness9_ref.schema import Message, SchemaError
+from harness9_ref.schema import SchemaError
 from tests.fakes import assistant, user
+from tests.memory.helpers import START, Clock, numbered, raw
 from tests.memory.test_manager import schema_of, spec_schema_sql
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "sessions"
-START = 1_700_000_000
 A = "aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa"
 B = "bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb"
 C = "cccccccc-cccc-4ccc-8ccc-cccccccccccc"
 
 
-def numbered(n: int, start: int = 0) -> list[Message]:
-    return [user(f"m{i}") for i in range(start, start + n)]
-
-
 def cp(covered: int, summary: str = "summary") -> Checkpoint:
     return Checkpoint(covered, "0" * 64, summary)
-
-
-@contextmanager
-def raw(path: Path) -> Iterator[sqlite3.Connection]:
-    """A plain connection to the file, in autocommit mode, as another program would open it."""
-    conn = sqlite3.connect(path, timeout=5, isolation_level=None)
-    try:
-        yield conn
-    finally:
-        conn.close()
-
-
-class Clock:
-    """A settable clock for the Manager: ``clock.now`` is what it reads."""
-
-    def __init__(self) -> None:
-        self.now = float(START)
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture(params=["sqlite", "memory"])
-def new_session(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[], Session]]:
-    """Makes empty sessions of one backend; the SQLite ones share one Manager on a real file."""
-    if request.param == "memory":
-        yield MemorySession
-    else:
-        with Manager(tmp_path / "sessions.db") as manager:
-            yield manager.new_session
-
-
-@pytest.fixture
-def db_path(tmp_path: Path) -> Path:
-    return tmp_path / "sessions.db"
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def manager(db_path: Path, clock: Clock) -> Iterator[Manager]:
-    with Manager(db_path, clock=clock) as m:
-        yield m
 
 
 def fixture_copy(name: str, tmp_path: Path) -> Path:

@@ -11,9 +11,8 @@ import re
 import sqlite3
 import stat
 import uuid
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 import pytest
 
@@ -32,23 +31,14 @@ from harness9_ref.memory import (
 from harness9_ref.planning import TodoItem
 from harness9_ref.schema import Message
 from tests.fakes import assistant, call, user
+from tests.memory.helpers import Clock, raw
 
 SPEC = Path(__file__).resolve().parents[2] / "SPEC.md"
-START = 1_700_000_000
 
 
 def sid(n: int) -> str:
     """The well-formed session id whose last digits are ``n``."""
     return f"00000000-0000-4000-8000-{n:012x}"
-
-
-@contextmanager
-def raw(path: Path) -> Iterator[sqlite3.Connection]:
-    conn = sqlite3.connect(path, timeout=5, isolation_level=None)
-    try:
-        yield conn
-    finally:
-        conn.close()
 
 
 def spec_schema_sql() -> str:
@@ -75,30 +65,6 @@ def schema_of(conn: sqlite3.Connection) -> dict[str, object]:
             in conn.execute("SELECT upper(sql) FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0],
         }
     return described
-
-
-@pytest.fixture
-def db_path(tmp_path: Path) -> Path:
-    return tmp_path / "sessions.db"
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = START
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def manager(db_path: Path, clock: Clock) -> Iterator[Manager]:
-    with Manager(db_path, clock=clock) as m:
-        yield m
 
 
 # --- Where the file is (R-MGR-1, R-DB-9) ---

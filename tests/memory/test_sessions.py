@@ -9,12 +9,10 @@ second, plain ``sqlite3`` connection, as the ``sqlite3`` shell would.
 from __future__ import annotations
 
 import re
-import sqlite3
 import sys
 import threading
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Sequence
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -31,65 +29,11 @@ from harness9_ref.memory import (
 from harness9_ref.planning import TodoItem
 from harness9_ref.schema import ROLE_ASSISTANT, Message, SchemaError
 from tests.fakes import assistant, call, result, system, user
+from tests.memory.helpers import START, Clock, numbered, raw
 from tests.memory.session_worker import batch_messages, batch_size, split_batches
 
 # R-SES-2, copied from SPEC.md rather than imported, so that a wrong constant cannot pass.
 SPEC_SESSION_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
-START = 1_700_000_000  # the injected clock's first reading
-
-
-def numbered(n: int, start: int = 0) -> list[Message]:
-    return [user(f"m{i}") for i in range(start, start + n)]
-
-
-@contextmanager
-def raw(path: Path) -> Iterator[sqlite3.Connection]:
-    """A plain connection to the file, in autocommit mode, as another program would open it."""
-    conn = sqlite3.connect(path, timeout=5, isolation_level=None)
-    try:
-        yield conn
-    finally:
-        conn.close()
-
-
-@pytest.fixture(params=["sqlite", "memory"])
-def new_session(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[], Session]]:
-    """Makes empty sessions of one backend; the SQLite ones share one Manager on a real file."""
-    if request.param == "memory":
-        yield MemorySession
-    else:
-        with Manager(tmp_path / "sessions.db") as manager:
-            yield manager.new_session
-
-
-class Clock:
-    """A settable clock for the Manager: ``clock.now`` is what it reads."""
-
-    def __init__(self) -> None:
-        self.now = float(START)
-
-    def __call__(self) -> float:
-        return self.now
-
-    def tick(self, seconds: int = 10) -> int:
-        self.now += seconds
-        return int(self.now)
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def db_path(tmp_path: Path) -> Path:
-    return tmp_path / "sessions.db"
-
-
-@pytest.fixture
-def manager(db_path: Path, clock: Clock) -> Iterator[Manager]:
-    with Manager(db_path, clock=clock) as m:
-        yield m
 
 
 def updated_at(manager: Manager, session: Session) -> int:

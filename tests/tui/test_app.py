@@ -31,7 +31,9 @@ def manager(tmp_path: Path) -> Iterator[Manager]:
         yield m
 
 
-def make_app(manager: Manager, workdir: Path, provider: LLMProvider | None = None, window: int = 2000) -> App:
+def make_app(
+    manager: Manager, workdir: Path, provider: LLMProvider | None = None, window: int = 2000, *, long_session: bool = False
+) -> App:
     provider = provider if provider is not None else OfflineProvider()
     session = manager.new_session()
     engine = AgentEngine(
@@ -41,6 +43,7 @@ def make_app(manager: Manager, workdir: Path, provider: LLMProvider | None = Non
         session=session,
         compactor=new_summarization_compactor(provider, window),
         context_window=window,
+        long_session=long_session,
     )
     return App(engine, manager, session, "openai/gpt-4o-mini", str(workdir))
 
@@ -302,20 +305,6 @@ def wait_for_line(app: App, prefix: str) -> str:
         time.sleep(0.005)
 
 
-def long_session_app(manager: Manager, workdir: Path, provider: LLMProvider) -> App:
-    session = manager.new_session()
-    engine = AgentEngine(
-        provider,
-        Registry(workdir),
-        workdir,
-        session=session,
-        compactor=new_summarization_compactor(provider, 100_000),
-        context_window=100_000,
-        long_session=True,
-    )
-    return App(engine, manager, session, "openai/gpt-4o-mini", str(workdir))
-
-
 def test_compact_summarises_now_with_a_focus_and_shows_the_notice(manager: Manager, tmp_path: Path) -> None:
     """/compact [focus] (SPEC R-LONG-9, R-TUI-6): the summary is made and stored whatever the budget."""
     summaries: list[str] = []
@@ -325,7 +314,7 @@ def test_compact_summarises_now_with_a_focus_and_shows_the_notice(manager: Manag
             summaries.append(messages[-1].content)
             return super().generate(messages, available_tools)
 
-    app = long_session_app(manager, tmp_path, Recording())
+    app = make_app(manager, tmp_path, Recording(), 100_000, long_session=True)
     for i in range(5):
         send(app, f"prompt {i}")
     send(app, "/compact the failing tests")
@@ -339,7 +328,7 @@ def test_compact_summarises_now_with_a_focus_and_shows_the_notice(manager: Manag
 
 
 def test_compact_with_nothing_to_summarise_shows_an_error_line(manager: Manager, tmp_path: Path) -> None:
-    app = long_session_app(manager, tmp_path, OfflineProvider())
+    app = make_app(manager, tmp_path, None, 100_000, long_session=True)
     send(app, "only one prompt")
     send(app, "/compact")
     assert wait_for_line(app, "错误：") == "错误：nothing is old enough to summarise yet"

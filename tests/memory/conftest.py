@@ -1,0 +1,37 @@
+"""Fixtures shared by the session tests: a database path, a settable clock, a Manager, and sessions of either backend."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Iterator
+
+import pytest
+
+from harness9_ref.memory import Manager, MemorySession, Session
+from tests.memory.helpers import Clock
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "sessions.db"
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def manager(db_path: Path, clock: Clock) -> Iterator[Manager]:
+    with Manager(db_path, clock=clock) as m:
+        yield m
+
+
+@pytest.fixture(params=["sqlite", "memory"])
+def new_session(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[], Session]]:
+    """Makes empty sessions of one backend; the SQLite ones share one Manager on a real file."""
+    if request.param == "memory":
+        yield MemorySession
+    else:
+        with Manager(tmp_path / "sessions.db") as manager:
+            yield manager.new_session
