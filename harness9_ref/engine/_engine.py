@@ -164,21 +164,23 @@ class AgentEngine:
             self._session = session
 
     def cancel(self) -> bool:
-        """Ask the run in progress to stop at its next opportunity (R-ENG-15).
+        """Ask the run in progress to stop at its next opportunity (R-ENG-15, R-INT-3).
 
         The run checks when each provider chunk arrives, after each text delta is consumed,
         before each tool call and before each provider call. A provider blocked in a read is
-        abandoned when its next chunk arrives (or when it times out); a tool already running
-        finishes first. Safe to call from any thread.
-
-        Returns:
-            True when a run was in progress, False when the engine was idle (nothing happens).
+        abandoned when its next chunk arrives (or when it times out). A running tool is ended by
+        the registry's ``interrupt()``, when it has one (after the flag is set, so the next tool
+        call cannot start), and its observation completes the step; else it finishes first.
+        Safe to call from any thread. Returns False when the engine was idle (nothing happens).
         """
         with self._lock:
             run = self._active
         if run is None:
             return False
         run.cancelled.set()
+        interrupt = getattr(self._registry, "interrupt", None)
+        if callable(interrupt):
+            interrupt()
         return True
 
     def run_stream(self, prompt: str) -> RunIterator:
@@ -331,6 +333,7 @@ class AgentEngine:
                 run.history.append(Message(ROLE_USER, observation, tool_call_id=call.id))
                 yield Event(EventType.TOOL_RESULT, ToolResultData(call.id, call.name, observation))
             run.committed = len(run.history)  # the step is complete (R-ENG-12)
+            check_cancelled(run)  # an interrupted tool ends the run as cancelled, not max_turns (R-INT-3)
             if run.rounds >= self._max_turns:  # R-ENG-14, R-LONG-8
                 raise Failure(MAX_TURNS, MAX_TURNS_MESSAGE.format(max_turns=self._max_turns))
 

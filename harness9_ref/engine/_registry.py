@@ -1,4 +1,4 @@
-"""The seam between the engine and its tools (SPEC R-ENG-5, R-ENG-9, R-TOOL-1)."""
+"""The seam between the engine and its tools (SPEC R-ENG-5, R-ENG-9, R-TOOL-1, R-INT-1 … R-INT-3)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,15 @@ class ToolRegistry(Protocol):
 
     ``harness9_ref.tools.Registry`` (``read_file`` and ``bash``) is the real one;
     ``harness9_ref.testing.ScriptedRegistry`` answers from a script.
+
+    Two methods are optional, so they are not part of this protocol (a registry without them
+    still is one) and the engine looks them up with ``getattr``:
+
+    - ``interrupt() -> None``, callable from any thread: end the tool call in progress now, its
+      observation saying so (R-INT-1). ``AgentEngine.cancel()`` calls it after setting the run's
+      cancel flag (R-INT-3), so a slow command does not hold up a cancel.
+    - ``close() -> None``: end whatever the tools left running (R-INT-2). The engine never
+      calls it; whoever made the registry does, once it is no longer needed.
     """
 
     def available_tools(self) -> list[ToolDefinition]:

@@ -1,14 +1,18 @@
-"""The ``bash`` tool (SPEC R-TOOL-1, R-TOOL-5 … R-TOOL-8).
+"""The ``bash`` tool (SPEC R-TOOL-1, R-TOOL-5 … R-TOOL-8, R-INT-1).
 
 ``bash -c <command>`` runs in a new session (so a new process group whose id is the shell's
 pid), in the working directory, with standard input from ``/dev/null`` and standard error
 merged into standard output, so the output keeps the order in which it was written. The pipe is
-read with ``select`` against a deadline; on the deadline the whole process group is killed with
-SIGKILL, grandchildren included (R-TOOL-6).
+read with ``select`` against a deadline. On the deadline (R-TOOL-6), or when ``stop`` is set by
+``Registry.interrupt()`` from another thread (R-INT-1), the whole process group is ended,
+grandchildren included: SIGTERM, then SIGKILL after the grace for whatever is still alive
+(``_process.py``). ``stop`` is looked at every ``_POLL_SECONDS``, so an interrupt takes effect
+within that plus the grace.
 
 The command is over when the shell exits: what it wrote is read, and processes it left running
-in the background keep running (they may hold the pipe open; we stop reading it). This is not a
-sandbox: the working directory is only where the command starts (R-TOOL-8). POSIX only.
+in the background keep running (they may hold the pipe open; we stop reading it) until the
+registry is closed, which ends them (R-INT-2): ``keep`` hands such a shell to the registry. This
+is not a sandbox: the working directory is only where the command starts (R-TOOL-8). POSIX only.
 """
 
 from __future__ import annotations
@@ -17,17 +21,20 @@ import os
 import selectors
 import signal
 import subprocess
+import threading
 import time
-from typing import Final
+from typing import Callable, Final
 
 from ..schema import ToolDefinition
 from ._output import capped_text
+from ._process import INTERRUPT_GRACE_SECONDS, end_groups, exit_status, group_alive, signal_group
 
 __all__ = [
     "BASH_PROGRAM",
     "BASH_TOOL",
     "DEFAULT_BASH_TIMEOUT",
     "EXIT_STATUS_NOTE",
+    "INTERRUPTED_NOTE",
     "NO_OUTPUT",
     "SIGNAL_NOTE",
     "START_FAILED",
@@ -52,10 +59,13 @@ NO_OUTPUT: Final = "(no output)"  # R-TOOL-5: stands for an empty output, before
 EXIT_STATUS_NOTE: Final = "\n[exit status {status}]"  # R-TOOL-5
 SIGNAL_NOTE: Final = "\n[killed by signal {signal}]"  # R-TOOL-5
 TIMEOUT_NOTE: Final = "\n[timed out after {seconds} s]"  # R-TOOL-6; seconds written with "%g"
+INTERRUPTED_NOTE: Final = "\n[interrupted]"  # R-INT-1: in place of any other note
 START_FAILED: Final = "error: cannot run bash: {reason}"  # R-TOOL-7
 
 _READ_SIZE: Final = 65536
-_POLL_SECONDS: Final = 0.05  # how often the shell's exit is checked while its pipe stays open
+_POLL_SECONDS: Final = 0.05  # how often the shell's exit and an interrupt are checked
+_TIMED_OUT: Final = "timed out"
+_INTERRUPTED: Final = "interrupted"
 
 
 class _Output:
@@ -76,69 +86,103 @@ class _Output:
         return capped_text(bytes(self.head), self.total, self.cap)
 
 
-def _read_once(fd: int, out: _Output) -> bool:
-    """Read what is there; False at end of file."""
-    try:
-        data = os.read(fd, _READ_SIZE)
-    except BlockingIOError:
-        return True
-    if not data:
-        return False
-    out.add(data)
-    return True
+class _Reader:
+    """The command's output pipe, read without blocking; remembers its end of file."""
+
+    def __init__(self, fd: int, cap: int) -> None:
+        os.set_blocking(fd, False)
+        self.fd = fd
+        self.out = _Output(cap)
+        self.open = True
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(fd, selectors.EVENT_READ)
+
+    def close(self) -> None:
+        self._selector.close()
+
+    def read_for(self, seconds: float) -> None:
+        """Wait up to ``seconds`` for output and read what came (just wait once the pipe has ended)."""
+        if not self.open:
+            time.sleep(seconds)
+        elif self._selector.select(seconds):
+            self._read_once()
+
+    def drain(self, deadline: float, stop: threading.Event | None = None) -> None:
+        """Read what is already in the pipe, without waiting for more."""
+        while self.open and time.monotonic() < deadline and self._selector.select(0):
+            if stop is not None and stop.is_set():
+                return
+            self._read_once()
+
+    def _read_once(self) -> None:
+        try:
+            data = os.read(self.fd, _READ_SIZE)
+        except BlockingIOError:
+            return
+        if data:
+            self.out.add(data)
+        else:  # end of file: every writer has closed the pipe
+            self.open = False
+            self._selector.unregister(self.fd)
 
 
-def _drain(fd: int, out: _Output, deadline: float) -> None:
-    """Read what is already in the pipe, without waiting for more."""
-    with selectors.DefaultSelector() as selector:
-        selector.register(fd, selectors.EVENT_READ)
-        while time.monotonic() < deadline and selector.select(0) and _read_once(fd, out):
-            pass
+def _pump(proc: subprocess.Popen[bytes], reader: _Reader, deadline: float, stop: threading.Event | None) -> int | str:
+    """Collect the output until the shell exits (its status), the deadline passes or ``stop`` is set."""
+    while True:
+        status = exit_status(proc)
+        if status is not None:  # background jobs may still hold the pipe: take what is there
+            reader.drain(deadline, stop)
+            return status
+        if stop is not None and stop.is_set():
+            return _INTERRUPTED
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return _TIMED_OUT
+        reader.read_for(min(remaining, _POLL_SECONDS))
 
 
-def _pump(proc: subprocess.Popen[bytes], fd: int, out: _Output, timeout: float) -> bool:
-    """Collect the output until the shell exits; True when the deadline came first."""
-    deadline = time.monotonic() + timeout
-    with selectors.DefaultSelector() as selector:
-        selector.register(fd, selectors.EVENT_READ)
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return True
-            if selector.select(min(remaining, _POLL_SECONDS)) and not _read_once(fd, out):
-                break  # end of file: every writer has closed the pipe
-            if proc.poll() is not None:  # the shell exited; background jobs may hold the pipe
-                _drain(fd, out, deadline)
-                return False
-    try:
-        proc.wait(max(deadline - time.monotonic(), 0))
-    except subprocess.TimeoutExpired:  # the shell closed its output but goes on running
-        return True
-    return False
+def _end(proc: subprocess.Popen[bytes], reader: _Reader, grace: float) -> None:
+    """End the command's process group (R-INT-1), reading its output and collecting the shell meanwhile."""
 
+    def wait(seconds: float) -> None:
+        reader.read_for(seconds)
+        proc.poll()  # a collected shell no longer counts as a member of the group
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    end_groups([proc.pid], wait, grace)
     proc.wait()
+    reader.drain(time.monotonic() + _POLL_SECONDS)  # what the group wrote as it ended
 
 
-def run_bash(command: str, workdir: str, timeout: float, cap: int) -> str:
-    """The observation of ``bash`` for ``command`` (R-TOOL-5, R-TOOL-6).
+def run_bash(
+    command: str,
+    workdir: str,
+    timeout: float,
+    cap: int,
+    *,
+    stop: threading.Event | None = None,
+    keep: Callable[[subprocess.Popen[bytes]], None] | None = None,
+    grace: float = INTERRUPT_GRACE_SECONDS,
+) -> str:
+    """The observation of ``bash`` for ``command`` (R-TOOL-5, R-TOOL-6, R-INT-1).
 
     Args:
         command: the command line, run as ``bash -c command``.
         workdir: the directory it starts in.
-        timeout: seconds before its process group is killed.
+        timeout: seconds before its process group is ended.
         cap: the most output bytes shown (R-TOOL-4).
+        stop: set from another thread to interrupt the command; already set, nothing starts.
+        keep: given the (uncollected) shell when it exited but its group still has a live
+            member, so whoever keeps it can end the group later (R-INT-2); without ``keep``
+            such processes are left alone.
+        grace: seconds between SIGTERM and SIGKILL when the group is ended.
 
     Returns:
-        The output, capped, then ``TIMEOUT_NOTE``, ``SIGNAL_NOTE`` or ``EXIT_STATUS_NOTE`` when
-        they apply; ``NO_OUTPUT`` in place of an empty output; ``START_FAILED`` when bash
-        cannot be started.
+        The output, capped, then ``INTERRUPTED_NOTE``, ``TIMEOUT_NOTE``, ``SIGNAL_NOTE`` or
+        ``EXIT_STATUS_NOTE`` when they apply; ``NO_OUTPUT`` in place of an empty output;
+        ``START_FAILED`` when bash cannot be started.
     """
+    if stop is not None and stop.is_set():  # interrupted before it started (while being approved)
+        return NO_OUTPUT + INTERRUPTED_NOTE
     try:
         proc = subprocess.Popen(
             [BASH_PROGRAM, "-c", command],
@@ -153,24 +197,32 @@ def run_bash(command: str, workdir: str, timeout: float, cap: int) -> str:
     except ValueError as exc:  # an embedded NUL byte
         return START_FAILED.format(reason=exc)
     assert proc.stdout is not None
-    out = _Output(cap)
+    kept = False
     try:
-        fd = proc.stdout.fileno()
-        os.set_blocking(fd, False)
-        timed_out = _pump(proc, fd, out, timeout)
-        if timed_out:
-            _kill_group(proc)
-            _drain(fd, out, time.monotonic() + _POLL_SECONDS)
+        reader = _Reader(proc.stdout.fileno(), cap)
+        try:
+            ended = _pump(proc, reader, time.monotonic() + timeout, stop)
+            if isinstance(ended, str):
+                _end(proc, reader, grace)
+            elif keep is not None and group_alive(proc.pid):
+                keep(proc)
+                kept = True
+        finally:
+            reader.close()
     finally:
-        if proc.poll() is None:  # an exception (KeyboardInterrupt included) left it running
-            _kill_group(proc)
+        if exit_status(proc) is None:  # an exception (KeyboardInterrupt included) left it running
+            signal_group(proc.pid, signal.SIGKILL)
+        if not kept:
+            proc.wait()
         proc.stdout.close()
-    text = out.text() or NO_OUTPUT
-    if timed_out:
+    text = reader.out.text() or NO_OUTPUT
+    if ended == _INTERRUPTED:
+        return text + INTERRUPTED_NOTE
+    if ended == _TIMED_OUT:
         return text + TIMEOUT_NOTE.format(seconds=f"{timeout:g}")
-    status = proc.returncode
-    if status < 0:
-        return text + SIGNAL_NOTE.format(signal=-status)
-    if status > 0:
-        return text + EXIT_STATUS_NOTE.format(status=status)
+    assert isinstance(ended, int)
+    if ended < 0:
+        return text + SIGNAL_NOTE.format(signal=-ended)
+    if ended > 0:
+        return text + EXIT_STATUS_NOTE.format(status=ended)
     return text

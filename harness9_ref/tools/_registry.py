@@ -1,13 +1,25 @@
-"""The tool registry of the agent: ``read_file`` and ``bash`` (SPEC R-TOOL-1 … R-TOOL-8)."""
+"""The tool registry of the agent: ``read_file`` and ``bash`` (SPEC R-TOOL-1 … R-TOOL-8, R-INT, R-APPR).
+
+Besides running tools, the registry owns the processes its commands start: ``interrupt()`` ends
+the command in progress (R-INT-1) and ``close()`` ends what commands left running in the
+background (R-INT-2), so that no process started by a tool outlives the program. It also asks
+the approval callback before each command (R-APPR-1).
+"""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import threading
+import time
+from types import TracebackType
 from typing import Callable, Final, Mapping
 
 from ..schema import ToolDefinition
 from ._arguments import INVALID_ARGUMENTS, InvalidArguments, string_member
+from ._approval import DECLINED, Approve, Refusal
 from ._bash import BASH_TOOL, DEFAULT_BASH_TIMEOUT, run_bash
+from ._process import end_groups, group_alive
 from ._output import DEFAULT_OUTPUT_CAP, clean_text
 from ._read_file import READ_FILE_TOOL, read_file
 
@@ -20,13 +32,17 @@ TOOL_FAILED: Final = "error: {message}"  # R-TOOL-7: any failure not named by a 
 class Registry:
     """``read_file`` and ``bash`` on a working directory (R-TOOL-1).
 
-    Implements ``harness9_ref.engine.ToolRegistry``. ``bash`` is not a sandbox: a command can
-    reach any path the user can; the working directory is only where it starts (R-TOOL-8).
+    Implements ``harness9_ref.engine.ToolRegistry``, with its optional ``interrupt()`` and
+    ``close()``. ``bash`` is not a sandbox: a command can reach any path the user can; the
+    working directory is only where it starts (R-TOOL-8). Close the registry when done (or use
+    it as a context manager) so background jobs of its commands end too (R-INT-2).
 
     Args:
         workdir: the working directory; made absolute now, so a later ``chdir`` does not move it.
-        bash_timeout: seconds before a command's process group is killed (R-TOOL-6).
+        bash_timeout: seconds before a command's process group is ended (R-TOOL-6).
         output_cap: the most bytes of a file or of a command's output shown (R-TOOL-4).
+        approve: asked before every ``bash`` command until it answers ``"always"`` (R-APPR-1);
+            without it every command runs.
 
     Raises:
         ValueError: ``bash_timeout`` or ``output_cap`` is not positive.
@@ -38,6 +54,7 @@ class Registry:
         *,
         bash_timeout: float = DEFAULT_BASH_TIMEOUT,
         output_cap: int = DEFAULT_OUTPUT_CAP,
+        approve: Approve | None = None,
     ) -> None:
         if not bash_timeout > 0:
             raise ValueError(f"bash_timeout must be positive, got {bash_timeout}")
@@ -46,6 +63,11 @@ class Registry:
         self._workdir = os.path.abspath(os.fspath(workdir))
         self._bash_timeout = float(bash_timeout)
         self._output_cap = output_cap
+        self._approve = approve
+        self._lock = threading.Lock()  # guards the three below: interrupt() and close() come from other threads
+        self._always = False  # the callback answered "always" (R-APPR-1)
+        self._running: set[threading.Event] = set()  # one stop event per bash call in progress
+        self._left: list[subprocess.Popen[bytes]] = []  # shells whose groups outlived them (R-INT-2)
         # R-TOOL-1: name -> (definition, the one required string member, the tool); in offer order.
         self._tools: Final[Mapping[str, tuple[ToolDefinition, str, Callable[[str], str]]]] = {
             READ_FILE_TOOL.name: (READ_FILE_TOOL, "path", self._read_file),
@@ -90,5 +112,100 @@ class Registry:
     def _read_file(self, path: str) -> str:
         return read_file(self._workdir, path, self._output_cap)
 
+    def interrupt(self) -> None:
+        """End the ``bash`` command in progress, if any, from any thread (R-INT-1).
+
+        Its process group gets SIGTERM, then SIGKILL after ``INTERRUPT_GRACE_SECONDS`` if any
+        member is still alive, and its observation ends with ``INTERRUPTED_NOTE``. The work is
+        done by the thread running the command, within ``_POLL_SECONDS``; this only asks. A call
+        that is being approved does not start. With nothing running it does nothing, and a
+        later command is not affected.
+        """
+        with self._lock:
+            for stop in self._running:
+                stop.set()
+
+    def close(self) -> None:
+        """End every process group a command of this registry left behind (R-INT-2); idempotent.
+
+        A command in progress is interrupted (its own thread ends it); the groups of finished
+        commands that still have a live member, background jobs above all, get SIGTERM, then
+        SIGKILL after the grace. Returns within about one grace. The registry stays usable.
+        """
+        self.interrupt()
+        with self._lock:
+            left, self._left = self._left, []
+        if not left:
+            return
+
+        def wait(seconds: float) -> None:
+            time.sleep(seconds)
+            for proc in left:
+                proc.poll()  # a collected shell no longer counts as a member
+
+        end_groups([proc.pid for proc in left], wait)
+        for proc in left:
+            proc.wait()
+
+    def __enter__(self) -> Registry:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def reset_approval(self) -> None:
+        """Forget an ``"always"``: the callback is asked again from the next command on (R-APPR-1, R-APPR-2)."""
+        with self._lock:
+            self._always = False
+
+    def _refusal(self, command: str) -> str | None:
+        """None when ``command`` may run, else the observation that says it did not (R-APPR-1).
+
+        An exception in the callback, or an answer it should not give, counts as "no": when in
+        doubt, nothing runs.
+        """
+        with self._lock:
+            if self._approve is None or self._always:
+                return None
+        try:
+            answer = self._approve(command)
+        except Exception:
+            return DECLINED
+        if answer == "always":
+            with self._lock:
+                self._always = True
+            return None
+        if answer == "yes":
+            return None
+        if isinstance(answer, Refusal):
+            return answer.observation
+        return DECLINED
+
+    def _keep(self, proc: subprocess.Popen[bytes]) -> None:
+        with self._lock:
+            self._left.append(proc)
+
+    def _forget_ended(self) -> None:
+        """Collect the shells whose groups have emptied since, so the list stays short."""
+        with self._lock:
+            left = self._left
+            self._left = [proc for proc in left if group_alive(proc.pid)]
+            ended = [proc for proc in left if proc not in self._left]
+        for proc in ended:
+            proc.wait()
+
     def _bash(self, command: str) -> str:
-        return run_bash(command, self._workdir, self._bash_timeout, self._output_cap)
+        stop = threading.Event()
+        with self._lock:
+            self._running.add(stop)  # from here on, interrupt() reaches this call
+        try:
+            refusal = self._refusal(command)
+            if refusal is not None:
+                return refusal
+            self._forget_ended()
+            return run_bash(command, self._workdir, self._bash_timeout, self._output_cap, stop=stop, keep=self._keep)
+        finally:
+            with self._lock:
+                self._running.discard(stop)

@@ -1,0 +1,123 @@
+"""Ending a command's process group: SIGTERM, a grace, then SIGKILL (SPEC R-INT-1, R-INT-2, R-TOOL-6).
+
+A command runs as the leader of its own process group (R-TOOL-5), so one ``killpg`` reaches the
+shell, its children and its grandchildren alike. SIGTERM comes first so that a program can clean
+up (remove a lock file, flush a log); SIGKILL follows after ``INTERRUPT_GRACE_SECONDS`` only for a
+group that still has a live member, so an interrupt never takes longer than the grace, whatever
+the command does with SIGTERM.
+
+A *zombie* (a process that has ended and waits for its parent to collect its status) still
+counts as a member for ``killpg(pgid, 0)``, but it runs nothing and holds no pipe. Orphaned
+grandchildren may stay zombies for a second or two where the init process collects them slowly
+(containers), so on Linux ``group_alive`` reads ``/proc`` to tell them apart; without ``/proc``
+every member counts, which at worst spends the whole grace and sends a needless SIGKILL.
+
+Process-group ids are process ids, and the kernel may give a free one to a new process. A group
+is never signalled after it was seen empty, and the registry keeps the zombie of a shell whose
+group still has members (``exit_status`` reads its status without collecting it), which keeps
+the group's id reserved until ``close()`` (R-INT-2).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import signal
+import subprocess
+import time
+from typing import Callable, Final, Sequence
+
+__all__ = ["INTERRUPT_GRACE_SECONDS", "end_groups", "exit_status", "group_alive", "signal_group"]
+
+INTERRUPT_GRACE_SECONDS: Final = 1.0  # R-INT-1: SIGTERM, then SIGKILL this much later
+_POLL_SECONDS: Final = 0.02  # how often a group is looked at during the grace
+_PROC: Final = "/proc"
+
+
+@functools.lru_cache(maxsize=None)
+def _proc_is_ours() -> bool:
+    """True when ``/proc`` shows this process's own pid namespace (not absent, not another's)."""
+    return os.path.isdir(f"{_PROC}/{os.getpid()}")
+
+
+def _live_member(pgid: int) -> bool:
+    """True when ``/proc`` lists a process of group ``pgid`` that is not a zombie."""
+    try:
+        names = os.listdir(_PROC)
+    except OSError:
+        return True
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"{_PROC}/{name}/stat", "rb") as stat:
+                data = stat.read()
+        except OSError:  # it ended meanwhile, or is not ours to read
+            continue
+        fields = data[data.rfind(b")") + 2 :].split()  # the name in parentheses may hold spaces
+        if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
+
+
+def group_alive(pgid: int) -> bool:
+    """True while a process of group ``pgid`` has not ended (zombies do not count where ``/proc`` says)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # a member that changed its user is still a member
+        return True
+    return _live_member(pgid) if _proc_is_ours() else True
+
+
+def signal_group(pgid: int, signum: int) -> None:
+    """Send ``signum`` to group ``pgid``; a group that is gone or not ours is left alone."""
+    try:
+        os.killpg(pgid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def end_groups(pgids: Sequence[int], wait: Callable[[float], None], grace: float = INTERRUPT_GRACE_SECONDS) -> None:
+    """SIGTERM to every group, then SIGKILL to each that still has a live member ``grace`` s later (R-INT-1).
+
+    All groups share one grace, so closing a registry with many groups takes one grace at most.
+    Returns as soon as every group is empty.
+
+    Args:
+        pgids: the process groups to end.
+        wait: called with the most seconds to spend before the groups are looked at again;
+            the caller reads a pipe or collects a shell meanwhile (it may return early).
+        grace: seconds between SIGTERM and SIGKILL.
+    """
+    for pgid in pgids:
+        signal_group(pgid, signal.SIGTERM)
+    give_up = time.monotonic() + grace
+    while True:
+        alive = [pgid for pgid in pgids if group_alive(pgid)]
+        left = give_up - time.monotonic()
+        if not alive or left <= 0:
+            break
+        wait(min(left, _POLL_SECONDS))
+    for pgid in alive:
+        signal_group(pgid, signal.SIGKILL)
+
+
+def exit_status(proc: subprocess.Popen[bytes]) -> int | None:
+    """The shell's status as ``Popen.returncode`` gives it (``-n`` for signal n), None while it runs.
+
+    Where ``os.waitid`` exists and ``/proc`` tells zombies apart, the ended shell is left a zombie
+    (``WNOWAIT``): it keeps its group's id from being given to another process while background
+    jobs of the command still run. The caller collects it with ``proc.wait()`` once the group is
+    empty or ended. Elsewhere the shell is collected at once (a zombie would count as alive).
+    """
+    if proc.returncode is not None or not hasattr(os, "waitid") or not _proc_is_ours():
+        return proc.poll()
+    try:
+        result = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:  # collected elsewhere; Popen knows the status
+        return proc.poll()
+    if result is None or result.si_pid == 0:  # some systems answer "nothing yet" with pid 0
+        return None
+    return result.si_status if result.si_code == os.CLD_EXITED else -result.si_status
