@@ -284,6 +284,8 @@ class SummarizationCompactor:
         empty = _request_bytes(summary, focus)
         for msg in items:
             rendered = _render(msg)
+            if not rendered:  # R-FOLD-3: a message that renders nothing belongs to no piece
+                continue
             more_bytes = line_bytes + sum(utf8_len(line) for line in rendered)
             more_lines = lines + len(rendered)
             if piece and bytes_to_tokens(empty + more_bytes + max(0, more_lines - 1)) > self.request_limit:
@@ -303,8 +305,10 @@ class SummarizationCompactor:
             return request
         msg = piece[0]
         size = utf8_len(msg.content)
-        keep = max(0, size - over - marker_bytes(size))
-        short = Message(msg.role, shorten_text(msg.content, keep), msg.tool_calls, msg.tool_call_id)
+        content = shorten_text(msg.content, max(0, size - over - marker_bytes(size)))
+        if utf8_len(content) >= size:  # shortening would not make it shorter (R-TRIM-3's rule)
+            return request
+        short = Message(msg.role, content, msg.tool_calls, msg.tool_call_id)
         return _request("\n".join(_render(short)), previous, focus)
 
     def _ask(self, request: list[Message]) -> str:
