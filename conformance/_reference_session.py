@@ -68,7 +68,7 @@ class _Run:
 
 def _new(run: _Run, name: str, step: Mapping[str, Any]) -> Any:
     run.next_id = step.get("id")
-    session = run.remember(name, run.manager(name).new_session())
+    session = run.remember(name, run.manager(name).new_session(draft=bool(step.get("draft", False))))
     return {"id": session.session_id} if "id" in step else {"well_formed": is_session_id(session.session_id)}
 
 
@@ -102,6 +102,21 @@ def _save_checkpoint(run: _Run, name: str, step: Mapping[str, Any]) -> None:
     run.session(name, step).save_checkpoint(checkpoint_from_json(step["checkpoint"]))
 
 
+def _recent(run: _Run, name: str, step: Mapping[str, Any]) -> Any:
+    summaries = run.manager(name).recent_sessions(step.get("limit", 10), step.get("offset", 0))
+    return [summary.to_dict() for summary in summaries]
+
+
+def _search(run: _Run, name: str, step: Mapping[str, Any]) -> Any:
+    return [hit.to_dict() for hit in run.manager(name).search(step["query"], step.get("limit", 20))]
+
+
+def _prune(run: _Run, name: str, step: Mapping[str, Any]) -> Any:
+    """R-PRUNE-1 without bytes_reclaimed, which depends on the SQLite build's page layout."""
+    result = run.manager(name).prune(step["older_than"], dry_run=bool(step.get("dry_run", False)))
+    return {"sessions": result.sessions, "messages": result.messages}
+
+
 _Step = Callable[[_Run, str, Mapping[str, Any]], Any]
 STEPS: Final[Mapping[str, _Step]] = {
     "connect": lambda run, name, step: run.manager(name) and None,
@@ -121,6 +136,10 @@ STEPS: Final[Mapping[str, _Step]] = {
     "close": lambda run, name, step: run.close(name),
     "reopen": _reopen,
     "set_time": _set_time,
+    "resolve": lambda run, name, step: run.manager(name).resolve_session_id(step["text"]),
+    "recent": _recent,
+    "search": _search,
+    "prune": _prune,
 }
 
 

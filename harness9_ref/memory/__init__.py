@@ -13,12 +13,16 @@ from ._budget import (
     new_token_budget_compactor,
 )
 from ._compactor import BUDGET_PERCENT, Compactor, budget_for_context_window
+from ._find import TITLE_LIMIT, SessionSummary
 from ._manager import HOME_ENV, Manager, default_db_path
 from ._memory_session import MemorySession
 from ._repair import STUB_TEXT, repair_orphaned_tool_pairs
 from ._shorten import SHORTEN_KEEP_MIN, SHORTENED_MARKER, shorten_text, shorten_view
+from ._prune import PruneResult
+from ._search import SearchHit
 from ._session import (
     SESSION_ID_PATTERN,
+    AmbiguousSessionId,
     Clock,
     CorruptRow,
     InvalidArgument,
@@ -70,6 +74,8 @@ __all__ = (
     "SUMMARY_SYSTEM_PROMPT",
     "SUMMARY_TEMPLATE",
     "SUMMARY_TIMEOUT_SECONDS",
+    "TITLE_LIMIT",
+    "AmbiguousSessionId",
     "Checkpoint",
     "Clock",
     "Compactor",
@@ -78,13 +84,16 @@ __all__ = (
     "InvalidSessionId",
     "Manager",
     "MemorySession",
+    "PruneResult",
     "SQLiteSession",
+    "SearchHit",
     "Session",
     "SessionClosed",
     "SessionDatabaseError",
     "SessionError",
     "SessionInfo",
     "SessionNotFound",
+    "SessionSummary",
     "UnsupportedSchema",
     "SlidingWindowCompactor",
     "SummarizationCompactor",

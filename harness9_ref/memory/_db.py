@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Final, Iterator
 
 from ..schema import Message, SchemaError
+from ._index import index_available, index_state, index_tail, install_index, reconcile_index
 from ._session import CorruptRow, SessionClosed, SessionDatabaseError, UnsupportedSchema
 from ._tool_calls_column import ColumnDecodeError, decode_tool_calls
 
@@ -128,10 +129,15 @@ def _expected_columns() -> dict[str, tuple[_Column, ...]]:
 
 
 class Database:
-    """The Manager's one connection, with the lock that serialises its users."""
+    """The Manager's one connection, with the lock that serialises its users.
+
+    ``indexed`` says whether this connection keeps the full-text index of R-SRCH-3; when it is
+    False, search scans and writes leave the index to whoever keeps it.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.indexed = False
         self._lock = threading.RLock()
         _prepare_path(path)
         try:
@@ -148,6 +154,7 @@ class Database:
         except BaseException:
             self.close()
             raise
+        self.indexed = self._open_index()
 
     def _configure(self) -> None:
         """Set the connection pragmas, then check or create the schema, then switch to WAL.
@@ -189,6 +196,33 @@ class Database:
             cur.execute(statement)
         cur.execute(f"PRAGMA user_version = {FORMAT_VERSION}")
 
+    def _open_index(self) -> bool:
+        """Create, check and bring up to date the full-text index (R-SRCH-3); False when it cannot be kept.
+
+        It runs after the format checks, so a refused file never gains it. Indexing a large
+        file written by others goes in batches of TAIL_BATCH messages, each its own short
+        transaction. An index that fails (not ours, no FTS5, a damaged table) is left alone:
+        search then scans, which gives the same results.
+        """
+        if not index_available():
+            return False
+        try:
+            with self.write() as cur:
+                state = index_state(cur)
+                if state == "foreign":
+                    return False
+                if state != "current":
+                    install_index(cur)
+            while True:
+                with self.write() as cur:
+                    if index_tail(cur):
+                        break
+            with self.write() as cur:
+                reconcile_index(cur)
+        except SessionDatabaseError:
+            return False
+        return True
+
     def _live(self) -> sqlite3.Connection:
         if self._conn is None:
             raise SessionClosed(f"the session database {self.path} is closed")
@@ -219,6 +253,17 @@ class Database:
     def read(self) -> AbstractContextManager[sqlite3.Cursor]:
         """``with db.read() as cur:`` one snapshot of the file."""
         return self._transaction("BEGIN")
+
+    def reclaim(self) -> None:
+        """Checkpoint the WAL, VACUUM, and truncate the WAL, so freed pages leave the files (R-PRUNE-1)."""
+        with self._lock:
+            conn = self._live()
+            try:
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                conn.execute("VACUUM")
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error as exc:
+                raise SessionDatabaseError(f"{self.path}: {exc}") from exc
 
     def close(self) -> None:
         with self._lock:

@@ -1,4 +1,4 @@
-"""Manager: the one holder of the session database (SPEC R-MGR-1 … R-MGR-9; seed 4.3, 5, D6)."""
+"""Manager: the one holder of the session database (SPEC R-MGR-1 … R-MGR-9, R-FIND, R-SRCH, R-PRUNE-1; seed 4.3, 5, D6)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,17 @@ from types import TracebackType
 from typing import Callable, Final
 
 from ._db import Database
+from ._find import SessionSummary, recent_sessions, resolve_session_id
+from ._index import forget_messages
+from ._prune import PruneResult, prune
+from ._search import SearchHit, search, search_terms
 from ._session import (
     Clock,
+    InvalidArgument,
     SessionDatabaseError,
     SessionInfo,
     SessionNotFound,
+    check_limit,
     check_session_id,
     new_session_id,
 )
@@ -71,9 +77,23 @@ class Manager:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
 
-    def new_session(self) -> SQLiteSession:
-        """Create an empty session with a fresh id (R-MGR-3)."""
+    @property
+    def search_indexed(self) -> bool:
+        """Whether ``search`` is helped by the full-text index; False means it scans (R-SRCH-3).
+
+        The results are the same either way; the command line tells the user when it is False.
+        """
+        return self._db.indexed
+
+    def new_session(self, draft: bool = False) -> SQLiteSession:
+        """Create an empty session with a fresh id (R-MGR-3), or a draft without a row yet (R-FIND-2).
+
+        A draft's row is inserted by its first add_messages, save_todos or save_checkpoint, so
+        a program that starts a session and stores nothing leaves nothing behind.
+        """
         session_id = check_session_id(self._new_id())
+        if draft:
+            return SQLiteSession(self._db, session_id, self._clock, draft=True)
         now = int(self._clock())
         with self._db.write() as cur:
             cur.execute("INSERT INTO sessions (id, created_at, updated_at) VALUES (?, ?, ?)", (session_id, now, now))
@@ -112,9 +132,59 @@ class Manager:
         """
         check_session_id(session_id)
         with self._db.write() as cur:
+            if self._db.indexed:
+                forget_messages(cur, "SELECT id FROM messages WHERE session_id = ?", (session_id,))
             cur.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
         if self.tool_results_dir is not None:
             _remove(self.tool_results_dir / session_id)
+
+    def resolve_session_id(self, text: str) -> str:
+        """The session id that ``text`` names: a full id, or a unique prefix of 4 to 35 characters (R-FIND-1).
+
+        Upper case is read as lower case, so an id copied from anywhere works.
+
+        Raises:
+            SessionNotFound: no session has this id, or no id starts with the prefix.
+            AmbiguousSessionId: several ids start with it; ``candidates`` lists up to 10.
+            InvalidSessionId: ``text`` is neither an id nor such a prefix.
+        """
+        with self._db.read() as cur:
+            return resolve_session_id(cur, text)
+
+    def recent_sessions(self, limit: int = 10, offset: int = 0) -> list[SessionSummary]:
+        """Sessions that hold a message, most recently updated first, with their titles (R-FIND-3).
+
+        Raises:
+            InvalidArgument: ``limit`` or ``offset`` is negative.
+        """
+        check_limit(limit)
+        if offset < 0:
+            raise InvalidArgument(f"offset must be 0 or positive, got {offset}")
+        with self._db.read() as cur:
+            return recent_sessions(cur, limit, offset)
+
+    def search(self, query: str, limit: int = 20) -> list[SearchHit]:
+        """Sessions whose messages contain every word of ``query``, case-insensitively (R-SRCH-1 … R-SRCH-3).
+
+        Raises:
+            InvalidArgument: the query is empty or blank, or ``limit`` is negative.
+        """
+        terms = search_terms(query)
+        check_limit(limit)
+        with self._db.read() as cur:
+            return search(cur, terms, limit, self._db.indexed)
+
+    def prune(self, older_than: int, *, dry_run: bool = False) -> PruneResult:
+        """Delete every session not updated in the last ``older_than`` seconds (R-PRUNE-1).
+
+        All rows go in one transaction, the tool-results folders after it; then the file is
+        compacted and ``bytes_reclaimed`` says by how much. A dry run only counts.
+
+        Raises:
+            InvalidArgument: ``older_than`` is not a whole number of seconds of at least 1.
+            SessionDatabaseError: a folder could not be removed (after the rows are gone).
+        """
+        return prune(self._db, self.tool_results_dir, int(self._clock()), older_than, dry_run, _remove)
 
     def close(self) -> None:
         """Close the connection; later calls on the Manager or its sessions raise SessionClosed (R-MGR-7)."""

@@ -1,4 +1,4 @@
-"""The Session seam, session ids and the session errors (SPEC R-SES-1 … R-SES-3, R-CKP-2, R-CKP-4, R-MGR-9; seed 4.1, D6)."""
+"""The Session seam, session ids and the session errors (SPEC R-SES-1 … R-SES-3, R-CKP-2, R-CKP-4, R-MGR-9, R-FIND-1; seed 4.1, D6)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from ._checkpoint import Checkpoint
 
 __all__ = [
     "SESSION_ID_PATTERN",
+    "AmbiguousSessionId",
     "Clock",
     "CorruptRow",
     "InvalidArgument",
@@ -49,6 +50,16 @@ class SessionNotFound(SessionError):
     """No session has this id (never created, or deleted)."""
 
     code = "session_not_found"
+
+
+class AmbiguousSessionId(SessionError):
+    """A prefix that starts several session ids (R-FIND-1); ``candidates`` lists up to 10, most recent first."""
+
+    code = "ambiguous_session_id"
+
+    def __init__(self, message: str, candidates: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.candidates = candidates
 
 
 class SessionClosed(SessionError):

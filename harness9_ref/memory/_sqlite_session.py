@@ -2,7 +2,11 @@
 
 Every method is one transaction on the Manager's shared connection. Each first touches the
 session's own row, so that a session deleted by anyone raises SessionNotFound (R-MGR-8)
-instead of quietly reading or writing nothing. The checkpoint follows the messages in the same
+instead of quietly reading or writing nothing. A draft (R-FIND-2) has no row until its first
+write, which inserts it in that write's own transaction: until then it reads as empty, and
+once its row has existed it behaves as any session, SessionNotFound after a delete included.
+Messages enter and leave the full-text index (R-SRCH-3) in the transaction that adds or
+removes them. The checkpoint follows the messages in the same
 transaction as the change that invalidates it (R-CKP-3), so no process ever sees a checkpoint
 that outlived the messages it covers.
 """
@@ -16,6 +20,7 @@ from ..planning import TodoItem
 from ..schema import Message, SchemaError
 from ._checkpoint import Checkpoint
 from ._db import Database, decode_message_row
+from ._index import forget_messages, index_tail
 from ._session import Clock, CorruptRow, SessionNotFound, check_checkpoint, check_limit, check_start
 from ._tool_calls_column import encode_tool_calls
 
@@ -44,10 +49,13 @@ _DROP_UNCOVERED_CHECKPOINT = (
 class SQLiteSession:
     """One session of a Manager's database; made by ``Manager.new_session`` / ``open_session``."""
 
-    def __init__(self, db: Database, session_id: str, clock: Clock) -> None:
+    def __init__(self, db: Database, session_id: str, clock: Clock, *, draft: bool = False) -> None:
         self._db = db
         self._id = session_id
         self._clock = clock
+        # False while this handle is a draft whose row has never been seen; set once a write
+        # of ours commits it or a read finds it (R-FIND-2).
+        self._created = not draft
 
     @property
     def session_id(self) -> str:
@@ -56,12 +64,34 @@ class SQLiteSession:
     def _now(self) -> int:
         return int(self._clock())
 
-    def _exists(self, cur: sqlite3.Cursor) -> None:
+    def _exists(self, cur: sqlite3.Cursor) -> bool:
+        """True when the row exists; False for a draft not saved yet, which reads as empty (R-FIND-2).
+
+        Raises:
+            SessionNotFound: the row existed once and is gone (R-MGR-8).
+        """
         if cur.execute("SELECT 1 FROM sessions WHERE id = ?", (self._id,)).fetchone() is None:
+            if not self._created:
+                return False
             raise SessionNotFound(f"session {self._id} does not exist (was it deleted?)")
+        self._created = True
+        return True
+
+    def _create_draft_row(self, cur: sqlite3.Cursor) -> None:
+        """A draft's first write inserts its row, created_at = updated_at = now (R-FIND-2)."""
+        if not self._created:
+            now = self._now()
+            cur.execute(
+                "INSERT OR IGNORE INTO sessions (id, created_at, updated_at) VALUES (?, ?, ?)", (self._id, now, now)
+            )
+
+    def _committed(self) -> None:
+        """Called after a write that may have inserted a draft's row has committed."""
+        self._created = True
 
     def _touch(self, cur: sqlite3.Cursor) -> None:
-        """Set updated_at; the session must still exist."""
+        """Set updated_at, first inserting a draft's row; the session must still exist."""
+        self._create_draft_row(cur)
         cur.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (self._now(), self._id))
         if cur.rowcount == 0:
             raise SessionNotFound(f"session {self._id} does not exist (was it deleted?)")
@@ -118,6 +148,9 @@ class SQLiteSession:
                 " VALUES (?, ?, ?, ?, ?, ?)",
                 rows,
             )
+            if self._db.indexed:
+                index_tail(cur)  # ours, and whatever others appended before them
+        self._committed()
 
     def pop_message(self) -> Message | None:
         """Remove and return the newest message in one BEGIN IMMEDIATE transaction (R-SES-5).
@@ -133,13 +166,19 @@ class SQLiteSession:
             message = decode_message_row(*row)
             cur.execute("DELETE FROM messages WHERE id = ?", (row[0],))
             cur.execute(_DROP_UNCOVERED_CHECKPOINT, (self._id, self._id))
+            if self._db.indexed:
+                forget_messages(cur, "?", (row[0],))
             self._touch(cur)
         return message
 
     def clear(self) -> None:
         """Remove every message and the checkpoint; the session and its todos stay (R-SES-6, R-CKP-3)."""
         with self._db.write() as cur:
+            if not self._exists(cur):
+                return  # a draft not saved yet: nothing to clear, and no row to create
             self._touch(cur)
+            if self._db.indexed:
+                forget_messages(cur, "SELECT id FROM messages WHERE session_id = ?", (self._id,))
             cur.execute("DELETE FROM messages WHERE session_id = ?", (self._id,))
             cur.execute("DELETE FROM checkpoints WHERE session_id = ?", (self._id,))
 
@@ -162,6 +201,7 @@ class SQLiteSession:
             self._touch(cur)
             cur.execute("DELETE FROM todos WHERE session_id = ?", (self._id,))
             cur.executemany("INSERT INTO todos (session_id, position, id, content, status) VALUES (?, ?, ?, ?, ?)", rows)
+        self._committed()
 
     def get_checkpoint(self) -> Checkpoint | None:
         """The session's checkpoint, or None when it has none (R-CKP-2, R-CKP-6).
@@ -206,10 +246,12 @@ class SQLiteSession:
         """
         checked = check_checkpoint(cp)
         with self._db.write() as cur:
+            self._create_draft_row(cur)
             self._exists(cur)
             cur.execute(
                 "INSERT OR REPLACE INTO checkpoints (session_id, covered, anchor, summary, created_at)"
                 " VALUES (?, ?, ?, ?, ?)",
                 (self._id, checked.covered, checked.anchor, checked.summary, self._now()),
             )
+        self._committed()
 

@@ -49,9 +49,18 @@ def spec_schema_sql() -> str:
 
 
 def schema_of(conn: sqlite3.Connection) -> dict[str, object]:
-    """Everything R-DB-1 makes part of the format: columns, types, constraints, keys and indexes."""
+    """Everything R-DB-1 makes part of the format: columns, types, constraints, keys and indexes.
+
+    Tables named ``messages_fts…`` are a search index, not part of the format (R-SRCH-3).
+    """
     described: dict[str, object] = {}
-    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+    tables = [
+        r[0]
+        for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'messages\\_fts%' ESCAPE '\\'"
+            " ORDER BY name"
+        )
+    ]
     for table in tables:
         indexes = {}
         for _, name, unique, origin, partial in conn.execute(f'PRAGMA index_list("{table}")'):

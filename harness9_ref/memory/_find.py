@@ -1,0 +1,160 @@
+"""Finding sessions: ids from prefixes, the recent list and titles (SPEC R-FIND-1, R-FIND-3).
+
+These read the Manager's connection inside its read transactions; the Manager wraps them.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass
+from typing import Any, Final, Iterable
+
+from ._index import searchable_text
+from ._session import AmbiguousSessionId, InvalidSessionId, SessionNotFound, is_session_id
+
+__all__ = ["TITLE_LIMIT", "SessionSummary", "make_title", "recent_sessions", "resolve_session_id", "session_details"]
+
+TITLE_LIMIT: Final = 60  # R-FIND-3: characters of a title, the ellipsis included
+AMBIGUOUS_LISTED: Final = 10  # R-FIND-1: candidates named in the error
+_PREFIX: Final = re.compile(r"[0-9a-f-]{4,35}")
+_LINE_BREAK: Final = re.compile(r"[\r\n]")
+_ORDER: Final = "ORDER BY s.updated_at DESC, s.created_at DESC, s.id DESC"  # R-MGR-5
+_SQLITE_MAX_INT: Final = 2**63 - 1
+# The title comes from the first characters of a message in all but odd cases (a first line
+# that is blank for thousands of characters); reading only this many keeps a listing cheap
+# when a session starts with a large paste, and the full content is read when they do not
+# settle the title.
+_TITLE_PREFIX: Final = 2048
+# R-FIND-3: the first message with role user that is not a result (R-DB-5: NULL or '' is empty).
+_FIRST_PROMPT: Final = (
+    "SELECT m.id FROM messages m WHERE m.session_id = s.id AND m.role = 'user'"
+    " AND ifnull(m.tool_call_id, '') = '' ORDER BY m.id LIMIT 1"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSummary:
+    """One row of ``Manager.recent_sessions()`` (R-FIND-3); times are Unix seconds."""
+
+    id: str
+    created_at: int
+    updated_at: int
+    message_count: int
+    title: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "message_count": self.message_count,
+            "title": self.title,
+        }
+
+
+def make_title(content: str) -> str:
+    """The first non-blank line, stripped, cut to TITLE_LIMIT characters with ``…`` (R-FIND-3).
+
+    Lines end at ``\\r`` or ``\\n``; blank and stripping use ``str.isspace``, R-SUM-12's set.
+    """
+    for line in _LINE_BREAK.split(content):
+        stripped = line.strip()
+        if stripped:
+            return stripped if len(stripped) <= TITLE_LIMIT else stripped[: TITLE_LIMIT - 1] + "…"
+    return ""
+
+
+def _title_from_prefix(prefix: str) -> str | None:
+    """The title when the first _TITLE_PREFIX characters of a longer content settle it, else None.
+
+    They do when the first non-blank line ends within them, or when it is already longer than
+    TITLE_LIMIT there (it is cut at the same place whatever follows).
+    """
+    lines = _LINE_BREAK.split(prefix[:_TITLE_PREFIX])
+    for number, line in enumerate(lines):
+        stripped = line.strip()
+        if stripped:
+            ended = number < len(lines) - 1
+            return make_title(line) if ended or len(stripped) > TITLE_LIMIT else None
+    return None
+
+
+def title_of(cur: sqlite3.Cursor, message_id: int | None) -> str:
+    """The title made from message ``message_id`` (the empty string for None)."""
+    if message_id is None:
+        return ""
+    found = cur.execute("SELECT substr(content, 1, ?) FROM messages WHERE id = ?", (_TITLE_PREFIX + 1, message_id))
+    (prefix,) = found.fetchone() or ("",)
+    if isinstance(prefix, str) and searchable_text(prefix) is prefix:  # valid text: SQLite cut it by characters
+        if len(prefix) <= _TITLE_PREFIX:
+            return make_title(prefix)
+        title = _title_from_prefix(prefix)
+        if title is not None:
+            return title
+    (content,) = cur.execute("SELECT content FROM messages WHERE id = ?", (message_id,)).fetchone() or ("",)
+    return make_title(searchable_text(content))
+
+
+def resolve_session_id(cur: sqlite3.Cursor, text: object) -> str:
+    """The id ``text`` names: a full id or a unique prefix of 4 to 35 characters (R-FIND-1).
+
+    Raises:
+        SessionNotFound: no session has this id or prefix.
+        AmbiguousSessionId: several do; it lists up to AMBIGUOUS_LISTED, most recent first.
+        InvalidSessionId: ``text`` is neither.
+    """
+    if not isinstance(text, str):
+        raise InvalidSessionId(f"{text!r} is not a session id or prefix")
+    lowered = text.lower()
+    if is_session_id(lowered):
+        if cur.execute("SELECT 1 FROM sessions WHERE id = ?", (lowered,)).fetchone() is None:
+            raise SessionNotFound(f"no session with id {lowered}")
+        return lowered
+    if _PREFIX.fullmatch(lowered) is None:
+        raise InvalidSessionId(
+            f"{text!r} is not a session id or a prefix of one (4 to 35 characters of 0-9, a-f and -)"
+        )
+    # GLOB is case-sensitive (a stored id must start with the lower-cased text) and none of
+    # these characters is special to it.
+    (count,) = cur.execute("SELECT COUNT(*) FROM sessions WHERE id GLOB ?", (lowered + "*",)).fetchone()
+    ids = [
+        row[0]
+        for row in cur.execute(
+            f"SELECT s.id FROM sessions s WHERE s.id GLOB ? {_ORDER} LIMIT ?", (lowered + "*", AMBIGUOUS_LISTED)
+        )
+    ]
+    if not ids:
+        raise SessionNotFound(f"no session id starts with {lowered!r}")
+    if count > 1:
+        more = ", …" if count > len(ids) else ""
+        raise AmbiguousSessionId(
+            f"{lowered!r} matches {count} sessions: {', '.join(ids)}{more}", tuple(ids)
+        )
+    return str(ids[0])
+
+
+def recent_sessions(cur: sqlite3.Cursor, limit: int, offset: int) -> list[SessionSummary]:
+    """Sessions holding a message, most recently updated first, with titles (R-FIND-3)."""
+    rows = cur.execute(
+        "SELECT s.id, s.created_at, s.updated_at,"
+        " (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id),"
+        f" ({_FIRST_PROMPT})"
+        " FROM sessions s WHERE EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id)"
+        f" {_ORDER} LIMIT ? OFFSET ?",
+        (min(limit, _SQLITE_MAX_INT), min(offset, _SQLITE_MAX_INT)),
+    ).fetchall()
+    return [SessionSummary(sid, created, updated, count, title_of(cur, first)) for sid, created, updated, count, first in rows]
+
+
+def session_details(cur: sqlite3.Cursor, ids: Iterable[str]) -> dict[str, tuple[int, str]]:
+    """``{id: (message_count, title)}`` for the given sessions (search hits, R-SRCH-1)."""
+    details = {}
+    for session_id in ids:
+        (count, first) = cur.execute(
+            f"SELECT (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id), ({_FIRST_PROMPT})"
+            " FROM sessions s WHERE s.id = ?",
+            (session_id,),
+        ).fetchone()
+        details[session_id] = (count, title_of(cur, first))
+    return details
