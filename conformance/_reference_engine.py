@@ -1,6 +1,7 @@
 """The ``engine_run`` and ``tool_execute`` ops of the reference adapter.
 
-``engine_run`` is one run of AgentEngine against scripts.
+``engine_run`` is one run of AgentEngine against scripts. ``tool_execute`` drives a real
+``harness9_ref.tools.Registry`` (real ``bash`` processes) in the runner's scratch folder.
 
 The provider and the tool registry are scripted (``harness9_ref.testing``), the session is a
 MemorySession filled with the case's stored messages, and the compactor is built as in the
@@ -12,10 +13,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import threading
 from collections.abc import Mapping
 from typing import Any
 
-from conformance._reference_memory import compactor_from_json
+from conformance._reference_memory import InvalidInput, compactor_from_json
 from conformance._reference_session import checkpoint_from_json
 from harness9_ref.engine import AgentEngine, EngineError, ErrorData, Event, EventType
 from harness9_ref.memory import (
@@ -26,7 +28,7 @@ from harness9_ref.memory import (
 )
 from harness9_ref.schema import messages_from_list, messages_to_list
 from harness9_ref.testing import ScriptedProvider, ScriptedRegistry, steps_from_json
-from harness9_ref.tools import Registry
+from harness9_ref.tools import Answer, Approve, Registry
 
 __all__ = ["op_engine_run", "op_tool_execute"]
 
@@ -110,11 +112,56 @@ def op_engine_run(inp: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _approval(spec: str | list[str] | None) -> Approve | None:
+    """A callback giving the answers in order (the last one forever, or ``"no"`` after a list)."""
+    if spec is None:
+        return None
+    known: dict[str, Answer] = {"yes": "yes", "no": "no", "always": "always"}
+    answers: list[Answer] = []
+    for answer in [spec] if isinstance(spec, str) else spec:
+        if answer not in known:
+            raise InvalidInput(f"approval: unknown answer {answer!r}")
+        answers.append(known[answer])
+    forever: Answer = answers[-1] if isinstance(spec, str) else "no"
+    return lambda command: answers.pop(0) if answers else forever
+
+
 def op_tool_execute(inp: Mapping[str, Any]) -> Any:
-    """The tool definitions (no ``name``), or the observation of one call in ``workdir``."""
+    """The tool definitions (no ``name``), or the observation of one call in ``workdir``.
+
+    ``steps`` runs several calls on one registry instead, answering ``{"steps": [...]}`` with
+    each call's observation and None for ``{"reset_approval": true}`` and ``{"close": true}``.
+    ``approval`` answers every approval request (a string) or the requests in order (a list,
+    then "no"); ``interrupt_after_seconds`` calls ``interrupt()`` from a timer thread that long
+    after the first call starts (R-INT-1, R-APPR-1). The registry is closed at the end (R-INT-2).
+    """
     registry = Registry(
-        inp["workdir"], bash_timeout=float(inp.get("bash_timeout", 60)), output_cap=int(inp.get("output_cap", 65536))
+        inp["workdir"],
+        bash_timeout=float(inp.get("bash_timeout", 60)),
+        output_cap=int(inp.get("output_cap", 65536)),
+        approve=_approval(inp.get("approval")),
     )
-    if "name" not in inp:
+    if "name" not in inp and "steps" not in inp:
         return [tool.to_dict() for tool in registry.available_tools()]
-    return registry.execute(inp["name"], inp["arguments"])
+    timer = None
+    if "interrupt_after_seconds" in inp:
+        timer = threading.Timer(float(inp["interrupt_after_seconds"]), registry.interrupt)
+        timer.start()
+    try:
+        if "steps" not in inp:
+            return registry.execute(inp["name"], inp["arguments"])
+        out: list[str | None] = []
+        for step in inp["steps"]:
+            if step.get("reset_approval"):
+                registry.reset_approval()
+                out.append(None)
+            elif step.get("close"):
+                registry.close()
+                out.append(None)
+            else:
+                out.append(registry.execute(step["name"], step["arguments"]))
+        return {"steps": out}
+    finally:
+        if timer is not None:
+            timer.cancel()
+        registry.close()
