@@ -1,8 +1,9 @@
-"""The command line's grammar (SPEC R-CLI-1, R-CLI-2, R-CLI-6).
+"""The command line's grammar (SPEC R-CLI-1, R-CLI-2, R-CLI-6, R-CLI-10 … R-CLI-14).
 
-The options are accepted before and after ``run``. Every parse error is one line
-``harness9-ref: error: <message>`` on standard error with exit status 2 (R-CLI-6); ``--help``
-and ``--version`` print to standard output and exit 0.
+The agent's options are accepted before and after ``run``; the session sub-commands (R-CLI-12)
+take ``--db`` after their name too. Every parse error is one line ``harness9-ref: error:
+<message>`` on standard error with exit status 2 (R-CLI-6); ``--help`` and ``--version`` print
+to standard output and exit 0.
 """
 
 from __future__ import annotations
@@ -17,20 +18,33 @@ from ._settings import (
     DEFAULT_MODEL,
     ENV_ANTHROPIC_API_KEY,
     ENV_ANTHROPIC_BASE_URL,
+    ENV_DB,
+    ENV_HOME,
+    ENV_LANG,
     ENV_MODEL,
     ENV_OPENAI_API_KEY,
     ENV_OPENAI_BASE_URL,
+    ENV_TTL_DAYS,
+    ENV_YES,
+    LANGUAGES,
     PROG,
     PROVIDERS,
 )
 
-__all__ = ["EXIT_USAGE", "USAGE", "parse_args"]  # gets re-exported
+__all__ = ["DEFAULT_LIMIT", "EXIT_USAGE", "MAX_CONTEXT_WINDOW", "USAGE", "UsageError", "parse_args"]
 
 EXIT_USAGE: Final = 2  # R-CLI-6: invalid options
+MAX_CONTEXT_WINDOW: Final = 100_000_000  # R-CLI-13: a larger --context-window is a typo
+DEFAULT_LIMIT: Final = 20  # R-CLI-12: sessions and search
 
 USAGE: Final = f"""\
-{PROG} [OPTIONS]              start the terminal UI
-       {PROG} [OPTIONS] run PROMPT   run one prompt without the UI"""
+{PROG} [OPTIONS]                  start the terminal UI
+       {PROG} [OPTIONS] run PROMPT       run one prompt without the UI (PROMPT - reads standard input)
+       {PROG} sessions [--limit N]       list the recent sessions
+       {PROG} show SESSION               print a session's conversation
+       {PROG} search QUERY [--limit N]   find sessions by the words of their messages
+       {PROG} prune --older-than DAYS [--dry-run]
+                                          delete sessions not updated for DAYS days"""
 
 DESCRIPTION: Final = """\
 A coding agent with context engineering: the conversation is kept in a session database,
@@ -40,20 +54,35 @@ EPILOG: Final = f"""\
 environment:
   {ENV_MODEL}             the model when --model is not given (default {DEFAULT_MODEL})
   {ENV_OPENAI_API_KEY}, {ENV_ANTHROPIC_API_KEY}
-                        API keys; without the chosen provider's key the offline provider answers
+                        API keys; without the default provider's key the offline provider
+                        answers (with --provider, a missing key is an error)
   {ENV_OPENAI_BASE_URL}, {ENV_ANTHROPIC_BASE_URL}
                         API roots for compatible servers and routers
-  HARNESS9_HOME         folder of the default database (default ~/.harness9)
+  {ENV_HOME}         folder of the default database (default ~/.harness9)
+  {ENV_DB}           the database when --db is not given
+  {ENV_YES}=1        as --yes
+  {ENV_LANG}         as --lang
+  {ENV_TTL_DAYS}=N
+                        delete sessions not updated for N days when the agent starts
 
-terminal UI: /new starts a session, /resume picks a saved one, /exit leaves; Tab completes a
-command; Ctrl+C interrupts a turn, or leaves when none is running.
+SESSION is an id or the start of one (at least 4 characters).
+
+terminal UI: /new starts a session, /resume picks a saved one, /search finds one, /compact
+summarizes now, /help lists the keys, /exit leaves; Tab completes a command; Ctrl+C interrupts
+a turn, or leaves when none is running.
 
 The bash tool is not a sandbox: commands run with your permissions and can reach any file you
-can; the working directory is only where they start."""
+can; the working directory is only where they start. The terminal UI asks before each command
+and run mode runs none without --yes."""
 
 
 UNKNOWN_COMMAND: Final = "unknown command {word!r}; to send a prompt without the UI use: {prog} run PROMPT"
+BOTH_RESUME_AND_CONTINUE: Final = "--resume and --continue cannot be used together"
 _COMMAND_METAVAR: Final = "COMMAND"
+
+
+class UsageError(Exception):
+    """A usage error found after parsing (R-CLI-6, R-CLI-10, R-CLI-11): one line, exit status 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -75,8 +104,26 @@ def _positive(text: str) -> int:
     return value
 
 
+def _window(text: str) -> int:
+    value = _positive(text)
+    if value > MAX_CONTEXT_WINDOW:  # R-CLI-13
+        raise argparse.ArgumentTypeError(f"expected at most {MAX_CONTEXT_WINDOW} tokens, got {text!r}")
+    return value
+
+
+def _storage() -> _Parser:
+    storage = _Parser(add_help=False, argument_default=argparse.SUPPRESS)
+    storage.add_argument(
+        "--db",
+        metavar="PATH",
+        help=f"session database (default: ${ENV_DB}, else ${ENV_HOME}/sessions.db, else ~/.harness9/sessions.db)",
+    )
+    storage.add_argument("--lang", choices=LANGUAGES, help=f"language of the interface (default: {LANGUAGES[0]})")
+    return storage
+
+
 def _common() -> _Parser:
-    common = _Parser(add_help=False, argument_default=argparse.SUPPRESS)
+    common = _Parser(add_help=False, argument_default=argparse.SUPPRESS, parents=[_storage()])
     common.add_argument("--model", metavar="NAME", help=f"model name (default: ${ENV_MODEL}, else {DEFAULT_MODEL})")
     common.add_argument(
         "--provider",
@@ -84,14 +131,12 @@ def _common() -> _Parser:
         help="provider (default: anthropic for claude* names, else openai; offline when its API key is missing)",
     )
     common.add_argument(
-        "--db",
-        metavar="PATH",
-        help="session database (default: $HARNESS9_HOME/sessions.db, else ~/.harness9/sessions.db)",
+        "--context-window", type=_window, metavar="N", help="context window in tokens (default: the model's)"
     )
+    common.add_argument("--resume", metavar="SESSION", help="continue a saved session (default: a new one)")
     common.add_argument(
-        "--context-window", type=_positive, metavar="N", help="context window in tokens (default: the model's)"
+        "-c", "--continue", dest="continue_last", action="store_true", help="continue the most recent session"
     )
-    common.add_argument("--resume", metavar="SESSION_ID", help="continue a saved session (default: a new one)")
     common.add_argument("--workdir", metavar="DIR", help="working directory of the tools (default: the current one)")
     common.add_argument(
         "--max-turns",
@@ -99,7 +144,52 @@ def _common() -> _Parser:
         metavar="N",
         help=f"model calls allowed per prompt (default: {DEFAULT_MAX_TURNS})",
     )
+    common.add_argument("--yes", action="store_true", help="run shell commands without asking")
     return common
+
+
+def _add_session_commands(commands: argparse._SubParsersAction[_Parser]) -> None:
+    """R-CLI-12: sessions, show, search, prune; each takes --db after its name."""
+    formatter = argparse.RawDescriptionHelpFormatter
+    storage = _storage()
+    sessions = commands.add_parser(
+        "sessions",
+        parents=[storage],
+        prog=f"{PROG} sessions",
+        help="list the recent sessions",
+        description="The sessions that hold messages, most recently updated first.",
+        formatter_class=formatter,
+    )
+    sessions.add_argument("--limit", type=_positive, metavar="N", help=f"at most N (default {DEFAULT_LIMIT})")
+    show = commands.add_parser(
+        "show",
+        parents=[storage],
+        prog=f"{PROG} show",
+        help="print a session's conversation",
+        description="Print a session's messages as the terminal UI shows them after /resume.",
+        formatter_class=formatter,
+    )
+    show.add_argument("target", metavar="SESSION", help="an id or the start of one")
+    search = commands.add_parser(
+        "search",
+        parents=[storage],
+        prog=f"{PROG} search",
+        help="find sessions by the words of their messages",
+        description="The sessions with a message holding every word (case is ignored); exit 1 when none.",
+        formatter_class=formatter,
+    )
+    search.add_argument("query", metavar="QUERY", nargs="+", help="words to find")
+    search.add_argument("--limit", type=_positive, metavar="N", help=f"at most N (default {DEFAULT_LIMIT})")
+    prune = commands.add_parser(
+        "prune",
+        parents=[storage],
+        prog=f"{PROG} prune",
+        help="delete old sessions",
+        description="Delete the sessions not updated for DAYS days, with their tool results.",
+        formatter_class=formatter,
+    )
+    prune.add_argument("--older-than", type=_positive, metavar="DAYS", required=True, help="age in whole days")
+    prune.add_argument("--dry-run", action="store_true", help="only count what would be deleted")
 
 
 def _build() -> _Parser:
@@ -116,21 +206,28 @@ def _build() -> _Parser:
         prog=f"{PROG} run",
         usage=f"{PROG} [OPTIONS] run PROMPT",
         description="Run one prompt without the terminal UI: the answer goes to standard output, "
-        "tool activity and the session id to standard error.",
+        "tool activity and the session id to standard error. PROMPT - reads the prompt from standard "
+        "input; with a PROMPT, piped input is added to it after a blank line. Shell commands run "
+        "only with --yes.",
         help="run one prompt without the UI",
         formatter_class=formatter,
     )
-    run.add_argument("prompt", metavar="PROMPT", help="what to ask")
+    run.add_argument("prompt", metavar="PROMPT", help="what to ask, or - to read it from standard input")
+    _add_session_commands(commands)
     return parser
 
 
 def parse_args(argv: Sequence[str]) -> dict[str, object]:
     """Parse ``argv`` (without the program name) into the options that were given.
 
+    The prompt of ``run`` is returned as given; ``read_prompt`` completes it from standard
+    input (R-CLI-11) and rejects an empty one.
+
     Raises:
         SystemExit: 2 after printing one error line; 0 after ``--help`` or ``--version``.
     """
-    options = vars(_build().parse_args(list(argv)))
-    if options.get("command") == "run" and not str(options.get("prompt", "")).strip():
-        _Parser(prog=PROG).error("PROMPT is empty")
+    parser = _build()
+    options = vars(parser.parse_args(list(argv)))
+    if options.get("resume") is not None and options.get("continue_last"):
+        parser.error(BOTH_RESUME_AND_CONTINUE)  # R-CLI-10
     return {name: value for name, value in options.items() if value is not None}

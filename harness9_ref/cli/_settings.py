@@ -1,18 +1,21 @@
 """What the command line and the environment ask for, resolved without side effects
-(SPEC R-CLI-2 … R-CLI-5).
+(SPEC R-CLI-2 … R-CLI-5, R-CLI-13, R-CLI-14).
 
 ``resolve_settings`` takes the parsed options, an environment mapping and the current directory
-and returns ``Settings``; it reads no file and opens nothing, so its rules (an option overrides
-the environment, which overrides the default; an empty variable counts as unset; R-CLI-4's
-provider choice) are tested as a table.
+and returns ``Settings``; it opens nothing, so its rules (an option overrides the environment,
+which overrides the default; an empty variable counts as unset; R-CLI-4's provider choice;
+R-CLI-13's refusals) are tested as a table. The checks that need the file system (a missing
+folder of ``--db``) are in ``_wiring``.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal, Mapping, Optional
+from typing import Final, Literal, Mapping, NamedTuple, Optional
+from urllib.parse import urlsplit
 
 from ..engine import DEFAULT_MAX_TURNS
 
@@ -20,15 +23,25 @@ __all__ = [  # gets re-exported
     "DEFAULT_MODEL",
     "ENV_ANTHROPIC_API_KEY",
     "ENV_ANTHROPIC_BASE_URL",
+    "ENV_DB",
+    "ENV_HOME",
+    "ENV_LANG",
     "ENV_MODEL",
     "ENV_OPENAI_API_KEY",
     "ENV_OPENAI_BASE_URL",
+    "ENV_TTL_DAYS",
+    "ENV_YES",
+    "LANGUAGES",
     "OFFLINE_NOTICE",
     "PROG",
     "PROVIDERS",
+    "CliError",
+    "Command",
+    "ProviderChoice",
     "ProviderName",
     "Settings",
     "choose_provider",
+    "offline_notice",
     "provider_for_model",
     "resolve_settings",
 ]
@@ -40,12 +53,22 @@ ENV_OPENAI_API_KEY: Final = "OPENAI_API_KEY"
 ENV_ANTHROPIC_API_KEY: Final = "ANTHROPIC_API_KEY"
 ENV_OPENAI_BASE_URL: Final = "OPENAI_BASE_URL"
 ENV_ANTHROPIC_BASE_URL: Final = "ANTHROPIC_BASE_URL"
+ENV_HOME: Final = "HARNESS9_HOME"  # R-MGR-1, with R-CLI-13's leading ~
+ENV_DB: Final = "HARNESS9_DB"  # R-CLI-13: the database when --db is not given
+ENV_YES: Final = "HARNESS9_YES"  # R-CLI-14: "1" means --yes
+ENV_LANG: Final = "HARNESS9_LANG"  # R-CLI-14, R-TUI-17
+ENV_TTL_DAYS: Final = "HARNESS9_SESSION_TTL_DAYS"  # R-PRUNE-2
+DEFAULT_HOME_DIR: Final = ".harness9"  # R-MGR-1: ~/.harness9/sessions.db
+DEFAULT_DB_NAME: Final = "sessions.db"
 
 ProviderName = Literal["openai", "anthropic", "offline"]
 PROVIDERS: Final = ("openai", "anthropic", "offline")  # R-CLI-2: the choices of --provider
+LANGUAGES: Final = ("zh", "en")  # R-CLI-14, R-TUI-17; the first is the default
+Command = Literal["tui", "run", "sessions", "show", "search", "prune"]
+_COMMANDS: Final[tuple[Command, ...]] = ("tui", "run", "sessions", "show", "search", "prune")
 
-# R-CLI-4: printed to standard error when the chosen provider's API key is not set.
-OFFLINE_NOTICE: Final = "harness9-ref: no API key set (OPENAI_API_KEY or ANTHROPIC_API_KEY); using the offline provider"
+# R-CLI-4, R-CLI-13: printed to standard error when the default provider's key is not set.
+OFFLINE_NOTICE: Final = "harness9-ref: no API key set ({key}); using the offline provider"
 
 # R-CLI-3, R-CLI-4: the key and base-URL variables of each network provider.
 _PROVIDER_ENV: Final[Mapping[str, tuple[str, str]]] = {
@@ -53,29 +76,69 @@ _PROVIDER_ENV: Final[Mapping[str, tuple[str, str]]] = {
     "anthropic": (ENV_ANTHROPIC_API_KEY, ENV_ANTHROPIC_BASE_URL),
 }
 _ANTHROPIC_MODEL_PREFIX: Final = "claude"
+_URL_SCHEME: Final = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")  # R-CLI-13: a --db that names a URL
+
+
+class CliError(Exception):
+    """A problem with what the user asked for, reported as one line with exit status 1 (R-CLI-6)."""
+
+    code = "invalid_argument"
+
+
+class ProviderChoice(NamedTuple):
+    """R-CLI-4's choice: ``missing_key`` names the default provider's unset key when ``fell_back``."""
+
+    provider: ProviderName
+    fell_back: bool
+    api_key: str
+    base_url: Optional[str]
+    missing_key: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """Everything the program needs to start, resolved (R-CLI-2 … R-CLI-5).
+    """Everything the program needs to start, resolved (R-CLI-2 … R-CLI-5, R-CLI-10 … R-CLI-14).
 
-    ``provider`` is the provider actually used; ``fell_back`` is True when the requested one
-    had no API key and the offline provider replaces it (R-CLI-4). ``db_path`` None means the
-    default database (R-MGR-1); ``context_window`` None means the model's (R-CLI-5).
+    ``provider`` is the provider actually used; ``fell_back`` is True when the default one had
+    no API key and the offline provider replaces it (R-CLI-4), ``missing_key`` naming that key.
+    ``db_path`` is always a path (R-MGR-1's default when no option or variable names one);
+    ``db_source`` is ``--db`` or ``HARNESS9_DB`` when one of them named it, so a missing folder
+    can be reported under that name (R-CLI-13). ``context_window`` None means the model's.
     """
 
-    command: Literal["tui", "run"]
+    command: Command
     prompt: Optional[str]
     model: str
     provider: ProviderName
     fell_back: bool
     api_key: str
     base_url: Optional[str]
-    db_path: Optional[Path]
+    db_path: Path
     context_window: Optional[int]
     resume: Optional[str]
     workdir: str
     max_turns: int
+    missing_key: str = ""
+    db_source: Optional[str] = None
+    continue_last: bool = False
+    yes: bool = False
+    lang: str = LANGUAGES[0]
+    ttl_days: Optional[int] = None
+    target: Optional[str] = None  # show SESSION
+    query: Optional[str] = None  # search QUERY…
+    limit: Optional[int] = None  # sessions / search --limit
+    older_than_days: Optional[int] = None  # prune --older-than
+    dry_run: bool = False
+
+    @property
+    def notice(self) -> Optional[str]:
+        """R-CLI-4's offline notice when it is due, naming only the default provider's key."""
+        return offline_notice(self.missing_key) if self.fell_back else None
+
+
+def offline_notice(key: str) -> str:
+    """The offline notice naming ``key`` (R-CLI-4, R-CLI-13)."""
+    return OFFLINE_NOTICE.format(key=key)
 
 
 def _env(env: Mapping[str, str], name: str) -> str:
@@ -92,10 +155,21 @@ def provider_for_model(model: str) -> Literal["openai", "anthropic"]:
     return "openai"
 
 
-def choose_provider(
-    model: str, requested: Optional[str], env: Mapping[str, str]
-) -> tuple[ProviderName, bool, str, Optional[str]]:
-    """The provider to use (R-CLI-4).
+def check_base_url(provider: str, url: str) -> None:
+    """R-CLI-13: a base URL must be ``http://`` or ``https://`` with a host, so a typo fails now
+    with its name rather than at the first request with a transport error."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:  # an invalid port or bracketed host
+        host = None
+        parts = None
+    if parts is None or parts.scheme.lower() not in ("http", "https") or not host:
+        raise CliError(f"{provider}: invalid base URL {url!r}: expected http:// or https:// and a host")
+
+
+def choose_provider(model: str, requested: Optional[str], env: Mapping[str, str]) -> ProviderChoice:
+    """The provider to use (R-CLI-4, R-CLI-13).
 
     Args:
         model: the resolved model name.
@@ -103,57 +177,156 @@ def choose_provider(
         env: the environment.
 
     Returns:
-        ``(provider, fell_back, api_key, base_url)``: ``fell_back`` is True when the chosen
-        network provider's key is not set, so the offline provider is used and OFFLINE_NOTICE
-        must be printed; ``base_url`` is None for the provider's default.
+        The choice: ``fell_back`` is True when the default network provider's key is not set,
+        so the offline provider is used and its notice must be printed; ``base_url`` is None
+        for the provider's default.
+
+    Raises:
+        CliError: ``--provider openai`` or ``anthropic`` was given and its key is not set (a
+            user who names a provider wants it, not a silent offline answer), or the base URL
+            of the chosen provider is not an http(s) URL with a host.
     """
     name = requested if requested is not None else provider_for_model(model)
     if name == "offline":
-        return "offline", False, "", None
+        return ProviderChoice("offline", False, "", None)
     if name not in _PROVIDER_ENV:
-        raise ValueError(f"unknown provider {name!r}; choose one of {', '.join(PROVIDERS)}")
+        raise CliError(f"unknown provider {name!r}; choose one of {', '.join(PROVIDERS)}")
     key_var, url_var = _PROVIDER_ENV[name]
     api_key = _env(env, key_var)
     if not api_key:
-        return "offline", True, "", None
+        if requested is not None:
+            raise CliError(f"--provider {name} needs {key_var}")
+        return ProviderChoice("offline", True, "", None, key_var)
+    base_url = _env(env, url_var) or None
+    if base_url is not None:
+        check_base_url(name, base_url)
     chosen: ProviderName = "anthropic" if name == "anthropic" else "openai"
-    return chosen, False, api_key, _env(env, url_var) or None
+    return ProviderChoice(chosen, False, api_key, base_url)
+
+
+def expand_home(text: str) -> str:
+    """A leading ``~`` or ``~/`` means the home folder (R-CLI-13); ``~user`` too, as the shell does."""
+    return os.path.expanduser(text)
+
+
+def resolve_db(options: Mapping[str, object], env: Mapping[str, str], cwd: str) -> tuple[Path, Optional[str]]:
+    """The database file and the name it came from (``--db``, ``HARNESS9_DB`` or None: R-MGR-1's default).
+
+    Raises:
+        CliError: the path names a URL (R-CLI-13): only SQLite files are supported, and a
+            folder named ``postgresql:`` must not appear. Only the scheme is echoed, never a
+            password the URL may hold.
+    """
+    given = options.get("db")
+    source: Optional[str] = "--db" if given is not None else None
+    text = str(given) if given is not None else _env(env, ENV_DB)
+    if given is None and text:
+        source = ENV_DB
+    if source is not None:
+        match = _URL_SCHEME.match(text)
+        if match is not None:
+            raise CliError(
+                f"{source}: {match.group(1)}:// URLs are not supported; give the path of an SQLite file"
+            )
+        return Path(cwd, expand_home(text)), source
+    home = _env(env, ENV_HOME)
+    if home:
+        return Path(cwd, expand_home(home), DEFAULT_DB_NAME), None
+    return Path.home() / DEFAULT_HOME_DIR / DEFAULT_DB_NAME, None
+
+
+def _language(options: Mapping[str, object], env: Mapping[str, str]) -> str:
+    lang = options.get("lang")
+    if lang is not None:
+        return str(lang)
+    value = _env(env, ENV_LANG)
+    if not value:
+        return LANGUAGES[0]
+    if value not in LANGUAGES:
+        raise CliError(f"{ENV_LANG}: expected {' or '.join(LANGUAGES)}, got {value!r}")
+    return value
+
+
+def _ttl_days(env: Mapping[str, str]) -> Optional[int]:
+    value = _env(env, ENV_TTL_DAYS)
+    if not value:
+        return None
+    days = int(value) if value.isascii() and value.isdigit() else 0
+    if days < 1:
+        raise CliError(f"{ENV_TTL_DAYS}: expected a positive number of days, got {value!r}")
+    return days
+
+
+def _query(words: object) -> Optional[str]:
+    """R-CLI-12: the words of ``search`` joined by one space."""
+    if words is None:
+        return None
+    if isinstance(words, (list, tuple)):
+        return " ".join(str(word) for word in words)
+    return str(words)
+
+
+def _int_or_none(value: object) -> Optional[int]:
+    return None if value is None else int(str(value))
 
 
 def resolve_settings(options: Mapping[str, object], env: Mapping[str, str], cwd: str) -> Settings:
-    """Combine the parsed options, the environment and the defaults (R-CLI-2, R-CLI-3).
+    """Combine the parsed options, the environment and the defaults (R-CLI-2, R-CLI-3, R-CLI-14).
 
     Args:
         options: the options given, by name (``model``, ``provider``, ``db``,
-            ``context_window``, ``resume``, ``workdir``, ``max_turns``, ``command``,
-            ``prompt``); a missing name was not given.
+            ``context_window``, ``resume``, ``continue_last``, ``yes``, ``lang``, ``workdir``,
+            ``max_turns``, ``command``, ``prompt``, and the sub-commands' ``target``,
+            ``query``, ``limit``, ``older_than``, ``dry_run``); a missing name was not given.
         env: the environment.
         cwd: the current directory, the default working directory.
+
+    Raises:
+        CliError: R-CLI-13's refusals, and invalid values of HARNESS9_LANG or
+            HARNESS9_SESSION_TTL_DAYS. The provider and the TTL are checked only for the
+            terminal UI and ``run``: listing or searching sessions needs no key.
     """
 
     def opt(name: str) -> object:
         return options.get(name)
 
+    command_name = opt("command") or "tui"
+    command: Command = next((c for c in _COMMANDS if c == command_name), "tui")
+    agent = command in ("tui", "run")
     model = str(opt("model") or _env(env, ENV_MODEL) or DEFAULT_MODEL)
     requested = opt("provider")
-    provider, fell_back, api_key, base_url = choose_provider(model, None if requested is None else str(requested), env)
-    db = opt("db")
-    window = opt("context_window")
-    turns = opt("max_turns")
+    choice = (
+        choose_provider(model, None if requested is None else str(requested), env)
+        if agent
+        else ProviderChoice("offline", False, "", None)
+    )
+    db_path, db_source = resolve_db(options, env, cwd)
     workdir = opt("workdir")
     resume = opt("resume")
     prompt = opt("prompt")
+    query = opt("query")
     return Settings(
-        command="run" if opt("command") == "run" else "tui",
+        command=command,
         prompt=None if prompt is None else str(prompt),
         model=model,
-        provider=provider,
-        fell_back=fell_back,
-        api_key=api_key,
-        base_url=base_url,
-        db_path=None if db is None else Path(os.path.expanduser(str(db))),
-        context_window=None if window is None else int(str(window)),
+        provider=choice.provider,
+        fell_back=choice.fell_back,
+        api_key=choice.api_key,
+        base_url=choice.base_url,
+        db_path=db_path,
+        context_window=_int_or_none(opt("context_window")),
         resume=None if resume is None else str(resume),
-        workdir=os.path.abspath(os.path.join(cwd, os.path.expanduser(str(workdir)) if workdir is not None else ".")),
-        max_turns=DEFAULT_MAX_TURNS if turns is None else int(str(turns)),
+        workdir=os.path.abspath(os.path.join(cwd, expand_home(str(workdir)) if workdir is not None else ".")),
+        max_turns=_int_or_none(opt("max_turns")) or DEFAULT_MAX_TURNS,
+        missing_key=choice.missing_key,
+        db_source=db_source,
+        continue_last=bool(opt("continue_last")),
+        yes=bool(opt("yes")) or _env(env, ENV_YES) == "1",
+        lang=_language(options, env),
+        ttl_days=_ttl_days(env) if agent else None,
+        target=None if opt("target") is None else str(opt("target")),
+        query=_query(query),
+        limit=_int_or_none(opt("limit")),
+        older_than_days=_int_or_none(opt("older_than")),
+        dry_run=bool(opt("dry_run")),
     )

@@ -9,7 +9,9 @@ import pytest
 from harness9_ref.cli import (
     DEFAULT_MODEL,
     OFFLINE_NOTICE,
+    CliError,
     choose_provider,
+    offline_notice,
     parse_args,
     provider_for_model,
     resolve_settings,
@@ -17,8 +19,9 @@ from harness9_ref.cli import (
 
 
 def test_the_offline_notice() -> None:
-    assert OFFLINE_NOTICE == (
-        "harness9-ref: no API key set (OPENAI_API_KEY or ANTHROPIC_API_KEY); using the offline provider"
+    assert OFFLINE_NOTICE == "harness9-ref: no API key set ({key}); using the offline provider"
+    assert offline_notice("ANTHROPIC_API_KEY") == (
+        "harness9-ref: no API key set (ANTHROPIC_API_KEY); using the offline provider"
     )
 
 
@@ -53,27 +56,52 @@ ANTHROPIC = {"ANTHROPIC_API_KEY": "sk-a"}
             {**OPENAI, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"},
             ("openai", False, "sk-o", "http://127.0.0.1:9/v1"),
         ),
-        ("gpt-4o", None, ANTHROPIC, ("offline", True, "", None)),
-        ("gpt-4o", None, {"OPENAI_API_KEY": ""}, ("offline", True, "", None)),
+        ("gpt-4o", None, ANTHROPIC, ("offline", True, "", None, "OPENAI_API_KEY")),
+        ("gpt-4o", None, {"OPENAI_API_KEY": ""}, ("offline", True, "", None, "OPENAI_API_KEY")),
         ("claude-sonnet-4", None, ANTHROPIC, ("anthropic", False, "sk-a", None)),
         ("claude-sonnet-4", None, {**ANTHROPIC, "ANTHROPIC_BASE_URL": ""}, ("anthropic", False, "sk-a", None)),
-        ("claude-sonnet-4", None, OPENAI, ("offline", True, "", None)),
+        ("claude-sonnet-4", None, OPENAI, ("offline", True, "", None, "ANTHROPIC_API_KEY")),
         ("gpt-4o", "anthropic", ANTHROPIC, ("anthropic", False, "sk-a", None)),
         ("claude-sonnet-4", "openai", OPENAI, ("openai", False, "sk-o", None)),
         ("gpt-4o", "offline", {**OPENAI, **ANTHROPIC}, ("offline", False, "", None)),
-        ("gpt-4o", "anthropic", OPENAI, ("offline", True, "", None)),
     ],
 )
 def test_choose_provider(model: str, requested: str | None, env: dict[str, str], result: tuple[object, ...]) -> None:
-    assert choose_provider(model, requested, env) == result
+    expected = result if len(result) == 5 else (*result, "")  # missing_key is "" unless it fell back
+    assert tuple(choose_provider(model, requested, env)) == expected
+
+
+@pytest.mark.parametrize(
+    ("requested", "env", "message"),
+    [
+        ("anthropic", OPENAI, "--provider anthropic needs ANTHROPIC_API_KEY"),
+        ("openai", {"OPENAI_API_KEY": ""}, "--provider openai needs OPENAI_API_KEY"),
+        (
+            None,
+            {**OPENAI, "OPENAI_BASE_URL": "127.0.0.1:9/v1"},
+            "openai: invalid base URL '127.0.0.1:9/v1': expected http:// or https:// and a host",
+        ),
+        (
+            "anthropic",
+            {**ANTHROPIC, "ANTHROPIC_BASE_URL": "https://"},
+            "anthropic: invalid base URL 'https://': expected http:// or https:// and a host",
+        ),
+    ],
+)
+def test_choose_provider_refuses(requested: str | None, env: dict[str, str], message: str) -> None:
+    with pytest.raises(CliError) as exc:
+        choose_provider("gpt-4o", requested, env)
+    assert str(exc.value) == message
 
 
 def test_defaults(tmp_path: Path) -> None:
     settings = resolve_settings({}, {}, str(tmp_path))
     assert settings.command == "tui" and settings.prompt is None
     assert settings.model == DEFAULT_MODEL == "openai/gpt-4o-mini"
-    assert (settings.provider, settings.fell_back) == ("offline", True)
-    assert settings.db_path is None and settings.context_window is None and settings.resume is None
+    assert (settings.provider, settings.fell_back, settings.missing_key) == ("offline", True, "OPENAI_API_KEY")
+    assert settings.db_path == Path.home() / ".harness9" / "sessions.db" and settings.db_source is None
+    assert settings.context_window is None and settings.resume is None and not settings.continue_last
+    assert (settings.yes, settings.lang, settings.ttl_days) == (False, "zh", None)
     assert settings.workdir == str(tmp_path)
     assert settings.max_turns == 50
 
@@ -125,7 +153,13 @@ def test_options_may_follow_run() -> None:
         ),
         (["--max-turns", "x"], "harness9-ref: error: argument --max-turns: expected a positive integer, got 'x'\n"),
         (["run"], "harness9-ref: error: the following arguments are required: PROMPT\n"),
-        (["run", "  "], "harness9-ref: error: PROMPT is empty\n"),
+        (
+            ["--context-window", "100000001"],
+            "harness9-ref: error: argument --context-window: expected at most 100000000 tokens, got '100000001'\n",
+        ),
+        (["--resume", "abcd", "-c"], "harness9-ref: error: --resume and --continue cannot be used together\n"),
+        (["--lang", "fr"], "harness9-ref: error: argument --lang: invalid choice: 'fr' (choose from "),
+        (["prune"], "harness9-ref: error: the following arguments are required: --older-than\n"),
         (
             ["hello"],
             "harness9-ref: error: unknown command 'hello'; "
@@ -140,3 +174,39 @@ def test_bad_options_are_one_line_and_exit_2(argv: list[str], message: str, caps
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.startswith(message) and captured.err.count("\n") == 1 and captured.err.endswith("\n")
+
+
+def test_the_daily_options_and_their_variables(tmp_path: Path) -> None:
+    cwd = str(tmp_path)
+    settings = resolve_settings(parse_args(["-c", "--yes", "--lang", "en", "run", "x"]), {}, cwd)
+    assert (settings.continue_last, settings.yes, settings.lang) == (True, True, "en")
+    env = {"HARNESS9_YES": "1", "HARNESS9_LANG": "en", "HARNESS9_SESSION_TTL_DAYS": "30"}
+    settings = resolve_settings({}, env, cwd)
+    assert (settings.yes, settings.lang, settings.ttl_days) == (True, "en", 30)
+    assert resolve_settings({"lang": "zh"}, env, cwd).lang == "zh"  # an option overrides the environment
+    assert not resolve_settings({}, {"HARNESS9_YES": "yes"}, cwd).yes
+    assert resolve_settings({"command": "sessions"}, {"HARNESS9_SESSION_TTL_DAYS": "x"}, cwd).ttl_days is None
+
+
+def test_the_database_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "me"))
+    cwd = str(tmp_path / "cwd")
+    assert resolve_settings({}, {"HARNESS9_HOME": "~/h9"}, cwd).db_path == tmp_path / "me" / "h9" / "sessions.db"
+    settings = resolve_settings({"db": "~/x.db"}, {"HARNESS9_DB": "y.db"}, cwd)
+    assert (settings.db_path, settings.db_source) == (tmp_path / "me" / "x.db", "--db")
+    settings = resolve_settings({}, {"HARNESS9_DB": "y.db", "HARNESS9_HOME": "/elsewhere"}, cwd)
+    assert (settings.db_path, settings.db_source) == (tmp_path / "cwd" / "y.db", "HARNESS9_DB")
+    with pytest.raises(CliError, match=r"^--db: postgresql:// URLs are not supported"):
+        resolve_settings({"db": "postgresql://u:pw@h/db"}, {}, cwd)
+
+
+def test_sub_commands_need_no_key(tmp_path: Path) -> None:
+    options = parse_args(["search", "two", "words", "--limit", "3", "--db", "x.db"])
+    settings = resolve_settings(options, {"OPENAI_BASE_URL": "bogus"}, str(tmp_path))
+    assert (settings.command, settings.query, settings.limit, settings.fell_back) == ("search", "two words", 3, False)
+    assert parse_args(["prune", "--older-than", "7", "--dry-run"]) == {
+        "command": "prune",
+        "older_than": 7,
+        "dry_run": True,
+    }
+    assert parse_args(["show", "abcd"]) == {"command": "show", "target": "abcd"}
