@@ -1,40 +1,39 @@
-"""Building the program from its settings, as seed 11's ``main.go`` does (SPEC R-CLI-5, R-CLI-8, R-CLI-9)."""
+"""Building the program from its settings, as seed 11's ``main.go`` does
+(SPEC R-CLI-5, R-CLI-8, R-CLI-9, R-CLI-10, R-CLI-13, R-PRUNE-2).
+"""
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Optional
 
 from ..engine import AgentEngine
-from ..memory import Manager, default_db_path, new_summarization_compactor
+from ..memory import Manager, new_summarization_compactor
 from ..provider import AnthropicProvider, OfflineProvider, OpenAIProvider, get_model_limits
 from ..tools import Registry
-from ._settings import Settings
+from ._settings import CliError, Settings
 
 if TYPE_CHECKING:
-    from ..memory import SQLiteSession
+    from ..memory import PruneResult, SQLiteSession
     from ..provider import LLMProvider
+    from ..tools import Approve
 
 __all__ = [
     "TOOL_RESULTS_DIR",
     "CliError",
     "build_engine",
     "build_provider",
+    "build_registry",
     "check_workdir",
     "context_window",
     "open_manager",
     "open_session",
+    "prune_expired",
 ]
 
 TOOL_RESULTS_DIR: Final = "tool-results"  # R-CLI-5: <home>/tool-results, home = the database's folder
 OFFLINE_CHUNK_DELAY: Final = 0.004  # seconds between the offline provider's words in the terminal UI
-
-
-class CliError(Exception):
-    """A problem with what the user asked for, reported as one line (R-CLI-6)."""
-
-    code = "invalid_argument"
+SECONDS_PER_DAY: Final = 86400  # R-PRUNE-2
 
 
 def check_workdir(settings: Settings) -> None:
@@ -64,19 +63,54 @@ def context_window(settings: Settings) -> int:
 
 
 def open_manager(settings: Settings) -> Manager:
-    """The Manager on the database of R-MGR-1, tool results in ``<home>/tool-results`` (R-CLI-5)."""
-    db_path = settings.db_path if settings.db_path is not None else default_db_path()
-    return Manager(db_path, Path(db_path).parent / TOOL_RESULTS_DIR)
+    """The Manager on the database of R-MGR-1, tool results in ``<home>/tool-results`` (R-CLI-5).
+
+    Raises:
+        CliError: the folder of a ``--db`` or ``HARNESS9_DB`` file does not exist (R-CLI-13).
+            The Manager would create it, but a typo in a path should not leave a new folder
+            tree behind; only the default home folder is created.
+    """
+    db_path = settings.db_path
+    if settings.db_source is not None and not db_path.parent.is_dir():
+        raise CliError(f"{settings.db_source} {db_path}: the folder {db_path.parent} does not exist")
+    return Manager(db_path, db_path.parent / TOOL_RESULTS_DIR)
+
+
+def prune_expired(manager: Manager, settings: Settings) -> Optional[PruneResult]:
+    """R-PRUNE-2: with HARNESS9_SESSION_TTL_DAYS, delete the expired sessions before the session
+    of ``--resume`` or ``--continue`` is looked up; the result when something was deleted."""
+    if settings.ttl_days is None:
+        return None
+    result = manager.prune(settings.ttl_days * SECONDS_PER_DAY)
+    return result if result.sessions > 0 else None
 
 
 def open_session(manager: Manager, settings: Settings) -> SQLiteSession:
-    """The session of ``--resume`` (SessionNotFound when unknown), else a new one (R-CLI-7, R-CLI-8)."""
+    """The session to work on (R-CLI-7, R-CLI-8, R-CLI-10).
+
+    ``--resume TEXT`` takes an id or a unique prefix (R-FIND-1: SessionNotFound,
+    AmbiguousSessionId or InvalidSessionId otherwise); ``--continue`` the most recent session
+    with messages, else a new one. A new session is a draft (R-FIND-2): it is stored with its
+    first message, so starting and quitting, or a start that fails, leaves nothing behind.
+    """
     if settings.resume is not None:
-        return manager.open_session(settings.resume)
-    return manager.new_session()
+        return manager.open_session(manager.resolve_session_id(settings.resume))
+    if settings.continue_last:
+        recent = manager.recent_sessions(limit=1)
+        if recent:
+            return manager.open_session(recent[0].id)
+    return manager.new_session(draft=True)
 
 
-def build_engine(settings: Settings, provider: LLMProvider, session: SQLiteSession) -> AgentEngine:
+def build_registry(settings: Settings, approve: Optional[Approve]) -> Registry:
+    """The tools on the working directory (R-TOOL), asking ``approve`` before each command
+    (R-APPR-1); None runs every command (``--yes``)."""
+    if approve is None:
+        return Registry(settings.workdir)
+    return Registry(settings.workdir, approve=approve)
+
+
+def build_engine(settings: Settings, provider: LLMProvider, session: SQLiteSession, registry: Registry) -> AgentEngine:
     """The engine of seed 11 in long-session mode (R-CLI-5, R-LONG-1).
 
     The same provider summarises, with the TokenBudget fallback; each summarizer request is kept
@@ -85,7 +119,7 @@ def build_engine(settings: Settings, provider: LLMProvider, session: SQLiteSessi
     window = context_window(settings)
     return AgentEngine(
         provider,
-        Registry(settings.workdir),
+        registry,
         settings.workdir,
         session=session,
         compactor=new_summarization_compactor(provider, window, request_limit=window // 2),
