@@ -1,68 +1,109 @@
-"""The ``harness9-ref`` command (SPEC section "Command line": R-CLI-1 … R-CLI-9; seed 11).
+"""The ``harness9-ref`` command (SPEC section "Command line": R-CLI-1 … R-CLI-14; seed 11).
 
 ``main(argv)`` runs the program and returns its exit status; ``python -m harness9_ref`` and the
 installed ``harness9-ref`` script call it. The settings rules are pure functions:
 ``resolve_settings`` and ``choose_provider``.
 """
 
+from ._commands import NO_INDEX_NOTICE, PRUNED_LINE, WOULD_PRUNE_LINE, format_when, prune_line, run_command
 from ._main import main
-from ._parser import EXIT_USAGE, USAGE, parse_args
-from ._run import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, SESSION_LINE, run_prompt
+from ._parser import DEFAULT_LIMIT, EXIT_USAGE, MAX_CONTEXT_WINDOW, USAGE, UsageError, parse_args
+from ._prompt import piped_input, read_prompt
+from ._run import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_TERMINATED,
+    NOT_RUN_LINE,
+    SESSION_LINE,
+    run_prompt,
+)
 from ._settings import (
     DEFAULT_MODEL,
     ENV_ANTHROPIC_API_KEY,
     ENV_ANTHROPIC_BASE_URL,
+    ENV_DB,
+    ENV_HOME,
+    ENV_LANG,
     ENV_MODEL,
     ENV_OPENAI_API_KEY,
     ENV_OPENAI_BASE_URL,
+    ENV_TTL_DAYS,
+    ENV_YES,
+    LANGUAGES,
     OFFLINE_NOTICE,
     PROG,
     PROVIDERS,
+    CliError,
+    ProviderChoice,
     ProviderName,
     Settings,
     choose_provider,
+    offline_notice,
     provider_for_model,
     resolve_settings,
 )
 from ._wiring import (
     TOOL_RESULTS_DIR,
-    CliError,
     build_engine,
     build_provider,
+    build_registry,
     context_window,
     open_manager,
     open_session,
 )
 
 __all__ = (
+    "DEFAULT_LIMIT",
     "DEFAULT_MODEL",
     "ENV_ANTHROPIC_API_KEY",
     "ENV_ANTHROPIC_BASE_URL",
+    "ENV_DB",
+    "ENV_HOME",
+    "ENV_LANG",
     "ENV_MODEL",
     "ENV_OPENAI_API_KEY",
     "ENV_OPENAI_BASE_URL",
+    "ENV_TTL_DAYS",
+    "ENV_YES",
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
+    "EXIT_TERMINATED",
     "EXIT_USAGE",
+    "LANGUAGES",
+    "MAX_CONTEXT_WINDOW",
+    "NOT_RUN_LINE",
+    "NO_INDEX_NOTICE",
     "OFFLINE_NOTICE",
     "PROG",
     "PROVIDERS",
+    "PRUNED_LINE",
     "SESSION_LINE",
     "TOOL_RESULTS_DIR",
     "USAGE",
+    "WOULD_PRUNE_LINE",
     "CliError",
+    "ProviderChoice",
     "ProviderName",
     "Settings",
+    "UsageError",
     "build_engine",
     "build_provider",
+    "build_registry",
     "choose_provider",
     "context_window",
+    "format_when",
     "main",
+    "offline_notice",
     "open_manager",
     "open_session",
     "parse_args",
+    "piped_input",
     "provider_for_model",
+    "prune_line",
+    "read_prompt",
     "resolve_settings",
+    "run_command",
     "run_prompt",
 )

@@ -1,30 +1,33 @@
-"""``harness9-ref``: the terminal UI, or ``run PROMPT`` without it (SPEC R-CLI-1 … R-CLI-9).
+"""``harness9-ref``: the terminal UI, ``run PROMPT`` without it, and the session sub-commands
+(SPEC R-CLI-1 … R-CLI-14, R-INT-4, R-PRUNE-2, R-APPR-2, R-APPR-3).
 
 Every failure is one line ``harness9-ref: error: <message>`` on standard error and exit status
-1; invalid options exit 2 (R-CLI-6). No traceback ever reaches the user: an unexpected
-exception is reported as ``internal error: <type>: <message>``.
+1; invalid options exit 2 (R-CLI-6). No traceback and no Python exception name ever reaches the
+user (R-CLI-13): an unexpected exception is reported as ``internal error: <message>``.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
-from contextlib import contextmanager
-from typing import Final, Iterator, Sequence, TextIO
+from typing import Final, Sequence
 
-from ..engine import LOGGER_NAME, EngineError, one_line
+from ..engine import EngineError, one_line
 from ..memory import SessionError
 from ..provider import ProviderError
-from ..tui import App, ScreenError, prepare_tui
-from ._parser import parse_args
-from ._run import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, SESSION_LINE, run_prompt
-from ._settings import OFFLINE_NOTICE, PROG, Settings, resolve_settings
-from ._wiring import CliError, build_engine, build_provider, check_workdir, open_manager, open_session
+from ..tui import ScreenError
+from ._agent import run_mode, tui_mode
+from ._commands import run_command
+from ._parser import EXIT_USAGE, UsageError, parse_args
+from ._prompt import read_prompt
+from ._run import EXIT_FAILED
+from ._settings import PROG, CliError, resolve_settings
+from ._signals import RUN_SIGNALS, TUI_SIGNALS, exit_status, on_signals
+from ._wiring import check_workdir
 
 __all__ = ["main"]
 
-WARNING_LINE: Final = PROG + ": warning: %(message)s"  # engine warnings in run mode (R-ENG-13)
+INTERNAL_ERROR_LINE: Final = "internal error: {message}"
 _EXPECTED: Final = (SessionError, ProviderError, EngineError, ScreenError, CliError, OSError, ValueError)
 
 
@@ -34,15 +37,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _main(sys.argv[1:] if argv is None else argv)
     except SystemExit as exc:  # --help, --version, bad options
         return exc.code if isinstance(exc.code, int) else EXIT_FAILED
-    except KeyboardInterrupt:
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as exc:  # a signal before or after the run (R-INT-4)
+        return exit_status(exc)
+    except UsageError as exc:
+        sys.stderr.write(f"{PROG}: error: {exc}\n")
+        return EXIT_USAGE
     except _EXPECTED as exc:
-        return _fail(one_line(str(exc)) or type(exc).__name__)
-    except Exception as exc:  # never a traceback (R-CLI-6)
-        text = one_line(str(exc))
-        return _fail(
-            f"internal error: {type(exc).__name__}: {text}" if text else f"internal error: {type(exc).__name__}"
-        )
+        return _fail(_describe(exc))
+    except Exception as exc:  # never a traceback (R-CLI-6), never a type name (R-CLI-13)
+        return _fail(INTERNAL_ERROR_LINE.format(message=_describe(exc)))
+
+
+def _describe(exc: BaseException) -> str:
+    text = one_line(str(exc))
+    if text:
+        return text
+    code = getattr(exc, "code", None)  # the error codes of SessionError, ProviderError, EngineError
+    return code.replace("_", " ") if isinstance(code, str) and code else "unexpected failure"
 
 
 def _fail(message: str) -> int:
@@ -52,60 +63,22 @@ def _fail(message: str) -> int:
 
 
 def _main(argv: Sequence[str]) -> int:
-    settings = resolve_settings(parse_args(argv), os.environ, os.getcwd())
-    if settings.fell_back:
-        sys.stderr.write(OFFLINE_NOTICE + "\n")  # R-CLI-4
-        sys.stderr.flush()
+    options = parse_args(argv)
+    if options.get("command") == "run":
+        options["prompt"] = read_prompt(str(options.get("prompt", "")), sys.stdin)  # R-CLI-11
+    settings = resolve_settings(options, os.environ, os.getcwd())
+    if settings.command not in ("tui", "run"):
+        return run_command(settings, sys.stdout, sys.stderr)
+    if settings.notice is not None:
+        _say(settings.notice)  # R-CLI-4
     check_workdir(settings)
     if settings.command == "run":
-        return _run(settings)
-    return _tui(settings)
+        with on_signals(RUN_SIGNALS) as signals:
+            return run_mode(settings, signals)
+    with on_signals(TUI_SIGNALS) as signals:
+        return tui_mode(settings, signals)
 
 
-def _run(settings: Settings) -> int:
-    assert settings.prompt is not None
-    provider = build_provider(settings)
-    with open_manager(settings) as manager, _warnings_to(sys.stderr):
-        session = open_session(manager, settings)
-        engine = build_engine(settings, provider, session)
-        return run_prompt(engine, session.session_id, settings.prompt, sys.stdout, sys.stderr)
-
-
-def _tui(settings: Settings) -> int:
-    screen = prepare_tui()  # before anything is created: no curses or no terminal fails here (R-TUI-13)
-    provider = build_provider(settings, streaming_delay=True)
-    with open_manager(settings) as manager:
-        session = open_session(manager, settings)
-        engine = build_engine(settings, provider, session)
-        notices = [OFFLINE_NOTICE] if settings.fell_back else []
-        app = App(engine, manager, session, settings.model, settings.workdir, notices=notices)
-        logger = logging.getLogger(_package_logger())
-        handler = app.log_handler()
-        logger.addHandler(handler)
-        propagate, logger.propagate = logger.propagate, False
-        try:
-            screen(app)
-        finally:
-            logger.removeHandler(handler)
-            logger.propagate = propagate
-        sys.stderr.write(SESSION_LINE.format(id=app.session.session_id) + "\n")
-    return EXIT_OK
-
-
-def _package_logger() -> str:
-    return LOGGER_NAME.partition(".")[0]  # "harness9_ref": the engine's and every other module's
-
-
-@contextmanager
-def _warnings_to(stream: TextIO) -> Iterator[None]:
-    logger = logging.getLogger(_package_logger())
-    handler = logging.StreamHandler(stream)
-    handler.setLevel(logging.WARNING)
-    handler.setFormatter(logging.Formatter(WARNING_LINE))
-    logger.addHandler(handler)
-    propagate, logger.propagate = logger.propagate, False
-    try:
-        yield
-    finally:
-        logger.removeHandler(handler)
-        logger.propagate = propagate
+def _say(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()

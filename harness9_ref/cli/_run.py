@@ -1,9 +1,12 @@
-"""``harness9-ref run PROMPT``: one prompt without the terminal UI (SPEC R-CLI-7).
+"""``harness9-ref run PROMPT``: one prompt without the terminal UI (SPEC R-CLI-7, R-INT-4, R-APPR-3).
 
-The assistant's text goes to standard output as it streams; tool activity, compaction notices
-and finally ``session: <id>`` go to standard error. The engine runs on a worker thread, so
-Ctrl+C (KeyboardInterrupt in the main thread) cancels the run through ``engine.cancel()``; the
-run then saves what R-ENG-12 allows and the program exits 130. A second Ctrl+C stops waiting.
+The assistant's text goes to standard output as it streams; tool activity, compaction notices,
+the commands refused for want of ``--yes`` and finally ``session: <id>`` go to standard error.
+The engine runs on a worker thread, so a signal (``Signalled``, a KeyboardInterrupt, in the main
+thread) cancels the run through ``engine.cancel()`` and interrupts the running command; the run
+then saves what R-ENG-12 allows and the program exits with 128 + the signal's number. A second
+signal, or a run that has not ended ``CANCEL_WAIT_SECONDS`` after the first, stops the waiting,
+so the program always ends within R-INT-4's 3 seconds.
 """
 
 from __future__ import annotations
@@ -11,22 +14,64 @@ from __future__ import annotations
 import io
 import os
 import queue
-from typing import TYPE_CHECKING, Final, TextIO
+import re
+import time
+from typing import TYPE_CHECKING, Callable, Final, NamedTuple, Optional, TextIO, Union
 
-from ..engine import CANCELLED, CompactionData, ErrorData, TextDeltaData, ToolCallData, ToolResultData
+from ..engine import (
+    CANCELLED,
+    INTERNAL_ERROR,
+    CompactionData,
+    ErrorData,
+    TextDeltaData,
+    ToolCallData,
+    ToolResultData,
+    one_line,
+)
 from ..tui import RunFinished, RunWorker, WorkerItem, compaction_notice, tool_call_line, tool_result_line
 from ._settings import PROG
+from ._signals import exit_status
 
 if TYPE_CHECKING:
     from ..engine import AgentEngine
 
-__all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "SESSION_LINE", "run_prompt"]
+__all__ = [
+    "CANCEL_WAIT_SECONDS",
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_TERMINATED",
+    "NOT_RUN_LINE",
+    "SESSION_LINE",
+    "Note",
+    "RunItem",
+    "run_prompt",
+    "without_type_name",
+]
 
 EXIT_OK: Final = 0
 EXIT_FAILED: Final = 1  # R-CLI-6, R-CLI-7
-EXIT_INTERRUPTED: Final = 130  # R-CLI-7: after Ctrl+C (128 + SIGINT)
+EXIT_INTERRUPTED: Final = 130  # R-CLI-7, R-INT-4: after Ctrl+C (128 + SIGINT)
+EXIT_TERMINATED: Final = 143  # R-INT-4: after SIGTERM (128 + SIGTERM)
 SESSION_LINE: Final = "session: {id}"  # R-CLI-7: the last line on standard error
+NOT_RUN_LINE: Final = PROG + ": not run (needs --yes): {command}"  # R-APPR-3
 POLL_SECONDS: Final = 0.1
+CANCEL_WAIT_SECONDS: Final = 2.5  # R-INT-4: the run's own end is awaited this long after a signal
+_TYPE_PREFIX: Final = re.compile(r"[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning)(?::\s*|$)")
+
+
+class Note(NamedTuple):
+    """A line for standard error from another thread (R-APPR-3), printed in the order of the events."""
+
+    line: str
+
+
+RunItem = Union[WorkerItem, Note]
+
+
+def without_type_name(message: str) -> str:
+    """An internal error's message without the exception type R-ENG-17 puts in front (R-CLI-13)."""
+    return _TYPE_PREFIX.sub("", message, count=1) if _TYPE_PREFIX.match(message) else message
 
 
 def _silence(stream: TextIO) -> None:
@@ -40,9 +85,10 @@ def _silence(stream: TextIO) -> None:
 
 
 class _Printer:
-    def __init__(self, out: TextIO, err: TextIO) -> None:
+    def __init__(self, out: TextIO, err: TextIO, notice: Callable[[CompactionData], str]) -> None:
         self.out = out
         self.err = err
+        self.notice = notice
         self.open_line = False  # text was written to out without its final newline
         self.out_closed = False  # the reader of out went away (``run … | head -1``): the run goes on
         self.error: ErrorData | None = None
@@ -67,8 +113,11 @@ class _Printer:
         self.err.write(line + "\n")
         self.err.flush()
 
-    def handle(self, item: WorkerItem) -> None:
+    def handle(self, item: RunItem) -> None:
         if isinstance(item, RunFinished):
+            return
+        if isinstance(item, Note):
+            self.note(item.line)
             return
         data = item.data
         if isinstance(data, TextDeltaData):
@@ -79,7 +128,7 @@ class _Printer:
         elif isinstance(data, ToolResultData):
             self.note(tool_result_line(data.name, data.content))
         elif isinstance(data, CompactionData):
-            self.note(compaction_notice(data))
+            self.note(self.notice(data))
         elif isinstance(data, ErrorData):
             self.end_text()
             self.error = data
@@ -87,35 +136,72 @@ class _Printer:
             self.end_text()
 
 
-def run_prompt(engine: AgentEngine, session_id: str, prompt: str, out: TextIO, err: TextIO) -> int:
-    """Run ``prompt`` and report it; returns the exit status (0, 1 or 130)."""
-    items: queue.Queue[WorkerItem] = queue.Queue()
-    printer = _Printer(out, err)
-    worker = RunWorker(engine, prompt, items.put).start()
-    interrupted = False
+def run_prompt(
+    engine: AgentEngine,
+    session_id: str,
+    prompt: str,
+    out: TextIO,
+    err: TextIO,
+    *,
+    items: Optional[queue.Queue[RunItem]] = None,
+    interrupt: Optional[Callable[[], None]] = None,
+    notice: Callable[[CompactionData], str] = compaction_notice,
+) -> int:
+    """Run ``prompt`` and report it; returns the exit status (0, 1, or 128 + a signal's number).
+
+    Args:
+        items: the queue the events arrive on; pass one to let another thread add ``Note``
+            lines in their place among the events (the approval callback of R-APPR-3).
+        interrupt: called on a signal besides ``engine.cancel()``, so the running command is
+            stopped (``Registry.interrupt``, R-INT-1) whatever the engine does with a cancel.
+        notice: the compaction notice's text (R-TUI-5), in the language of R-CLI-14.
+    """
+    queued: queue.Queue[RunItem] = items if items is not None else queue.Queue()
+    printer = _Printer(out, err, notice)
+    worker = RunWorker(engine, prompt, queued.put).start()
+    signalled: Optional[KeyboardInterrupt] = None
+    deadline = 0.0
     while True:
         try:
+            if signalled is not None and time.monotonic() > deadline:
+                break  # the run did not end in time: stop waiting (R-INT-4)
             try:
-                item = items.get(timeout=POLL_SECONDS)
+                item = queued.get(timeout=POLL_SECONDS)
             except queue.Empty:
                 continue
             if isinstance(item, RunFinished):
                 break
             printer.handle(item)
-        except KeyboardInterrupt:
-            if interrupted:  # a second Ctrl+C: stop waiting for a tool that does not finish
+        except KeyboardInterrupt as exc:
+            if signalled is not None:  # a second signal: stop waiting for a run that does not end
                 break
-            interrupted = True
+            signalled = exc
+            deadline = time.monotonic() + CANCEL_WAIT_SECONDS
             worker.cancel()
+            if interrupt is not None:
+                interrupt()
+    _drain(queued, printer)
     printer.end_text()
     error = printer.error
-    if interrupted:
+    if signalled is not None:
         message = error.message if error is not None and error.code == CANCELLED else CANCELLED
         err.write(f"{PROG}: error: {message}\n")
     elif error is not None:
-        err.write(f"{PROG}: error: {error.message}\n")
+        message = without_type_name(error.message) if error.code == INTERNAL_ERROR else error.message
+        err.write(f"{PROG}: error: {one_line(message)}\n")
     err.write(SESSION_LINE.format(id=session_id) + "\n")
     err.flush()
-    if interrupted:
-        return EXIT_INTERRUPTED
+    if signalled is not None:
+        return exit_status(signalled)
     return EXIT_FAILED if error is not None else EXIT_OK
+
+
+def _drain(queued: queue.Queue[RunItem], printer: _Printer) -> None:
+    """Print what arrived but was not shown when the waiting stopped early (never blocks)."""
+    while True:
+        try:
+            item = queued.get_nowait()
+        except queue.Empty:
+            return
+        if not isinstance(item, RunFinished):
+            printer.handle(item)

@@ -1,0 +1,158 @@
+"""The agent's two faces: ``run`` mode and the terminal UI, wired and cleaned up
+(SPEC R-CLI-5, R-CLI-7, R-CLI-8, R-CLI-10, R-INT-2, R-INT-4, R-PRUNE-2, R-APPR-2, R-APPR-3).
+
+Both prune expired sessions first (R-PRUNE-2, so ``--continue`` never picks one about to
+expire), then open the session (a draft when new, R-FIND-2), then build a registry whose
+approval callback fits the mode; the registry is closed on every way out, a signal included,
+so no command of the agent outlives it (R-INT-2).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import sys
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Callable, Final, Iterator, Optional, TextIO
+
+from ..engine import LOGGER_NAME, CompactionData, one_line
+from ..memory import SessionNotFound
+from ..tools import require_yes
+from ..tui import App, Approver, compaction_notice, prepare_tui
+from ._commands import prune_line
+from ._run import NOT_RUN_LINE, SESSION_LINE, Note, RunItem, run_prompt
+from ._settings import PROG, Settings
+from ._wiring import build_engine, build_provider, build_registry, open_manager, open_session, prune_expired
+
+if TYPE_CHECKING:
+    from ..memory import Manager
+    from ._signals import SignalState
+
+__all__ = ["WARNING_LINE", "run_mode", "tui_mode"]
+
+WARNING_LINE: Final = PROG + ": warning: %(message)s"  # engine warnings in run mode (R-ENG-13)
+
+
+def _say(stream: TextIO, line: str) -> None:
+    stream.write(line + "\n")
+    stream.flush()
+
+
+def _pruned(manager: Manager, settings: Settings) -> Optional[str]:
+    """R-PRUNE-2's line, printed on standard error only when something was deleted."""
+    result = prune_expired(manager, settings)
+    if result is None:
+        return None
+    line = prune_line(result)
+    _say(sys.stderr, line)
+    return line
+
+
+def run_mode(settings: Settings, signals: SignalState) -> int:
+    """``run PROMPT`` (R-CLI-7): commands run only with ``--yes`` (R-APPR-3)."""
+    assert settings.prompt is not None
+    provider = build_provider(settings)
+    items: queue.Queue[RunItem] = queue.Queue()
+
+    def refused(command: str) -> None:  # on the worker thread: in the order of the events
+        items.put(Note(NOT_RUN_LINE.format(command=one_line(command))))
+
+    with open_manager(settings) as manager, _warnings_to(sys.stderr):
+        _pruned(manager, settings)
+        session = open_session(manager, settings)
+        registry = build_registry(settings, None if settings.yes else require_yes(refused))
+        try:
+            engine = build_engine(settings, provider, session, registry)
+            return run_prompt(
+                engine,
+                session.session_id,
+                settings.prompt,
+                sys.stdout,
+                sys.stderr,
+                items=items,
+                interrupt=registry.interrupt,
+                notice=_notice(settings.lang),
+            )
+        finally:
+            signals.raising = False  # the clean-up finishes whatever signal comes now
+            registry.close()
+
+
+def tui_mode(settings: Settings, signals: SignalState) -> int:
+    """The terminal UI (R-CLI-8): it asks before each command unless ``--yes`` (R-APPR-2)."""
+    screen = prepare_tui()  # before anything is created: no curses or no terminal fails here (R-TUI-13)
+    provider = build_provider(settings, streaming_delay=True)
+    with open_manager(settings) as manager:
+        notices = [settings.notice] if settings.notice is not None else []
+        pruned = _pruned(manager, settings)
+        if pruned is not None:
+            notices.append(pruned)
+        session = open_session(manager, settings)
+        # The registry is built before the App (the engine needs it): the App's Approver is made
+        # first and handed to both, so the UI answers the registry's questions (R-APPR-2).
+        approver = None if settings.yes else Approver()
+        registry = build_registry(settings, approver)
+        try:
+            engine = build_engine(settings, provider, session, registry)
+            app = App(
+                engine,
+                manager,
+                session,
+                settings.model,
+                settings.workdir,
+                notices=notices,
+                lang=settings.lang,
+                registry=registry,
+                approver=approver,
+            )
+            logger = logging.getLogger(_package_logger())
+            handler = app.log_handler()
+            logger.addHandler(handler)
+            propagate, logger.propagate = logger.propagate, False
+            try:
+                screen(app)
+            finally:
+                logger.removeHandler(handler)
+                logger.propagate = propagate
+        finally:
+            signals.raising = False
+            registry.close()
+        if _stored(manager, app.session.session_id):  # a draft never written is no session to resume
+            _say(sys.stderr, SESSION_LINE.format(id=app.session.session_id))
+    return 0
+
+
+def _stored(manager: Manager, session_id: str) -> bool:
+    try:
+        manager.open_session(session_id)
+    except SessionNotFound:
+        return False
+    return True
+
+
+def _notice(lang: str) -> Callable[[CompactionData], str]:
+    """R-TUI-5's notice in the language of R-CLI-14, for run mode's standard error."""
+
+    def notice(data: CompactionData) -> str:
+        return compaction_notice(data, lang)
+
+    return notice
+
+
+def _package_logger() -> str:
+    return LOGGER_NAME.partition(".")[0]  # "harness9_ref": the engine's and every other module's
+
+
+@contextmanager
+def _warnings_to(stream: TextIO) -> Iterator[None]:
+    logger = logging.getLogger(_package_logger())
+    handler = logging.StreamHandler(stream)
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter(WARNING_LINE))
+    logger.addHandler(handler)
+    propagate, logger.propagate = logger.propagate, False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
