@@ -135,15 +135,15 @@ class Registry:
         self.interrupt()
         with self._lock:
             left, self._left = self._left, []
-        if not left:
-            return
+        alive = [proc for proc in left if group_alive(proc.pid)]  # an emptied group is never signalled
 
         def wait(seconds: float) -> None:
             time.sleep(seconds)
-            for proc in left:
+            for proc in alive:
                 proc.poll()  # a collected shell no longer counts as a member
 
-        end_groups([proc.pid for proc in left], wait)
+        if alive:
+            end_groups([proc.pid for proc in alive], wait)
         for proc in left:
             proc.wait()
 

@@ -5,48 +5,22 @@ Real ``bash`` processes; timeouts are 1 second so the suite stays fast.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import time
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
 from harness9_ref.tools import Registry
-
-
-def bash(registry: Registry, command: str) -> str:
-    return registry.execute("bash", json.dumps({"command": command}))
-
-
-def is_gone(pid: int) -> bool:
-    """True when ``pid`` has exited (a zombie nobody reaped counts as exited)."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except FileNotFoundError:
-        return True
-    except OSError:  # no /proc: ask the kernel
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        return False
-
-
-def wait_gone(pid: int, seconds: float = 5.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if is_gone(pid):
-            return True
-        time.sleep(0.02)
-    return is_gone(pid)
+from tests.tools.processes import bash, is_gone, wait_gone
 
 
 @pytest.fixture
-def registry(tmp_path: Path) -> Registry:
-    return Registry(tmp_path, bash_timeout=1)
+def registry(tmp_path: Path) -> Iterator[Registry]:
+    with Registry(tmp_path, bash_timeout=1) as registry:  # background jobs end with the test (R-INT-2)
+        yield registry
 
 
 def test_standard_output_and_error_are_merged_in_order(registry: Registry) -> None:
