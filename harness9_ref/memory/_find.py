@@ -5,6 +5,7 @@ These read the Manager's connection inside its read transactions; the Manager wr
 
 from __future__ import annotations
 
+import codecs
 import re
 import sqlite3
 from dataclasses import dataclass
@@ -21,11 +22,10 @@ _PREFIX: Final = re.compile(r"[0-9a-f-]{4,35}")
 _LINE_BREAK: Final = re.compile(r"[\r\n]")
 _ORDER: Final = "ORDER BY s.updated_at DESC, s.created_at DESC, s.id DESC"  # R-MGR-5
 _SQLITE_MAX_INT: Final = 2**63 - 1
-# The title comes from the first characters of a message in all but odd cases (a first line
-# that is blank for thousands of characters); reading only this many keeps a listing cheap
-# when a session starts with a large paste, and the full content is read when they do not
-# settle the title.
-_TITLE_PREFIX: Final = 2048
+# The title comes from the first bytes of a message in all but odd cases (a first line that
+# is blank for thousands of characters); reading only this many keeps a listing cheap when a
+# session starts with a large paste, and the full content is read when they do not settle it.
+_TITLE_PREFIX: Final = 8192
 # R-FIND-3: the first message with role user that is not a result (R-DB-5: NULL or '' is empty).
 _FIRST_PROMPT: Final = (
     "SELECT m.id FROM messages m WHERE m.session_id = s.id AND m.role = 'user'"
@@ -65,13 +65,13 @@ def make_title(content: str) -> str:
     return ""
 
 
-def _title_from_prefix(prefix: str) -> str | None:
-    """The title when the first _TITLE_PREFIX characters of a longer content settle it, else None.
+def _title_from_prefix(head: str) -> str | None:
+    """The title when ``head``, the start of a longer content, settles it, else None.
 
-    They do when the first non-blank line ends within them, or when it is already longer than
-    TITLE_LIMIT there (it is cut at the same place whatever follows).
+    It does when the first non-blank line ends within it, or when that line is already longer
+    than TITLE_LIMIT there (it is cut at the same place whatever follows).
     """
-    lines = _LINE_BREAK.split(prefix[:_TITLE_PREFIX])
+    lines = _LINE_BREAK.split(head)
     for number, line in enumerate(lines):
         stripped = line.strip()
         if stripped:
@@ -81,17 +81,23 @@ def _title_from_prefix(prefix: str) -> str | None:
 
 
 def title_of(cur: sqlite3.Cursor, message_id: int | None) -> str:
-    """The title made from message ``message_id`` (the empty string for None)."""
+    """The title made from message ``message_id`` (the empty string for None).
+
+    The first _TITLE_PREFIX bytes are read as a blob: SQLite's text functions stop at a NUL
+    character, and a content may hold one. A character cut at the end is held back by the
+    incremental decoder.
+    """
     if message_id is None:
         return ""
-    found = cur.execute("SELECT substr(content, 1, ?) FROM messages WHERE id = ?", (_TITLE_PREFIX + 1, message_id))
-    (prefix,) = found.fetchone() or ("",)
-    if isinstance(prefix, str) and searchable_text(prefix) is prefix:  # valid text: SQLite cut it by characters
-        if len(prefix) <= _TITLE_PREFIX:
-            return make_title(prefix)
-        title = _title_from_prefix(prefix)
-        if title is not None:
-            return title
+    found = cur.execute(
+        "SELECT substr(CAST(content AS BLOB), 1, ?) FROM messages WHERE id = ?", (_TITLE_PREFIX, message_id)
+    ).fetchone()
+    head = found[0] if found is not None and isinstance(found[0], bytes) else b""
+    if len(head) < _TITLE_PREFIX:
+        return make_title(head.decode("utf-8", "replace"))
+    title = _title_from_prefix(codecs.getincrementaldecoder("utf-8")("replace").decode(head, final=False))
+    if title is not None:
+        return title
     (content,) = cur.execute("SELECT content FROM messages WHERE id = ?", (message_id,)).fetchone() or ("",)
     return make_title(searchable_text(content))
 
