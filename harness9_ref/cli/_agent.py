@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Callable, Final, Iterator, Optional, TextIO
 
 from ..engine import LOGGER_NAME, CompactionData, one_line
 from ..memory import SessionNotFound
-from ..tools import require_yes
+from ..tools import INTERRUPT_GRACE_SECONDS, require_yes
 from ..tui import App, Approver, compaction_notice, prepare_tui
 from ._commands import prune_line
 from ._run import NOT_RUN_LINE, SESSION_LINE, Note, RunItem, run_prompt
@@ -31,6 +31,10 @@ if TYPE_CHECKING:
 __all__ = ["WARNING_LINE", "run_mode", "tui_mode"]
 
 WARNING_LINE: Final = PROG + ": warning: %(message)s"  # engine warnings in run mode (R-ENG-13)
+# R-INT-4: how long the UI's cancelled turn may take to end its command (the grace of R-INT-1
+# and a little) before the program goes on; Registry.close() only asks the running command's
+# thread to end it, so leaving sooner could leave a command that ignores SIGTERM alive.
+STOP_WAIT_SECONDS: Final = INTERRUPT_GRACE_SECONDS + 1.0
 
 
 def _say(stream: TextIO, line: str) -> None:
@@ -92,6 +96,7 @@ def tui_mode(settings: Settings, signals: SignalState) -> int:
         # first and handed to both, so the UI answers the registry's questions (R-APPR-2).
         approver = None if settings.yes else Approver()
         registry = build_registry(settings, approver)
+        app: Optional[App] = None
         try:
             engine = build_engine(settings, provider, session, registry)
             app = App(
@@ -116,6 +121,8 @@ def tui_mode(settings: Settings, signals: SignalState) -> int:
                 logger.propagate = propagate
         finally:
             signals.raising = False
+            if app is not None:  # after a signal the screen loop did not get to it (R-INT-2)
+                app.shutdown(STOP_WAIT_SECONDS)
             registry.close()
         if _stored(manager, app.session.session_id):  # a draft never written is no session to resume
             _say(sys.stderr, SESSION_LINE.format(id=app.session.session_id))

@@ -22,7 +22,7 @@ from ._parser import EXIT_USAGE, UsageError, parse_args
 from ._prompt import read_prompt
 from ._run import EXIT_FAILED
 from ._settings import PROG, CliError, resolve_settings
-from ._signals import RUN_SIGNALS, TUI_SIGNALS, exit_status, on_signals
+from ._signals import RUN_SIGNALS, TUI_SIGNALS, Signalled, exit_status, on_signals
 from ._wiring import check_workdir
 
 __all__ = ["main"]
@@ -37,7 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _main(sys.argv[1:] if argv is None else argv)
     except SystemExit as exc:  # --help, --version, bad options
         return exc.code if isinstance(exc.code, int) else EXIT_FAILED
-    except KeyboardInterrupt as exc:  # a signal before or after the run (R-INT-4)
+    except (KeyboardInterrupt, Signalled) as exc:  # a signal before or after the run (R-INT-4)
         return exit_status(exc)
     except UsageError as exc:
         sys.stderr.write(f"{PROG}: error: {exc}\n")

@@ -2,11 +2,12 @@
 
 The assistant's text goes to standard output as it streams; tool activity, compaction notices,
 the commands refused for want of ``--yes`` and finally ``session: <id>`` go to standard error.
-The engine runs on a worker thread, so a signal (``Signalled``, a KeyboardInterrupt, in the main
+The engine runs on a worker thread, so a signal (``Signalled`` or KeyboardInterrupt in the main
 thread) cancels the run through ``engine.cancel()`` and interrupts the running command; the run
-then saves what R-ENG-12 allows and the program exits with 128 + the signal's number. A second
-signal, or a run that has not ended ``CANCEL_WAIT_SECONDS`` after the first, stops the waiting,
-so the program always ends within R-INT-4's 3 seconds.
+then saves what R-ENG-12 allows and the program exits with 128 + the signal's number. A run that
+has not ended ``CANCEL_WAIT_SECONDS`` after the first signal is no longer awaited, so the program
+always ends within R-INT-4's 3 seconds; a second signal does not cut that short, since the worker
+thread is the one that sends the SIGKILL to a command that ignores SIGTERM.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from ..engine import (
 )
 from ..tui import RunFinished, RunWorker, WorkerItem, compaction_notice, tool_call_line, tool_result_line
 from ._settings import PROG
-from ._signals import exit_status
+from ._signals import Signalled, exit_status
 
 if TYPE_CHECKING:
     from ..engine import AgentEngine
@@ -159,7 +160,7 @@ def run_prompt(
     queued: queue.Queue[RunItem] = items if items is not None else queue.Queue()
     printer = _Printer(out, err, notice)
     worker = RunWorker(engine, prompt, queued.put).start()
-    signalled: Optional[KeyboardInterrupt] = None
+    signalled: Optional[BaseException] = None
     deadline = 0.0
     while True:
         try:
@@ -172,9 +173,9 @@ def run_prompt(
             if isinstance(item, RunFinished):
                 break
             printer.handle(item)
-        except KeyboardInterrupt as exc:
-            if signalled is not None:  # a second signal: stop waiting for a run that does not end
-                break
+        except (KeyboardInterrupt, Signalled) as exc:
+            if signalled is not None:  # a later signal changes nothing: the deadline already runs
+                continue
             signalled = exc
             deadline = time.monotonic() + CANCEL_WAIT_SECONDS
             worker.cancel()

@@ -7,6 +7,9 @@ the program exits with 128 + the signal's number (130, 143, 129). A Python progr
 default SIGTERM action would skip its ``finally`` blocks and leave the command's process group
 running; a handler that raises lets every exit path close the registry.
 
+In the terminal UI, where Ctrl+C is a key (R-TUI-9), SIGTERM and SIGHUP end the program the same
+way: curses restores the terminal on the way out and the registry is closed (R-INT-2).
+
 During the clean-up after the run the handler only records the signal (``quiet``), so a second
 Ctrl+C cannot interrupt the SIGTERM-grace-SIGKILL of ``Registry.close()`` half-way.
 """
@@ -28,8 +31,13 @@ TUI_SIGNALS: Final = (signal.SIGTERM, signal.SIGHUP)  # Ctrl+C is a key of the U
 _Handler = Union[Callable[[int, Optional[FrameType]], object], int, None]
 
 
-class Signalled(KeyboardInterrupt):
-    """A signal that asks the program to stop, raised in the main thread (R-INT-4)."""
+class Signalled(BaseException):
+    """A signal that asks the program to stop, raised in the main thread (R-INT-4).
+
+    Not a KeyboardInterrupt: the terminal UI takes a KeyboardInterrupt for Ctrl+C, which only
+    cancels a turn, while SIGTERM must end the program; and not an Exception, so no ``except
+    Exception`` on the way out swallows it.
+    """
 
     def __init__(self, signum: int) -> None:
         super().__init__(signum)

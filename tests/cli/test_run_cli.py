@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from harness9_ref.cli import NOT_RUN_LINE, offline_notice
+from harness9_ref.cli import NOT_RUN_LINE, main, offline_notice
 from harness9_ref.tools import APPROVAL_REQUIRED, INTERRUPTED_NOTE
-from tests.cli.helpers import EXCEPTION_NAME, cli, environment, one_error, session_of, stored
+from tests.cli.helpers import EXCEPTION_NAME, SESSION, cli, environment, one_error, session_of, stored
 
 PROC = Path("/proc")
 
@@ -176,7 +176,7 @@ def test_without_yes_commands_are_refused_and_the_run_goes_on(env: dict[str, str
 
 @pytest.mark.parametrize(("args", "extra"), [(["--yes"], {}), ([], {"HARNESS9_YES": "1"})])
 def test_yes_runs_commands(env: dict[str, str], work: Path, args: list[str], extra: dict[str, str]) -> None:
-    result = cli([*OFFLINE, *args, "run", "run echo hi > made.txt"], env, work, **extra)
+    result = cli([*OFFLINE, *args, "run", "run echo hi > made.txt"], {**env, **extra}, work)
     assert result.returncode == 0 and "not run" not in result.stderr
     assert (work / "made.txt").read_text() == "hi\n"
 
@@ -190,7 +190,7 @@ def test_harness9_yes_other_than_1_asks(env: dict[str, str], work: Path) -> None
 def test_an_unknown_language_is_an_error(
     env: dict[str, str], work: Path, args: list[str], extra: dict[str, str], status: int
 ) -> None:
-    one_error(cli([*OFFLINE, *args, "run", "x"], env, work, **extra), status=status)
+    one_error(cli([*OFFLINE, *args, "run", "x"], {**env, **extra}, work), status=status)
 
 
 # R-INT-4, R-INT-2: signals end the run and every process of its commands
@@ -220,9 +220,11 @@ def wait_for(condition: object, seconds: float) -> None:
 
 
 @pytest.mark.skipif(not PROC.is_dir(), reason="needs /proc to find the command's processes")
-@pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize(
+    ("signum", "status", "times"), [(signal.SIGINT, 130, 1), (signal.SIGTERM, 143, 1), (signal.SIGINT, 130, 2)]
+)
 def test_a_signal_interrupts_a_command_that_ignores_sigterm(
-    env: dict[str, str], work: Path, db: Path, signum: int, status: int
+    env: dict[str, str], work: Path, db: Path, signum: int, status: int, times: int
 ) -> None:
     tag = f"30.{random.randrange(10**8):08d}"  # sleep's argument, unique to this test
     command = f"trap '' TERM; echo $$ > started; sleep {tag}; echo finished"
@@ -237,7 +239,9 @@ def test_a_signal_interrupts_a_command_that_ignores_sigterm(
     try:
         wait_for(lambda: (work / "started").exists() and processes_with(tag), 20)
         start = time.monotonic()
-        process.send_signal(signum)
+        for _ in range(times):  # a second Ctrl+C must not leave the command behind
+            process.send_signal(signum)
+            time.sleep(0.05)
         out, err = process.communicate(timeout=10)
         elapsed = time.monotonic() - start
     finally:
@@ -262,3 +266,24 @@ def test_a_background_job_ends_with_the_program(env: dict[str, str], work: Path)
     assert result.returncode == 0, result.stderr
     assert "\u2190 bash: started" in result.stderr.splitlines()
     assert processes_with(tag) == []
+
+
+def test_lang_en_gives_the_english_compaction_notice(
+    tmp_path: Path, work: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name, value in environment(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "LLM_MODEL", "HARNESS9_LANG"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(work)
+    args = ["--provider", "offline", "--context-window", "2000", "--lang", "en"]
+    session: list[str] = []
+    notices = []
+    for prompt in ("one", "two", "three", "four", "five"):  # in process: five runs in well under a second
+        assert main([*args, *(["--resume", session[0]] if session else []), "run", prompt]) == 0
+        err = capsys.readouterr().err
+        found = SESSION.search(err)
+        assert found is not None
+        session[:] = [found.group(1)]
+        notices += [line for line in err.splitlines() if line.startswith("\u26a1 ")]
+    assert notices == ["\u26a1 context compacted \u2014 2.5K \u2192 1.6K tokens (10 \u2192 8 messages)"]
