@@ -1,8 +1,10 @@
 """The terminal UI's pure parts as ops of the reference adapter (``tui_*``).
 
 The screen itself is tested in a real terminal by the Python tests; what a port must reproduce
-byte for byte is the text: the status bar and its colours, the compaction notice, the /resume
-listing and choice, and the command table's completion and dispatch.
+byte for byte is the text, in both languages of R-TUI-17: the status bar and its colours at
+every width, its figure before the first token update, the compaction notice, the /resume and
+/search listings with their ages and pages and the choice that follows, the command table's
+completion and dispatch, /help, and the strings table itself.
 """
 
 from __future__ import annotations
@@ -10,48 +12,96 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from harness9_ref.memory import Checkpoint
+from harness9_ref.schema import ToolDefinition, messages_from_list
 from harness9_ref.tui import (
-    RESUME_LIMIT,
+    DEFAULT_LANG,
+    PAGE_SIZE,
+    STRINGS,
     StatusState,
+    approval_answer,
+    approval_line,
     classify_input,
     compaction_notice,
     complete_command,
-    parse_resume_choice,
+    context_estimate,
+    help_lines,
+    listing_lines,
+    parse_listing_choice,
     render_status,
-    resume_listing,
 )
 
 __all__ = ["TUI_OPS"]
 
 
+def _lang(inp: Mapping[str, Any]) -> str:
+    return str(inp.get("lang", DEFAULT_LANG))
+
+
 def op_tui_status(inp: Mapping[str, Any]) -> list[list[Any]]:
-    """The status bar after the given token updates (none: before the first one)."""
-    state = StatusState()
+    """The status bar at start-up (R-TUI-15: ``start`` describes the session; none: no ctx
+    part) after the given token updates."""
+    start = inp.get("start")
+    state = StatusState() if start is None else StatusState(_start_figure(start), int(start["window"]))
     for update in inp.get("updates", []):
         state = state.apply(update)
-    segments = render_status(inp["model"], inp["workdir"], inp["session_id"], state.used, state.window, inp["width"])
+    segments = render_status(
+        inp["model"], inp["workdir"], inp["session_id"], state.used, state.window, inp["width"], _lang(inp)
+    )
     return [[text, colour] for text, colour in segments]
 
 
+def _start_figure(inp: Mapping[str, Any]) -> int:
+    """R-TUI-15's figure for a session storing ``stored`` (and ``checkpoint``, long-session mode only)."""
+    tools = [ToolDefinition.from_dict(t, f"tools[{n}]") for n, t in enumerate(inp.get("tools", []))]
+    cp = inp.get("checkpoint")
+    checkpoint = None if cp is None else Checkpoint(int(cp["covered"]), str(cp["anchor"]), str(cp["summary"]))
+    stored = messages_from_list(inp["stored"], "stored")
+    return context_estimate(str(inp["system"]), stored, tools, bool(inp.get("long_session", False)), checkpoint)
+
+
 def op_tui_resume(inp: Mapping[str, Any]) -> dict[str, Any]:
-    """The /resume lines for ``sessions`` (times at ``tz_offset_minutes`` east of UTC) and the choice."""
+    """Page ``page`` of the /resume (or, with ``search``, /search) listing of ``sessions`` at
+    time ``now``, and what ``typed`` asks for: a number, "next", "previous" or null."""
     sessions = inp["sessions"]
-    lines = resume_listing(sessions, int(inp["tz_offset_minutes"]))
-    listed = min(len(sessions), RESUME_LIMIT)
-    return {"lines": lines, "choice": None if "typed" not in inp else parse_resume_choice(inp["typed"], listed)}
+    page = int(inp.get("page", 1))
+    fetched = sessions[(page - 1) * PAGE_SIZE : page * PAGE_SIZE + 1]  # as the UI fetches: one more
+    lines = listing_lines(
+        fetched, page=page, now=int(inp["now"]), search=bool(inp.get("search", False)), lang=_lang(inp)
+    )
+    choice = None
+    if "typed" in inp:
+        shown = min(len(fetched), PAGE_SIZE)
+        choice = parse_listing_choice(inp["typed"], page=page, count=shown, has_next=len(fetched) > PAGE_SIZE)
+    return {"lines": lines, "choice": choice}
 
 
 def op_tui_input(inp: Mapping[str, Any]) -> Any:
-    """Tab completion (``"action": "complete"``) or what a submitted line is (``"submit"``)."""
+    """Tab completion (``complete``), what a submitted line is (``submit``), /help's lines
+    (``help``), the whole table of strings (``strings``) in ``lang``, what a key means while a
+    command waits for approval (``approve``) or the question for a command (``approve_prompt``)."""
     if inp["action"] == "complete":
         return complete_command(inp["text"])
-    kind, text = classify_input(inp["text"])
+    if inp["action"] == "help":
+        return help_lines(_lang(inp))
+    if inp["action"] == "strings":
+        return dict(STRINGS[_lang(inp)])
+    if inp["action"] == "approve":
+        return approval_answer(inp["text"])
+    if inp["action"] == "approve_prompt":
+        return approval_line(inp["text"], _lang(inp))
+    kind, text = classify_input(inp["text"], _lang(inp))
     return {"kind": kind, "text": text}
+
+
+def op_tui_notice(inp: Mapping[str, Any]) -> str:
+    """The compaction notice of the event data (R-TUI-5) in ``lang``."""
+    return compaction_notice(inp, _lang(inp))
 
 
 TUI_OPS: Final = {
     "tui_status": op_tui_status,
-    "tui_notice": lambda inp: compaction_notice(inp),
+    "tui_notice": op_tui_notice,
     "tui_resume": op_tui_resume,
     "tui_input": op_tui_input,
 }

@@ -1,17 +1,22 @@
-"""The terminal UI (SPEC section "Terminal UI": R-TUI-1 … R-TUI-13; seed 10, D9).
+"""The terminal UI (SPEC sections 18 and 23.7: R-TUI-1 … R-TUI-19, R-APPR-2; seed 10, D9).
 
 Its pure parts are plain functions of JSON-friendly values, with conformance cases:
-``render_status`` and ``StatusState`` (the status bar), ``compaction_notice``,
-``resume_listing`` and ``parse_resume_choice`` (/resume), ``complete_command`` and
-``classify_input`` (the command table), and the fixed texts as constants.
+``render_status`` and ``StatusState`` (the status bar), ``context_estimate`` (its figure
+before the first token update), ``compaction_notice``, ``listing_lines``,
+``parse_listing_choice`` and ``format_age`` (/resume and /search), ``complete_command``,
+``classify_input`` and ``help_lines`` (the command table), and every string in both languages
+as ``STRINGS`` (pinned as ``STRINGS_TABLE``). ``Approver`` is the registry's approval callback
+that asks the user from the worker thread.
 
 Importing this package does not import curses: ``run_tui`` imports it when the UI starts
 and raises ``TuiUnavailable`` with a one-line message when it is missing (R-TUI-13).
 """
 
 from ._app import App, QueueItem
+from ._approval import ApprovalRequest, Approver, KeyAnswer, approval_answer, approval_line
 from ._cells import cell_width, char_cells, clean_line, cut_cells, wrap_cells
-from ._commands import Input, InputKind, classify_input, complete_command
+from ._commands import HELP_KEYS, Input, InputKind, classify_input, complete_command, help_lines
+from ._context import LONG_SESSION_PRIOR, context_estimate, loaded_history, session_context
 from ._editor import LineEditor
 from ._launch import ScreenError, TuiUnavailable, prepare_tui, run_tui
 from ._lines import (
@@ -24,8 +29,9 @@ from ._lines import (
     tool_result_line,
     user_line,
 )
-from ._resume import SessionLike, parse_resume_choice, resume_listing
+from ._resume import Choice, ListedSession, format_age, listing_lines, parse_listing_choice
 from ._status import Segment, StatusState, ctx_colour, display_model, render_status
+from ._strings import DEFAULT_LANG, LANGS, STRINGS, STRINGS_TABLE, parse_strings, strings_for
 from ._text import (
     BUSY_COMMAND,
     BUSY_PROMPT,
@@ -34,24 +40,35 @@ from ._text import (
     COLOUR_OK,
     COLOUR_WARN,
     COMMANDS,
+    COMPACTING_NOTICE,
     COMPACTION_NOTICE,
+    COMPACT_COMMAND,
     CURSES_MISSING,
     ELLIPSIS,
     ERROR_PREFIX,
+    HELP_COMMAND,
     HIGH_PERCENT,
     INPUT_PROMPT,
+    INPUT_PROMPT_APPROVE,
     INPUT_PROMPT_BUSY,
     INTERRUPTED_NOTICE,
+    LIST_ITEM,
+    LIST_TITLE,
     NO_SESSIONS,
+    PAGE_SIZE,
     RESUME_HEADER,
     RESUME_ITEM,
     RESUME_LIMIT,
     RESUME_PROMPT,
     RESUME_TIME_FORMAT,
+    SEARCH_COMMAND,
     STATUS_BAR,
     STATUS_CTX,
     STATUS_CTX_GAP,
     STATUS_CTX_UNKNOWN_WINDOW,
+    STATUS_MODEL,
+    STATUS_SEPARATOR,
+    STATUS_WORKDIR_GAP,
     UNKNOWN_COMMAND,
     WARN_PERCENT,
 )
@@ -65,58 +82,88 @@ __all__ = (
     "COLOUR_OK",
     "COLOUR_WARN",
     "COMMANDS",
+    "COMPACTING_NOTICE",
     "COMPACTION_NOTICE",
+    "COMPACT_COMMAND",
     "CURSES_MISSING",
+    "DEFAULT_LANG",
     "ELLIPSIS",
     "ERROR_PREFIX",
+    "HELP_COMMAND",
+    "HELP_KEYS",
     "HIGH_PERCENT",
     "INPUT_PROMPT",
+    "INPUT_PROMPT_APPROVE",
     "INPUT_PROMPT_BUSY",
     "INTERRUPTED_NOTICE",
+    "LANGS",
+    "LIST_ITEM",
+    "LIST_TITLE",
+    "LONG_SESSION_PRIOR",
     "NO_SESSIONS",
+    "PAGE_SIZE",
     "RESUME_HEADER",
     "RESUME_ITEM",
     "RESUME_LIMIT",
     "RESUME_PROMPT",
     "RESUME_TIME_FORMAT",
     "RUN_FINISHED",
+    "SEARCH_COMMAND",
     "STATUS_BAR",
     "STATUS_CTX",
     "STATUS_CTX_GAP",
     "STATUS_CTX_UNKNOWN_WINDOW",
+    "STATUS_MODEL",
+    "STATUS_SEPARATOR",
+    "STATUS_WORKDIR_GAP",
+    "STRINGS",
+    "STRINGS_TABLE",
     "UNKNOWN_COMMAND",
     "WARN_PERCENT",
     "App",
+    "ApprovalRequest",
+    "Approver",
+    "KeyAnswer",
+    "Choice",
     "Input",
     "InputKind",
     "LineEditor",
     "LineKind",
+    "ListedSession",
     "PaneLine",
     "QueueItem",
     "RunFinished",
     "RunWorker",
     "ScreenError",
     "Segment",
-    "SessionLike",
     "StatusState",
     "TuiUnavailable",
     "WorkerItem",
+    "approval_answer",
+    "approval_line",
     "cell_width",
     "char_cells",
     "classify_input",
     "clean_line",
     "compaction_notice",
     "complete_command",
+    "context_estimate",
     "ctx_colour",
     "cut_cells",
     "display_model",
     "error_line",
+    "format_age",
+    "help_lines",
     "history_lines",
-    "parse_resume_choice",
+    "listing_lines",
+    "loaded_history",
+    "parse_listing_choice",
+    "parse_strings",
     "prepare_tui",
     "render_status",
-    "resume_listing",
     "run_tui",
+    "session_context",
+    "strings_for",
     "tool_call_line",
     "tool_result_line",
     "user_line",

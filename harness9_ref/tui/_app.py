@@ -1,22 +1,23 @@
-"""The terminal UI's state and behaviour, without curses (SPEC R-TUI-2 … R-TUI-11; seed 10).
+"""The terminal UI's state and behaviour, without curses (SPEC R-TUI-2 … R-TUI-19, R-APPR-2,
+R-INT-4; seed 10).
 
 ``App`` owns the conversation pane's lines, the status, the input line and the worker of the
-running turn. The screen (``_screen.py``) calls ``submit``, ``interrupt`` and ``poll`` and
-draws what ``pane_rows`` and ``status_segments`` return; everything here can be driven from a
-test without a terminal.
+running turn. The screen (``_screen.py``) calls ``submit``, ``interrupt``, ``approval_key``
+and ``poll`` and draws what ``pane_rows`` and ``status_segments`` return; everything here can
+be driven from a test without a terminal. The session commands are in ``_commands_app.py``.
 """
 
 from __future__ import annotations
 
 import logging
 import queue
-import threading
-from typing import TYPE_CHECKING, Iterable, Sequence, Union
+import time
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Union
 
 from ..engine import (
     CANCELLED,
+    DEFAULT_SYSTEM_PROMPT,
     CompactionData,
-    EngineError,
     ErrorData,
     Event,
     TextDeltaData,
@@ -24,45 +25,27 @@ from ..engine import (
     ToolCallData,
     ToolResultData,
 )
-from ..memory import SessionError, SessionInfo
+from ._approval import Answer, ApprovalRequest, Approver, approval_answer, approval_line
 from ._cells import clean_line, wrap_cells
 from ._commands import classify_input
+from ._commands_app import SessionCommands
 from ._editor import LineEditor
-from ._lines import (
-    LineKind,
-    PaneLine,
-    compaction_notice,
-    error_line,
-    history_lines,
-    tool_call_line,
-    tool_result_line,
-    user_line,
-)
-from ._resume import parse_resume_choice, resume_listing
-from ._status import Segment, StatusState, render_status
-from ._text import (
-    BUSY_COMMAND,
-    BUSY_PROMPT,
-    CANCELLED_NOTICE,
-    COMPACT_COMMAND,
-    COMPACTING_NOTICE,
-    INPUT_PROMPT,
-    INPUT_PROMPT_BUSY,
-    INTERRUPTED_NOTICE,
-    RESUME_LIMIT,
-)
+from ._lines import LineKind, PaneLine, compaction_notice, error_line, history_lines, tool_call_line, tool_result_line, user_line
+from ._listing import Listing
+from ._status import Segment, render_status
+from ._strings import DEFAULT_LANG, strings_for
+from ._text import INPUT_PROMPT, INPUT_PROMPT_APPROVE, INPUT_PROMPT_BUSY
 from ._worker import RunFinished, RunWorker, WorkerItem
 
 if TYPE_CHECKING:
-    from datetime import tzinfo
-
     from ..engine import AgentEngine
-    from ..memory import Manager, SQLiteSession
+    from ..memory import Manager, Session
 
 __all__ = ["App", "QueueItem"]  # gets re-exported
 
-QueueItem = Union[WorkerItem, PaneLine]
-"""What reaches the UI thread: engine events, RUN_FINISHED, or a line to show (a log warning)."""
+QueueItem = Union[WorkerItem, PaneLine, ApprovalRequest]
+"""What reaches the UI thread: engine events, RUN_FINISHED, a line to show (a log warning), or
+a command waiting for approval."""
 
 SHUTDOWN_WAIT: float = 5.0  # seconds /exit waits for a cancelled run to save (R-TUI-9)
 
@@ -70,61 +53,88 @@ SHUTDOWN_WAIT: float = 5.0  # seconds /exit waits for a cancelled run to save (R
 class _PaneLogHandler(logging.Handler):
     """Shows log warnings (such as a failed save, R-ENG-13) as error lines in the pane."""
 
-    def __init__(self, items: queue.Queue[QueueItem]) -> None:
+    def __init__(self, items: queue.Queue[QueueItem], lang: str) -> None:
         super().__init__(logging.WARNING)
         self._items = items
+        self._lang = lang
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            self._items.put(PaneLine(error_line(record.getMessage()), "error"))
+            self._items.put(PaneLine(error_line(record.getMessage(), self._lang), "error"))
         except Exception:  # pragma: no cover - logging must never break the UI
             self.handleError(record)
 
 
-class App:
+class App(SessionCommands):
     """The UI of one program run.
 
     Args:
         engine: the agent engine; its session is replaced on /new and /resume.
-        manager: where sessions are created, listed and opened.
+        manager: where sessions are created, listed, searched and opened.
         session: the current session (R-CLI-8: the UI always has one).
         model: the configured model name (the status bar drops its routing prefix).
         workdir: the absolute working directory.
         notices: lines shown first, such as the offline provider notice.
-        tz: the time zone of the /resume listing (None: local time).
+        lang: the language of every string shown (R-TUI-17): "zh" or "en".
+        registry: the engine's tool registry: its tools count in the ctx estimate (R-TUI-15),
+            and /new and /resume call its ``reset_approval`` when it has one (R-APPR-2).
+            None: the engine's public ``registry``, if it has one.
+        approver: the ``approve`` callback the registry was built with (R-APPR-2), if it was
+            made before the App; else pass ``App.approve`` to the registry. Either way the App
+            answers the requests from keys.
+        long_session: whether the engine runs in long-session mode (the ctx estimate's prior,
+            R-LONG-3). None: the engine's public ``long_session``, else False.
+        system_prompt: the engine's system prompt, for the ctx estimate.
+        clock: Unix time in seconds, for the ages of the listings (R-TUI-19).
+
+    Raises:
+        ValueError: ``lang`` is not a language of R-TUI-17.
     """
 
     def __init__(
         self,
         engine: AgentEngine,
         manager: Manager,
-        session: SQLiteSession,
+        session: Session,
         model: str,
         workdir: str,
         *,
         notices: Iterable[str] = (),
-        tz: tzinfo | None = None,
+        lang: str = DEFAULT_LANG,
+        registry: Any = None,
+        approver: Approver | None = None,
+        long_session: bool | None = None,
+        system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+        clock: Callable[[], float] = time.time,
     ) -> None:
+        self.texts = strings_for(lang)
+        self.lang = lang
         self.engine = engine
         self.manager = manager
         self.session = session
         self.model = model
         self.workdir = workdir
-        self.tz = tz
+        self.registry = registry if registry is not None else getattr(engine, "registry", None)
+        self.long_session = bool(getattr(engine, "long_session", False)) if long_session is None else long_session
+        self.system_prompt = system_prompt
+        self.clock = clock
         self.editor = LineEditor()
-        self.status = StatusState()
         self.lines: list[PaneLine] = [PaneLine(text, "notice") for text in notices]
         self.items: queue.Queue[QueueItem] = queue.Queue()
         self.worker: RunWorker | None = None
-        self.choices: list[SessionInfo] | None = None  # set while /resume waits for a number
+        self.listing: Listing | None = None  # set while a listing waits for a number, n or p
+        self.asking: ApprovalRequest | None = None  # set while a command waits for y, n or a
+        self.approver = approver if approver is not None else Approver()
         self.exiting = False
         self.scroll = 0  # rows scrolled up from the bottom of the pane
         self._interrupted = False
         self._stream_line: int | None = None  # index of the assistant line being streamed
         self._wrapped: list[tuple[str, list[str]]] = []
         self._wrap_width = 0
+        self.approver.attach(self.items.put)
         self.engine.set_session(session)
-        self.lines.extend(history_lines(session.get_messages(0)))
+        self.lines.extend(history_lines(session.get_messages(0), lang))
+        self.status = self.start_status()
 
     # What the screen shows.
 
@@ -133,13 +143,20 @@ class App:
         return self.worker is not None
 
     @property
+    def choices(self) -> Listing | None:
+        """The open listing (the earlier name)."""
+        return self.listing
+
+    @property
     def input_prompt(self) -> str:
-        """What precedes the input line: INPUT_PROMPT, or INPUT_PROMPT_BUSY while a turn runs."""
+        """What precedes the input line: ``> ``, ``* `` while a turn runs, ``? `` while asking."""
+        if self.asking is not None:
+            return INPUT_PROMPT_APPROVE
         return INPUT_PROMPT_BUSY if self.worker is not None else INPUT_PROMPT
 
     def status_segments(self, width: int) -> list[Segment]:
         return render_status(
-            self.model, self.workdir, self.session.session_id, self.status.used, self.status.window, width
+            self.model, self.workdir, self.session.session_id, self.status.used, self.status.window, width, self.lang
         )
 
     def pane_rows(self, width: int, height: int) -> list[tuple[str, LineKind]]:
@@ -170,16 +187,20 @@ class App:
     # Input.
 
     def submit(self) -> None:
-        """Enter: act on the input line (R-TUI-6 … R-TUI-9)."""
-        if self.choices is not None:
+        """Enter: act on the input line (R-TUI-6 … R-TUI-9, R-TUI-14, R-TUI-18); while a command
+        waits for approval, Enter means no (R-APPR-2)."""
+        if self.asking is not None:
+            self.approval_key("\n")
+            return
+        if self.listing is not None:
             self._choose(self.editor.submit(remember=False))
             return
-        kind, text = classify_input(self.editor.text)
+        kind, text = classify_input(self.editor.text, self.lang)
         if kind == "empty":
             self.editor.submit(remember=False)
         elif kind == "prompt":
             if self.running:
-                self._add(error_line(BUSY_PROMPT), "error")
+                self._error(self.texts["busy_prompt"])
                 return  # the prompt stays in the input line
             self.editor.submit()
             self._start(text)
@@ -190,35 +211,69 @@ class App:
             else:
                 self._command(text)
 
-    def interrupt(self) -> None:
-        """Ctrl+C: cancel the running turn, or end the program when idle (R-TUI-9).
+    def approve(self, command: str) -> Answer:
+        """The registry's ``approve`` callback (R-APPR-1, R-APPR-2); called on the worker thread,
+        it blocks until the user answers from a key (or the UI goes away: no)."""
+        return self.approver(command)
 
-        A second Ctrl+C while a cancelled turn is still finishing (a tool that does not stop
-        at once) ends the program.
+    def approval_key(self, key: str) -> bool:
+        """A key while a command waits (R-APPR-2, ``approval_answer``); True when the key was used."""
+        if self.asking is None:
+            return False
+        answer = approval_answer(key)
+        if answer is None:
+            return True  # swallowed: a stray key neither answers nor edits the input line
+        if answer == "cancel":
+            self.interrupt()
+        else:
+            self.answer(answer)
+        return True
+
+    def answer(self, answer: Answer) -> None:
+        """Answer the waiting approval request and say so in the pane."""
+        request, self.asking = self.asking, None
+        if request is None:
+            return
+        request.answer(answer)
+        self._add(self.texts[f"approve_{answer}"], "notice")
+
+    def interrupt(self) -> None:
+        """Ctrl+C: cancel the running turn, or end the program when idle (R-TUI-9, R-INT-4).
+
+        A waiting approval is answered no first. ``已中断`` shows at once; the engine's cancel
+        interrupts the running command (R-INT-3), so the turn ends within seconds and the input
+        line is ready again as soon as RUN_FINISHED arrives. A second Ctrl+C while a cancelled
+        turn is still finishing ends the program.
         """
+        if self.asking is not None:
+            self.answer("no")
         if self.worker is None or self._interrupted:
             self.request_exit()
             return
         self._interrupted = True
-        self.worker.cancel()
+        self.worker.cancel()  # the engine interrupts the running command too (R-INT-3)
         self._stream_line = None
-        self._add(INTERRUPTED_NOTICE, "notice")
+        self._add(self.texts["interrupted"], "notice")
 
     def request_exit(self) -> None:
         """/exit: cancel a running turn first (it saves what R-ENG-12 allows), then end."""
+        if self.asking is not None:
+            self.answer("no")
+        self.approver.close()
         if self.worker is not None:
             self.worker.cancel()
         self.exiting = True
 
     def shutdown(self, wait: float = SHUTDOWN_WAIT) -> None:
         """Give a cancelled run up to ``wait`` seconds to finish and save."""
+        self.approver.close()
         if self.worker is not None:
             self.worker.cancel()
             self.worker.join(wait)
 
     def log_handler(self) -> logging.Handler:
         """A logging handler that shows warnings in the pane instead of on the terminal."""
-        return _PaneLogHandler(self.items)
+        return _PaneLogHandler(self.items, self.lang)
 
     # Events from the worker thread.
 
@@ -234,15 +289,28 @@ class App:
             changed = True
 
     def handle(self, item: QueueItem) -> None:
-        """Apply one event (R-TUI-4, R-TUI-5, R-TUI-10, R-TUI-11)."""
+        """Apply one event (R-TUI-4, R-TUI-5, R-TUI-10, R-TUI-11) or approval request (R-APPR-2)."""
         if isinstance(item, RunFinished):
             self.worker = None
             self._interrupted = False
             self._stream_line = None
+            if self.asking is not None:  # pragma: no cover - the run waits for its answer
+                self.answer("no")
         elif isinstance(item, PaneLine):
             self._add(item.text, item.kind)
+        elif isinstance(item, ApprovalRequest):
+            self._ask(item)
         else:
             self._event(item)
+
+    def _ask(self, request: ApprovalRequest) -> None:
+        if self._interrupted or self.exiting or self.asking is not None:
+            request.answer("no")
+            return
+        self._stream_line = None
+        self.asking = request
+        self.scroll = 0
+        self._add(approval_line(request.command, self.lang), "notice")
 
     def _event(self, event: Event) -> None:
         data = event.data
@@ -260,18 +328,15 @@ class App:
         if isinstance(data, TokenUpdateData):
             self.status = self.status.updated(data.estimated_tokens, data.context_window)
         elif isinstance(data, CompactionData):
-            self._add(compaction_notice(data), "notice")
+            self._add(compaction_notice(data, self.lang), "notice")
         elif isinstance(data, ToolCallData):
             self._add(tool_call_line(data.name, data.arguments), "tool")
         elif isinstance(data, ToolResultData):
-            self._add(tool_result_line(data.name, data.content), "tool")
+            self._add(tool_result_line(data.name, data.content, self.lang), "tool")
         elif isinstance(data, ErrorData) and not (data.code == CANCELLED and self._interrupted):
-            self._add(error_line(data.message), "error")
+            self._error(data.message)
 
     # Inner workings.
-
-    def _add(self, text: str, kind: LineKind) -> None:
-        self.lines.append(PaneLine(text, kind))
 
     def _start(self, prompt: str) -> None:
         self._add(user_line(prompt), "user")
@@ -282,60 +347,9 @@ class App:
     def _command(self, command: str) -> None:
         if command == "/exit":
             self.request_exit()
-            return
-        if self.running:
-            self._add(error_line(BUSY_COMMAND.format(command=command)), "error")
-            return
-        try:
-            if command == "/new":
-                self._switch(self.manager.new_session(), [])
-            elif command.startswith(COMPACT_COMMAND):
-                self._compact(command[len(COMPACT_COMMAND) :].strip())
-            else:
-                self._list_sessions()
-        except SessionError as exc:
-            self._add(error_line(str(exc)), "error")
-
-    def _compact(self, focus: str) -> None:
-        """/compact [focus]: summarise now on a thread, then show the notice of R-TUI-5 (R-LONG-9)."""
-        self._add(COMPACTING_NOTICE, "notice")
-
-        def work() -> None:
-            try:
-                data = self.engine.compact_now(focus)
-            except EngineError as exc:
-                self.items.put(PaneLine(error_line(exc.message), "error"))
-                return
-            self.items.put(PaneLine(compaction_notice(data), "notice"))
-
-        threading.Thread(target=work, name="harness9-compact", daemon=True).start()
-
-    def _list_sessions(self) -> None:
-        infos = self.manager.list_sessions()[:RESUME_LIMIT]
-        for line in resume_listing(infos, self.tz):
-            self._add(line, "notice")
-        self.choices = infos or None
-
-    def _choose(self, typed: str) -> None:
-        choices, self.choices = self.choices or [], None
-        self._add(user_line(typed), "user")
-        k = parse_resume_choice(typed, len(choices))
-        if k is None:
-            self._add(CANCELLED_NOTICE, "notice")
-            return
-        try:
-            session = self.manager.open_session(choices[k - 1].id)
-            stored = session.get_messages(0)
-        except SessionError as exc:
-            self._add(error_line(str(exc)), "error")
-            return
-        self._switch(session, history_lines(stored))
-
-    def _switch(self, session: SQLiteSession, lines: Sequence[PaneLine]) -> None:
-        """Make ``session`` current: engine, status bar and a fresh pane (R-TUI-7, R-TUI-8)."""
-        self.engine.set_session(session)
-        self.session = session
-        self.status = StatusState()
-        self.lines = list(lines)
-        self.scroll = 0
-        self._stream_line = None
+        elif command == "/help":
+            self._run_command(command)
+        elif self.running:
+            self._error(self.texts["busy_command"].format(command=command))
+        else:
+            self._run_command(command)

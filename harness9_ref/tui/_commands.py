@@ -1,23 +1,37 @@
-"""Commands of the input line and their Tab completion (SPEC R-TUI-6; seed 10.3 builtinCmds)."""
+"""Commands of the input line, their Tab completion and /help (SPEC R-TUI-6, R-TUI-14; seed 10.3 builtinCmds)."""
 
 from __future__ import annotations
 
 import os.path
-from typing import Literal, NamedTuple
+from typing import Final, Literal, NamedTuple
 
-from ._text import COMMANDS, COMPACT_COMMAND, UNKNOWN_COMMAND
+from ._strings import DEFAULT_LANG, strings_for
+from ._text import COMMANDS, COMPACT_COMMAND, SEARCH_COMMAND
 
-__all__ = ["Input", "InputKind", "classify_input", "complete_command"]  # gets re-exported
+__all__ = ["HELP_KEYS", "Input", "InputKind", "classify_input", "complete_command", "help_lines"]  # gets re-exported
 
 InputKind = Literal["empty", "command", "unknown", "prompt"]
+
+# R-TUI-14: the lines of /help, one per command of COMMANDS (in its order), then the keys.
+HELP_KEYS: Final = (
+    "help_commands",
+    "help_new",
+    "help_resume",
+    "help_search",
+    "help_compact",
+    "help_help",
+    "help_exit",
+    "help_keys",
+)
+_TAKES_TEXT: Final = (COMPACT_COMMAND, SEARCH_COMMAND)  # followed by a space and text: focus, query
 
 
 class Input(NamedTuple):
     """What a submitted line is: ``kind`` and the text that goes with it.
 
     - ``("empty", "")``: only white space; nothing happens.
-    - ``("command", "/new")``: one of COMMANDS; ``/compact`` may be followed by a space and its
-      focus (``("command", "/compact the tests")``).
+    - ``("command", "/new")``: one of COMMANDS; ``/compact`` and ``/search`` may be followed by a
+      space and their text (``("command", "/compact the tests")``, ``("command", "/search db")``).
     - ``("unknown", "未知命令：/foo")``: starts with ``/`` but is no command; the text is the
       line to show, and nothing is sent to the model.
     - ``("prompt", text)``: sent to the model as typed.
@@ -42,16 +56,23 @@ def complete_command(text: str) -> str:
     return os.path.commonprefix(candidates)
 
 
-def classify_input(text: str) -> Input:
+def help_lines(lang: str = DEFAULT_LANG) -> list[str]:
+    """What /help shows (R-TUI-14): a heading, one line per command, then the keys."""
+    texts = strings_for(lang)
+    return [texts[key] for key in HELP_KEYS]
+
+
+def classify_input(text: str, lang: str = DEFAULT_LANG) -> Input:
     """Sort a submitted line into prompt, command, unknown command or nothing (R-TUI-6).
 
-    Surrounding white space is ignored for commands; a prompt is kept exactly as typed.
+    Surrounding white space is ignored for commands; a prompt is kept exactly as typed. The
+    line of an unknown command is in ``lang`` (R-TUI-17).
     """
     stripped = text.strip()
     if not stripped:
         return Input("empty", "")
     if stripped.startswith("/"):
-        if stripped in COMMANDS or stripped.startswith(COMPACT_COMMAND + " "):
+        if stripped in COMMANDS or stripped.startswith(tuple(c + " " for c in _TAKES_TEXT)):
             return Input("command", stripped)
-        return Input("unknown", UNKNOWN_COMMAND + stripped)
+        return Input("unknown", strings_for(lang)["unknown_command"].format(input=stripped))
     return Input("prompt", text)

@@ -1,4 +1,4 @@
-"""The lines the conversation pane shows (SPEC R-TUI-5, R-TUI-10, R-TUI-11; seed 10.2).
+"""The lines the conversation pane shows (SPEC R-TUI-5, R-TUI-10, R-TUI-11, R-TUI-17; seed 10.2).
 
 Each function maps JSON-friendly data (an event's ``data`` object or a message) to text; the
 pane and ``harness9-ref run`` both use them. A line has a kind that the screen maps to a style.
@@ -11,7 +11,8 @@ from typing import Any, Final, Literal, Mapping, NamedTuple, Sequence
 from ..engine import CompactionData, one_line
 from ..memory import SUMMARY_MARKER, format_token_count
 from ..schema import ROLE_ASSISTANT, Message
-from ._text import COMPACTION_NOTICE, ERROR_PREFIX, INPUT_PROMPT
+from ._strings import DEFAULT_LANG, strings_for
+from ._text import INPUT_PROMPT
 
 __all__ = [  # gets re-exported
     "LineKind",
@@ -29,9 +30,6 @@ LineKind = Literal["user", "assistant", "tool", "notice", "error"]
 USER_PREFIX: Final = INPUT_PROMPT  # the user's prompt, as it was typed after the input prompt
 TOOL_CALL_PREFIX: Final = "\u2192 "  # "→ read_file {...}"
 TOOL_RESULT_PREFIX: Final = "\u2190 "  # "← read_file: first line (+N more lines)"
-MORE_LINES: Final = " (+{n} more lines)"
-ONE_MORE_LINE: Final = " (+1 more line)"
-EMPTY_RESULT: Final = "(empty)"
 TOOL_TEXT_LIMIT: Final = 200  # characters of arguments or of a result's first line shown
 
 
@@ -46,7 +44,7 @@ def _field(data: object, name: str) -> Any:
     return data[name] if isinstance(data, Mapping) else getattr(data, name)
 
 
-def compaction_notice(data: CompactionData | Mapping[str, int]) -> str:
+def compaction_notice(data: CompactionData | Mapping[str, int], lang: str = DEFAULT_LANG) -> str:
     """The notice of a compaction event (R-TUI-5).
 
     Args:
@@ -54,10 +52,10 @@ def compaction_notice(data: CompactionData | Mapping[str, int]) -> str:
             ``{"tokens_before", "tokens_after", "msgs_before", "msgs_after"}``.
 
     Returns:
-        ``COMPACTION_NOTICE`` with the token counts formatted by R-FMT, for example
-        ``⚡ 上下文已压缩 — 12.5K → 6.2K tokens（45 → 22 条消息）``.
+        ``compaction_notice`` of ``lang`` with the token counts formatted by R-FMT, for
+        example ``⚡ 上下文已压缩 — 12.5K → 6.2K tokens（45 → 22 条消息）``.
     """
-    return COMPACTION_NOTICE.format(
+    return strings_for(lang)["compaction_notice"].format(
         tokens_before=format_token_count(int(_field(data, "tokens_before"))),
         tokens_after=format_token_count(int(_field(data, "tokens_after"))),
         msgs_before=int(_field(data, "msgs_before")),
@@ -65,9 +63,9 @@ def compaction_notice(data: CompactionData | Mapping[str, int]) -> str:
     )
 
 
-def error_line(message: str) -> str:
-    """``错误：<message>``, the message made one line (R-TUI-10)."""
-    return ERROR_PREFIX + one_line(message)
+def error_line(message: str, lang: str = DEFAULT_LANG) -> str:
+    """``错误：<message>`` (``error: <message>`` in English), the message made one line (R-TUI-10)."""
+    return strings_for(lang)["error_line"].format(message=one_line(message))
 
 
 def _shorten(text: str) -> str:
@@ -85,16 +83,22 @@ def tool_call_line(name: str, arguments: str) -> str:
     return f"{TOOL_CALL_PREFIX}{name} {args}" if args else f"{TOOL_CALL_PREFIX}{name}"
 
 
-def tool_result_line(name: str, content: str) -> str:
+def tool_result_line(name: str, content: str, lang: str = DEFAULT_LANG) -> str:
     """One line for a tool result (R-TUI-11): ``← <name>: <first line> (+N more lines)``."""
+    texts = strings_for(lang)
     lines = content.splitlines()
     if not lines:
-        return f"{TOOL_RESULT_PREFIX}{name}: {EMPTY_RESULT}"
-    more = "" if len(lines) == 1 else ONE_MORE_LINE if len(lines) == 2 else MORE_LINES.format(n=len(lines) - 1)
+        return f"{TOOL_RESULT_PREFIX}{name}: {texts['tool_empty']}"
+    if len(lines) == 1:
+        more = ""
+    elif len(lines) == 2:
+        more = " " + texts["tool_one_more_line"]
+    else:
+        more = " " + texts["tool_more_lines"].format(n=len(lines) - 1)
     return f"{TOOL_RESULT_PREFIX}{name}: {_shorten(lines[0])}{more}"
 
 
-def history_lines(messages: Sequence[Message]) -> list[PaneLine]:
+def history_lines(messages: Sequence[Message], lang: str = DEFAULT_LANG) -> list[PaneLine]:
     """The pane's lines for stored messages, as /resume shows them (R-TUI-8).
 
     User prompts, assistant text, and one line per tool call and per result, as a live run
@@ -105,7 +109,7 @@ def history_lines(messages: Sequence[Message]) -> list[PaneLine]:
     for msg in messages:
         if msg.tool_call_id:
             name = names.get(msg.tool_call_id, "tool")
-            out.append(PaneLine(tool_result_line(name, msg.content), "tool"))
+            out.append(PaneLine(tool_result_line(name, msg.content, lang), "tool"))
         elif msg.role == ROLE_ASSISTANT:
             if msg.content:
                 out.append(PaneLine(msg.content, "assistant"))

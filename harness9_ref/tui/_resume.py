@@ -1,76 +1,145 @@
-"""The /resume listing and the choice that follows it (SPEC R-TUI-8; seed 10.3)."""
+"""The /resume and /search listings and the choice that follows them (SPEC R-TUI-8, R-TUI-18,
+R-TUI-19; seed 10.3).
+
+Pure: the UI fetches one page of ``recent_sessions`` or ``search`` and these functions turn it
+into lines and read the typed answer, so a port can check both byte for byte. Items are
+numbered across pages (page 2 lists [11] … [20]), so a number always names one session.
+"""
 
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone, tzinfo
-from typing import Any, Final, Mapping, Sequence, Union
+from typing import Any, Final, Literal, Mapping, Sequence, Union
 
-from ..memory import SessionInfo
-from ._text import NO_SESSIONS, RESUME_HEADER, RESUME_ITEM, RESUME_LIMIT, RESUME_PROMPT, RESUME_TIME_FORMAT
+from ._strings import DEFAULT_LANG, strings_for
+from ._text import LIST_ITEM, LIST_TITLE, PAGE_SIZE
 
-__all__ = ["SessionLike", "parse_resume_choice", "resume_listing"]  # gets re-exported
+__all__ = [  # gets re-exported
+    "Choice",
+    "ListedSession",
+    "format_age",
+    "listing_lines",
+    "parse_listing_choice",
+]
 
-SessionLike = Union[SessionInfo, Mapping[str, Any]]
-"""A ``SessionInfo`` or its JSON object ``{"id", "created_at", "updated_at", "message_count"}``."""
+ListedSession = Union[Mapping[str, Any], Any]
+"""A ``SessionSummary`` or ``SearchHit`` (R-FIND-3, R-SRCH-1), or its JSON object with at least
+``id``, ``updated_at``, ``message_count`` and ``title`` (``snippet`` for a search)."""
 
+Choice = Union[int, Literal["next", "previous"], None]
+"""What a typed answer asks for: the item number to open, a page, or None (cancel)."""
+
+MINUTE: Final = 60
+HOUR: Final = 3600
+DAY: Final = 86400
+NEXT_PAGE: Final = "n"
+PREVIOUS_PAGE: Final = "p"
+# The prompt after a page names only the page keys that work there: (previous page?, next page?).
+_PROMPTS: Final = {
+    (False, False): "resume_prompt",
+    (False, True): "resume_prompt_next",
+    (True, False): "resume_prompt_previous",
+    (True, True): "resume_prompt_pages",
+}
 _DIGITS: Final = re.compile(r"[0-9]+")
-_MAX_DIGITS: Final = 9  # more digits than this cannot name one of RESUME_LIMIT items
+_MAX_DIGITS: Final = 9  # more digits than this cannot name a listed item
 
 
-def _get(info: SessionLike, name: str) -> Any:
-    return info[name] if isinstance(info, Mapping) else getattr(info, name)
+def _get(item: ListedSession, name: str) -> Any:
+    return item[name] if isinstance(item, Mapping) else getattr(item, name)
 
 
-def _zone(tz: tzinfo | int | None) -> tzinfo | None:
-    if isinstance(tz, int):
-        return timezone(timedelta(minutes=tz))
-    return tz
+def format_age(now: int, updated_at: int, lang: str = DEFAULT_LANG) -> str:
+    """How long ago ``updated_at`` was, in whole units (R-TUI-19); a time in the future is "now"."""
+    texts = strings_for(lang)
+    d = now - updated_at
+    if d < MINUTE:
+        return texts["age_now"]
+    if d < HOUR:
+        return texts["age_minutes"].format(n=d // MINUTE)
+    if d < DAY:
+        return texts["age_hours"].format(n=d // HOUR)
+    return texts["age_days"].format(n=d // DAY)
 
 
-def resume_listing(infos: Sequence[SessionLike], tz: tzinfo | int | None = None) -> list[str]:
-    """The lines /resume shows (R-TUI-8).
+def listing_lines(
+    fetched: Sequence[ListedSession],
+    *,
+    page: int,
+    now: int,
+    search: bool = False,
+    lang: str = DEFAULT_LANG,
+) -> list[str]:
+    """The lines of one page of the /resume or /search listing (R-TUI-8, R-TUI-18).
 
     Args:
-        infos: sessions in the order of ``Manager.list_sessions()``; the first RESUME_LIMIT
-            are listed.
-        tz: the time zone of the times shown: a ``tzinfo``, a fixed offset in minutes east of
-            UTC (JSON-friendly; ``480`` for UTC+8), or None for the local time zone.
+        fetched: the page's sessions in listing order, as fetched: up to PAGE_SIZE + 1 of
+            them, from position ``(page - 1) * PAGE_SIZE`` of the listing; one more than
+            PAGE_SIZE says that another page follows, and is not shown.
+        page: the page's number, 1 for the first.
+        now: the time the ages are counted to, in Unix seconds (R-TUI-19).
+        search: a /search listing: the snippet instead of the title, and its own header and
+            empty line.
+        lang: the language of R-TUI-17.
 
     Returns:
-        ``RESUME_HEADER``, one ``RESUME_ITEM`` per listed session (``[k]`` from 1, the
-        session's ``updated_at`` as ``YYYY-MM-DD HH:MM``), then ``RESUME_PROMPT``; or the
-        single line ``NO_SESSIONS`` when ``infos`` is empty.
+        The header (``*_header``, or ``*_header_page`` when there is more than one page), one
+        ``LIST_ITEM`` per session (numbered from ``(page - 1) * PAGE_SIZE + 1``, followed by
+        ``LIST_TITLE`` when the title or snippet is not empty; the count is followed by
+        ``message_word`` when it is 1, else ``messages_word``), then the prompt that names the
+        page keys that work on this page (``resume_prompt``, ``resume_prompt_next``,
+        ``resume_prompt_previous`` or ``resume_prompt_pages``); or the single line
+        ``no_sessions`` (``search_empty``) when the first page is empty.
     """
-    listed = list(infos[:RESUME_LIMIT])
-    if not listed:
-        return [NO_SESSIONS]
-    zone = _zone(tz)
-    lines = [RESUME_HEADER.format(n=len(listed))]
-    for k, info in enumerate(listed, start=1):
-        when = datetime.fromtimestamp(int(_get(info, "updated_at")), zone).strftime(RESUME_TIME_FORMAT)
-        lines.append(RESUME_ITEM.format(k=k, id=_get(info, "id"), time=when, count=int(_get(info, "message_count"))))
-    lines.append(RESUME_PROMPT)
+    texts = strings_for(lang)
+    kind = "search" if search else "resume"
+    listed = list(fetched[:PAGE_SIZE])
+    has_next = len(fetched) > PAGE_SIZE
+    if not listed and page <= 1:
+        return [texts["search_empty" if search else "no_sessions"]]
+    paged = page > 1 or has_next
+    header = texts[f"{kind}_header_page" if paged else f"{kind}_header"]
+    lines = [header.format(page=page, n=len(listed))]
+    first = (page - 1) * PAGE_SIZE + 1
+    for k, item in enumerate(listed, start=first):
+        line = LIST_ITEM.format(
+            k=k,
+            id8=str(_get(item, "id"))[:8],
+            age=format_age(now, int(_get(item, "updated_at")), lang),
+            count=int(_get(item, "message_count")),
+            messages=texts["message_word" if int(_get(item, "message_count")) == 1 else "messages_word"],
+        )
+        title = str(_get(item, "snippet" if search else "title"))
+        lines.append(line + LIST_TITLE.format(title=title) if title else line)
+    lines.append(texts[_PROMPTS[page > 1, has_next]])
     return lines
 
 
-def parse_resume_choice(text: str, count: int) -> int | None:
-    """Which listed session a typed line names (R-TUI-8).
+def parse_listing_choice(text: str, *, page: int, count: int, has_next: bool) -> Choice:
+    """What the line typed after a listing page asks for (R-TUI-8, R-TUI-18).
 
     Args:
-        text: the line the user typed after the listing.
-        count: how many sessions were listed.
+        text: the typed line.
+        page: the page shown, 1 for the first.
+        count: how many items that page lists.
+        has_next: whether another page follows.
 
     Returns:
-        The item number ``k`` (1 … count) when ``text``, without surrounding white space, is
-        ASCII digits naming a listed item (leading zeros allowed); None, meaning "cancel",
-        for anything else: other characters, 0, a number beyond the list, an empty line.
+        The item number ``k`` when ``text``, without surrounding white space, is ASCII digits
+        (leading zeros allowed) naming an item of this page; ``"next"`` for ``n`` when another
+        page follows; ``"previous"`` for ``p`` after the first page; None, meaning "cancel",
+        for anything else (other characters, 0, a number not on this page, an empty line).
     """
-    digits = text.strip()
-    if _DIGITS.fullmatch(digits) is None:
+    typed = text.strip()
+    if typed == NEXT_PAGE:
+        return "next" if has_next else None
+    if typed == PREVIOUS_PAGE:
+        return "previous" if page > 1 else None
+    if _DIGITS.fullmatch(typed) is None:
         return None
-    digits = digits.lstrip("0")
+    digits = typed.lstrip("0")
     if not digits or len(digits) > _MAX_DIGITS:
         return None
     k = int(digits)
-    return k if 1 <= k <= count else None
+    first = (page - 1) * PAGE_SIZE + 1
+    return k if first <= k < first + count else None

@@ -8,7 +8,10 @@ changed, read one key with a short timeout. The engine runs on the worker thread
 Keys: Enter sends, Tab completes a command, Up/Down walk the input history, Left/Right/Home/End
 (Ctrl+A, Ctrl+E) move, Backspace/Delete, Ctrl+U/Ctrl+K cut, PageUp/PageDown scroll the pane,
 Ctrl+L redraws, Ctrl+C cancels the running turn or ends the program when idle, Ctrl+D on an
-empty line ends the program. The terminal is in raw mode, so Ctrl+C arrives as a key; a
+empty line ends the program. While a command waits for approval (R-APPR-2), y, n and a answer,
+Enter and Esc mean no, Ctrl+C means no and cancels the turn, and other keys do nothing (so
+PageUp cannot scroll then; the question is the newest line anyway). The
+terminal is in raw mode, so Ctrl+C arrives as a key; a
 SIGINT from elsewhere (KeyboardInterrupt) is treated the same way.
 """
 
@@ -79,6 +82,9 @@ class _Screen:
             key = self.stdscr.get_wch()
         except curses.error:  # no key within FRAME_MS
             return False
+        if self.app.asking is not None:  # R-APPR-2: only the keys of approval_answer count
+            self.app.approval_key("\n" if key == curses.KEY_ENTER else key if isinstance(key, str) else "")
+            return True
         action = self.keys.get(key)
         if action is not None:
             action()

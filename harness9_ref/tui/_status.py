@@ -1,4 +1,4 @@
-"""The status bar (SPEC R-TUI-1 … R-TUI-4, R-TUI-12; seed 10.1, D9).
+"""The status bar (SPEC R-TUI-1 … R-TUI-4, R-TUI-12, R-TUI-15, R-TUI-16; seed 10.1, D9).
 
 Pure: ``render_status`` turns the numbers into coloured segments, ``StatusState`` follows the
 token updates. Neither knows curses; the screen draws the segments.
@@ -11,16 +11,17 @@ from typing import Any, Mapping, Optional
 
 from ..memory import format_token_count
 from ._cells import cell_width, cut_cells
+from ._strings import DEFAULT_LANG, strings_for
 from ._text import (
     COLOUR_HIGH,
     COLOUR_OK,
     COLOUR_WARN,
     ELLIPSIS,
     HIGH_PERCENT,
-    STATUS_BAR,
-    STATUS_CTX,
     STATUS_CTX_GAP,
-    STATUS_CTX_UNKNOWN_WINDOW,
+    STATUS_MODEL,
+    STATUS_SEPARATOR,
+    STATUS_WORKDIR_GAP,
     WARN_PERCENT,
 )
 
@@ -44,73 +45,73 @@ def ctx_colour(pct: int) -> int:
     return COLOUR_HIGH
 
 
-def _ctx_segment(used: int, window: int) -> Segment:
+def _ctx_segment(used: int, window: int, texts: Mapping[str, str]) -> Segment:
     if window <= 0:
-        return STATUS_CTX_UNKNOWN_WINDOW.format(used=format_token_count(used)), None
+        return texts["status_ctx_unknown"].format(used=format_token_count(used)), None
     pct = used * 100 // window
-    text = STATUS_CTX.format(used=format_token_count(used), window=format_token_count(window), pct=pct)
+    text = texts["status_ctx"].format(used=format_token_count(used), window=format_token_count(window), pct=pct)
     return text, ctx_colour(pct)
 
 
 def render_status(
-    model: str, workdir: str, session_id: str, used: int | None, window: int, width: int
+    model: str,
+    workdir: str,
+    session_id: str,
+    used: int | None,
+    window: int,
+    width: int,
+    lang: str = DEFAULT_LANG,
 ) -> list[Segment]:
-    """The status bar as segments that together fit in ``width`` cells (R-TUI-1 … R-TUI-3, R-TUI-12).
+    """The status bar as segments that together fit in ``width`` cells (R-TUI-1 … R-TUI-3, R-TUI-12, R-TUI-16).
 
     Args:
         model: the configured model name; its routing prefix is not shown.
         workdir: the absolute working directory.
         session_id: the current session's id; its first 8 characters are shown.
-        used: the tokens of the latest token update, or None before the first one (or since
-            the last /new or /resume): then there is no ctx part.
+        used: the tokens the ctx part shows (R-TUI-15's estimate, then each token update's),
+            or None for a bar without a ctx part.
         window: the context window (0 = unknown: the ctx part is ``ctx: <used>``, uncoloured).
         width: the screen width in cells.
+        lang: the language of R-TUI-17.
 
     Returns:
         ``[(text, colour)]``: the bar up to and including the gap before ``ctx:`` with colour
         None, then the ctx part with colour 10, 11 or 9 (None when the window is unknown).
-        Empty segments are left out. When the bar is wider than ``width``, the start of
-        ``workdir`` is replaced by ``…`` (as much of its end kept as fits); if even ``…`` alone
-        does not fit, the bar is cut at ``width`` cells (R-TUI-12). ``width <= 0`` gives ``[]``.
+        Empty segments are left out. A bar wider than ``width`` loses, in this order, until it
+        fits (R-TUI-16): the start of ``workdir`` (replaced by ``…``, down to ``…`` and the
+        last path component), the workdir part with the gap before it, the model; then the
+        part left of ``ctx:`` is cut, and the ctx part itself only when it alone is wider than
+        the screen. ``width <= 0`` gives ``[]``.
     """
-    ctx: Segment | None = None if used is None else _ctx_segment(used, window)
-    tail = cell_width(ctx[0]) if ctx is not None else 0  # head() ends with the gap
+    texts = strings_for(lang)
+    ctx: Segment | None = None if used is None else _ctx_segment(used, window, texts)
+    room = width - (cell_width(ctx[0]) if ctx is not None else 0)
+    session = texts["status_session"].format(session=session_id[:8])
+    name = texts["status_name"]
+    with_model = STATUS_MODEL.format(name=name, model=display_model(model))
 
-    def head(directory: str) -> str:
-        text = STATUS_BAR.format(model=display_model(model), workdir=directory, session=session_id[:8])
+    def left(head: str, directory: str | None) -> str:
+        workdir_part = "" if directory is None else STATUS_WORKDIR_GAP + texts["status_workdir"].format(workdir=directory)
+        text = head + workdir_part + STATUS_SEPARATOR + session
         return text + STATUS_CTX_GAP if ctx is not None else text
 
-    left = head(workdir)
-    if cell_width(left) + tail > width and workdir:
-        fixed = cell_width(head("")) + tail + cell_width(ELLIPSIS)
-        room = width - fixed  # cells left for the end of the workdir
-        left = head(ELLIPSIS + _fit_suffix(workdir, room))
-    segments: list[Segment] = [(left, None)]
+    candidates = [left(with_model, d) for d in _shortened(workdir)]
+    candidates += [left(with_model, None), left(name, None)]
+    chosen = next((c for c in candidates if cell_width(c) <= room), candidates[-1])
+    segments: list[Segment] = []
+    if room > 0:
+        segments.append((cut_cells(chosen, room), None))
     if ctx is not None:
-        segments.append(ctx)
-    return _cut(segments, width)
+        segments.append((cut_cells(ctx[0], width), ctx[1]))
+    return [(text, colour) for text, colour in segments if text]
 
 
-def _fit_suffix(text: str, room: int) -> str:
-    """The longest suffix of ``text`` (shorter than ``text``) that fits in ``room`` cells."""
-    if room <= 0:
-        return ""
-    for start in range(1, len(text)):
-        if cell_width(text[start:]) <= room:
-            return text[start:]
-    return ""
-
-
-def _cut(segments: list[Segment], width: int) -> list[Segment]:
-    out: list[Segment] = []
-    room = width
-    for text, colour in segments:
-        piece = cut_cells(text, room)
-        if piece:
-            out.append((piece, colour))
-        room -= cell_width(piece)
-        if piece != text:
-            break
+def _shortened(workdir: str) -> list[str]:
+    """``workdir``, then ``…`` and ever shorter ends of it, the last being ``…`` and the last
+    path component with its ``/`` (R-TUI-12, R-TUI-16)."""
+    out = [workdir]
+    last = workdir.rstrip("/").rfind("/")
+    out.extend(ELLIPSIS + workdir[start:] for start in range(1, last + 1))
     return out
 
 
@@ -118,7 +119,8 @@ def _cut(segments: list[Segment], width: int) -> list[Segment]:
 class StatusState:
     """What the status bar knows of the context: ``used`` tokens and the ``window`` (R-TUI-2, R-TUI-4).
 
-    ``StatusState()`` is the state at start-up and after /new or /resume: no ctx part.
+    At start-up and after /new or /resume the UI starts from ``StatusState(estimate, window)``
+    with R-TUI-15's estimate and the configured window; ``StatusState()`` has no ctx part.
     ``updated`` applies one token update: ``used`` always follows it, the window is taken
     from the first update whose ``context_window`` is non-zero and never changes after that
     (seed 12: set once, so the bar does not flicker).

@@ -1,0 +1,118 @@
+"""Asking the user before a command runs, from the engine's worker thread (SPEC R-APPR-1, R-APPR-2).
+
+The tool registry calls its ``approve`` callback on the worker thread, in the middle of a run,
+and needs the answer before it can go on; only the UI thread may touch the screen. So the
+callback (``Approver``) hands an ``ApprovalRequest`` to the UI thread through the App's queue
+and blocks until the UI answers it from a key. Whatever happens to the UI (it exits, the turn
+is cancelled), every request is answered, by "no" if nobody else does: a command never runs
+without a yes, and the worker never hangs.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Callable, Final, Literal
+
+from ..engine import one_line
+from ._strings import DEFAULT_LANG, strings_for
+
+__all__ = ["Answer", "ApprovalRequest", "Approver", "KeyAnswer", "approval_answer", "approval_line"]  # gets re-exported
+
+Answer = Literal["yes", "no", "always"]
+KeyAnswer = Literal["yes", "no", "always", "cancel"]
+"""What a key means while a command waits: an answer, or "cancel" (no, and cancel the turn)."""
+
+# R-APPR-2: y, n and a answer; Enter and Esc mean no; Ctrl+C means no and cancels the turn.
+_KEYS: Final[dict[str, KeyAnswer]] = {
+    "y": "yes",
+    "n": "no",
+    "a": "always",
+    "\n": "no",
+    "\r": "no",
+    "\x1b": "no",
+    "\x03": "cancel",
+}
+
+
+def approval_answer(key: str) -> KeyAnswer | None:
+    """What ``key`` answers while a command waits for approval (R-APPR-2); None: the key is
+    ignored and the question stays (a stray key must not decide whether a command runs)."""
+    return _KEYS.get(key)
+
+
+def approval_line(command: str, lang: str = DEFAULT_LANG) -> str:
+    """The question shown for ``command`` (R-TUI-18: ``approve_prompt``), the command made one line."""
+    return strings_for(lang)["approve_prompt"].format(command=one_line(command))
+
+
+class ApprovalRequest:
+    """One question to the user: may ``command`` run? The first answer counts."""
+
+    __slots__ = ("_answer", "_done", "command")
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+        self._answer: Answer = "no"
+        self._done = threading.Event()
+
+    @property
+    def answered(self) -> bool:
+        return self._done.is_set()
+
+    def answer(self, answer: Answer) -> None:
+        """Give the answer; later answers are ignored."""
+        if not self._done.is_set():
+            self._answer = answer
+            self._done.set()
+
+    def wait(self) -> Answer:
+        """Block until answered, then return the answer."""
+        self._done.wait()
+        return self._answer
+
+    def __repr__(self) -> str:
+        return f"ApprovalRequest({self.command!r})"
+
+
+class Approver:
+    """The ``approve(command)`` callback of ``Registry`` (R-APPR-1) for the terminal UI.
+
+    Create it before the registry, pass it as ``Registry(workdir, approve=approver)`` and to
+    ``App(…, approver=approver)``, which attaches it to its queue. Unattached or closed, it
+    answers "no" at once (R-APPR-1: no answer is no run).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._post: Callable[[ApprovalRequest], None] | None = None
+        self._pending: list[ApprovalRequest] = []
+        self._closed = False
+
+    def attach(self, post: Callable[[ApprovalRequest], None]) -> None:
+        """Send requests to ``post`` (the UI queue's ``put``) from now on."""
+        with self._lock:
+            self._post = post
+            self._closed = False
+
+    def close(self) -> None:
+        """Answer "no" to every open request and to every later one (the UI is going away)."""
+        with self._lock:
+            self._closed = True
+            pending, self._pending = self._pending, []
+        for request in pending:
+            request.answer("no")
+
+    def __call__(self, command: str) -> Answer:
+        request = ApprovalRequest(command)
+        with self._lock:
+            post = self._post
+            if post is None or self._closed:
+                return "no"
+            self._pending.append(request)
+        try:
+            post(request)
+            return request.wait()
+        finally:
+            with self._lock:
+                if request in self._pending:
+                    self._pending.remove(request)
