@@ -37,14 +37,21 @@ EXIT_USAGE: Final = 2  # R-CLI-6: invalid options
 MAX_CONTEXT_WINDOW: Final = 100_000_000  # R-CLI-13: a larger --context-window is a typo
 DEFAULT_LIMIT: Final = 20  # R-CLI-12: sessions and search
 
-USAGE: Final = f"""\
-{PROG} [OPTIONS]                  start the terminal UI
-       {PROG} [OPTIONS] run PROMPT       run one prompt without the UI (PROMPT - reads standard input)
-       {PROG} sessions [--limit N]       list the recent sessions
-       {PROG} show SESSION               print a session's conversation
-       {PROG} search QUERY [--limit N]   find sessions by the words of their messages
-       {PROG} prune --older-than DAYS [--dry-run]
-                                          delete sessions not updated for DAYS days"""
+_USAGE_LINES: Final = (  # R-CLI-1, R-CLI-12: the forms of the command, each with what it does
+    ("[OPTIONS]", "start the terminal UI"),
+    ("[OPTIONS] run PROMPT", "run one prompt without the UI (PROMPT - reads standard input)"),
+    ("sessions [--limit N]", "list the recent sessions"),
+    ("show SESSION", "print a session's conversation"),
+    ("search QUERY [--limit N]", "find sessions by the words of their messages"),
+    ("prune --older-than DAYS [--dry-run]", "delete sessions not updated for DAYS days"),
+)
+_USAGE_WIDTH: Final = 27  # the forms above that are longer get their text on the next line
+USAGE: Final = "\n       ".join(
+    f"{PROG} {form:<{_USAGE_WIDTH}}{text}"
+    if len(form) < _USAGE_WIDTH
+    else f"{PROG} {form}\n       {'':{len(PROG) + 1 + _USAGE_WIDTH}}{text}"
+    for form, text in _USAGE_LINES
+)
 
 DESCRIPTION: Final = """\
 A coding agent with context engineering: the conversation is kept in a session database,
@@ -205,10 +212,10 @@ def _build() -> _Parser:
         parents=[common],
         prog=f"{PROG} run",
         usage=f"{PROG} [OPTIONS] run PROMPT",
-        description="Run one prompt without the terminal UI: the answer goes to standard output, "
-        "tool activity and the session id to standard error. PROMPT - reads the prompt from standard "
-        "input; with a PROMPT, piped input is added to it after a blank line. Shell commands run "
-        "only with --yes.",
+        description="Run one prompt without the terminal UI: the answer goes to standard output,\n"
+        "tool activity and the session id to standard error. PROMPT - reads the prompt from\n"
+        "standard input; with a PROMPT, piped input is added to it after a blank line. Shell\n"
+        "commands run only with --yes. Ctrl+C (exit status 130) or SIGTERM (143) cancels the run.",
         help="run one prompt without the UI",
         formatter_class=formatter,
     )

@@ -188,7 +188,9 @@ def run_prompt(
         message = error.message if error is not None and error.code == CANCELLED else CANCELLED
         err.write(f"{PROG}: error: {message}\n")
     elif error is not None:
-        message = without_type_name(error.message) if error.code == INTERNAL_ERROR else error.message
+        message = error.message
+        if error.code == INTERNAL_ERROR:
+            message = "internal error: " + (without_type_name(message) or "unexpected failure")
         err.write(f"{PROG}: error: {one_line(message)}\n")
     err.write(SESSION_LINE.format(id=session_id) + "\n")
     err.flush()
