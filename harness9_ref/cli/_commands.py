@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Final, TextIO
 from ..memory import format_token_count
 from ..tui import clean_line, history_lines
 from ._parser import DEFAULT_LIMIT
+from ._run import silence
 from ._settings import PROG, Settings
 from ._wiring import open_manager
 
@@ -108,6 +109,14 @@ def run_command(settings: Settings, out: TextIO, err: TextIO) -> int:
     Errors (an unknown or ambiguous SESSION, a blank query, a database that cannot be opened)
     propagate to ``main``, which reports them as one line with exit status 1 (R-CLI-6).
     """
+    try:
+        return _dispatch(settings, out, err)
+    except BrokenPipeError:  # ``harness9-ref show … | head``: the reader has all it wanted
+        silence(out)
+        return 0
+
+
+def _dispatch(settings: Settings, out: TextIO, err: TextIO) -> int:
     limit: int = settings.limit if settings.limit is not None else DEFAULT_LIMIT
     with open_manager(settings) as manager:
         if settings.command == "show" and settings.target is not None:

@@ -47,6 +47,7 @@ __all__ = [
     "Note",
     "RunItem",
     "run_prompt",
+    "silence",
     "without_type_name",
 ]
 
@@ -75,7 +76,7 @@ def without_type_name(message: str) -> str:
     return _TYPE_PREFIX.sub("", message, count=1) if _TYPE_PREFIX.match(message) else message
 
 
-def _silence(stream: TextIO) -> None:
+def silence(stream: TextIO) -> None:
     """Point a stream whose reader went away at the null device, so later flushes do not fail."""
     try:
         null = os.open(os.devnull, os.O_WRONLY)
@@ -102,7 +103,7 @@ class _Printer:
             self.out.flush()
         except BrokenPipeError:
             self.out_closed = True
-            _silence(self.out)
+            silence(self.out)
 
     def end_text(self) -> None:
         if self.open_line:

@@ -8,6 +8,8 @@ ids and times; TZ=UTC makes the listed times fixed.
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -225,3 +227,20 @@ def test_the_ttl_prunes_before_continue_is_resolved(env: dict[str, str], work: P
 def test_an_invalid_ttl_is_an_error(env: dict[str, str], work: Path, value: str) -> None:
     message = one_error(cli(["--provider", "offline", "run", "x"], env, work, HARNESS9_SESSION_TTL_DAYS=value))
     assert message == f"HARNESS9_SESSION_TTL_DAYS: expected a positive number of days, got {value!r}"
+
+
+def test_a_reader_that_stops_early_is_no_error(env: dict[str, str], work: Path, db: Path) -> None:
+    seed(db, [(A1, T0, [f"prompt {i} " + "x" * 1000 for i in range(200)])])  # 400 KB: more than a pipe holds
+    process = subprocess.Popen(
+        [sys.executable, "-m", "harness9_ref", "show", A1],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        env=env,
+        cwd=work,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout.read(9) == b"> prompt "  # ``harness9-ref show … | head -c 9``
+    process.stdout.close()
+    assert process.wait(timeout=30) == 0
+    assert process.stderr.read() == b""
