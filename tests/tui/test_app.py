@@ -1,4 +1,4 @@
-"""The UI's behaviour without a terminal (harness9_ref/tui/_app.py; SPEC R-TUI-2 … R-TUI-11).
+"""The UI's behaviour without a terminal (harness9_ref/tui/_app.py; SPEC R-TUI-2 … R-TUI-11, R-TUI-15).
 
 ``App`` is driven as the screen drives it: type into ``editor``, ``submit()``, ``interrupt()``,
 and ``poll()`` until the worker thread is done. The provider is the offline one, or a script.
@@ -20,7 +20,7 @@ from harness9_ref.provider import LLMProvider, OfflineProvider
 from harness9_ref.schema import Message
 from harness9_ref.testing import Failure, ScriptedProvider
 from harness9_ref.tools import Registry
-from harness9_ref.tui import App, PaneLine
+from harness9_ref.tui import App, Approver, PaneLine, session_context
 
 WAIT = 10.0
 
@@ -32,20 +32,44 @@ def manager(tmp_path: Path) -> Iterator[Manager]:
 
 
 def make_app(
-    manager: Manager, workdir: Path, provider: LLMProvider | None = None, window: int = 2000, *, long_session: bool = False
+    manager: Manager,
+    workdir: Path,
+    provider: LLMProvider | None = None,
+    window: int = 2000,
+    *,
+    long_session: bool = False,
+    lang: str = "zh",
+    ask: bool = False,
 ) -> App:
+    """The App as the program wires it: a draft session, the registry (asking first when ``ask``)."""
     provider = provider if provider is not None else OfflineProvider()
-    session = manager.new_session()
+    session = manager.new_session(draft=True)
+    approver = Approver() if ask else None
+    registry = Registry(workdir, approve=approver)
     engine = AgentEngine(
         provider,
-        Registry(workdir),
+        registry,
         workdir,
         session=session,
         compactor=new_summarization_compactor(provider, window),
         context_window=window,
         long_session=long_session,
     )
-    return App(engine, manager, session, "openai/gpt-4o-mini", str(workdir))
+    return App(
+        engine,
+        manager,
+        session,
+        "openai/gpt-4o-mini",
+        str(workdir),
+        lang=lang,
+        registry=registry,
+        approver=approver,
+        long_session=long_session,
+    )
+
+
+def start_figure(app: App) -> int:
+    return session_context(app.session, app.system_prompt, app.registry.available_tools(), app.long_session)
 
 
 def settle(app: App) -> None:
@@ -74,7 +98,11 @@ def status(app: App) -> str:
 def test_a_prompt_streams_a_reply_and_shows_the_ctx_part(manager: Manager, tmp_path: Path) -> None:
     app = make_app(manager, tmp_path)
     sid = app.session.session_id
-    assert status(app) == f"[harness9] gpt-4o-mini  workdir: {tmp_path}  \u2502  session: {sid[:8]}..."
+    start = start_figure(app)
+    assert start > 0 and app.status.used == start
+    assert status(app) == (
+        f"[harness9] gpt-4o-mini  workdir: {tmp_path}  \u2502  session: {sid[:8]}...  ctx: {start}/2K ({start * 100 // 2000}%)"
+    )
     send(app, "hello")
     assert texts(app)[0] == "> hello"
     assert texts(app, "assistant")[0].startswith('Offline reply to "hello".\nThis conversation holds 2 messages')
@@ -108,7 +136,7 @@ def test_compaction_is_announced_within_a_few_turns(manager: Manager, tmp_path: 
     assert texts(app).index(notices[0]) == texts(app).index("> five") + 1
 
 
-def test_new_switches_session_clears_the_pane_and_hides_ctx(manager: Manager, tmp_path: Path) -> None:
+def test_new_switches_session_clears_the_pane_and_shows_the_start_figure(manager: Manager, tmp_path: Path) -> None:
     app = make_app(manager, tmp_path)
     old = app.session.session_id
     send(app, "hello")
@@ -116,7 +144,10 @@ def test_new_switches_session_clears_the_pane_and_hides_ctx(manager: Manager, tm
     assert app.session.session_id != old
     assert app.engine.session is app.session
     assert app.lines == []
-    assert "ctx:" not in status(app) and app.session.session_id[:8] in status(app)
+    assert app.status.used == start_figure(app) and app.status.window == 2000
+    assert app.session.session_id[:8] in status(app) and status(app).endswith(f"ctx: {app.status.used}/2K ({app.status.used * 100 // 2000}%)")
+    assert manager.recent_sessions() == manager.recent_sessions(10, 0)
+    assert app.session.session_id not in [s.id for s in manager.recent_sessions()]  # a draft until used
     send(app, "again")
     assert manager.open_session(old).get_messages(0)[0].content == "hello"
     assert [m.content for m in app.session.get_messages(0)][0] == "again"
@@ -130,9 +161,12 @@ def test_resume_lists_sessions_and_a_number_opens_one(manager: Manager, tmp_path
     send(app, "/resume")
     assert texts(app)[0] == "> /resume"
     listing = texts(app, "notice")
-    assert listing[0] == "可用会话（2 条）："
-    assert listing[-1] == "输入序号选择（非数字 Enter 取消）："
-    number = next(line for line in listing if first in line).split("]")[0].strip(" [")
+    assert listing == [
+        "可用会话（1 条）：",  # the new session holds nothing yet: not listed (R-TUI-18)
+        f"  [1] {first[:8]}  刚刚  2 条消息  remember me",
+        "输入序号选择（非数字 Enter 取消）：",
+    ]
+    number = "1"
     assert app.choices is not None
     send(app, number)
     assert app.choices is None
@@ -140,15 +174,17 @@ def test_resume_lists_sessions_and_a_number_opens_one(manager: Manager, tmp_path
     assert app.engine.session is app.session
     assert texts(app)[0] == "> remember me"
     assert texts(app, "assistant")[0].startswith('Offline reply to "remember me".')
-    assert "ctx:" not in status(app)
+    assert app.status.used == start_figure(app) > 0
     assert app.editor.history == ["remember me", "/new", "/resume"]  # the number is not remembered
 
 
 @pytest.mark.parametrize("answer", ["x", "", "0", "9", "1 2", "-1"])
 def test_anything_but_a_listed_number_cancels(manager: Manager, tmp_path: Path, answer: str) -> None:
     app = make_app(manager, tmp_path)
+    send(app, "something to list")
     sid = app.session.session_id
     send(app, "/resume")
+    assert app.choices is not None
     send(app, answer)
     assert texts(app)[-1] == "已取消"
     assert app.session.session_id == sid and app.choices is None
@@ -241,7 +277,7 @@ def test_new_and_resume_wait_for_the_running_turn(manager: Manager, tmp_path: Pa
     app.editor.set_text("/new")
     app.submit()
     assert app.session.session_id == sid
-    assert texts(app)[-1].startswith("错误：/new is not available while a turn is running")
+    assert texts(app)[-1] == "错误：运行中不能使用 /new；请先按 Ctrl+C 中断"
     provider.gate.set()
     settle(app)
 
@@ -318,7 +354,8 @@ def test_compact_summarises_now_with_a_focus_and_shows_the_notice(manager: Manag
     for i in range(5):
         send(app, f"prompt {i}")
     send(app, "/compact the failing tests")
-    assert texts(app)[-2:] == ["> /compact the failing tests", "正在压缩上下文…"]
+    at = texts(app).index("> /compact the failing tests")
+    assert texts(app)[at + 1] == "正在压缩上下文…"
     notice = wait_for_line(app, "\u26a1 上下文已压缩")
     assert notice.endswith("（11 → 8 条消息）")
     assert summaries[-1].startswith("Conversation to summarize:")

@@ -1,14 +1,32 @@
-"""Commands and Tab completion (harness9_ref/tui/_commands.py; SPEC R-TUI-6; seed 10.3)."""
+"""Commands, Tab completion and /help (harness9_ref/tui/_commands.py; SPEC R-TUI-6, R-TUI-14; seed 10.3)."""
 
 from __future__ import annotations
 
 import pytest
 
-from harness9_ref.tui import COMMANDS, UNKNOWN_COMMAND, Input, classify_input, complete_command
+from harness9_ref.tui import COMMANDS, STRINGS, UNKNOWN_COMMAND, Input, classify_input, complete_command, help_lines
 
 
 def test_the_command_table() -> None:
-    assert COMMANDS == ("/new", "/resume", "/compact", "/exit")
+    assert COMMANDS == ("/new", "/resume", "/search", "/compact", "/help", "/exit")
+
+
+def test_search_takes_a_query_and_help_takes_nothing() -> None:
+    assert classify_input(" /search flaky  test ") == ("command", "/search flaky  test")
+    assert classify_input("/search") == ("command", "/search")
+    assert classify_input("/searchdb").kind == "unknown"
+    assert classify_input("/help") == ("command", "/help")
+    assert classify_input("/help me") == ("unknown", "未知命令：/help me")
+    assert classify_input("/help me", "en") == ("unknown", "unknown command: /help me")
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_help_names_every_command_in_table_order_then_the_keys(lang: str) -> None:
+    lines = help_lines(lang)
+    assert lines[0] == STRINGS[lang]["help_commands"]
+    assert [line.split()[0] for line in lines[1:-1]] == list(COMMANDS)
+    for key in ("Tab", "PageUp/PageDown", "Ctrl+C"):
+        assert key in lines[-1]
 
 
 def test_compact_takes_a_focus_and_other_commands_take_nothing() -> None:
@@ -25,7 +43,10 @@ def test_compact_takes_a_focus_and_other_commands_take_nothing() -> None:
         ("/r", "/resume"),
         ("/n", "/new"),
         ("/e", "/exit"),
-        ("/", "/"),  # three candidates whose longest common prefix is "/"
+        ("/", "/"),  # six candidates whose longest common prefix is "/"
+        ("/s", "/search"),
+        ("/h", "/help"),
+        ("/c", "/compact"),
         ("/resume", "/resume"),
         ("/x", "/x"),
         ("/new ", "/new "),

@@ -1,5 +1,6 @@
-"""The UI's fixed texts equal those printed in SPEC.md sections 18 and 19, byte for byte
-(R-TUI-1, R-TUI-2, R-TUI-5, R-TUI-8, R-CLI-4)."""
+"""The UI's fixed texts equal those printed in SPEC.md sections 18, 19 and 23, byte for byte
+(R-TUI-1, R-TUI-2, R-TUI-5, R-TUI-8, R-TUI-18, R-CLI-13). The strings table itself is pinned
+(R-TUI-17) and checked by tests/test_spec_coverage.py."""
 
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ import pytest
 from harness9_ref.cli import OFFLINE_NOTICE
 from harness9_ref.tui import (
     COMPACTION_NOTICE,
+    LIST_ITEM,
+    LIST_TITLE,
     RESUME_HEADER,
-    RESUME_ITEM,
     RESUME_PROMPT,
+    STRINGS,
     STATUS_BAR,
     STATUS_CTX,
     STATUS_CTX_GAP,
@@ -58,6 +61,11 @@ def as_template(constant: str) -> str:
         "id": "<id>",
         "time": "<YYYY-MM-DD HH:MM>",
         "count": "<count>",
+        "id8": "<id8>",
+        "age": "<age>",
+        "messages": "<messages word>",
+        "title": "<title>",
+        "key": "<KEY>",
     }
     return re.sub(r"\{(\w+)\}", lambda m: names[m.group(1)], constant)
 
@@ -83,10 +91,15 @@ def test_compaction_notice_template_and_example(tui_section: str) -> None:
 
 
 def test_resume_listing_templates(tui_section: str) -> None:
-    header, item, prompt = block_after(tui_section, "`/resume` listing (R-TUI-8)")
+    header, _, prompt = block_after(tui_section, "`/resume` listing (R-TUI-8)")
     assert as_template(RESUME_HEADER) == header
-    assert as_template(RESUME_ITEM) == item
     assert RESUME_PROMPT == prompt
+
+
+def test_listing_item_template() -> None:
+    daily = section("### 23.7 Terminal UI", "## Appendix A")
+    assert f"`{as_template(LIST_ITEM + LIST_TITLE)}`" in daily
+    assert "`approve_prompt`" in daily and "approve_prompt" in STRINGS["zh"]
 
 
 def test_fixed_words_of_the_requirements(tui_section: str) -> None:
@@ -95,5 +108,5 @@ def test_fixed_words_of_the_requirements(tui_section: str) -> None:
 
 
 def test_offline_notice() -> None:
-    cli = section("## 19. Command line", "## 20. Tools")
-    assert block_after(cli, "Offline notice (R-CLI-4)") == [OFFLINE_NOTICE]
+    cli = section("### 23.6 Command line", "### 23.7 Terminal UI")
+    assert f"`{as_template(OFFLINE_NOTICE)}`" in cli  # R-CLI-13 names the one key that is missing

@@ -85,19 +85,49 @@ def test_a_narrow_screen_replaces_the_start_of_the_workdir_with_an_ellipsis() ->
     segments = render_status("gpt-4o-mini", "/your/project", SID, 45200, 128000, len(full) - 1)
     assert line(segments) == full.replace("/your/project", "\u2026our/project")
     assert segments[-1] == ("ctx: 45.2K/128K (35%)", 10)
-    segments = render_status("gpt-4o-mini", "/your/project", SID, 45200, 128000, len(full) - 5)
-    assert line(segments) == full.replace("/your/project", "\u2026project")
-    assert cell_width(line(segments)) == len(full) - 5
+    segments = render_status("gpt-4o-mini", "/your/project", SID, 45200, 128000, len(full) - 4)
+    assert line(segments) == full.replace("/your/project", "\u2026/project")  # no shorter than the last component
+    assert cell_width(line(segments)) == len(full) - 4
 
 
-def test_when_even_the_ellipsis_does_not_fit_the_bar_is_cut_at_the_width() -> None:
-    head = "[harness9] gpt-4o-mini  workdir: \u2026  \u2502  session: f3a2c1b0...  "
-    assert len(head) == 61
-    segments = render_status("gpt-4o-mini", "/your/project", SID, 45200, 128000, 70)
-    assert segments == [(head, None), ("ctx: 45.2", 10)]
-    assert render_status("gpt-4o-mini", "/your/project", SID, 45200, 128000, 61) == [(head, None)]
-    assert render_status("gpt-4o-mini", "/your/project", SID, 45200, 128000, 60) == [(head[:60], None)]
-    assert render_status("gpt-4o-mini", "/your/project", SID, 45200, 128000, 20) == [("[harness9] gpt-4o-mi", None)]
+# R-TUI-16: the order in which a narrow bar gives things up; the ctx part is kept to the end.
+WITH_DIR = "[harness9] gpt-4o-mini  workdir: \u2026/project  \u2502  session: f3a2c1b0...  "
+NO_DIR = "[harness9] gpt-4o-mini  \u2502  session: f3a2c1b0...  "
+NO_MODEL = "[harness9]  \u2502  session: f3a2c1b0...  "
+CTX = ("ctx: 45.2K/128K (35%)", 10)
+
+
+@pytest.mark.parametrize(
+    ("width", "expected"),
+    [
+        (len(WITH_DIR) + 21, [(WITH_DIR, None), CTX]),
+        (len(WITH_DIR) + 20, [(NO_DIR, None), CTX]),
+        (len(NO_DIR) + 21, [(NO_DIR, None), CTX]),
+        (len(NO_DIR) + 20, [(NO_MODEL, None), CTX]),
+        (len(NO_MODEL) + 21, [(NO_MODEL, None), CTX]),
+        (len(NO_MODEL) + 20, [(NO_MODEL[:-1], None), CTX]),
+        (22, [("[", None), CTX]),
+        (21, [CTX]),
+        (20, [("ctx: 45.2K/128K (35%", 10)]),
+        (1, [("c", 10)]),
+    ],
+)
+def test_a_narrow_bar_gives_up_the_workdir_then_the_model_then_cuts_left_of_ctx(
+    width: int, expected: list[tuple[str, int | None]]
+) -> None:
+    assert render_status("gpt-4o-mini", "/home/user/your/project", SID, 45200, 128000, width) == expected
+
+
+def test_without_a_ctx_part_the_same_order_then_a_cut_at_the_width() -> None:
+    head = "[harness9]  \u2502  session: f3a2c1b0..."
+    assert render_status("gpt-4o-mini", "/your/project", SID, None, 0, len(head)) == [(head, None)]
+    assert render_status("gpt-4o-mini", "/your/project", SID, None, 0, 20) == [(head[:20], None)]
+
+
+def test_english_uses_the_same_bar() -> None:
+    for width in (500, 60, 30, 10):
+        en = render_status("gpt-4o-mini", "/your/project", SID, 45200, 128000, width, "en")
+        assert en == render_status("gpt-4o-mini", "/your/project", SID, 45200, 128000, width)
 
 
 @pytest.mark.parametrize("width", [0, -3])
@@ -116,12 +146,17 @@ def test_wide_characters_count_two_cells() -> None:
     segments = render_status("m", workdir, SID, 100, 1000, cell_width(full) - 6)
     assert line(segments) == full.replace(workdir, "\u2026户/项目")  # "用户" does not fit: one cell to spare
     assert cell_width(line(segments)) == cell_width(full) - 7
+    segments = render_status("m", workdir, SID, 100, 1000, cell_width(full) - 9)
+    assert line(segments) == full.replace(workdir, "\u2026/项目")
 
 
-def test_a_cut_never_splits_a_wide_character() -> None:
-    segments = render_status("模型", "/w", SID, None, 0, 12)
-    assert line(segments) == "[harness9] "  # "模" would need cells 12 and 13
-    assert cell_width(line(segments)) == 11
+def test_a_wide_model_name_is_counted_in_cells_and_left_out_whole() -> None:
+    with_model = "[harness9] 模型  \u2502  session: f3a2c1b0..."
+    assert cell_width(with_model) == len(with_model) + 2
+    assert render_status("模型", "/w", SID, None, 0, cell_width(with_model)) == [(with_model, None)]
+    assert render_status("模型", "/w", SID, None, 0, cell_width(with_model) - 1) == [
+        ("[harness9]  \u2502  session: f3a2c1b0...", None)
+    ]
 
 
 def test_the_segments_are_json_friendly() -> None:

@@ -1,0 +1,289 @@
+"""The UI's daily-tool features without a terminal (harness9_ref/tui/_app.py, _commands_app.py;
+SPEC R-TUI-14 … R-TUI-19, R-APPR-2, R-INT-4).
+
+Driven as in test_app.py: type into ``editor``, ``submit()``, keys through ``approval_key`` and
+``interrupt()``, and ``poll()`` until the worker is done. Commands are real ``bash`` commands of
+the offline provider's ``run …`` prompts.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from harness9_ref.memory import Manager
+from harness9_ref.schema import Message
+from harness9_ref.tools import DECLINED
+from harness9_ref.tui import STRINGS, App, help_lines
+
+from .test_app import WAIT, make_app, send, settle, start_figure, texts
+
+NOW = 1779000000
+
+
+@pytest.fixture
+def manager(tmp_path: Path) -> Iterator[Manager]:
+    with Manager(tmp_path / "home" / "sessions.db") as m:
+        yield m
+
+
+def stored(manager: Manager, n: int) -> list[str]:
+    """``n`` sessions with two messages each, the first one the most recent; their ids."""
+    ids = []
+    for i in range(n):
+        session = manager.new_session()
+        session.add_messages([Message("user", f"task {i}"), Message("assistant", "ok")])
+        ids.append(session.session_id)
+    listed = [s.id for s in manager.recent_sessions(n)]
+    assert sorted(listed) == sorted(ids)
+    return listed
+
+
+def wait_until(app: App, what: str, predicate: object) -> None:
+    deadline = time.monotonic() + WAIT
+    while not predicate():  # type: ignore[operator]
+        app.poll()
+        assert time.monotonic() < deadline, f"waited for {what}: {texts(app)}"
+        time.sleep(0.005)
+
+
+# /help (R-TUI-14) and the languages (R-TUI-17).
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_help_shows_the_commands_and_keys(manager: Manager, tmp_path: Path, lang: str) -> None:
+    app = make_app(manager, tmp_path, lang=lang)
+    send(app, "/help")
+    assert texts(app) == ["> /help", *help_lines(lang)]
+
+
+def test_help_works_while_a_turn_runs(manager: Manager, tmp_path: Path) -> None:
+    app = make_app(manager, tmp_path, ask=True)
+    app.editor.set_text("run echo hi")
+    app.submit()
+    wait_until(app, "the question", lambda: app.asking is not None)
+    app.editor.set_text("")
+    app.approval_key("n")
+    settle(app)
+    send(app, "/help")
+    assert texts(app)[-len(help_lines()) :] == help_lines()
+
+
+def test_english_lines(manager: Manager, tmp_path: Path) -> None:
+    en = STRINGS["en"]
+    app = make_app(manager, tmp_path, lang="en")
+    send(app, "/nope")
+    send(app, "/resume")
+    send(app, "/search")
+    send(app, "/search zzz")
+    assert texts(app) == [
+        "> /nope",
+        "unknown command: /nope",
+        "> /resume",
+        en["no_sessions"],
+        "> /search",
+        en["search_usage"],
+        "> /search zzz",
+        en["search_empty"],
+    ]
+
+
+def test_an_unknown_language_is_refused(manager: Manager, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="unknown language 'fr'"):
+        make_app(manager, tmp_path, lang="fr")
+
+
+# The ctx part from start-up (R-TUI-15).
+
+
+def test_the_start_figure_counts_the_stored_messages_and_long_session_prior(manager: Manager, tmp_path: Path) -> None:
+    app = make_app(manager, tmp_path, long_session=True)
+    empty = app.status.used
+    assert empty == start_figure(app) > 0
+    send(app, "x" * 3000)
+    send(app, "/new")
+    assert app.status.used == empty
+    send(app, "/resume")
+    send(app, "1")
+    literal = make_app(manager, tmp_path).start_status().used
+    assert app.status.used == start_figure(app) > 750 * 4 // 3
+    assert literal is not None and literal < empty  # the prior scales by 4 // 3
+
+
+# Listings (R-TUI-18, R-TUI-19).
+
+
+def test_resume_pages_through_more_than_ten_sessions(manager: Manager, tmp_path: Path) -> None:
+    ids = stored(manager, 23)
+    app = make_app(manager, tmp_path)
+    app.clock = lambda: NOW
+    send(app, "/resume")
+    page1 = texts(app)[1:]
+    assert page1[0] == "可用会话（第 1 页，10 条）："
+    assert len(page1) == 12 and page1[-1] == "输入序号选择，n 下一页（其他 Enter 取消）："
+    assert [line.split()[1] for line in page1[1:11]] == [i[:8] for i in ids[:10]]
+    send(app, "n")
+    page2 = texts(app)[-12:]
+    assert page2[0] == "可用会话（第 2 页，10 条）："
+    assert page2[1].startswith(f"  [11] {ids[10][:8]}  ")
+    send(app, "n")
+    page3 = texts(app)[-5:]
+    assert page3[0] == "可用会话（第 3 页，3 条）："
+    assert page3[-1] == "输入序号选择，p 上一页（其他 Enter 取消）："
+    send(app, "p")
+    assert texts(app)[-12] == "可用会话（第 2 页，10 条）："
+    send(app, "12")
+    assert app.session.session_id == ids[11]
+    assert texts(app) == [f"> {manager.open_session(ids[11]).get_messages(0)[0].content}", "ok"]
+    assert app.editor.history == ["/resume"]  # answers to a listing are not remembered
+
+
+def test_resume_age_is_counted_from_the_clock(manager: Manager, tmp_path: Path) -> None:
+    stored(manager, 1)
+    app = make_app(manager, tmp_path)
+    updated = manager.recent_sessions(1)[0].updated_at
+    app.clock = lambda: updated + 2 * 86400 + 5
+    send(app, "/resume")
+    assert texts(app)[2].split("  ")[2] == "2 天前"
+
+
+def test_search_lists_hits_with_snippets_and_opens_one(manager: Manager, tmp_path: Path) -> None:
+    stored(manager, 3)
+    app = make_app(manager, tmp_path)
+    send(app, "/search TASK 1")
+    hit = manager.search("task 1")[0]
+    assert texts(app)[1:] == [
+        "匹配的会话（1 条）：",
+        f"  [1] {hit.id[:8]}  刚刚  2 条消息  {hit.snippet}",
+        "输入序号选择（非数字 Enter 取消）：",
+    ]
+    send(app, "1")
+    assert app.session.session_id == hit.id
+
+
+def test_search_pages(manager: Manager, tmp_path: Path) -> None:
+    stored(manager, 12)
+    app = make_app(manager, tmp_path)
+    send(app, "/search task")
+    assert texts(app)[1] == "匹配的会话（第 1 页，10 条）："
+    send(app, "n")
+    assert texts(app)[-4:] == [
+        "匹配的会话（第 2 页，2 条）：",
+        texts(app)[-3],
+        texts(app)[-2],
+        "输入序号选择，p 上一页（其他 Enter 取消）：",
+    ]
+    assert texts(app)[-3].startswith("  [11] ")
+    send(app, "x")
+    assert texts(app)[-1] == "已取消" and app.listing is None
+
+
+# Approval (R-APPR-2).
+
+
+def asked(app: App, command: str) -> None:
+    app.editor.set_text(f"run {command}")
+    app.submit()
+    wait_until(app, "the question", lambda: app.asking is not None)
+    assert texts(app)[-1] == STRINGS[app.lang]["approve_prompt"].format(command=command)
+    assert app.input_prompt == "? "
+
+
+def results(app: App) -> list[str]:
+    return [t for t in texts(app, "tool") if t.startswith("\u2190 bash")]
+
+
+def test_y_runs_the_command(manager: Manager, tmp_path: Path) -> None:
+    app = make_app(manager, tmp_path, ask=True)
+    asked(app, "echo approved")
+    assert app.approval_key("x") and app.asking is not None  # a stray key is swallowed; still asking
+    app.approval_key("y")
+    settle(app)
+    assert "已允许" in texts(app) and results(app) == ["\u2190 bash: approved"]
+
+
+@pytest.mark.parametrize("key", ["n", "\x1b", "\n"])
+def test_n_esc_and_enter_decline(manager: Manager, tmp_path: Path, key: str) -> None:
+    (tmp_path / "keep").write_text("x")
+    app = make_app(manager, tmp_path, ask=True)
+    asked(app, "rm keep")
+    if key == "\n":
+        app.submit()
+    else:
+        app.approval_key(key)
+    settle(app)
+    assert (tmp_path / "keep").exists()
+    assert "已拒绝" in texts(app) and results(app) == [f"\u2190 bash: {DECLINED}"]
+
+
+def test_a_means_always_until_new(manager: Manager, tmp_path: Path) -> None:
+    app = make_app(manager, tmp_path, ask=True, lang="en")
+    asked(app, "echo one")
+    app.approval_key("a")
+    settle(app)
+    assert "allowed; no more questions in this session" in texts(app)
+    send(app, "run echo two")  # not asked
+    assert results(app) == ["\u2190 bash: one", "\u2190 bash: two"]
+    send(app, "/new")  # R-APPR-2: a new session asks again
+    asked(app, "echo three")
+    app.approval_key("y")
+    settle(app)
+
+
+def test_resume_asks_again_too(manager: Manager, tmp_path: Path) -> None:
+    app = make_app(manager, tmp_path, ask=True)
+    asked(app, "echo one")
+    app.approval_key("a")
+    settle(app)
+    send(app, "/resume")
+    send(app, "1")
+    asked(app, "echo again")
+    app.approval_key("n")
+    settle(app)
+
+
+def test_ctrl_c_declines_and_cancels_the_turn(manager: Manager, tmp_path: Path) -> None:
+    app = make_app(manager, tmp_path, ask=True)
+    asked(app, "echo never")
+    app.approval_key("\x03")
+    settle(app)
+    assert texts(app).index("已拒绝") < texts(app).index("已中断")
+    assert results(app) == [f"\u2190 bash: {DECLINED}"]
+    assert not app.exiting and not app.running
+
+
+def test_exit_while_asking_answers_no(manager: Manager, tmp_path: Path) -> None:
+    (tmp_path / "keep").write_text("x")
+    app = make_app(manager, tmp_path, ask=True)
+    asked(app, "rm keep")
+    app.request_exit()
+    app.shutdown()
+    assert (tmp_path / "keep").exists()
+    assert app.approve("rm keep") == "no"  # a closed UI answers at once
+
+
+def test_a_question_after_ctrl_c_is_answered_no(manager: Manager, tmp_path: Path) -> None:
+    app = make_app(manager, tmp_path, ask=True)
+    app.interrupt()  # idle: ends the program, and questions get no from now on
+    assert app.exiting and app.approve("ls") == "no"
+
+
+# Interrupts (R-INT-4).
+
+
+def test_ctrl_c_ends_a_running_command_within_three_seconds(manager: Manager, tmp_path: Path) -> None:
+    app = make_app(manager, tmp_path)
+    app.editor.set_text("run sleep 30")
+    app.submit()
+    wait_until(app, "the command to start", lambda: any(t.startswith("\u2192 bash") for t in texts(app)))
+    time.sleep(0.2)
+    started = time.monotonic()
+    app.interrupt()
+    assert texts(app)[-1] == "已中断"
+    settle(app)
+    assert time.monotonic() - started < 3.0
+    assert not app.running and app.input_prompt == "> " and not app.exiting
+    assert results(app) and results(app)[0].startswith("\u2190 bash: (no output)")
