@@ -64,6 +64,7 @@ START_FAILED: Final = "error: cannot run bash: {reason}"  # R-TOOL-7
 
 _READ_SIZE: Final = 65536
 _POLL_SECONDS: Final = 0.05  # how often the shell's exit and an interrupt are checked
+_FIRST_NAP_SECONDS: Final = 0.001  # without a pidfd, a closed pipe is followed by short, growing naps
 _TIMED_OUT: Final = "timed out"
 _INTERRUPTED: Final = "interrupted"
 
@@ -86,29 +87,54 @@ class _Output:
         return capped_text(bytes(self.head), self.total, self.cap)
 
 
+def _pidfd(pid: int) -> int | None:
+    """A descriptor that becomes readable when ``pid`` exits (Linux 5.3 and later), else None."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
 class _Reader:
     """The command's output pipe, read without blocking; remembers its end of file."""
 
-    def __init__(self, fd: int, cap: int) -> None:
+    def __init__(self, fd: int, cap: int, pid: int) -> None:
         os.set_blocking(fd, False)
         self.fd = fd
         self.out = _Output(cap)
         self.open = True
         self._selector = selectors.DefaultSelector()
         self._selector.register(fd, selectors.EVENT_READ)
+        self._pidfd = _pidfd(pid)  # readable when the shell exits: no polling delay at the end
+        if self._pidfd is not None:
+            self._selector.register(self._pidfd, selectors.EVENT_READ)
+        self._nap = _FIRST_NAP_SECONDS
 
     def close(self) -> None:
+        self._close_pidfd()
         self._selector.close()
 
     def read_for(self, seconds: float) -> None:
-        """Wait up to ``seconds`` for output and read what came (just wait once the pipe has ended)."""
-        if not self.open:
-            time.sleep(seconds)
-        elif self._selector.select(seconds):
-            self._read_once()
+        """Wait up to ``seconds`` for output or the shell's exit, and read what came."""
+        if not self.open and self._pidfd is None:  # nothing to wait on: nap, longer each time
+            time.sleep(min(seconds, self._nap))
+            self._nap = min(self._nap * 2, _POLL_SECONDS)
+            return
+        for key, _ in self._selector.select(seconds):
+            if key.fd == self.fd:
+                self._read_once()
+            else:  # the shell has exited; from now on its pidfd would wake every select at once
+                self._close_pidfd()
+
+    def _close_pidfd(self) -> None:
+        if self._pidfd is not None:
+            self._selector.unregister(self._pidfd)
+            os.close(self._pidfd)
+            self._pidfd = None
 
     def drain(self, deadline: float, stop: threading.Event | None = None) -> None:
         """Read what is already in the pipe, without waiting for more."""
+        self._close_pidfd()  # only the pipe is of interest now
         while self.open and time.monotonic() < deadline and self._selector.select(0):
             if stop is not None and stop.is_set():
                 return
@@ -199,7 +225,7 @@ def run_bash(
     assert proc.stdout is not None
     kept = False
     try:
-        reader = _Reader(proc.stdout.fileno(), cap)
+        reader = _Reader(proc.stdout.fileno(), cap, proc.pid)
         try:
             ended = _pump(proc, reader, time.monotonic() + timeout, stop)
             if isinstance(ended, str):

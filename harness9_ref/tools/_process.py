@@ -31,6 +31,7 @@ __all__ = ["INTERRUPT_GRACE_SECONDS", "end_groups", "exit_status", "group_alive"
 
 INTERRUPT_GRACE_SECONDS: Final = 1.0  # R-INT-1: SIGTERM, then SIGKILL this much later
 _POLL_SECONDS: Final = 0.02  # how often a group is looked at during the grace
+_AFTER_KILL_SECONDS: Final = 0.5  # the most spent waiting for SIGKILLed processes to exit
 _PROC: Final = "/proc"
 
 
@@ -83,7 +84,8 @@ def end_groups(pgids: Sequence[int], wait: Callable[[float], None], grace: float
     """SIGTERM to every group, then SIGKILL to each that still has a live member ``grace`` s later (R-INT-1).
 
     All groups share one grace, so closing a registry with many groups takes one grace at most.
-    Returns as soon as every group is empty.
+    Returns as soon as every group is empty, or ``_AFTER_KILL_SECONDS`` after SIGKILL (a process
+    stuck in the kernel, in uninterruptible I/O, dies only when that I/O ends).
 
     Args:
         pgids: the process groups to end.
@@ -93,15 +95,22 @@ def end_groups(pgids: Sequence[int], wait: Callable[[float], None], grace: float
     """
     for pgid in pgids:
         signal_group(pgid, signal.SIGTERM)
-    give_up = time.monotonic() + grace
+    alive = _wait_empty(pgids, wait, grace)
+    for pgid in alive:
+        signal_group(pgid, signal.SIGKILL)
+    if alive:  # SIGKILL is not instant on a busy machine: let the killed exit before returning
+        _wait_empty(alive, wait, _AFTER_KILL_SECONDS)
+
+
+def _wait_empty(pgids: Sequence[int], wait: Callable[[float], None], seconds: float) -> list[int]:
+    """Wait up to ``seconds`` for the groups to empty; those that still have a live member."""
+    give_up = time.monotonic() + seconds
     while True:
         alive = [pgid for pgid in pgids if group_alive(pgid)]
         left = give_up - time.monotonic()
         if not alive or left <= 0:
-            break
+            return alive
         wait(min(left, _POLL_SECONDS))
-    for pgid in alive:
-        signal_group(pgid, signal.SIGKILL)
 
 
 def exit_status(proc: subprocess.Popen[bytes]) -> int | None:

@@ -116,10 +116,11 @@ class Registry:
         """End the ``bash`` command in progress, if any, from any thread (R-INT-1).
 
         Its process group gets SIGTERM, then SIGKILL after ``INTERRUPT_GRACE_SECONDS`` if any
-        member is still alive, and its observation ends with ``INTERRUPTED_NOTE``. The work is
-        done by the thread running the command, within ``_POLL_SECONDS``; this only asks. A call
-        that is being approved does not start. With nothing running it does nothing, and a
-        later command is not affected.
+        member is still alive, and its observation ends with ``INTERRUPTED_NOTE``. This only
+        asks: the thread running the command notices within 50 ms and ends the group, so the
+        caller never waits for the grace. A call counts as running from the moment ``execute``
+        takes it, so a command still waiting for approval does not start. With nothing running
+        it does nothing, and a later command is not affected.
         """
         with self._lock:
             for stop in self._running:
