@@ -28,7 +28,7 @@ from harness9_ref.memory import (
 )
 from harness9_ref.schema import messages_from_list, messages_to_list
 from harness9_ref.testing import ScriptedProvider, ScriptedRegistry, steps_from_json
-from harness9_ref.tools import Answer, Approve, Registry
+from harness9_ref.tools import Answer, Approve, Registry, require_yes
 
 __all__ = ["op_engine_run", "op_tool_execute"]
 
@@ -113,9 +113,14 @@ def op_engine_run(inp: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _approval(spec: str | list[str] | None) -> Approve | None:
-    """A callback giving the answers in order (the last one forever, or ``"no"`` after a list)."""
+    """A callback giving the answers in order (the last one forever, or ``"no"`` after a list).
+
+    ``"require_yes"`` is the callback of ``run`` mode without ``--yes`` instead (R-APPR-3).
+    """
     if spec is None:
         return None
+    if spec == "require_yes":  # run mode without --yes (R-APPR-3); its report goes nowhere here
+        return require_yes(lambda command: None)
     known: dict[str, Answer] = {"yes": "yes", "no": "no", "always": "always"}
     answers: list[Answer] = []
     for answer in [spec] if isinstance(spec, str) else spec:
@@ -132,7 +137,7 @@ def op_tool_execute(inp: Mapping[str, Any]) -> Any:
     ``steps`` runs several calls on one registry instead, answering ``{"steps": [...]}`` with
     each call's observation and None for ``{"reset_approval": true}`` and ``{"close": true}``.
     ``approval`` answers every approval request (a string) or the requests in order (a list,
-    then "no"); ``interrupt_after_seconds`` calls ``interrupt()`` from a timer thread that long
+    then "no"), or is ``"require_yes"``; ``interrupt_after_seconds`` calls ``interrupt()`` from a timer thread that long
     after the first call starts (R-INT-1, R-APPR-1). The registry is closed at the end (R-INT-2).
     """
     registry = Registry(
