@@ -255,13 +255,22 @@ class Database:
         return self._transaction("BEGIN")
 
     def reclaim(self) -> None:
-        """Checkpoint the WAL, VACUUM, and truncate the WAL, so freed pages leave the files (R-PRUNE-1)."""
+        """VACUUM, then checkpoint the WAL into the file and truncate it, so freed pages leave the files (R-PRUNE-1).
+
+        A TRUNCATE checkpoint waits for every reader of an older snapshot; another program
+        reading the file must not hold a prune up for the busy timeout, so it runs without
+        waiting and the WAL is left for a later checkpoint when a reader is in the way (the
+        bytes reclaimed then count only what is already gone).
+        """
         with self._lock:
             conn = self._live()
             try:
-                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 conn.execute("VACUUM")
-                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                conn.execute("PRAGMA busy_timeout = 0")
+                try:
+                    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+                finally:
+                    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             except sqlite3.Error as exc:
                 raise SessionDatabaseError(f"{self.path}: {exc}") from exc
 
