@@ -240,28 +240,28 @@ class App(SessionCommands):
     def interrupt(self) -> None:
         """Ctrl+C: cancel the running turn, or end the program when idle (R-TUI-9, R-INT-4).
 
-        A waiting approval is answered no first. ``已中断`` shows at once; the engine's cancel
+        A waiting approval is answered no. ``已中断`` shows at once; the engine's cancel
         interrupts the running command (R-INT-3), so the turn ends within seconds and the input
         line is ready again as soon as RUN_FINISHED arrives. A second Ctrl+C while a cancelled
         turn is still finishing ends the program.
         """
-        if self.asking is not None:
-            self.answer("no")
         if self.worker is None or self._interrupted:
             self.request_exit()
             return
         self._interrupted = True
         self.worker.cancel()  # the engine interrupts the running command too (R-INT-3)
+        if self.asking is not None:  # after the cancel, so the declined call is the turn's last
+            self.answer("no")
         self._stream_line = None
         self._add(self.texts["interrupted"], "notice")
 
     def request_exit(self) -> None:
         """/exit: cancel a running turn first (it saves what R-ENG-12 allows), then end."""
+        if self.worker is not None:
+            self.worker.cancel()
         if self.asking is not None:
             self.answer("no")
         self.approver.close()
-        if self.worker is not None:
-            self.worker.cancel()
         self.exiting = True
 
     def shutdown(self, wait: float = SHUTDOWN_WAIT) -> None:
