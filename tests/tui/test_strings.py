@@ -1,0 +1,68 @@
+"""The strings table of both languages (harness9_ref/tui/_strings.py; SPEC R-TUI-17).
+
+The pin test (tests/test_spec_coverage.py) compares STRINGS_TABLE with SPEC.md; these check
+what makes the table safe to use: both languages fill the same fields, no text carries white
+space an editor would strip, and the earlier constants are the Chinese texts.
+"""
+
+from __future__ import annotations
+
+import string
+
+import pytest
+
+import harness9_ref.tui as tui
+from harness9_ref.tui import LANGS, STRINGS, STRINGS_TABLE, parse_strings, strings_for
+
+
+def fields(text: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name is not None}
+
+
+def test_two_languages_with_the_same_keys_and_fields() -> None:
+    assert LANGS == ("zh", "en")
+    assert STRINGS["zh"].keys() == STRINGS["en"].keys()
+    for key in STRINGS["zh"]:
+        assert fields(STRINGS["zh"][key]) == fields(STRINGS["en"][key]), key
+
+
+def test_no_text_starts_or_ends_with_white_space() -> None:
+    for lang in LANGS:
+        for key, text in STRINGS[lang].items():
+            assert text and text == text.strip(), (lang, key)
+    assert not STRINGS_TABLE.endswith("\n")
+
+
+def test_the_earlier_constants_are_the_chinese_texts() -> None:
+    zh = STRINGS["zh"]
+    assert tui.COMPACTION_NOTICE == zh["compaction_notice"]
+    assert tui.RESUME_HEADER == zh["resume_header"] and tui.RESUME_PROMPT == zh["resume_prompt"]
+    assert tui.NO_SESSIONS == zh["no_sessions"] and tui.CANCELLED_NOTICE == zh["cancelled"]
+    assert tui.INTERRUPTED_NOTICE == zh["interrupted"] == "已中断"
+    assert tui.UNKNOWN_COMMAND + "/x" == zh["unknown_command"].format(input="/x") == "未知命令：/x"
+    assert tui.ERROR_PREFIX == "错误："
+    assert tui.STATUS_BAR == "[harness9] {model}  workdir: {workdir}  \u2502  session: {session}..."
+
+
+def test_an_unknown_language_is_an_error() -> None:
+    with pytest.raises(ValueError, match="unknown language 'de': expected one of zh, en"):
+        strings_for("de")
+
+
+@pytest.mark.parametrize(
+    ("table", "problem"),
+    [
+        ("a = b", "not 'key = text'"),
+        ("[zh]\nno separator", "not 'key = text'"),
+        ("[zh]\na = 1\na = 2", "'a' comes twice"),
+        ("[zh]\na = 1\n[en]\nb = 1", "keys of \\[en\\] differ"),
+        ("[zh]\nnot a key = 1", "not 'key = text'"),
+    ],
+)
+def test_malformed_tables_are_refused(table: str, problem: str) -> None:
+    with pytest.raises(ValueError, match=problem):
+        parse_strings(table)
+
+
+def test_a_text_may_contain_the_separator() -> None:
+    assert parse_strings("[zh]\na = x = y") == {"zh": {"a": "x = y"}}
