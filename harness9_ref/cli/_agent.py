@@ -109,6 +109,7 @@ def tui_mode(settings: Settings, signals: SignalState) -> int:
                 lang=settings.lang,
                 registry=registry,
                 approver=approver,
+                long_session=True,  # build_engine's mode (R-LONG-1): the start figure uses its prior
             )
             logger = logging.getLogger(_package_logger())
             handler = app.log_handler()

@@ -91,7 +91,7 @@ def test_compaction_notice_template_and_example(tui_section: str) -> None:
 
 
 def test_resume_listing_templates(tui_section: str) -> None:
-    header, _, prompt = block_after(tui_section, "`/resume` listing (R-TUI-8)")
+    header, _, prompt = block_after(tui_section, "`/resume` listing (R-TUI-8, R-TUI-18)")
     assert as_template(RESUME_HEADER) == header
     assert RESUME_PROMPT == prompt
 
