@@ -27,7 +27,7 @@ from tests.fakes import user
 from tests.memory.helpers import Clock, raw
 
 WHITE_SPACE = "".join(chr(c) for c in range(0x110000) if chr(c).isspace())
-ALPHABET = "abcAB İßẞσΣς\u3000\n\r\x00é修"
+ALPHABET = "abcAB İßẞσΣς\u3000\n\r\x00é修𝄞ǅ"
 
 
 @pytest.fixture
@@ -96,7 +96,7 @@ def hits(manager: Manager, query: str, limit: int = 20) -> list[dict[str, Any]]:
     return [hit.to_dict() for hit in manager.search(query, limit)]
 
 
-LETTERS = "abcAB İßẞσΣςé修\x00".replace(" ", "")
+LETTERS = "abcAB İßẞσΣςé修𝄞ǅ\x00".replace(" ", "")
 contents = st.one_of(
     st.text(alphabet=st.sampled_from(ALPHABET), max_size=40),
     st.lists(st.text(alphabet=st.sampled_from(LETTERS), min_size=3, max_size=6), min_size=1, max_size=4).map(" ".join),
