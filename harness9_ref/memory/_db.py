@@ -14,10 +14,10 @@ import sqlite3
 import threading
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Final, Iterator
+from typing import Callable, Final, Iterator
 
 from ..schema import Message, SchemaError
-from ._index import index_available, index_state, index_tail, install_index, reconcile_index
+from ._index import index_available, index_state, index_tail, install_index, mark_damaged, reconcile_index
 from ._session import CorruptRow, SessionClosed, SessionDatabaseError, UnsupportedSchema
 from ._tool_calls_column import ColumnDecodeError, decode_tool_calls
 
@@ -201,27 +201,49 @@ class Database:
 
         It runs after the format checks, so a refused file never gains it. Indexing a large
         file written by others goes in batches of TAIL_BATCH messages, each its own short
-        transaction. An index that fails (not ours, no FTS5, a damaged table) is left alone:
-        search then scans, which gives the same results.
+        transaction. An index that is not ours, or an SQLite without FTS5, leaves search to scan,
+        which gives the same results; a damaged index of ours is rebuilt once.
         """
         if not index_available():
             return False
-        try:
-            with self.write() as cur:
-                state = index_state(cur)
-                if state == "foreign":
-                    return False
-                if state != "current":
-                    install_index(cur)
-            while True:
+        for attempt in ("as found", "rebuilt"):
+            try:
                 with self.write() as cur:
-                    if index_tail(cur):
-                        break
-            with self.write() as cur:
-                reconcile_index(cur)
-        except SessionDatabaseError:
-            return False
-        return True
+                    state = index_state(cur)
+                    if state == "foreign":
+                        return False
+                    if state != "current" or attempt == "rebuilt":
+                        install_index(cur)  # a damaged index of ours is rebuilt once
+                while True:
+                    with self.write() as cur:
+                        if index_tail(cur):
+                            break
+                with self.write() as cur:
+                    reconcile_index(cur)
+                return True
+            except SessionDatabaseError as exc:
+                cause = getattr(exc.__cause__, "sqlite_errorname", "")
+                if not str(cause).startswith("SQLITE_CORRUPT"):
+                    return False  # busy, read-only, full: leave the index for a later open
+        return False
+
+    def upkeep(self, cur: sqlite3.Cursor, action: Callable[[sqlite3.Cursor], object]) -> None:
+        """Run ``action`` on the index inside the caller's write, in a savepoint (R-SRCH-3).
+
+        A damaged index must never cost a message: when the upkeep fails, only it is undone,
+        the change of messages commits, and this connection stops using the index (search
+        scans; the watermark was not moved, so nothing is taken as indexed that is not).
+        """
+        if not self.indexed:
+            return
+        cur.execute("SAVEPOINT messages_fts_upkeep")
+        try:
+            action(cur)
+        except sqlite3.Error:
+            cur.execute("ROLLBACK TO messages_fts_upkeep")
+            self.indexed = False
+            mark_damaged(cur)  # the next open rebuilds it
+        cur.execute("RELEASE messages_fts_upkeep")
 
     def _live(self) -> sqlite3.Connection:
         if self._conn is None:

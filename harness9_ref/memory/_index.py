@@ -42,6 +42,7 @@ __all__ = [
     "index_state",
     "index_tail",
     "install_index",
+    "mark_damaged",
     "reconcile_index",
     "searchable_text",
     "watermark",
@@ -144,6 +145,14 @@ def install_index(cur: sqlite3.Cursor) -> None:
     cur.executemany(
         "INSERT INTO messages_fts_meta (key, value) VALUES (?, ?)", (("format", INDEX_FORMAT), ("watermark", 0))
     )
+
+
+def mark_damaged(cur: sqlite3.Cursor) -> None:
+    """Record that the index failed, so that the next open rebuilds it instead of trusting it."""
+    try:
+        cur.execute("UPDATE messages_fts_meta SET value = 'damaged' WHERE key = 'format'")
+    except sqlite3.Error:
+        pass  # the meta table is gone too: the next open sees a stale index anyway
 
 
 def watermark(cur: sqlite3.Cursor) -> int:

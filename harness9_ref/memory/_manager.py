@@ -11,7 +11,7 @@ from typing import Callable, Final
 
 from ._db import Database
 from ._find import SessionSummary, recent_sessions, resolve_session_id
-from ._index import forget_messages
+from ._index import forget_messages, mark_damaged
 from ._prune import PruneResult, prune
 from ._search import SearchHit, search, search_terms
 from ._session import (
@@ -132,8 +132,7 @@ class Manager:
         """
         check_session_id(session_id)
         with self._db.write() as cur:
-            if self._db.indexed:
-                forget_messages(cur, "SELECT id FROM messages WHERE session_id = ?", (session_id,))
+            self._db.upkeep(cur, lambda c: forget_messages(c, "SELECT id FROM messages WHERE session_id = ?", (session_id,)))
             cur.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
         if self.tool_results_dir is not None:
             _remove(self.tool_results_dir / session_id)
@@ -172,7 +171,12 @@ class Manager:
         terms = search_terms(query)
         check_limit(limit)
         with self._db.read() as cur:
-            return search(cur, terms, limit, self._db.indexed)
+            hits, index_failed = search(cur, terms, limit, self._db.indexed)
+        if index_failed:  # scan from now on; the next open rebuilds the index
+            self._db.indexed = False
+            with self._db.write() as cur:
+                mark_damaged(cur)
+        return hits
 
     def prune(self, older_than: int, *, dry_run: bool = False) -> PruneResult:
         """Delete every session not updated in the last ``older_than`` seconds (R-PRUNE-1).

@@ -90,8 +90,7 @@ def prune(
     with db.write() as cur:
         ids = [row[0] for row in cur.execute(_OLD, (cutoff,))]
         (messages,) = cur.execute(messages_sql, (cutoff,)).fetchone()
-        if db.indexed:
-            forget_messages(cur, f"SELECT id FROM messages WHERE session_id IN ({_OLD})", (cutoff,))
+        db.upkeep(cur, lambda c: forget_messages(c, f"SELECT id FROM messages WHERE session_id IN ({_OLD})", (cutoff,)))
         cur.execute("DELETE FROM sessions WHERE updated_at < ?", (cutoff,))
     if not ids:
         return PruneResult(0, 0, 0)

@@ -101,28 +101,37 @@ def _collect(rows: Iterable[tuple[int, str, object]], terms: Sequence[str], foun
                 entry.newest, entry.text = message_id, text
 
 
-def search(cur: sqlite3.Cursor, terms: Sequence[str], limit: int, indexed: bool) -> list[SearchHit]:
-    """The sessions holding a matching message, best first (R-SRCH-1), in one read transaction."""
+def search(cur: sqlite3.Cursor, terms: Sequence[str], limit: int, indexed: bool) -> tuple[list[SearchHit], bool]:
+    """The sessions holding a matching message, best first (R-SRCH-1), in one read transaction.
+
+    The flag says the index failed (a damaged table) and the scan answered instead.
+    """
     found: dict[str, _Found] = {}
+    failed = False
     query = candidate_query(terms) if indexed else None
+    if query is not None:
+        try:
+            mark = watermark(cur)
+            # Joining with messages drops index rows of messages others deleted; the rowid bound
+            # keeps a message from being counted by both queries.
+            _collect(
+                cur.execute(
+                    "SELECT m.id, m.session_id, m.content FROM messages_fts f JOIN messages m ON m.id = f.rowid"
+                    " WHERE messages_fts MATCH ? AND f.rowid <= ?",
+                    (query, mark),
+                ),
+                terms,
+                found,
+            )
+            _collect(cur.execute("SELECT id, session_id, content FROM messages WHERE id > ?", (mark,)), terms, found)
+        except sqlite3.Error:  # a damaged index: the scan gives the same answer
+            found.clear()
+            query = None
+            failed = True
     if query is None:
         _collect(cur.execute("SELECT id, session_id, content FROM messages"), terms, found)
-    else:
-        mark = watermark(cur)
-        # Joining with messages drops index rows of messages others deleted; the rowid bound
-        # keeps a message from being counted by both queries.
-        _collect(
-            cur.execute(
-                "SELECT m.id, m.session_id, m.content FROM messages_fts f JOIN messages m ON m.id = f.rowid"
-                " WHERE messages_fts MATCH ? AND f.rowid <= ?",
-                (query, mark),
-            ),
-            terms,
-            found,
-        )
-        _collect(cur.execute("SELECT id, session_id, content FROM messages WHERE id > ?", (mark,)), terms, found)
     if not found or limit == 0:
-        return []
+        return [], failed
     # SQLite orders the sessions (updated_at, then id, descending, as R-MGR-5 compares them);
     # the stable sort by count keeps that order among equal counts. A message whose session
     # row is missing (a foreign file without foreign keys) belongs to no session.
@@ -143,4 +152,4 @@ def search(cur: sqlite3.Cursor, terms: Sequence[str], limit: int, indexed: bool)
             make_snippet(found[session_id].text, terms[0]),
         )
         for session_id, updated_at in best
-    ]
+    ], failed

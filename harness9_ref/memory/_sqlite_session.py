@@ -148,8 +148,7 @@ class SQLiteSession:
                 " VALUES (?, ?, ?, ?, ?, ?)",
                 rows,
             )
-            if self._db.indexed:
-                index_tail(cur)  # ours, and whatever others appended before them
+            self._db.upkeep(cur, index_tail)  # ours, and whatever others appended before them
         self._committed()
 
     def pop_message(self) -> Message | None:
@@ -166,8 +165,7 @@ class SQLiteSession:
             message = decode_message_row(*row)
             cur.execute("DELETE FROM messages WHERE id = ?", (row[0],))
             cur.execute(_DROP_UNCOVERED_CHECKPOINT, (self._id, self._id))
-            if self._db.indexed:
-                forget_messages(cur, "?", (row[0],))
+            self._db.upkeep(cur, lambda c: forget_messages(c, "?", (row[0],)))
             self._touch(cur)
         return message
 
@@ -177,8 +175,7 @@ class SQLiteSession:
             if not self._exists(cur):
                 return  # a draft not saved yet: nothing to clear, and no row to create
             self._touch(cur)
-            if self._db.indexed:
-                forget_messages(cur, "SELECT id FROM messages WHERE session_id = ?", (self._id,))
+            self._db.upkeep(cur, lambda c: forget_messages(c, "SELECT id FROM messages WHERE session_id = ?", (self._id,)))
             cur.execute("DELETE FROM messages WHERE session_id = ?", (self._id,))
             cur.execute("DELETE FROM checkpoints WHERE session_id = ?", (self._id,))
 

@@ -113,3 +113,25 @@ def test_a_foreign_index_is_left_alone(tmp_path: Path) -> None:
             "messages_fts_docsize",
             "messages_fts_idx",
         ]
+
+
+def test_a_damaged_index_never_costs_a_message_and_is_rebuilt(db_path: Path) -> None:
+    with Manager(db_path) as manager:
+        session = manager.new_session()
+        session.add_messages([user(f"needle {i} " + "x" * 50) for i in range(200)])
+    with raw(db_path) as conn:  # lose the index's pages
+        conn.execute("DELETE FROM messages_fts_data WHERE id > 10")
+    with Manager(db_path) as manager:
+        assert hits(manager, "needle 7") == scan(db_path, "needle 7")  # the scan answers
+        again = manager.open_session(session.session_id)
+        again.add_messages([user("needle after the damage")])
+        again.pop_message()
+        again.add_messages([user("needle kept")])
+        assert not manager.search_indexed
+        assert hits(manager, "needle") == scan(db_path, "needle")
+    with Manager(db_path) as manager, raw(db_path) as conn:
+        assert manager.search_indexed
+        conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('integrity-check')")  # raises when damaged
+        assert conn.execute("SELECT COUNT(*) FROM messages_fts_docsize").fetchone() == (201,)
+        assert hits(manager, "needle") == scan(db_path, "needle")
+        assert [h.snippet for h in manager.search("kept")] == ["needle kept"]
