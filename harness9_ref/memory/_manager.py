@@ -174,8 +174,11 @@ class Manager:
             hits, index_failed = search(cur, terms, limit, self._db.indexed)
         if index_failed:  # scan from now on; the next open rebuilds the index
             self._db.indexed = False
-            with self._db.write() as cur:
-                mark_damaged(cur)
+            try:
+                with self._db.write() as cur:
+                    mark_damaged(cur)
+            except SessionDatabaseError:
+                pass  # busy: the answer stands, and the next failure marks it again
         return hits
 
     def prune(self, older_than: int, *, dry_run: bool = False) -> PruneResult:
