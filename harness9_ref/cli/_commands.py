@@ -39,7 +39,7 @@ SEARCH_ROW: Final = "{id}  {when}  {snippet}"  # R-CLI-12: search
 PRUNED_LINE: Final = "pruned {sessions} sessions, {messages} messages, {size} reclaimed"  # R-CLI-12, R-PRUNE-2
 WOULD_PRUNE_LINE: Final = "would prune {sessions} sessions, {messages} messages"  # R-CLI-12: --dry-run
 NO_INDEX_NOTICE: Final = (  # R-SRCH-3: said once, on standard error
-    f"{PROG}: no full-text index (this SQLite has no FTS5 trigram tokenizer); searching by scan"
+    f"{PROG}: no usable full-text index (no FTS5 trigram tokenizer in this SQLite, or a foreign index); searching by scan"
 )
 SECONDS_PER_DAY: Final = 86400  # R-PRUNE-2, R-CLI-12: DAYS in prune's seconds
 EXIT_NO_MATCH: Final = 1  # R-CLI-12: search found nothing

@@ -184,7 +184,7 @@ def test_search_says_once_when_it_scans(
     captured = capsys.readouterr()
     assert captured.err == NO_INDEX_NOTICE + "\n"
     assert NO_INDEX_NOTICE == (
-        "harness9-ref: no full-text index (this SQLite has no FTS5 trigram tokenizer); searching by scan"
+        "harness9-ref: no usable full-text index (no FTS5 trigram tokenizer in this SQLite, or a foreign index); searching by scan"
     )
     assert len(captured.out.splitlines()) == 2
 
