@@ -25,23 +25,6 @@ from tests.cli.helpers import EXCEPTION_NAME, SESSION, cli, environment, one_err
 PROC = Path("/proc")
 
 
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    return environment(tmp_path)
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> Path:
-    return tmp_path / "home" / "sessions.db"
-
-
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
-
-
 OFFLINE = ["--provider", "offline"]
 
 

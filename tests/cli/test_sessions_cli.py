@@ -17,7 +17,7 @@ import pytest
 
 from harness9_ref.cli import NO_INDEX_NOTICE, main
 from harness9_ref.memory import Manager
-from tests.cli.helpers import cli, environment, one_error, seed, session_of, stored
+from tests.cli.helpers import cli, one_error, seed, session_of, stored
 
 A1 = "aaaa1111-0000-4000-8000-000000000001"
 A2 = "aaaa2222-0000-4000-8000-000000000002"
@@ -25,23 +25,6 @@ B1 = "bbbb1111-0000-4000-8000-000000000003"
 EMPTY = "cccc1111-0000-4000-8000-000000000004"
 T0 = 1_767_225_600  # 2026-01-01 00:00 UTC
 DAY = 86400
-
-
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    return environment(tmp_path)
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> Path:
-    return tmp_path / "home" / "sessions.db"
-
-
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
 
 
 @pytest.fixture

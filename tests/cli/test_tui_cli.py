@@ -26,7 +26,7 @@ from typing import Callable, Iterator
 import pytest
 
 from harness9_ref.tools import DECLINED
-from tests.cli.helpers import SESSION, environment, stored
+from tests.cli.helpers import SESSION, stored
 from tests.cli.test_run_cli import processes_with
 
 ESCAPES = re.compile(rb"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[()*+][0-9A-Za-z]|[=>78DEHM])")
@@ -90,23 +90,6 @@ class Terminal:
             self.process.kill()
             self.process.wait()
         os.close(self.leader)
-
-
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    return environment(tmp_path)
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> Path:
-    return tmp_path / "home" / "sessions.db"
-
-
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
 
 
 @pytest.fixture
