@@ -80,7 +80,8 @@ def render_status(
         Empty segments are left out. A bar wider than ``width`` loses, in this order, until it
         fits (R-TUI-16): the start of ``workdir`` (replaced by ``…``, down to ``…`` and the
         last path component), the workdir part with the gap before it, the model; then the
-        part left of ``ctx:`` is cut, and the ctx part itself only when it alone is wider than
+        part left of ``ctx:`` is cut where that keeps the whole session part (and one space
+        before ``ctx:``), else the separator and session part go and the rest is cut, and the ctx part itself only when it alone is wider than
         the screen. ``width <= 0`` gives ``[]``.
     """
     texts = strings_for(lang)
@@ -97,7 +98,10 @@ def render_status(
 
     candidates = [left(with_model, d) for d in _shortened(workdir)]
     candidates += [left(with_model, None), left(name, None)]
-    chosen = next((c for c in candidates if cell_width(c) <= room), candidates[-1])
+    chosen = next((c for c in candidates if cell_width(c) <= room), None)
+    if chosen is None:  # a cut inside the session part would leave half an id: drop the part
+        whole = cell_width(name + STATUS_SEPARATOR + session) + (1 if ctx is not None else 0)
+        chosen = candidates[-1] if whole <= room else name + (STATUS_CTX_GAP if ctx is not None else "")
     segments: list[Segment] = []
     if room > 0:
         segments.append((cut_cells(chosen, room), None))

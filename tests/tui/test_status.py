@@ -118,10 +118,19 @@ def test_a_narrow_bar_gives_up_the_workdir_then_the_model_then_cuts_left_of_ctx(
     assert render_status("gpt-4o-mini", "/home/user/your/project", SID, 45200, 128000, width) == expected
 
 
-def test_without_a_ctx_part_the_same_order_then_a_cut_at_the_width() -> None:
+def test_without_a_ctx_part_the_same_order_then_the_session_part_then_a_cut() -> None:
     head = "[harness9]  \u2502  session: f3a2c1b0..."
     assert render_status("gpt-4o-mini", "/your/project", SID, None, 0, len(head)) == [(head, None)]
-    assert render_status("gpt-4o-mini", "/your/project", SID, None, 0, 20) == [(head[:20], None)]
+    assert render_status("gpt-4o-mini", "/your/project", SID, None, 0, 20) == [("[harness9]", None)]
+    assert render_status("gpt-4o-mini", "/your/project", SID, None, 0, 6) == [("[harne", None)]
+
+
+def test_a_cut_never_leaves_half_a_session_id() -> None:
+    """R-TUI-16: the gap before ctx: may shrink to one space; a shorter room drops the session part."""
+    fits = render_status("gpt-4o-mini", "/your/project", SID, 45200, 128000, 57)
+    assert fits[0] == ("[harness9]  \u2502  session: f3a2c1b0... ", None)
+    narrower = render_status("gpt-4o-mini", "/your/project", SID, 45200, 128000, 56)
+    assert narrower[0] == ("[harness9]  ", None) and narrower[1][0] == "ctx: 45.2K/128K (35%)"
 
 
 def test_english_uses_the_same_bar() -> None:
