@@ -37,6 +37,12 @@ from ._report import (
     write_json_report,
     write_junit_report,
 )
+from ._requirements import (
+    is_requirement_id,
+    requirement_lines,
+    requirement_titles,
+    write_markdown_report,
+)
 from ._runner import DEFAULT_ADAPTER_COMMAND, DEFAULT_TIMEOUT, AdapterError, run_suite
 
 __all__ = ["main"]
@@ -65,9 +71,15 @@ def _known_failures(path: Path, cases: Sequence[Case]) -> list[str]:
     except (OSError, ValueError) as exc:
         raise _Abort(f"known-failures file: {exc}") from None
     ids = {case.id for case in cases}
-    unknown = [case_id for case_id in listed if case_id not in ids]
-    if unknown:
-        raise _Abort(f"{path}: not case ids: {', '.join(unknown)}")
+    cited = {requirement for case in cases for requirement in case.spec}
+    unknown = [entry for entry in listed if entry not in ids and entry not in cited]
+    problems = []
+    if not_cases := [entry for entry in unknown if not is_requirement_id(entry)]:
+        problems.append(f"not case ids: {', '.join(not_cases)}")
+    if not_cited := [entry for entry in unknown if is_requirement_id(entry)]:
+        problems.append(f"requirement ids that no case cites: {', '.join(not_cited)}")
+    if problems:
+        raise _Abort(f"{path}: {'; '.join(problems)}")
     return listed
 
 
@@ -108,9 +120,14 @@ def _run(args: argparse.Namespace) -> int:
         )
     except AdapterError as exc:
         raise _Abort(str(exc)) from None
-    print(summary_line(suite))
+    for line in requirement_lines(suite, verbose=args.verbose):
+        print(line)
+    summary = summary_line(suite)
+    print(summary)
     for kind, path in args.report:
         _REPORT_WRITERS[kind](suite, Path(path))
+    if args.markdown is not None:
+        write_markdown_report(suite, args.markdown, requirement_titles(args.spec), summary)
     return 0 if suite.ok else 1
 
 
@@ -230,7 +247,8 @@ def _parser() -> argparse.ArgumentParser:
         "--known-failures",
         type=Path,
         metavar="FILE",
-        help="case ids expected to fail, one per line; listing a passing case is an error",
+        help="case ids expected to fail, one per line, or requirement ids (every case citing "
+        "it); listing a passing case, or a requirement no case fails, fails the run",
     )
     run.add_argument(
         "--report",
@@ -239,6 +257,19 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         metavar=("json|junit", "FILE"),
         help="also write a report; repeatable",
+    )
+    run.add_argument(
+        "--markdown",
+        type=Path,
+        metavar="FILE",
+        help="also write a compliance table: one row per requirement the selected cases cite",
+    )
+    run.add_argument(
+        "--spec",
+        type=Path,
+        default=SPEC_PATH,
+        metavar="SPEC.md",
+        help="where --markdown reads requirement titles (default: this project's)",
     )
     run.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS")
     run.add_argument(

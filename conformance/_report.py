@@ -19,6 +19,7 @@ from typing import Any, Final, Literal
 
 from ._cases import Case
 from ._compare import Verdict
+from ._requirements import junit_requirement_suites, requirement_results, stale_requirements
 
 __all__ = [
     "CaseResult",
@@ -68,6 +69,8 @@ class SuiteResult:
     implementation: Mapping[str, Any]
     results: tuple[CaseResult, ...]
     known_failures_given: bool = False
+    # Requirement ids listed in the known-failures file (see _requirements).
+    known_requirements: frozenset[str] = frozenset()
 
     def counts(self) -> dict[Outcome, int]:
         """How many cases ended in each outcome, zeros included."""
@@ -76,18 +79,30 @@ class SuiteResult:
 
     @property
     def ok(self) -> bool:
-        """True when nothing unexpected failed or errored."""
+        """True when nothing unexpected failed or errored, and no listed requirement is stale."""
         counts = self.counts()
-        return counts["failed"] == 0 and counts["errored"] == 0
+        return counts["failed"] == 0 and counts["errored"] == 0 and not self.stale_requirements()
+
+    def stale_requirements(self) -> list[str]:
+        """Listed requirements whose cases pass now; each fails the run like an unexpected pass."""
+        return stale_requirements(self) if self.known_requirements else []
 
 
-def case_result(case: Case, verdict: Verdict, *, known_failure: bool) -> CaseResult:
-    """How a verdict counts: a listed case that fails is a known failure, one that passes fails."""
-    if not known_failure:
+def case_result(
+    case: Case, verdict: Verdict, *, known_failure: bool, by_requirement: bool = False
+) -> CaseResult:
+    """How a verdict counts: a listed case that fails is a known failure, one that passes fails.
+
+    ``by_requirement``: the case is listed only through a requirement it cites. It fails as a
+    known failure too, but a pass is a pass; the requirement's entry is judged as a whole.
+    """
+    if not known_failure and not by_requirement:
         return CaseResult(case, verdict, verdict.status)
     if verdict.status in ("failed", "errored"):
         return CaseResult(case, verdict, "known_failure")
-    return CaseResult(case, verdict, "failed" if verdict.status == "passed" else verdict.status)
+    if verdict.status == "passed" and known_failure:
+        return CaseResult(case, verdict, "failed")
+    return CaseResult(case, verdict, verdict.status)
 
 
 # Characters XML 1.0 cannot carry; an adapter's message may contain any of them.
@@ -120,6 +135,9 @@ def summary_line(suite: SuiteResult) -> str:
     parts = [f"{counts[outcome]} {outcome}" for outcome in _SUMMARY]
     if suite.known_failures_given:
         parts.append(f"{counts['known_failure']} known failures")
+    stale = len(suite.stale_requirements())
+    if stale:
+        parts.append(f"{stale} listed requirement{'s' * (stale != 1)} no longer failing")
     return ", ".join(parts)
 
 
@@ -136,12 +154,21 @@ def _case_entry(result: CaseResult) -> dict[str, Any]:
 
 
 def write_json_report(suite: SuiteResult, path: Path) -> None:
-    """Write ``{"implementation", "totals", "ok", "cases": [{id, area, slug, spec, status, detail}]}``."""
+    """Write ``{"implementation", "totals", "ok", "cases", "requirements"}``.
+
+    ``cases`` is ``[{id, area, slug, spec, status, detail}]`` in run order; ``requirements``
+    maps each cited requirement id, ordered by area then number, to ``{passed, failed, skipped,
+    unsupported, errored, known_failure, failing, stale_known_failure}``: the counts of the
+    cases citing it, the ids of those that failed or errored, and whether it is a listed known
+    failure that no case fails any more.
+    """
+    requirements = requirement_results(suite.results, suite.known_requirements)
     report = {
         "implementation": dict(suite.implementation),
         "totals": suite.counts(),
         "ok": suite.ok,
         "cases": [_case_entry(result) for result in suite.results],
+        "requirements": {result.id: result.as_json() for result in requirements},
     }
     path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
@@ -154,7 +181,8 @@ def write_junit_report(suite: SuiteResult, path: Path) -> None:
     """Write JUnit XML: one testcase per case, failed as failure, errored as error.
 
     Skipped, unsupported and known failures are ``<skipped>``, so CI dashboards do not count
-    them as passes.
+    them as passes. One more testsuite per requirement area follows, one testcase per
+    requirement; ``junit_requirement_suites`` says why they are testcases.
     """
     counts = suite.counts()
     name = str(suite.implementation.get("name", "adapter"))
@@ -184,5 +212,6 @@ def write_junit_report(suite: SuiteResult, path: Path) -> None:
         elif result.outcome != "passed":
             label = result.outcome.replace("_", " ")
             ET.SubElement(element, "skipped", message=f"{label}: {detail}" if detail else label)
+    junit_requirement_suites(root, suite)
     ET.indent(root)
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)

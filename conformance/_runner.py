@@ -28,6 +28,7 @@ from ._compare import Verdict, compact_json, evaluate
 from ._jsonschema import Validator, load_schema
 from ._ops import PROTOCOL_VERSION
 from ._report import CaseResult, SuiteResult, case_result
+from ._requirements import is_requirement_id
 from ._workspace import prepared
 
 __all__ = [
@@ -367,6 +368,8 @@ def run_suite(
         timeout: seconds per answer.
         validate: check every protocol message against its schema.
         known_failures: case ids expected to fail; such a case that passes counts as failed.
+            Requirement ids (``R-SUM-7``) stand for every case citing them; such a case that
+            passes counts as passed, and the entry fails the run once none of its cases fails.
         env: the adapter's environment.
         on_result: called after each case, e.g. to print progress.
 
@@ -380,8 +383,12 @@ def run_suite(
     with Adapter(adapter_command, cwd=cwd, timeout=timeout, validate=validate, env=env) as adapter:
         for case in cases:
             verdict = run_case(adapter, case)
-            result = case_result(case, verdict, known_failure=case.id in known)
+            by_requirement = any(requirement in known for requirement in case.spec)
+            result = case_result(
+                case, verdict, known_failure=case.id in known, by_requirement=by_requirement
+            )
             results.append(result)
             if on_result is not None:
                 on_result(result)
-    return SuiteResult(adapter.implementation, tuple(results), known_failures is not None)
+    listed = frozenset(entry for entry in known if is_requirement_id(entry))
+    return SuiteResult(adapter.implementation, tuple(results), known_failures is not None, listed)

@@ -136,13 +136,20 @@ def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[str],
     return code, captured.out.splitlines(), captured.err
 
 
-def test_cli_on_success_prints_only_the_summary(
+def test_cli_on_success_prints_only_the_area_line_and_the_summary(
     cases_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, err = cli(
         capsys, "run", "--adapter", shlex.join(fake("good")), "--cases", str(cases_dir)
     )
-    assert (code, out, err) == (0, ["3 passed, 0 failed, 0 skipped, 0 unsupported, 0 errored"], "")
+    assert (code, out, err) == (
+        0,
+        [
+            "R-FMT: 1 requirement, all cases pass",
+            "3 passed, 0 failed, 0 skipped, 0 unsupported, 0 errored",
+        ],
+        "",
+    )
 
 
 def test_cli_prints_one_line_per_failure_then_the_summary(
@@ -156,6 +163,7 @@ def test_cli_prints_one_line_per_failure_then_the_summary(
         'AAAAA1 (fmt/n-5) [R-FMT-1] (root): expected "5", got "6"',
         'AAAAA2 (fmt/n-7) [R-FMT-1] (root): expected "7", got "8"',
         'AAAAA3 (fmt/n-9) [R-FMT-1] (root): expected "9", got "10"',
+        "R-FMT-1: 3 of 3 cases fail (AAAAA1, AAAAA2, AAAAA3); 3 failed",
         "0 passed, 3 failed, 0 skipped, 0 unsupported, 0 errored",
     ]
 
@@ -176,7 +184,8 @@ def test_cli_verbose_prints_every_case(cases_dir: Path, capsys: pytest.CaptureFi
     code, out, _ = cli(capsys, *args)
     assert code == 0
     assert out[0] == "AAAAA1 (fmt/n-5) [R-FMT-1] skipped: not implemented yet"
-    assert len(out) == 4
+    assert out[3] == "R-FMT-1: 0 of 3 cases fail; 3 skipped"
+    assert len(out) == 5
 
 
 @pytest.mark.parametrize(
@@ -188,7 +197,7 @@ def test_cli_filter_matches_ids_and_names(
     args = ("run", "--adapter", shlex.join(fake("good")), "--cases", str(cases_dir))
     code, out, _ = cli(capsys, *args, "--filter", pattern)
     assert code == 0
-    assert out == [f"{expected} passed, 0 failed, 0 skipped, 0 unsupported, 0 errored"]
+    assert out[-1] == f"{expected} passed, 0 failed, 0 skipped, 0 unsupported, 0 errored"
 
 
 def test_cli_filter_matching_nothing_is_an_error(
@@ -207,7 +216,7 @@ def test_known_failures_are_counted_apart(
     args = ("run", "--adapter", shlex.join(fake("wrong")), "--cases", str(cases_dir))
     code, out, _ = cli(capsys, *args, "--known-failures", str(known))
     assert code == 1
-    assert [line.split()[0] for line in out[:-1]] == ["AAAAA2", "AAAAA3"]
+    assert [line.split()[0] for line in out[:-1]] == ["AAAAA2", "AAAAA3", "R-FMT-1:"]
     assert out[-1] == "0 passed, 2 failed, 0 skipped, 0 unsupported, 0 errored, 1 known failures"
 
 
@@ -221,6 +230,7 @@ def test_known_failure_that_passes_is_reported_and_fails_the_run(
     assert code == 1
     assert out == [
         "AAAAA1 (fmt/n-5) [R-FMT-1] unexpectedly passed, remove it from the known-failures file",
+        "R-FMT-1: 1 of 3 cases fails (AAAAA1); 2 passed, 1 failed",
         "2 passed, 1 failed, 0 skipped, 0 unsupported, 0 errored, 0 known failures",
     ]
 
@@ -234,7 +244,10 @@ def test_known_failures_only_failing_as_listed_exits_zero(
     code, out, _ = cli(capsys, *args, "--known-failures", str(known))
     assert (code, out) == (
         0,
-        ["0 passed, 0 failed, 0 skipped, 0 unsupported, 0 errored, 3 known failures"],
+        [
+            "R-FMT-1: 0 of 3 cases fail; 3 known failures",
+            "0 passed, 0 failed, 0 skipped, 0 unsupported, 0 errored, 3 known failures",
+        ],
     )
 
 
