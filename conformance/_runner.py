@@ -24,12 +24,12 @@ from types import TracebackType
 from typing import IO, Any, Final, Literal
 
 from ._cases import PROJECT_ROOT, Case, reject_constant
-from ._compare import Verdict, compact_json, evaluate
+from ._compare import Verdict, compact_json
 from ._jsonschema import Validator, load_schema
 from ._ops import PROTOCOL_VERSION
+from ._porting import Declarations, read_declarations, run_planned
 from ._report import CaseResult, SuiteResult, case_result
 from ._requirements import is_requirement_id
-from ._workspace import prepared
 
 __all__ = [
     "DEFAULT_ADAPTER_COMMAND",
@@ -167,6 +167,7 @@ class Adapter:
         self.env = env
         self.implementation: dict[str, Any] = {}
         self.ops: frozenset[str] = frozenset()
+        self.declared = Declarations()  # wording, own ids, own clock (conformance/_porting.py)
         self._schemas: dict[str, Validator] | None = None
         if validate:
             self._schemas = {
@@ -255,12 +256,14 @@ class Adapter:
                     f"start answer's ops is not a list of op names: {compact_json(ops)}",
                     "list the ops the adapter implements",
                 )
-        except _Fault as fault:
+            declared = read_declarations(answer)  # ValueError: a declaration it cannot use
+        except (_Fault, ValueError) as fault:
             process.kill()
             raise AdapterError(f"adapter {list(self.command)} failed to start: {fault}") from None
         implementation = answer.get("implementation")
         self.implementation = implementation if isinstance(implementation, dict) else {}
         self.ops = frozenset(ops)
+        self.declared = declared
         self._process = process
         self._started = True
 
@@ -340,11 +343,11 @@ class Adapter:
 
 
 def run_case(adapter: Adapter, case: Case) -> Verdict:
-    """Run one case, in a scratch folder when its op needs one, and judge the answer."""
-    with prepared(case) as (input, observe):
-        response = adapter.run(case.op, input)
-        observed = observe() if response.kind == "output" else {}
-    return evaluate(case, response, observed)
+    """Run one case, in a scratch folder when its op needs one, and judge the answer, fitted to
+    what the adapter declared: its wording, own ids, own clock (conformance/_porting.py)."""
+    if not adapter._started:
+        adapter.start()
+    return run_planned(adapter, case, adapter.declared)
 
 
 def run_suite(
