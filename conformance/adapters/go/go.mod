@@ -1,0 +1,3 @@
+module example.com/harness9-adapter
+
+go 1.18
