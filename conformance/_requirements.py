@@ -208,16 +208,17 @@ def junit_requirement_suites(root: ET.Element, suite: SuiteResult) -> None:
     ignore ``<properties>``, so a property set would be invisible there: requirements are
     testcases (classname ``requirements.R-SUM``, which Jenkins shows as package
     ``requirements``, class ``R-SUM``). A requirement with a failing case, or a stale
-    known-failure entry, is a ``<failure>`` naming the failing ids; one whose cases were all
-    skipped or unsupported is ``<skipped>``. The price is that dashboards count these testcases
-    on top of the per-case ones; their suite names keep the two apart.
+    known-failure entry, is a ``<failure>`` naming the failing ids; one that is not met in full
+    otherwise (cases skipped, unsupported or known failures) is ``<skipped>``, so that it does
+    not read as a pass. The price is that dashboards count these testcases on top of the
+    per-case ones; their suite names keep the two apart.
     """
     by_area: dict[str, list[RequirementResult]] = {}
     for result in requirement_results(suite.results, suite.known_requirements):
         by_area.setdefault(area_of(result.id), []).append(result)
     for area, results in by_area.items():
         failures = sum(1 for r in results if r.state == "fail")
-        skipped = sum(1 for r in results if r.state != "fail" and r.counts["passed"] == 0)
+        skipped = sum(1 for r in results if r.state not in ("fail", "pass"))
         element = ET.SubElement(
             root,
             "testsuite",
@@ -236,7 +237,7 @@ def junit_requirement_suites(root: ET.Element, suite: SuiteResult) -> None:
                 ids = _ids(result.failing, None)
                 full = f"{line}\nfailing cases: {ids}" if ids else line
                 ET.SubElement(case, "failure", message=line).text = full
-            elif result.counts["passed"] == 0:
+            elif result.state != "pass":
                 ET.SubElement(case, "skipped", message=line)
 
 

@@ -244,6 +244,21 @@ def test_junit_requirement_with_only_unsupported_cases_is_skipped(
     assert skipped is not None and skipped.get("message") == "R-FMT-1: all 2 cases unsupported"
 
 
+def test_junit_requirement_with_known_failures_is_skipped_not_passed(
+    cases_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / "r.xml"
+    known = known_file(tmp_path, "BBBBB1")
+    args = ["run", "--adapter", GOOD, "--cases", str(cases_dir), "--known-failures", known]
+    assert main([*args, "--report", "junit", str(report)]) == 0
+    requirements_suite = ET.parse(report).getroot().findall("testsuite")[1]
+    first, second = requirements_suite.findall("testcase")
+    assert len(first) == 0
+    skipped = second.find("skipped")
+    assert skipped is not None
+    assert skipped.get("message") == "R-FMT-2: 0 of 2 cases fail; 1 passed, 1 known failures"
+
+
 def markdown_rows(path: Path) -> list[list[str]]:
     lines = path.read_text(encoding="utf-8").splitlines()
     table = [line for line in lines if line.startswith("| ")]
