@@ -19,6 +19,7 @@ import functools
 import os
 import shutil
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,8 +31,11 @@ from ._runner import DEFAULT_ADAPTER_COMMAND, DEFAULT_TIMEOUT, Adapter, AdapterE
 
 __all__ = ["COPIED_DIRS", "BaselineError", "MutantResult", "mutant_counts", "run_mutants"]
 
-# What a mutant's copy of the project holds; fixtures/ only when the project has it.
+# What a mutant's copy of the project holds: the code the reference adapter runs, and fixtures/
+# when the project has it. The case files, the catalogue and other data stay out: the runner
+# reads them from the original, and copying them for every mutant cost most of the catalogue's time.
 COPIED_DIRS: Final = ("harness9_ref", "conformance", "fixtures")
+_NOT_COPIED: Final = ("__pycache__", "*.pyc", ".*_cache", "cases", "mutants", "known-failures", "adapters")
 
 MutantStatus = Literal["killed", "survived", "weak", "broken"]
 MUTANT_STATUSES: Final[tuple[MutantStatus, ...]] = ("killed", "survived", "weak", "broken")
@@ -105,7 +109,7 @@ def _read_mutant(path: Path, case_ids: Collection[str]) -> _Mutant | MutantResul
 
 
 def _copy_project(root: Path, target: Path) -> None:
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".*_cache")
+    ignore = shutil.ignore_patterns(*_NOT_COPIED)
     for name in COPIED_DIRS:
         if (root / name).is_dir():
             shutil.copytree(root / name, target / name, ignore=ignore)
@@ -184,6 +188,7 @@ def run_mutants(
     only: str | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     on_result: Callable[[MutantResult], None] | None = None,
+    workers: int | None = None,
 ) -> list[MutantResult]:
     """Apply each mutant to a copy of ``root`` and judge whether the suite catches it.
 
@@ -193,7 +198,9 @@ def run_mutants(
         cases: the suite; every case must pass on the unmutated copy.
         only: run just the mutant with this id.
         timeout: seconds per adapter answer.
-        on_result: called after each mutant, e.g. to print progress.
+        on_result: called after each mutant, in catalogue order, e.g. to print progress.
+        workers: mutants judged at once, each by its own adapter process (default: the
+            number of CPUs); the results do not depend on it.
 
     Raises:
         BaselineError: cases fail before any mutant is applied.
@@ -206,19 +213,22 @@ def run_mutants(
         if not mutants:
             raise LookupError(f"no mutant in {mutants_dir} has id {only!r}")
     _check_baseline(root, cases, timeout)
-    results = []
-    for mutant in mutants:
+
+    def judge(mutant: _Mutant | MutantResult) -> MutantResult:
         if isinstance(mutant, MutantResult):
-            result = mutant
-        else:
-            try:
-                with _patched_adapter(root, mutant.edits, timeout) as adapter:
-                    result = _judge(adapter, cases, mutant)
-            except _Broken as exc:
-                result = MutantResult(mutant.id, "broken", str(exc))
-        results.append(result)
-        if on_result is not None:
-            on_result(result)
+            return mutant
+        try:
+            with _patched_adapter(root, mutant.edits, timeout) as adapter:
+                return _judge(adapter, cases, mutant)
+        except _Broken as exc:
+            return MutantResult(mutant.id, "broken", str(exc))
+
+    results = []
+    with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
+        for result in pool.map(judge, mutants):  # the adapters are processes: threads suffice
+            results.append(result)
+            if on_result is not None:
+                on_result(result)
     return results
 
 
