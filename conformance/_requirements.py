@@ -88,7 +88,7 @@ class RequirementResult:
 
     @property
     def state(self) -> str:
-        """"fail", "pass" (all passed), "unsupported" (all unsupported) or "partial"."""
+        """One of "fail", "pass" (all passed), "unsupported" (all unsupported), "partial"."""
         if self.failing or self.stale:
             return "fail"
         if self.counts["passed"] == self.total:
