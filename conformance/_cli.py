@@ -28,6 +28,7 @@ from ._cases import (
     load_cases,
     read_id_list,
 )
+from ._automut import run_auto_command
 from ._mutants import BaselineError, MutantResult, mutant_counts, run_mutants
 from ._record import PROVIDERS, FixtureError, RecordError, find_exchanges, record
 from ._replay import CHUNKINGS, MISMATCH_STATUS, ReplayServer, SeenRequest
@@ -141,6 +142,15 @@ def _lint(args: argparse.Namespace) -> int:
 
 def _mutants(args: argparse.Namespace) -> int:
     root: Path = args.root
+    if args.auto:
+        if args.only is not None or args.mutants is not None:
+            raise _Abort("--auto generates its mutants: --only and --mutants do not apply")
+        try:
+            return run_auto_command(args, _load(root / "conformance" / "cases"))
+        except (BaselineError, ValueError) as exc:
+            raise _Abort(str(exc)) from None
+    if args.sample is not None or args.module or args.report is not None:
+        raise _Abort("--sample, --module and --report need --auto")
     mutants_dir: Path = args.mutants or root / "conformance" / "mutants"
     if not mutants_dir.is_dir():
         raise _Abort(f"no such directory: {mutants_dir}")
@@ -151,7 +161,13 @@ def _mutants(args: argparse.Namespace) -> int:
 
     try:
         results = run_mutants(
-            root, mutants_dir, cases, only=args.only, timeout=args.timeout, on_result=show
+            root,
+            mutants_dir,
+            cases,
+            only=args.only,
+            timeout=args.timeout,
+            on_result=show,
+            workers=args.workers,
         )
     except BaselineError as exc:
         failing = "\n".join(f"  {failure}" for failure in exc.failures)
@@ -220,6 +236,13 @@ def _seconds(text: str) -> float:
     value = float(text)
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
+
+
+def _count(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
     return value
 
 
@@ -299,6 +322,26 @@ def _parser() -> argparse.ArgumentParser:
         help="the project holding harness9_ref/ and conformance/ (default: this one)",
     )
     mutants.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS")
+    mutants.add_argument(
+        "--workers",
+        type=_count,
+        metavar="W",
+        help="mutants judged at once (default: the CPUs; with --auto at most 4)",
+    )
+    mutants.add_argument(
+        "--auto",
+        action="store_true",
+        help="generate AST mutants of harness9_ref's runtime modules instead of the catalogue",
+    )
+    mutants.add_argument("--sample", type=_count, metavar="N", help="--auto: judge N of them")
+    mutants.add_argument("--seed", type=int, default=0, metavar="S", help="--auto: sample seed")
+    mutants.add_argument(
+        "--module",
+        action="append",
+        metavar="GLOB",
+        help="--auto: only memory, provider/openai/*, …; repeatable",
+    )
+    mutants.add_argument("--report", type=Path, metavar="FILE", help="--auto: JSON report")
     mutants.set_defaults(handler=_mutants)
 
     serve = commands.add_parser(

@@ -1,0 +1,400 @@
+"""``mutants --auto``: AST mutants of the reference's runtime code, judged by the suite.
+
+Operators, applied wherever they fit in ``harness9_ref/`` outside ``tui/``, ``cli/`` and
+``testing.py``: comparison swaps (``<`` ↔ ``<=``, ``==`` ↔ ``!=``, ``is`` ↔ ``is not``, …),
+arithmetic (``+`` ↔ ``-``, ``*`` ↔ ``//``, ``+=`` ↔ ``-=``, …), integer constants ± 1,
+``and`` ↔ ``or``, negated ``if``/``while``/conditional tests, and ``return X`` → ``None`` or
+the empty value of the declared return type (``not (X)`` for ``bool``). A mutant patches the
+bytes of one node, the rest of the file staying byte-identical; its key is
+``<file under harness9_ref>:<enclosing def>:<operator>:<n-th such there>``, stable across edits
+elsewhere. It is judged on a copy of the project like a catalogue mutant (``_mutants.py``):
+killed at the first failing case, survived when all pass, broken (not counted) when the patched
+adapter cannot start, timed out (counted as killed) past 3 × the baseline's time. Survivors
+that change no behaviour are listed, with why, in ``conformance/mutants/equivalent.txt``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import random
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from fnmatch import fnmatchcase
+from itertools import accumulate
+from pathlib import Path
+from typing import Final, Literal, get_args
+
+from ._cases import Case
+from ._mutants import _Broken, _check_baseline, _Edit, _fails, _patched_adapter
+from ._runner import DEFAULT_TIMEOUT
+
+__all__ = ["AutoMutant", "AutoResult", "find_mutants", "mutants_of_source", "run_auto_command"]
+
+PACKAGE: Final = "harness9_ref"
+EQUIVALENT_FILE: Final = Path("conformance") / "mutants" / "equivalent.txt"
+_EXCLUDED: Final = ("tui/*", "cli/*", "testing.py", "__main__.py")
+
+AutoStatus = Literal["killed", "timeout", "survived", "broken"]
+
+_CMP: Final = {ast.Lt: ("<", "<="), ast.LtE: ("<=", "<"), ast.Gt: (">", ">="),
+               ast.GtE: (">=", ">"), ast.Eq: ("==", "!="), ast.NotEq: ("!=", "=="),
+               ast.Is: ("is", "is not"), ast.IsNot: ("is not", "is"),
+               ast.In: ("in", "not in"), ast.NotIn: ("not in", "in")}
+_ARITH: Final = {ast.Add: ("+", "-"), ast.Sub: ("-", "+"), ast.Mult: ("*", "//"),
+                 ast.FloorDiv: ("//", "*"), ast.Div: ("/", "*"), ast.Mod: ("%", "//")}
+_NAMES: Final = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne",
+                 "is": "is", "is not": "isnot", "in": "in", "not in": "notin", "+": "add",
+                 "-": "sub", "*": "mul", "//": "floordiv", "/": "div", "%": "mod",
+                 "and": "and", "or": "or"}
+# The one operator token between two operands (comments blanked out first).
+_TOKEN: Final = re.compile(r"\bis\s+not\b|\bnot\s+in\b|\b(?:is|in|and|or)\b|\*\*=?|//=?|<<=?|>>=?"
+                           r"|[-+*/%@&|^]=|<=|>=|==|!=|[-+*/%@&|^<>]")
+_EMPTY: Final = {"str": '""', "int": "0", "float": "0.0", "bytes": 'b""', "list": "[]",
+                 "List": "[]", "Sequence": "[]", "dict": "{}", "Dict": "{}", "Mapping": "{}",
+                 "tuple": "()", "Tuple": "()", "set": "set()", "frozenset": "frozenset()"}
+
+
+@dataclass(frozen=True, slots=True)
+class AutoMutant:
+    """One generated mutant: ``file`` is relative to the project root, ``line`` 1-based."""
+
+    key: str
+    file: str
+    line: int
+    operator: str
+    before: str  # the changed source line, stripped, before and after
+    after: str
+    source: str  # the whole mutated file
+
+    @property
+    def module(self) -> str:  # memory, provider, …: its subpackage (or top-level file)
+        parts = Path(self.file).relative_to(PACKAGE).parts
+        return parts[0] if len(parts) > 1 else Path(parts[0]).stem
+
+
+@dataclass(frozen=True, slots=True)
+class AutoResult:
+    mutant: AutoMutant
+    status: AutoStatus
+    detail: str
+
+
+_Edit3 = tuple[int, int, str]  # start byte, end byte, replacement
+_Scope = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+
+
+def _is_text(node: ast.expr) -> bool:
+    return isinstance(node, ast.JoinedStr) or isinstance(getattr(node, "value", 0), (str, bytes))
+
+
+class _Finder:
+    """Collects the edits of every mutant of one module's source bytes."""
+
+    def __init__(self, source: bytes) -> None:
+        self.source = source
+        self.starts = [0, *accumulate(len(line) + 1 for line in source.split(b"\n")[:-1])]
+        self.found: list[tuple[str, int, str, list[_Edit3]]] = []  # scope, line, operator
+        self.scope: list[str] = []
+        self.returns: list[ast.expr | None] = []
+
+    def span(self, node: ast.AST) -> tuple[int, int]:
+        start = self.starts[node.lineno - 1] + node.col_offset  # type: ignore[attr-defined]
+        end_line, end_col = node.end_lineno, node.end_col_offset  # type: ignore[attr-defined]
+        return start, self.starts[end_line - 1] + end_col
+
+    def text(self, node: ast.AST) -> str:
+        start, end = self.span(node)
+        return self.source[start:end].decode("utf-8")
+
+    def add(self, node: ast.AST, operator: str, edits: list[_Edit3]) -> None:
+        line: int = node.lineno  # type: ignore[attr-defined]
+        self.found.append((".".join(self.scope) or "<module>", line, operator, edits))
+
+    def token(self, left: ast.AST, right: ast.AST, expected: str, new: str) -> _Edit3 | None:
+        """The edit replacing the operator token between ``left`` and ``right``."""
+        start, end = self.span(left)[1], self.span(right)[0]
+        gap = re.sub(r"#[^\n]*", lambda m: " " * len(m.group()), self.source[start:end].decode())
+        tokens = list(_TOKEN.finditer(gap))
+        if len(tokens) != 1 or " ".join(tokens[0].group().split()) != expected:
+            return None
+        before = len(gap[: tokens[0].start()].encode())
+        return start + before, start + before + len(tokens[0].group().encode()), new
+
+    def visit(self, node: ast.AST) -> None:
+        method = getattr(self, f"visit_{type(node).__name__}", None)
+        if method is not None and method(node) is False:
+            return
+        for field, value in ast.iter_fields(node):
+            for child in value if isinstance(value, list) else [value]:
+                if isinstance(child, ast.AST) and field not in ("annotation", "returns"):
+                    self.visit(child)
+
+    def visit_FunctionDef(self, node: _Scope) -> bool:
+        self.scope.append(node.name)
+        self.returns.append(getattr(node, "returns", None))
+        args = None if isinstance(node, ast.ClassDef) else node.args
+        defaults = [] if args is None else [*args.defaults, *args.kw_defaults]
+        for child in [child for child in [*node.body, *defaults] if child is not None]:
+            self.visit(child)
+        self.scope.pop()
+        self.returns.pop()
+        return False
+
+    visit_AsyncFunctionDef = visit_ClassDef = visit_FunctionDef
+
+    def visit_Assert(self, node: ast.Assert) -> bool:
+        return False  # asserts are checks on the code, not behaviour
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        for left, op, right in zip([node.left, *node.comparators], node.ops, node.comparators):
+            old, new = _CMP[type(op)]
+            if (edit := self.token(left, right, old, new)) is not None:
+                self.add(node, f"{_NAMES[old]}-{_NAMES[new]}", [edit])
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        pair = _ARITH.get(type(node.op))
+        if pair is None or _is_text(node.left) or _is_text(node.right):
+            return  # "a" + b: the swap is a TypeError, not a porting mistake
+        if (edit := self.token(node.left, node.right, *pair)) is not None:
+            self.add(node, f"{_NAMES[pair[0]]}-{_NAMES[pair[1]]}", [edit])
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        pair = {ast.Add: ("+=", "-="), ast.Sub: ("-=", "+=")}.get(type(node.op))
+        if pair is not None and not _is_text(node.value):
+            if (edit := self.token(node.target, node.value, *pair)) is not None:
+                self.add(node, f"i{_NAMES[pair[0][0]]}-i{_NAMES[pair[1][0]]}", [edit])
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> None:
+        old, new = ("and", "or") if isinstance(node.op, ast.And) else ("or", "and")
+        edits = [self.token(a, b, old, new) for a, b in zip(node.values, node.values[1:])]
+        if all(edit is not None for edit in edits):
+            self.add(node, f"{old}-{new}", [e for e in edits if e is not None])
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if type(node.value) is int:
+            start, end = self.span(node)
+            for delta, name in ((1, "int+1"), (-1, "int-1")):
+                value = node.value + delta
+                self.add(node, name, [(start, end, str(value) if value >= 0 else f"({value})")])
+
+    def visit_If(self, node: ast.If | ast.While | ast.IfExp) -> bool | None:
+        test = self.text(node.test)
+        if test in ("TYPE_CHECKING", "typing.TYPE_CHECKING") or test.startswith("__name__"):
+            return False
+        start, end = self.span(node.test)
+        negated = f"not ({test})"
+        if isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not):
+            inner, simple = node.test.operand, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
+            negated = self.text(inner) if isinstance(inner, simple) else f"({self.text(inner)})"
+        self.add(node.test, f"not-{type(node).__name__.lower()}", [(start, end, negated)])
+        return None
+
+    visit_While = visit_IfExp = visit_If
+
+    def visit_Return(self, node: ast.Return) -> None:
+        if node.value is None or ast.unparse(node.value) == "None":
+            return
+        value = self.text(node.value)
+        returns = self.returns[-1] if self.returns else None
+        kind = ast.unparse(returns) if returns else ""
+        base = kind.split("[")[0].split(".")[-1]
+        if "None" in kind or "Optional" in kind or base not in (*_EMPTY, "bool"):
+            replacement, name = "None", "return-none"
+        elif base == "bool":
+            replacement, name = f"not ({value})", "return-not"
+        else:
+            replacement, name = _EMPTY[base], "return-empty"
+        if value != replacement:
+            start, end = self.span(node.value)
+            self.add(node, name, [(start, end, replacement)])
+
+
+def mutants_of_source(source: str, file: str) -> list[AutoMutant]:
+    """Every mutant of one module's ``source``; ``file`` is its path from the project root."""
+    data = source.encode("utf-8")
+    finder = _Finder(data)
+    finder.visit(ast.parse(data))
+    lines, seen, mutants = source.split("\n"), dict[tuple[str, str], int](), []
+    scoped = file.split("/", 1)[-1]
+    for scope, line, operator, edits in finder.found:
+        seen[scope, operator] = number = seen.get((scope, operator), 0) + 1
+        new = data
+        for start, end, text in sorted(edits, reverse=True):
+            new = new[:start] + text.encode() + new[end:]
+        mutated = new.decode("utf-8")
+        try:
+            ast.parse(mutated)
+        except SyntaxError:
+            continue
+        key = f"{scoped}:{scope}:{operator}:{number}"
+        mutants.append(AutoMutant(key, file, line, operator, lines[line - 1].strip(),
+                                  mutated.split("\n")[line - 1].strip(), mutated))
+    return mutants
+
+
+def _selected(relative: str, modules: Sequence[str] | None) -> bool:
+    name = relative.split("/")[0] if "/" in relative else relative.removesuffix(".py")
+    wanted = not modules or any(fnmatchcase(name, g) or fnmatchcase(relative, g) for g in modules)
+    return wanted and not any(fnmatchcase(relative, glob) for glob in _EXCLUDED)
+
+
+def find_mutants(root: Path, modules: Sequence[str] | None = None) -> list[AutoMutant]:
+    """The runtime modules' mutants in file order; ``modules``: globs (``memory``, ``a/b.py``)."""
+    mutants = []
+    for path in sorted((root / PACKAGE).rglob("*.py")):
+        if _selected(relative := path.relative_to(root / PACKAGE).as_posix(), modules):
+            text = path.read_text(encoding="utf-8")
+            mutants.extend(mutants_of_source(text, f"{PACKAGE}/{relative}"))
+    return mutants
+
+
+def load_equivalents(path: Path) -> dict[str, str]:
+    """``key -> reason``; ValueError for a key without a reason or listed twice."""
+    found: dict[str, str] = {}
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        key, _, reason = line.strip().replace("\t", " ").partition(" ")
+        if not reason.strip() or key in found:
+            problem = "a key without a reason" if key not in found else f"{key} listed twice"
+            raise ValueError(f"{path}:{number}: {problem}")
+        found[key] = reason.strip()
+    return found
+
+
+def sample(mutants: Sequence[AutoMutant], size: int | None, seed: int) -> list[AutoMutant]:
+    """``size`` mutants drawn by ``seed`` (all when None), back in file order."""
+    if size is None or size >= len(mutants):
+        return list(mutants)
+    chosen = {m.key for m in random.Random(seed).sample(sorted(mutants, key=lambda m: m.key), size)}
+    return [mutant for mutant in mutants if mutant.key in chosen]
+
+
+def _judge(
+    root: Path, mutant: AutoMutant, cases: Sequence[Case], timeout: float, limit: float
+) -> tuple[AutoResult, Case | None]:
+    """The verdict, and the case that killed the mutant."""
+    edit = _Edit(mutant.file, (root / mutant.file).read_text(encoding="utf-8"), mutant.source)
+    try:
+        with _patched_adapter(root, (edit,), timeout) as adapter:
+            began = time.monotonic()
+            for case in cases:
+                if time.monotonic() - began > limit:
+                    return AutoResult(mutant, "timeout", f"still running after {limit:g} s"), None
+                if _fails(adapter, case):
+                    return AutoResult(mutant, "killed", f"caught by {case.id}"), case
+    except _Broken as exc:
+        return AutoResult(mutant, "broken", str(exc)), None
+    return AutoResult(mutant, "survived", "every case passes"), None
+
+
+def run_auto(root: Path, mutants: Sequence[AutoMutant], cases: Sequence[Case], *,
+             timeout: float = DEFAULT_TIMEOUT, limit: float | None = None,
+             workers: int | None = None,
+             on_result: Callable[[AutoResult], None] | None = None) -> list[AutoResult]:
+    """Judge each mutant on its own copy of ``root`` (BaselineError if cases fail unmutated).
+
+    ``limit``: seconds for one mutant's cases (default: 3 × the baseline run, at least 30).
+    Cases that killed a mutant run first for the next: that changes which case is named only.
+    """
+    began = time.monotonic()
+    _check_baseline(root, cases, timeout)
+    limit = limit if limit is not None else max(30.0, 3 * (time.monotonic() - began))
+    ordered, lock = list(cases), threading.Lock()
+
+    def judge(mutant: AutoMutant) -> AutoResult:
+        with lock:
+            todo = list(ordered)
+        result, killer = _judge(root, mutant, todo, timeout, limit)
+        if killer is not None:
+            with lock:
+                ordered.remove(killer)
+                ordered.insert(0, killer)
+        return result
+
+    results = []
+    with ThreadPoolExecutor(max_workers=workers or min(4, os.cpu_count() or 1)) as pool:
+        for result in pool.map(judge, mutants):
+            results.append(result)
+            if on_result is not None:
+                on_result(result)
+    return results
+
+
+def _rate(results: Sequence[AutoResult]) -> dict[str, object]:
+    counts = {s: sum(r.status == s for r in results) for s in get_args(AutoStatus)}
+    judged = counts["killed"] + counts["timeout"] + counts["survived"]
+    rate = (counts["killed"] + counts["timeout"]) / judged if judged else None
+    return {**counts, "judged": judged, "kill_rate": rate}
+
+
+def summarize(results: Sequence[AutoResult]) -> Iterator[str]:
+    """The text report: one line per module, the overall line, then one line per survivor."""
+    modules = sorted({r.mutant.module for r in results})
+    for name in [*modules, None]:
+        chosen = [r for r in results if name is None or r.mutant.module == name]
+        c = _rate(chosen)
+        rate = f"{c['kill_rate']:.1%}" if isinstance(c["kill_rate"], float) else "n/a"
+        yield (f"{name or 'overall'}: kill rate {rate} "
+               f"({c['killed']} killed, {c['timeout']} timed out, {c['survived']} survived; "
+               f"{c['broken']} broken, not counted)")
+    survivors = [r.mutant for r in results if r.status == "survived"]
+    yield f"{len(survivors)} survivors:" if survivors else "no survivors"
+    for m in survivors:
+        yield f"  {m.file}:{m.line} {m.operator}: {m.before}  ->  {m.after}  [{m.key}]"
+
+
+def write_report(results: Sequence[AutoResult], path: Path, **run: object) -> None:
+    """The JSON report: the run's parameters, rates per module and overall, every mutant."""
+    modules = sorted({r.mutant.module for r in results})
+    report = {
+        **run,
+        "modules": {m: _rate([r for r in results if r.mutant.module == m]) for m in modules},
+        "overall": _rate(results),
+        "mutants": [{**{k: v for k, v in asdict(r.mutant).items() if k != "source"},
+                     "module": r.mutant.module, "status": r.status, "detail": r.detail}
+                    for r in results],
+    }
+    path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def run_auto_command(args: argparse.Namespace, cases: Sequence[Case]) -> int:
+    """``mutants --auto``; 0 whatever the rate. BaselineError, ValueError: no run is made."""
+    root: Path = args.root
+    equivalents = load_equivalents(root / EQUIVALENT_FILE)
+    stale = sorted(set(equivalents) - {m.key for m in find_mutants(root)})
+    selected = find_mutants(root, args.module)
+    if not selected:
+        raise ValueError(f"no mutant in the modules {', '.join(args.module or ['(all)'])}")
+    drawn = sample(selected, args.sample, args.seed)  # listing equivalents keeps the sample
+    picked = [m for m in drawn if m.key not in equivalents]
+    excluded = len(drawn) - len(picked)
+    print(f"{len(drawn)} of {len(selected)} mutants (seed {args.seed}); "
+          f"{excluded} of them known equivalents, not run", flush=True)
+    if stale:
+        print(f"warning: {EQUIVALENT_FILE} names no such mutant: {', '.join(stale)}", flush=True)
+    done = [0]
+
+    def show(r: AutoResult) -> None:
+        done[0] += 1
+        print(f"[{done[0]}/{len(picked)}] {r.status}: {r.mutant.file}:{r.mutant.line} "
+              f"{r.mutant.operator} ({r.detail})", flush=True)
+
+    results = run_auto(
+        root, picked, cases, timeout=args.timeout, workers=args.workers, on_result=show
+    )
+    for line in summarize(results):
+        print(line)
+    if args.report is not None:
+        write_report(results, args.report, seed=args.seed, sample=args.sample,
+                     population=len(selected), modules_selected=args.module or ["(all)"],
+                     equivalents_excluded=excluded)
+    return 0
