@@ -8,7 +8,7 @@ from __future__ import annotations
 import codecs
 import re
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Final, Iterable
 
 from ._index import searchable_text
@@ -44,13 +44,7 @@ class SessionSummary:
     title: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "created_at": self.created_at,
-            "updated_at": self.updated_at,
-            "message_count": self.message_count,
-            "title": self.title,
-        }
+        return asdict(self)  # flat fields, in declaration order
 
 
 def make_title(content: str) -> str:

@@ -10,7 +10,7 @@ much smaller the files became.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Final
 
@@ -33,7 +33,7 @@ class PruneResult:
     bytes_reclaimed: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {"sessions": self.sessions, "messages": self.messages, "bytes_reclaimed": self.bytes_reclaimed}
+        return asdict(self)  # flat fields, in declaration order
 
 
 def _file_size(path: Path) -> int:

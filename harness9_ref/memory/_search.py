@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Final, Iterable, Sequence
 
 from ._find import session_details
@@ -35,13 +35,7 @@ class SearchHit:
     snippet: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "updated_at": self.updated_at,
-            "message_count": self.message_count,
-            "title": self.title,
-            "snippet": self.snippet,
-        }
+        return asdict(self)  # flat fields, in declaration order
 
 
 def search_terms(query: object) -> list[str]:

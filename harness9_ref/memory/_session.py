@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Callable, Final, Protocol, Sequence
 
 from ..planning import TodoItem
@@ -162,12 +162,7 @@ class SessionInfo:
     message_count: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "created_at": self.created_at,
-            "updated_at": self.updated_at,
-            "message_count": self.message_count,
-        }
+        return asdict(self)  # flat fields, in declaration order
 
 
 class Session(Protocol):
