@@ -1,4 +1,6 @@
-"""``python -m conformance run | lint | mutants | serve | record``.
+"""``python -m conformance run | lint | mutants | serve | record | proxy``.
+
+``serve``, ``record`` and ``proxy`` live in ``conformance._cli_traffic``.
 
 Exit codes: 0 when nothing unexpected happened, 1 when cases (or mutants) failed or a
 known-failures entry is stale (a listed case passes, a listed requirement no longer fails), 2
@@ -13,11 +15,11 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-import time
 from collections.abc import Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
 
+from ._automut import run_auto_command
 from ._cases import (
     CASES_DIR,
     PROJECT_ROOT,
@@ -28,10 +30,9 @@ from ._cases import (
     load_cases,
     read_id_list,
 )
-from ._automut import run_auto_command
+from ._cli_args import Abort, count, seconds
+from ._cli_traffic import add_traffic_commands
 from ._mutants import BaselineError, MutantResult, mutant_counts, run_mutants
-from ._record import PROVIDERS, FixtureError, RecordError, find_exchanges, record
-from ._replay import CHUNKINGS, MISMATCH_STATUS, ReplayServer, SeenRequest
 from ._report import (
     CaseResult,
     format_result,
@@ -52,18 +53,14 @@ __all__ = ["main"]
 _REPORT_WRITERS = {"json": write_json_report, "junit": write_junit_report}
 
 
-class _Abort(Exception):
-    """The command cannot do its job; the message goes to stderr and the exit code is 2."""
-
-
 def _load(cases_dir: Path) -> list[Case]:
     try:
         cases = load_cases(cases_dir)
     except CaseError as exc:
         lines = [f"BUG IN TEST CASE: {problem}" for problem in exc.problems]
-        raise _Abort("\n".join([*lines, "run `python -m conformance lint` for details"])) from None
+        raise Abort("\n".join([*lines, "run `python -m conformance lint` for details"])) from None
     if not cases:
-        raise _Abort(f"no cases found under {cases_dir}")
+        raise Abort(f"no cases found under {cases_dir}")
     return cases
 
 
@@ -71,7 +68,7 @@ def _known_failures(path: Path, cases: Sequence[Case]) -> list[str]:
     try:
         listed = read_id_list(path)
     except (OSError, ValueError) as exc:
-        raise _Abort(f"known-failures file: {exc}") from None
+        raise Abort(f"known-failures file: {exc}") from None
     ids = {case.id for case in cases}
     cited = {requirement for case in cases for requirement in case.spec}
     unknown = [entry for entry in listed if entry not in ids and entry not in cited]
@@ -81,7 +78,7 @@ def _known_failures(path: Path, cases: Sequence[Case]) -> list[str]:
     if not_cited := [entry for entry in unknown if is_requirement_id(entry)]:
         problems.append(f"requirement ids that no case cites: {', '.join(not_cited)}")
     if problems:
-        raise _Abort(f"{path}: {'; '.join(problems)}")
+        raise Abort(f"{path}: {'; '.join(problems)}")
     return listed
 
 
@@ -94,7 +91,7 @@ def _selected(cases: Sequence[Case], patterns: Sequence[str] | None) -> list[Cas
         if any(fnmatchcase(case.id, glob) or fnmatchcase(case.name, glob) for glob in patterns)
     ]
     if not chosen:
-        raise _Abort(f"no case matches --filter {' '.join(patterns)}")
+        raise Abort(f"no case matches --filter {' '.join(patterns)}")
     return chosen
 
 
@@ -103,7 +100,7 @@ def _run(args: argparse.Namespace) -> int:
     known = None if args.known_failures is None else _known_failures(args.known_failures, cases)
     for kind, _ in args.report:
         if kind not in _REPORT_WRITERS:
-            raise _Abort(f"--report format must be json or junit, got {kind!r}")
+            raise Abort(f"--report format must be json or junit, got {kind!r}")
     command = DEFAULT_ADAPTER_COMMAND if args.adapter is None else shlex.split(args.adapter)
 
     def show(result: CaseResult) -> None:
@@ -121,7 +118,7 @@ def _run(args: argparse.Namespace) -> int:
             on_result=show,
         )
     except AdapterError as exc:
-        raise _Abort(str(exc)) from None
+        raise Abort(str(exc)) from None
     for line in requirement_lines(suite, verbose=args.verbose):
         print(line)
     summary = summary_line(suite)
@@ -144,16 +141,16 @@ def _mutants(args: argparse.Namespace) -> int:
     root: Path = args.root
     if args.auto:
         if args.only is not None or args.mutants is not None:
-            raise _Abort("--auto generates its mutants: --only and --mutants do not apply")
+            raise Abort("--auto generates its mutants: --only and --mutants do not apply")
         try:
             return run_auto_command(args, _load(root / "conformance" / "cases"))
         except (BaselineError, ValueError) as exc:
-            raise _Abort(str(exc)) from None
+            raise Abort(str(exc)) from None
     if args.sample is not None or args.module or args.report is not None:
-        raise _Abort("--sample, --module and --report need --auto")
+        raise Abort("--sample, --module and --report need --auto")
     mutants_dir: Path = args.mutants or root / "conformance" / "mutants"
     if not mutants_dir.is_dir():
-        raise _Abort(f"no such directory: {mutants_dir}")
+        raise Abort(f"no such directory: {mutants_dir}")
     cases = _load(root / "conformance" / "cases")
 
     def show(result: MutantResult) -> None:
@@ -171,79 +168,12 @@ def _mutants(args: argparse.Namespace) -> int:
         )
     except BaselineError as exc:
         failing = "\n".join(f"  {failure}" for failure in exc.failures)
-        raise _Abort(f"{exc}; fix them before judging mutants:\n{failing}") from None
+        raise Abort(f"{exc}; fix them before judging mutants:\n{failing}") from None
     except LookupError as exc:
-        raise _Abort(str(exc)) from None
+        raise Abort(str(exc)) from None
     counts = mutant_counts(results)
     print(", ".join(f"{count} {status}" for status, count in counts.items()))
     return 0 if counts["killed"] == len(results) else 1
-
-
-def _serve(args: argparse.Namespace) -> int:
-    try:
-        exchanges = find_exchanges(args.fixtures)
-    except FixtureError as exc:
-        raise _Abort(str(exc)) from None
-
-    def show(seen: SeenRequest) -> None:
-        answer = seen.exchange or f"HTTP {MISMATCH_STATUS}: {seen.difference}"
-        print(f"{seen.method} {seen.path} -> {answer}", flush=True)
-
-    server = ReplayServer(
-        exchanges, args.chunking, pause=args.pause, port=args.port, on_request=show
-    )
-    try:
-        server.start()
-    except OSError as exc:
-        raise _Abort(f"cannot listen on 127.0.0.1:{args.port}: {exc}") from None
-    try:
-        print(f"serving {len(exchanges)} recorded exchanges (chunking: {args.chunking})")
-        for provider in sorted({exchange.provider for exchange in exchanges}, reverse=True):
-            label = {"openai": "OpenAI", "anthropic": "Anthropic"}[provider]
-            print(f"{label} base URL: {server.base_url_for(provider)}")
-        print("press Ctrl+C to stop", flush=True)
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.stop()
-    print(f"{len(server.requests_seen)} requests, {len(server.unexpected)} unexpected")
-    return 1 if server.unexpected else 0
-
-
-def _record(args: argparse.Namespace) -> int:
-    try:
-        exchange = record(
-            args.provider,
-            args.model,
-            args.message,
-            args.out,
-            stream=args.stream,
-            base_url=args.base_url,
-            timeout=args.timeout,
-            overwrite=args.force,
-        )
-    except RecordError as exc:
-        raise _Abort(str(exc)) from None
-    reads = len(exchange.chunks)
-    print(f"recorded HTTP {exchange.status}, {len(exchange.body)} bytes in {reads} reads")
-    print(f"wrote {exchange.directory}; fill in its description, quirks and expect")
-    return 0
-
-
-def _seconds(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
-    return value
-
-
-def _count(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -295,7 +225,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SPEC.md",
         help="where --markdown reads requirement titles (default: this project's)",
     )
-    run.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS")
+    run.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS")
     run.add_argument(
         "--validate",
         action="store_true",
@@ -321,10 +251,10 @@ def _parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="the project holding harness9_ref/ and conformance/ (default: this one)",
     )
-    mutants.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS")
+    mutants.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS")
     mutants.add_argument(
         "--workers",
-        type=_count,
+        type=count,
         metavar="W",
         help="mutants judged at once (default: the CPUs; with --auto at most 4)",
     )
@@ -333,7 +263,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="generate AST mutants of harness9_ref's runtime modules instead of the catalogue",
     )
-    mutants.add_argument("--sample", type=_count, metavar="N", help="--auto: judge N of them")
+    mutants.add_argument("--sample", type=count, metavar="N", help="--auto: judge N of them")
     mutants.add_argument("--seed", type=int, default=0, metavar="S", help="--auto: sample seed")
     mutants.add_argument(
         "--module",
@@ -344,37 +274,7 @@ def _parser() -> argparse.ArgumentParser:
     mutants.add_argument("--report", type=Path, metavar="FILE", help="--auto: JSON report")
     mutants.set_defaults(handler=_mutants)
 
-    serve = commands.add_parser(
-        "serve", help="replay recorded provider exchanges on 127.0.0.1 until Ctrl+C"
-    )
-    serve.add_argument(
-        "fixtures",
-        nargs="+",
-        type=Path,
-        metavar="FIXTURE_DIR",
-        help="fixture folders, or folders above them such as fixtures/providers",
-    )
-    serve.add_argument("--chunking", choices=CHUNKINGS, default="recorded")
-    serve.add_argument("--port", type=int, default=0, help="default: any free port")
-    serve.add_argument(
-        "--pause", type=float, default=0.0, metavar="SECONDS", help="wait between body pieces"
-    )
-    serve.set_defaults(handler=_serve)
-
-    rec = commands.add_parser(
-        "record", help="send one real request and write it as a fixture (expect left empty)"
-    )
-    rec.add_argument("--provider", choices=PROVIDERS, required=True)
-    rec.add_argument("--model", required=True)
-    rec.add_argument("--message", required=True, metavar="TEXT", help="the one user message")
-    rec.add_argument("--out", type=Path, required=True, metavar="DIR", help="the fixture folder")
-    rec.add_argument("--stream", action="store_true", help="ask for a streamed answer")
-    rec.add_argument(
-        "--base-url", metavar="URL", help="default: the provider's public API (SPEC R-PRV-3)"
-    )
-    rec.add_argument("--timeout", type=_seconds, default=120.0, metavar="SECONDS")
-    rec.add_argument("--force", action="store_true", help="replace an existing fixture")
-    rec.set_defaults(handler=_record)
+    add_traffic_commands(commands)
     return parser
 
 
@@ -383,7 +283,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         code: int = args.handler(args)
-    except _Abort as exc:
+    except Abort as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return code

@@ -6,15 +6,19 @@ at them: the ``provider_call`` op of SPEC §21. It delivers a body whole, in its
 line by line or one byte at a time, and every chunking must give the same parse (SPEC R-PRV-16).
 
 A request is matched on its method, its exact path and its body compared as JSON (key order
-free, ``conformance._compare`` rules). A request that matches nothing is answered with status
-``MISMATCH_STATUS`` and a provider-shaped error body whose message is the first difference from
-the closest recorded request, so a port's own error message shows it; the same line is kept in
-``ReplayServer.unexpected``.
+free, ``conformance._compare`` rules; an empty body is ``null``), optionally leaving out listed
+body members (SPEC R-REC-4). Each exchange answers any number of requests (``repeat``) or one
+(``once``); identical requests get identical exchanges in recorded order (R-REC-3). A request
+that matches nothing is answered with status ``MISMATCH_STATUS`` and a provider-shaped error
+body whose message is the first difference from the closest recorded request (R-REC-5), so a
+port's own error message shows it; the same line is kept in ``ReplayServer.unexpected``, and
+``ReplayServer.unused()`` lists what no request asked for. With a ``forward`` callback (the
+recording proxy of ``conformance._proxy``) an unmatched request goes upstream instead.
 """
 
 from __future__ import annotations
 
-import difflib
+import dataclasses
 import json
 import socket
 import threading
@@ -23,15 +27,21 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import MappingProxyType, TracebackType
-from typing import Any, Final, Literal, get_args
+from typing import Any, Final, Literal, Protocol, get_args
 
 from ._compare import describe_difference, first_difference
+from ._matching import distance, error_body, provider_of, without_members
 from ._record import FRAMING_HEADERS, Exchange
 
-__all__ = ["CHUNKINGS", "MISMATCH_STATUS", "Chunking", "ReplayServer", "SeenRequest", "split_body"]
+__all__ = [
+    "CHUNKINGS", "MISMATCH_STATUS", "REPLAYS", "Chunking", "Forward", "Replay", "ReplayServer",
+    "Responder", "SeenRequest", "split_body",
+]
 
 Chunking = Literal["whole", "recorded", "lines", "bytes"]
 CHUNKINGS: Final = get_args(Chunking)
+Replay = Literal["repeat", "once"]
+REPLAYS: Final = get_args(Replay)
 # Where each provider's client is pointed: its request path (SPEC R-PRV-4, R-PRV-8) then
 # starts with the recorded one.
 BASE_PATHS: Final = MappingProxyType({"openai": "/v1", "anthropic": ""})
@@ -72,34 +82,32 @@ class SeenRequest:
     body: bytes
     exchange: str | None
     difference: str = ""
+    recorded: bool = False
 
 
-def _mismatch_body(path: str, message: str) -> bytes:
-    # Shaped like the provider's own errors (SPEC R-ERR-3), so a port's client shows the text.
-    if path.endswith("/messages"):
-        error: dict[str, Any] = {
-            "type": "error",
-            "error": {"type": "replay_mismatch", "message": message},
-        }
-    else:
-        error = {
-            "error": {"message": message, "type": "replay_mismatch", "param": None, "code": None}
-        }
-    return json.dumps(error, indent=2).encode("utf-8") + b"\n"
+class Responder(Protocol):
+    """How a ``Forward`` callback answers the client, piece by piece as the pieces arrive."""
+
+    def begin(self, status: int, headers: Iterable[tuple[str, str]], length: int | None) -> None:
+        """Send the status and headers; ``length`` is the body's, or None to stream it."""
+
+    def piece(self, piece: bytes) -> None: ...
+
+    def finish(self) -> None: ...
 
 
-def _distance(a: Any, b: Any) -> float:
-    """Roughly how many members, items and values differ between two JSON values (0: equal).
+class Forward(Protocol):
+    """Answers a request that matched no exchange; returns the name it was recorded under,
+    or raises ``OSError`` with the reason when it was not recorded."""
 
-    Two different strings count as less than 1 the more they have in common.
-    """
-    if isinstance(a, dict) and isinstance(b, dict):
-        return sum(_distance(a[k], b[k]) if k in a and k in b else 1 for k in a.keys() | b.keys())
-    if isinstance(a, list) and isinstance(b, list):
-        return abs(len(a) - len(b)) + sum(_distance(x, y) for x, y in zip(a, b))
-    if isinstance(a, str) and isinstance(b, str):
-        return 1 - difflib.SequenceMatcher(None, a, b).ratio()
-    return 0 if first_difference(a, b) is None else 1
+    def __call__(
+        self,
+        responder: Responder,
+        method: str,
+        path: str,
+        headers: Sequence[tuple[str, str]],
+        body: bytes,
+    ) -> str: ...
 
 
 class _Server(ThreadingHTTPServer):
@@ -111,6 +119,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     timeout = _HANDLER_TIMEOUT
     server: _Server
+    _chunked = False
 
     def setup(self) -> None:
         super().setup()
@@ -138,43 +147,63 @@ class _Handler(BaseHTTPRequestHandler):
         replay = self.server.replay
         exchange, difference = replay.match(self.command, self.path, body)
         headers = tuple((k.lower(), v) for k, v in self.headers.items())
-        name = exchange.name if exchange else None
-        replay.note(SeenRequest(self.command, self.path, headers, body, name, difference))
-        if exchange is None:
-            mismatch = [_mismatch_body(self.path, difference)]
-            self._send(MISMATCH_STATUS, [("content-type", "application/json")], mismatch, True)
-        else:
+        seen = SeenRequest(self.command, self.path, headers, body, None, difference)
+        if exchange is not None:
+            replay.note(dataclasses.replace(seen, exchange=exchange.name))
             pieces = split_body(exchange.body, replay.chunking, exchange.chunks)
-            self._send(exchange.status, exchange.headers, pieces, replay.chunking == "whole")
+            whole = replay.chunking == "whole"
+            self.begin(exchange.status, exchange.headers, sum(map(len, pieces)) if whole else None)
+            for number, piece in enumerate(pieces):
+                if number and replay.pause:
+                    time.sleep(replay.pause)
+                self.piece(piece)
+            self.finish()
+            return
+        if replay.forward is not None:
+            try:
+                name = replay.forward(self, self.command, self.path, headers, body)
+            except OSError as exc:
+                seen = dataclasses.replace(seen, difference=f"not recorded: {exc}")
+            else:
+                seen = dataclasses.replace(seen, exchange=name, difference="", recorded=True)
+            replay.note(seen)
+            return
+        replay.note(seen)
+        mismatch = error_body(provider_of(self.path, headers), difference)
+        self.begin(MISMATCH_STATUS, [("content-type", "application/json")], len(mismatch))
+        self.piece(mismatch)
+        self.finish()
 
-    def _send(
-        self, status: int, headers: Iterable[tuple[str, str]], pieces: list[bytes], whole: bool
-    ) -> None:
+    def begin(self, status: int, headers: Iterable[tuple[str, str]], length: int | None) -> None:
+        """Send the status line and headers; the connection closes after this one answer."""
         self.close_connection = True
         self.send_response_only(status, _REASONS.get(status))
         for name, value in headers:
             if name not in FRAMING_HEADERS:
                 self.send_header(name, value)
         # An HTTP/1.0 client cannot read chunked coding: its body ends when the connection closes.
-        chunked = not whole and self.request_version != "HTTP/1.0"
-        if whole:
-            self.send_header("Content-Length", str(sum(map(len, pieces))))
-        elif chunked:
+        self._chunked = length is None and self.request_version != "HTTP/1.0"
+        if length is not None:
+            self.send_header("Content-Length", str(length))
+        elif self._chunked:
             self.send_header("Transfer-Encoding", "chunked")
         self.send_header("Connection", "close")
         self.end_headers()
-        pause = self.server.replay.pause
-        for number, piece in enumerate(pieces):
-            if number and pause:
-                time.sleep(pause)
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece) if chunked else piece)
-        if chunked:
+
+    def piece(self, piece: bytes) -> None:
+        """Send one piece now (one HTTP chunk when chunked); an empty piece sends nothing."""
+        if piece:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece) if self._chunked else piece)
+
+    def finish(self) -> None:
+        """End the body."""
+        if self._chunked:
             self.wfile.write(b"0\r\n\r\n")
 
     def handle_one_request(self) -> None:
         try:
             super().handle_one_request()
-        except (BrokenPipeError, ConnectionResetError, socket.timeout):
+        except (TimeoutError, BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 
     do_POST = do_GET = do_PUT = do_PATCH = do_DELETE = _answer
@@ -189,9 +218,14 @@ class ReplayServer:
             client = OpenAIProvider(model, api_key="test", base_url=server.base_url_for("openai"))
 
     Args:
-        exchanges: what to serve. A request gets the first exchange with its method, path and
-            JSON body that has been served the fewest times, so identical requests recorded
-            several times are answered in their order and any exchange can be fetched again.
+        exchanges: what to serve, in recorded order. A request gets the first exchange with
+            its method, path and JSON body that has been served the fewest times, so identical
+            requests recorded several times are answered in their order (SPEC R-REC-3).
+        replay: ``repeat`` lets an exchange answer again once its equals are used up; with
+            ``once`` it answers one request only and a further one is a mismatch.
+        ignore: body members left out of the comparison, such as ``temperature`` or
+            ``metadata.user_id`` (SPEC R-REC-4).
+        forward: called for a request that matches nothing, instead of the mismatch answer.
         chunking: how bodies are delivered (``CHUNKINGS``): ``whole`` with a Content-Length,
             the others as HTTP/1.1 chunked transfer coding with one chunk per piece (to an
             HTTP/1.0 client: piece by piece, ended by closing the connection).
@@ -212,11 +246,19 @@ class ReplayServer:
         pause: float = 0.0,
         port: int = 0,
         on_request: Callable[[SeenRequest], None] | None = None,
+        replay: Replay = "repeat",
+        ignore: Sequence[str] = (),
+        forward: Forward | None = None,
     ) -> None:
         if chunking not in CHUNKINGS:
             raise ValueError(f"chunking must be one of {', '.join(CHUNKINGS)}, got {chunking!r}")
+        if replay not in REPLAYS:
+            raise ValueError(f"replay must be one of {', '.join(REPLAYS)}, got {replay!r}")
         self.exchanges = tuple(exchanges)
         self.chunking: Chunking = chunking
+        self.replay: Replay = replay
+        self.ignore = tuple(ignore)
+        self.forward = forward
         self.pause = pause
         self.on_request = on_request
         self.requests_seen: list[SeenRequest] = []
@@ -287,23 +329,33 @@ class ReplayServer:
             known = ", ".join(sorted(set(routes))) or "none"
             return None, f"{where}: no recorded exchange has this method and path (recorded: {known})"
         try:
-            got = json.loads(body.decode("utf-8"))
+            got = without_members(json.loads(body.decode("utf-8")) if body else None, self.ignore)
         except ValueError as exc:
             return None, f"{where}: the request body is not JSON ({exc})"
-        bodies = [(i, self.exchanges[i].request_body) for i in same_route]
-        differences = [(i, first_difference(recorded, got)) for i, recorded in bodies]
+        recorded = [without_members(e.request_body, self.ignore) for e in self.exchanges]
+        bodies = {i: recorded[i] for i in same_route}
+        differences = {i: first_difference(value, got) for i, value in bodies.items()}
         with self._lock:
-            equal = [i for i, found in differences if found is None]
-            if equal:
-                chosen = min(equal, key=lambda i: (self._served[i], i))
+            equal = [i for i, found in differences.items() if found is None]
+            usable = [i for i in equal if self.replay == "repeat" or not self._served[i]]
+            if usable:
+                chosen = min(usable, key=lambda i: (self._served[i], i))
                 self._served[chosen] += 1
                 return self.exchanges[chosen], ""
+        if equal:
+            names = ", ".join(self.exchanges[i].name for i in equal)
+            return None, f"{where}: {names} answered this body already (replay once)"
         # The closest recorded request differs in the fewest places.
-        index = min(same_route, key=lambda i: _distance(self.exchanges[i].request_body, got))
-        found = dict(differences)[index]
+        index = min(same_route, key=lambda i: distance(bodies[i], got))
+        found = differences[index]
         assert found is not None
         closest = f"closest is {self.exchanges[index].name}, body {describe_difference(*found)}"
         return None, f"{where}: the body matches no recorded request; {closest}"
+
+    def unused(self) -> list[str]:
+        """The names of the exchanges no request has received yet, in recorded order."""
+        with self._lock:
+            return [e.name for e, n in zip(self.exchanges, self._served) if not n]
 
     def note(self, seen: SeenRequest) -> None:
         """Record a request (called by the handler)."""

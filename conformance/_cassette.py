@@ -1,0 +1,252 @@
+"""Cassettes: the exchanges one run of an application recorded, in the fixtures format.
+
+A cassette is a folder of fixture folders (``fixtures/README.md``), one per request, named
+``<number>-<method>-<path>`` (``0001-post-v1-chat-completions``) so that their order is the
+order the requests arrived in (SPEC R-REC-3); ``python -m conformance serve`` replays it.
+
+What is written never holds a secret (SPEC R-REC-2): the request keeps only the headers a
+fixture keeps, the response loses the secret, account and framing headers, and the values of
+the request's secret headers, with whatever ``--redact`` patterns match, are replaced by
+``<redacted>`` in the path, the bodies and the header values. Each exchange is written into a
+hidden temporary folder that is renamed into place, and ``exchange.json`` appears last, so a
+recording stopped at any moment leaves only complete exchanges behind (SPEC R-REC-6).
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import itertools
+import json
+import os
+import re
+import shutil
+import tempfile
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from ._matching import provider_of
+from ._record import (
+    ACCOUNT_HEADERS,
+    BODY_FILE,
+    DROPPED_HEADERS,
+    EXCHANGE_FILE,
+    REDACTED,
+    REQUEST_HEADERS,
+    SECRET_HEADERS,
+    Exchange,
+    dump_exchange,
+    find_exchanges,
+    load_exchange,
+)
+
+__all__ = ["Cassette", "CassetteError", "compile_redactions", "load_cassette"]
+
+_PART: Final = EXCHANGE_FILE + ".part"  # renamed to exchange.json once the folder is in place
+_NUMBER: Final = re.compile(r"(\d+)-")
+
+
+class CassetteError(Exception):
+    """The cassette folder cannot be used; the message is one line naming it."""
+
+
+def load_cassette(folder: Path) -> list[Exchange]:
+    """The exchanges of a cassette in recorded order; none when the folder holds none yet."""
+    if not any(folder.glob(f"*/{EXCHANGE_FILE}")):
+        return []
+    return find_exchanges([folder])
+
+
+def compile_redactions(patterns: Iterable[str]) -> list[re.Pattern[str]]:
+    """The ``--redact`` patterns, checked; ValueError (one line) for a bad or empty-matching one."""
+    compiled = []
+    for pattern in patterns:
+        try:
+            regex = re.compile(pattern)
+            re.compile(pattern.encode("utf-8"))
+        except re.error as exc:
+            raise ValueError(f"--redact {pattern!r} is not a regular expression: {exc}") from None
+        if regex.fullmatch(""):
+            raise ValueError(f"--redact {pattern!r} matches the empty text, so would mark everything")
+        compiled.append(regex)
+    return compiled
+
+
+def _secrets(headers: Iterable[tuple[str, str]]) -> list[str]:
+    """The values of the request's secret headers, with the token of ``Bearer <token>`` and the
+    value of each cookie on their own."""
+    found: list[str] = []
+    for name, value in headers:
+        if name.lower() not in SECRET_HEADERS | ACCOUNT_HEADERS:
+            continue
+        found.append(value.strip())
+        found.append(value.strip().partition(" ")[2].strip())
+        found.extend(part.partition("=")[2].strip() for part in value.split(";"))
+    return sorted({s for s in found if len(s) >= 4}, key=len, reverse=True)
+
+
+class _Redactor:
+    """Replaces the secrets and the ``--redact`` patterns in text, bytes and JSON values."""
+
+    def __init__(self, secrets: Sequence[str], patterns: Sequence[re.Pattern[str]]) -> None:
+        alternatives = [re.escape(secret) for secret in secrets] + [p.pattern for p in patterns]
+        joined = "|".join(f"(?:{alternative})" for alternative in alternatives)
+        self.text = re.compile(joined) if alternatives else None
+        self.bytes = re.compile(joined.encode("utf-8")) if alternatives else None
+        self.secrets = [secret.encode("utf-8") for secret in secrets]
+
+    def __call__(self, text: str) -> str:
+        return self.text.sub(REDACTED.decode(), text) if self.text else text
+
+    def json(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self(value)
+        if isinstance(value, list):
+            return [self.json(item) for item in value]
+        if isinstance(value, dict):
+            return {self(k): self.json(v) for k, v in value.items()}
+        return value
+
+    def pieces(self, pieces: Sequence[bytes]) -> tuple[bytes, list[int]]:
+        """The body with its matches replaced, and its read sizes with every boundary kept where
+        it was relative to the text around it (one inside a match moves to its end)."""
+        body = b"".join(pieces)
+        if self.bytes is None:
+            return body, [len(piece) for piece in pieces if piece]
+        matches = list(self.bytes.finditer(body))
+
+        def moved(boundary: int) -> int:
+            shift = 0
+            for match in matches:
+                if match.end() <= boundary:
+                    shift += len(REDACTED) - (match.end() - match.start())
+                elif match.start() < boundary:
+                    return match.start() + shift + len(REDACTED)
+                else:
+                    break
+            return boundary + shift
+
+        ends = [moved(end) for end in itertools.accumulate(len(piece) for piece in pieces)]
+        sizes = [b - a for a, b in zip([0, *ends], ends) if b > a]
+        return self.bytes.sub(lambda _: REDACTED, body), sizes
+
+
+def _request_body(body: bytes) -> Any:
+    """The request body as fixtures keep it: its JSON value, null when empty, else its text."""
+    if not body:
+        return None
+    try:
+        return json.loads(body.decode("utf-8"))
+    except ValueError:
+        return body.decode("utf-8", errors="replace")
+
+
+class Cassette:
+    """Writes exchanges into a cassette folder as a recording proxy forwards them.
+
+    Args:
+        folder: the cassette folder; created by ``open()`` when missing. Exchanges already in
+            it are kept, and new ones are numbered after them.
+        upstream: the URL recorded in each exchange's provenance.
+        redact: patterns whose matches are replaced, besides the request's secret headers.
+    """
+
+    def __init__(
+        self, folder: Path, upstream: str, redact: Sequence[re.Pattern[str]] = ()
+    ) -> None:
+        self.folder = folder
+        self.upstream = upstream
+        self.redact = tuple(redact)
+        self.written: list[str] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        self._next = 1
+
+    def open(self) -> Cassette:
+        """Create the folder if needed and make sure files can be written in it."""
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            numbers = [_NUMBER.match(p.name) for p in self.folder.iterdir() if p.is_dir()]
+            self._next = 1 + max((int(m.group(1)) for m in numbers if m), default=0)
+            tempfile.TemporaryFile(dir=self.folder).close()
+        except OSError as exc:
+            raise CassetteError(f"cannot write in {self.folder}: {exc.strerror or exc}") from None
+        return self
+
+    def reserve(self) -> int:
+        """The number of the next exchange, taken when its request arrives."""
+        with self._lock:
+            number, self._next = self._next, self._next + 1
+            return number
+
+    def close(self) -> None:
+        """Write nothing more, and remove the temporary folders of exchanges still in flight."""
+        with self._lock:
+            self._closed = True
+        for leftover in self.folder.glob(".*.tmp"):
+            shutil.rmtree(leftover, ignore_errors=True)
+
+    def write(
+        self,
+        number: int,
+        request: tuple[str, str, Sequence[tuple[str, str]], bytes],
+        status: int,
+        headers: Sequence[tuple[str, str]],
+        pieces: Sequence[bytes],
+    ) -> str:
+        """Write one exchange and return its name; OSError when the recording was stopped.
+
+        ``request`` is the method, path, headers and body the client sent.
+        """
+        method, path, request_headers, request_body = request
+        redactor = _Redactor(_secrets(request_headers), self.redact)
+        body, chunks = redactor.pieces(pieces)
+        kept = {n.lower(): v for n, v in request_headers if n.lower() in REQUEST_HEADERS}
+        recorded_body = redactor.json(_request_body(request_body))
+        route = redactor(path)
+        slug = re.sub(r"[^a-z0-9]+", "-", route.partition("?")[0].lower()).strip("-")[:60]
+        name = f"{number:04d}-{method.lower()}-{slug}"
+        today = datetime.date.today().isoformat()
+        exchange = {
+            "provider": provider_of(path, request_headers),
+            "description": f"{method} {route} as the application sent it.",
+            "quirks": [],
+            "provenance": f"Recorded from {self.upstream} on {today} by python -m conformance proxy.",
+            "request": {"method": method, "path": route, "headers": kept, "body": recorded_body},
+            "response": {
+                "status": status,
+                "headers": [[n, redactor(v)] for n, v in headers if n not in DROPPED_HEADERS],
+                "body_file": BODY_FILE,
+                "sha256": hashlib.sha256(body).hexdigest(),
+                "chunks": chunks,
+            },
+            "stream": isinstance(recorded_body, dict) and recorded_body.get("stream") is True,
+            "expect": {},
+        }
+        text = dump_exchange(exchange)
+        if any(s in body or s in text.encode("utf-8") for s in redactor.secrets):
+            raise OSError("a secret would have been written; the exchange was not kept")
+        return self._commit(name, body, text)
+
+    def _commit(self, name: str, body: bytes, text: str) -> str:
+        with self._lock:
+            if self._closed:
+                raise OSError("the recording was stopped")
+            temp = self.folder / f".{name}.tmp"  # the reserved number makes it unique
+            temp.mkdir()
+        try:
+            (temp / BODY_FILE).write_bytes(body)
+            (temp / _PART).write_text(text, encoding="utf-8")
+            with self._lock:
+                if self._closed:
+                    raise OSError("the recording was stopped")
+                final = self.folder / name
+                os.replace(temp, final)
+                os.replace(final / _PART, final / EXCHANGE_FILE)
+        finally:
+            shutil.rmtree(temp, ignore_errors=True)
+        exchange = load_exchange(final)
+        self.written.append(exchange.name)
+        return exchange.name
