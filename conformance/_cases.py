@@ -9,12 +9,13 @@ adds the checks that need SPEC.md.
 from __future__ import annotations
 
 import functools
-import json
 import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
+
+from harness9_ref.schema import strict_json
 
 from ._jsonschema import Validator, load_schema
 
@@ -82,29 +83,14 @@ def _display(path: Path) -> str:
         return str(path)
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    seen = Counter(key for key, _ in pairs)
-    twice = [key for key, count in seen.items() if count > 1]
-    if twice:
-        raise ValueError(f"duplicate key {json.dumps(twice[0])}")
-    return dict(pairs)
-
-
-def reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def read_json(path: Path) -> Any:
     """Parse a JSON file strictly: duplicate keys, NaN and Infinity are errors, not guesses.
 
     Raises:
-        ValueError: the file is not strict JSON (UnicodeDecodeError is a ValueError too).
+        ValueError: the file is not strict JSON (``strict_json.JSONError``, or a
+            UnicodeDecodeError, which is a ValueError too).
     """
-    return json.loads(
-        path.read_text(encoding="utf-8"),
-        object_pairs_hook=_unique_keys,
-        parse_constant=reject_constant,
-    )
+    return strict_json.loads(path.read_text(encoding="utf-8"), finite=False, unique_keys=True)
 
 
 def _read_case(path: Path, root: Path) -> tuple[Case | None, list[str]]:

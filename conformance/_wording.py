@@ -16,7 +16,7 @@ stays standard library only; a test checks that they equal the reference's pinne
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Final
 
@@ -50,9 +50,13 @@ SUMMARY_INCREMENTAL_PROMPT: Final = (
     "New conversation to merge:\n{conversation}"
 )
 STUB_TEXT: Final = "[context truncated]"
+SUMMARY_FOCUS: Final = "\n\nPay particular attention to: {focus}"  # R-FOLD-5
 
 WORDING_PIN: Final = "wording"  # the ``pins`` entry of a case that is never rewritten
 WORDING_OPS: Final = frozenset({"compact", "repair_tool_pairs"})
+# Ops whose expected results hold these texts inside token counts and requests the runner
+# cannot re-derive; a case of theirs that shows a text the port words otherwise is unsupported.
+UNREWORDABLE_OPS: Final = frozenset({"engine_run"})
 _PLACEHOLDER: Final = re.compile(r"\{(conversation|previous_summary)\}")
 
 
@@ -65,6 +69,7 @@ class Wording:
     summary_incremental_prompt: str = SUMMARY_INCREMENTAL_PROMPT
     summary_marker: str = SUMMARY_MARKER
     stub_text: str = STUB_TEXT
+    summary_focus: str = SUMMARY_FOCUS
 
     @property
     def prompts_differ(self) -> bool:
@@ -81,6 +86,7 @@ _KEYS: Final = tuple(f.name for f in fields(Wording))
 _REQUIRED: Final = {
     "summary_first_prompt": ("{conversation}",),
     "summary_incremental_prompt": ("{conversation}", "{previous_summary}"),
+    "summary_focus": ("{focus}",),
 }
 
 
@@ -202,13 +208,49 @@ def _restub(output: Any, inputs: Any, wording: Wording) -> Any:
     return out
 
 
+def _strings(value: Any) -> Iterator[str]:
+    """Every string of a JSON value, keys excepted."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def _texts_shown(input: Any, expect: Any, wording: Wording) -> str:
+    """The names of SPEC's texts, among those the port words otherwise, that the case holds.
+
+    A summarizer request always carries the system prompt, so a port whose templates differ
+    is found by it too; the focus suffix is found by its text before ``{focus}``.
+    """
+    needles = {
+        "summary_system_prompt": (wording.prompts_differ, SUMMARY_SYSTEM_PROMPT),
+        "summary_marker": (wording.summary_marker != SUMMARY_MARKER, SUMMARY_MARKER),
+        "stub_text": (wording.stub_text != STUB_TEXT, STUB_TEXT),
+        "summary_focus": (wording.summary_focus != SUMMARY_FOCUS,
+                          SUMMARY_FOCUS.split("{", 1)[0]),
+    }
+    texts = [*_strings(input), *_strings(expect)]
+    return ", ".join(name for name, (differs, needle) in needles.items()
+                     if differs and any(needle in text for text in texts))
+
+
 def reword_case(op: str, input: dict[str, Any], expect: dict[str, Any], wording: Wording
                 ) -> tuple[dict[str, Any], dict[str, Any]] | str:
     """The case's input and expect carried into the port's wording, or why it cannot be judged.
 
-    Only ``compact`` and ``repair_tool_pairs`` cases are rewritten; others come back as given.
+    Only ``compact`` and ``repair_tool_pairs`` cases are rewritten; an ``engine_run`` case that
+    shows one of the texts the port words otherwise cannot be judged; others come back as given.
     The input's summary messages get the port's marker, so its R-SUM-6 logic sees summaries.
     """
+    if op in UNREWORDABLE_OPS and wording != SPEC_WORDING:
+        shown = _texts_shown(input, expect, wording)
+        if shown:
+            return (f"its expected requests, messages and token counts hold SPEC's {shown}, "
+                    "which the adapter words otherwise")
     if op not in WORDING_OPS or wording == SPEC_WORDING or "output" not in expect:
         return input, expect
     summarizing = op == "compact" and input.get("strategy") == "summarization"

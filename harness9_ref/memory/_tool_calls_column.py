@@ -1,33 +1,29 @@
-"""The ``messages.tool_calls`` column: JSON text in and out (SPEC R-DB-6; seed 5, D6).
+"""The ``messages.tool_calls`` column: JSON text in and out (SPEC R-DB-5, R-DB-6).
 
 Arguments that are valid JSON are embedded as the JSON value itself, byte for byte, so files
 stay compatible with the Go original (which stores them as a raw JSON value). Anything else
 (empty, invalid, padded with white space) is stored as a JSON string with
 ``"arguments_raw": true``. Reading takes the exact source text of an embedded value, so the
-model's bytes come back unchanged either way.
+model's bytes come back unchanged either way. "Valid JSON" is RFC 8259's grammar, read by
+``strict_json`` with ``finite=False``: ``NaN`` is not JSON, ``1e400`` is.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any, Final, Sequence
 
 from ..schema import ToolCall, canonical_json
+from ..schema.strict_json import JSONError, describe, element_spans, loads, members, value_start
 
 __all__ = ["ColumnDecodeError", "decode_tool_calls", "encode_tool_calls", "is_json_text"]
 
 _JSON_WHITESPACE: Final = " \t\n\r"  # RFC 8259 "ws"
 _RAW_FLAG: Final = "arguments_raw"
 _EMPTY_FORMS: Final = ("", "null", "[]")  # R-DB-5: each reads as "no calls"
-_DECODER: Final = json.JSONDecoder(parse_constant=lambda name: _reject(name))
 
 
 class ColumnDecodeError(ValueError):
     """The column text does not have the shape R-DB-6 allows; the caller names the row."""
-
-
-def _reject(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
 
 
 def is_json_text(text: str) -> bool:
@@ -35,8 +31,8 @@ def is_json_text(text: str) -> bool:
     if not text or text[0] in _JSON_WHITESPACE or text[-1] in _JSON_WHITESPACE:
         return False
     try:
-        _DECODER.decode(text)
-    except (ValueError, RecursionError):  # too deep to check: kept losslessly as a raw string
+        loads(text, finite=False)
+    except JSONError:  # too deep to check included: kept losslessly as a raw string
         return False
     return True
 
@@ -55,46 +51,14 @@ def encode_tool_calls(calls: Sequence[ToolCall]) -> str | None:
     return "[" + ",".join(parts) + "]"
 
 
-def _skip_ws(text: str, i: int) -> int:
-    while i < len(text) and text[i] in _JSON_WHITESPACE:
-        i += 1
-    return i
-
-
-def _expect(text: str, i: int, char: str) -> int:
-    if i >= len(text) or text[i] != char:
-        found = repr(text[i]) if i < len(text) else "the end"
-        raise ColumnDecodeError(f"expected {char!r} at offset {i}, found {found}")
-    return i + 1
-
-
-def _value(text: str, i: int) -> tuple[Any, int]:
-    try:
-        return _DECODER.raw_decode(text, i)
-    except ValueError as exc:
-        raise ColumnDecodeError(f"invalid JSON at offset {i}: {exc}") from None
-    except RecursionError:
-        raise ColumnDecodeError(f"JSON nested too deeply at offset {i}") from None
-
-
-def _call_members(text: str, i: int) -> tuple[dict[str, tuple[Any, str]], int]:
-    """Parse one object at ``i``: each member's decoded value and exact source text."""
-    members: dict[str, tuple[Any, str]] = {}
-    i = _skip_ws(text, _expect(text, i, "{"))
-    if text.startswith("}", i):
-        return members, i + 1
-    while True:
-        key, i = _value(text, i)
-        if not isinstance(key, str):
-            raise ColumnDecodeError(f"object key at offset {i} is not a string")
-        i = _skip_ws(text, _expect(text, _skip_ws(text, i), ":"))
-        start = i
-        value, i = _value(text, i)
-        members[key] = (value, text[start:i])  # a repeated key keeps its last value, as JSON does
-        i = _skip_ws(text, i)
-        if text.startswith("}", i):
-            return members, i + 1
-        i = _skip_ws(text, _expect(text, i, ","))
+def _call_members(item: object, text: str, start: int, index: int) -> dict[str, tuple[Any, str]]:
+    """Each member of the call object at ``text[start]``: its decoded value and exact source text."""
+    if not isinstance(item, dict):
+        raise ColumnDecodeError(f"call {index}: expected an object, got {describe(item)}")
+    found: dict[str, tuple[Any, str]] = {}
+    for name, _, value_pos, end in members(text, start):
+        found[name] = (item[name], text[value_pos:end])  # a repeated key keeps its last value, as JSON does
+    return found
 
 
 def _to_call(members: dict[str, tuple[Any, str]], index: int) -> ToolCall:
@@ -116,20 +80,17 @@ def decode_tool_calls(text: str | None) -> tuple[ToolCall, ...]:
     """Read the column text back into tool calls (R-DB-5, R-DB-6).
 
     Raises:
-        ColumnDecodeError: the text is not an array of call objects.
+        ColumnDecodeError: the text is not JSON, or not an array of call objects.
     """
     if text is None or text in _EMPTY_FORMS:
         return ()
-    i = _skip_ws(text, _expect(text, _skip_ws(text, 0), "["))
-    calls: list[ToolCall] = []
-    if not text.startswith("]", i):
-        while True:
-            members, i = _call_members(text, i)
-            calls.append(_to_call(members, len(calls)))
-            i = _skip_ws(text, i)
-            if text.startswith("]", i):
-                break
-            i = _skip_ws(text, _expect(text, i, ","))
-    if _skip_ws(text, i + 1) != len(text):
-        raise ColumnDecodeError(f"unexpected text after the array at offset {i + 1}")
-    return tuple(calls)
+    try:
+        items = loads(text, finite=False)
+    except JSONError as exc:
+        raise ColumnDecodeError(f"invalid JSON: {exc}") from None
+    if not isinstance(items, list):
+        raise ColumnDecodeError(f"expected an array of calls, got {describe(items)}")
+    spans = element_spans(text, value_start(text))
+    return tuple(
+        _to_call(_call_members(item, text, start, i), i) for i, (item, (start, _)) in enumerate(zip(items, spans))
+    )

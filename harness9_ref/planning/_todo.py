@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..schema import SchemaError
-from ..schema._message import check_keys, check_str
+from ..schema import SchemaError, check_keys, check_str
 
 __all__ = ["TODO_STATUSES", "TodoItem", "todos_from_list"]
 

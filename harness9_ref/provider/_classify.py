@@ -25,7 +25,7 @@ from ._errors import (
     ServerError,
 )
 from ._http import header_value
-from ._json import decode_body, loads
+from ._shape import decode_body, loads
 
 __all__ = [
     "BODY_RULES",

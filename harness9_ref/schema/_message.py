@@ -6,10 +6,11 @@ the fixtures and the conformance adapter all go through ``to_dict`` / ``from_dic
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final, Mapping, Sequence
+
+from .strict_json import describe
 
 __all__ = [
     "ROLE_SYSTEM",
@@ -26,6 +27,8 @@ __all__ = [
     "Usage",
     "Message",
     "StreamChunk",
+    "check_keys",
+    "check_str",
     "messages_from_list",
     "messages_to_list",
 ]
@@ -59,27 +62,8 @@ class SchemaError(ValueError):
         self.problem = problem
 
 
-_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
-
-
-def replace_lone_surrogates(text: str) -> str:
-    """``text`` with every lone surrogate replaced by U+FFFD, so that a message can hold it (R-MSG-6)."""
-    return _LONE_SURROGATE.sub("\ufffd", text)
-
-
-_JSON_KIND: Final = {type(None): "null", bool: "a boolean", list: "an array", dict: "an object"}
-_DESCRIBE_LIMIT: Final = 40  # characters of a value quoted in an error message
-
-
-def describe(value: object) -> str:
-    """A short description of a JSON value for an error message: ``5``, ``'custom'``, ``an array``."""
-    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
-        text = repr(value)
-        return text if len(text) <= _DESCRIBE_LIMIT else text[: _DESCRIBE_LIMIT - 3] + "..."
-    return _JSON_KIND.get(type(value), type(value).__name__)
-
-
 def check_str(value: object, path: str) -> str:
+    """``value`` if it is a string of Unicode scalar values (R-MSG-6); SchemaError naming ``path`` otherwise."""
     if not isinstance(value, str):
         raise SchemaError(path, f"expected a string, got {describe(value)}")
     try:
@@ -98,6 +82,7 @@ def _check_int(value: object, path: str) -> int:
 
 
 def check_keys(data: object, path: str, required: Sequence[str], optional: Sequence[str]) -> Mapping[str, Any]:
+    """``data`` if it is an object with every ``required`` key and no key outside ``required`` and ``optional``."""
     if not isinstance(data, Mapping):
         raise SchemaError(path, f"expected an object, got {describe(data)}")
     for key in required:

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, Final
 
-__all__ = ["InvalidArguments", "INVALID_ARGUMENTS", "string_member"]
+from ..schema.strict_json import JSONError, json_kind, loads
+
+__all__ = ["ArgumentsError", "INVALID_ARGUMENTS", "string_member"]
 
 INVALID_ARGUMENTS: Final = "error: invalid arguments for {name}: {detail}"  # R-TOOL-2
 
-_JSON_KIND: Final = {type(None): "null", bool: "a boolean", int: "a number", float: "a number",
-                     str: "a string", list: "an array", dict: "an object"}
 
-
-class InvalidArguments(Exception):
+class ArgumentsError(Exception):
     """The arguments are not an object with the required members; ``str`` is the detail."""
 
 
@@ -21,11 +19,11 @@ def _parse_object(arguments: str) -> dict[str, Any]:
     if arguments == "":  # R-TOOL-2: the empty string counts as {}
         return {}
     try:
-        value = json.loads(arguments)
-    except (ValueError, RecursionError):  # JSONDecodeError, oversized integers, deep nesting
-        raise InvalidArguments("not valid JSON") from None
+        value = loads(arguments, finite=False)  # RFC 8259: 1e400 is JSON, NaN is not
+    except JSONError:
+        raise ArgumentsError("not valid JSON") from None
     if not isinstance(value, dict):
-        raise InvalidArguments(f"expected a JSON object, got {_JSON_KIND.get(type(value), 'a value')}")
+        raise ArgumentsError(f"expected a JSON object, got {json_kind(value)}")
     return value
 
 
@@ -33,13 +31,13 @@ def string_member(arguments: str, member: str) -> str:
     """The required string ``member`` of the JSON object ``arguments``; other members are ignored.
 
     Raises:
-        InvalidArguments: ``arguments`` is not a JSON object, lacks ``member``, or its value is
+        ArgumentsError: ``arguments`` is not a JSON object, lacks ``member``, or its value is
             not a string.
     """
     obj = _parse_object(arguments)
     if member not in obj:
-        raise InvalidArguments(f'missing required member "{member}"')
+        raise ArgumentsError(f'missing required member "{member}"')
     value = obj[member]
     if not isinstance(value, str):
-        raise InvalidArguments(f'member "{member}" must be a string, got {_JSON_KIND.get(type(value), "a value")}')
+        raise ArgumentsError(f'member "{member}" must be a string, got {json_kind(value)}')
     return value

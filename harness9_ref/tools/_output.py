@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from ..schema._message import replace_lone_surrogates
+from ..schema import replace_lone_surrogates
 
 __all__ = ["DEFAULT_OUTPUT_CAP", "TRUNCATED_NOTE", "capped_text", "clean_text", "utf8_prefix"]
 

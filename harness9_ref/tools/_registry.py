@@ -16,7 +16,7 @@ from types import TracebackType
 from typing import Callable, Final, Mapping
 
 from ..schema import ToolDefinition
-from ._arguments import INVALID_ARGUMENTS, InvalidArguments, string_member
+from ._arguments import INVALID_ARGUMENTS, ArgumentsError, string_member
 from ._approval import DECLINED, Approve, Refusal
 from ._bash import BASH_TOOL, DEFAULT_BASH_TIMEOUT, run_bash
 from ._process import end_groups, group_alive
@@ -103,7 +103,7 @@ class Registry:
             _, member, tool = entry
             try:
                 value = string_member(arguments, member)
-            except InvalidArguments as exc:
+            except ArgumentsError as exc:
                 return clean_text(INVALID_ARGUMENTS.format(name=name, detail=exc))
             return clean_text(tool(value))
         except Exception as exc:  # R-TOOL-7: nothing reaches the engine loop

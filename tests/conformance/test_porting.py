@@ -47,6 +47,7 @@ def test_spec_texts_equal_the_reference_constants() -> None:
     assert _wording.SUMMARY_INCREMENTAL_PROMPT == memory.SUMMARY_INCREMENTAL_PROMPT
     assert _wording.SUMMARY_MARKER == memory.SUMMARY_MARKER
     assert _wording.STUB_TEXT == memory.STUB_TEXT
+    assert _wording.SUMMARY_FOCUS == memory.SUMMARY_FOCUS
 
 
 def test_every_pinned_text_is_pinned_by_a_case() -> None:
@@ -58,6 +59,7 @@ def test_every_pinned_text_is_pinned_by_a_case() -> None:
         _wording.SUMMARY_INCREMENTAL_PROMPT.split("}")[1].split("{")[0],
         _wording.SUMMARY_MARKER,
         _wording.STUB_TEXT,
+        _wording.SUMMARY_FOCUS.split("{")[0],
     ):
         assert repr(text)[1:-1] in texts, text
 
@@ -73,6 +75,37 @@ def test_other_wording_passes_everything_but_the_pinned_cases() -> None:
     assert all(r.case.input["config"].get("request_limit", 0) > 0 for r in unsupported)
     assert Counter(seen.values())["passed"] >= 90
     assert set(seen.values()) <= {"passed", "failed", "unsupported"}
+
+
+def test_other_wording_leaves_engine_cases_showing_spec_texts_unsupported_and_passes_the_rest() -> None:
+    suite = run(("engine",), "wording")
+    seen = outcomes(suite)
+    failed = {case_id for case_id, outcome in seen.items() if outcome == "failed"}
+    assert failed == {case_id for case_id in seen if pinned(case_id)}, \
+        [r.detail for r in suite.results if r.outcome == "failed"]
+    assert set(seen.values()) == {"passed", "unsupported", "failed"}
+    unsupported = {r.case.id: r.detail for r in suite.results if r.outcome == "unsupported"}
+    assert len(unsupported) >= 10
+    for case_id, detail in unsupported.items():
+        assert "which the adapter words otherwise" in detail, detail
+        shown = repr(next(c for c in CASES if c.id == case_id).expect) + \
+            repr(next(c for c in CASES if c.id == case_id).input)
+        assert any(text in shown for text in (_wording.SUMMARY_MARKER, _wording.STUB_TEXT,
+                                               "You are the context summarizer")), case_id
+    assert Counter(seen.values())["passed"] >= 35
+
+
+def test_an_engine_case_showing_only_the_focus_suffix_is_unsupported_for_another_focus() -> None:
+    expect = {"output": {"requests": ["Conversation\n\nPay particular attention to: tests"]}}
+    own = _wording.Wording(summary_focus="\n\nFocus on: {focus}")
+    reason = _wording.reword_case("engine_run", {}, expect, own)
+    assert isinstance(reason, str) and "summary_focus" in reason
+    assert _wording.reword_case("engine_run", {}, expect, _wording.Wording(stub_text="x")) == ({}, expect)
+
+
+def test_a_wording_without_its_focus_placeholder_is_refused() -> None:
+    with pytest.raises(ValueError, match="summary_focus must contain"):
+        _wording.read_wording({"summary_focus": "Focus."})
 
 
 def test_other_wording_with_a_wrong_split_still_fails() -> None:

@@ -182,9 +182,14 @@ def test_invalid_arguments_are_named(work: Path, arguments: str, detail: str) ->
     assert Registry(work).execute("read_file", arguments) == f"error: invalid arguments for read_file: {detail}"
 
 
-def test_arguments_that_are_not_json_are_invalid(work: Path) -> None:
-    observation = Registry(work).execute("read_file", '{"path": "a.txt"')
+@pytest.mark.parametrize("arguments", ['{"path": "a.txt"', '{"path": "a.txt", "n": NaN}', '{"path": "a.txt", "n": -Infinity}'])
+def test_arguments_that_are_not_json_are_invalid(work: Path, arguments: str) -> None:
+    observation = Registry(work).execute("read_file", arguments)
     assert observation == "error: invalid arguments for read_file: not valid JSON"
+
+
+def test_a_number_out_of_the_binary64_range_is_json(work: Path) -> None:
+    assert Registry(work).execute("read_file", '{"path": "a.txt", "n": 1e400}') == "hello\n"
 
 
 def test_unknown_members_are_ignored(work: Path) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Final, Mapping, Sequence
 
-from ...schema import ROLE_ASSISTANT, ROLE_SYSTEM, ROLE_USER, Message, ToolDefinition
+from ...schema import ROLE_ASSISTANT, ROLE_SYSTEM, ROLE_USER, Message, ToolDefinition, strict_json
 from .._errors import RequestBuildError
 from .._http import (
     ACCEPT_JSON,
@@ -28,7 +28,6 @@ from .._http import (
     json_body,
     strip_base_url,
 )
-from .._json import loads
 from .._limits import get_model_limits
 
 __all__ = ["DEFAULT_BASE_URL", "PROVIDER", "build_request", "tool_input"]
@@ -64,7 +63,7 @@ def tool_input(arguments: str) -> dict[str, Any]:
     if arguments == "":
         return {}
     try:
-        value = loads(arguments, replace_surrogates=False)
+        value = strict_json.loads(arguments)
     except ValueError:
         value = None
     return value if isinstance(value, dict) else {RAW_ARGUMENTS_KEY: arguments}

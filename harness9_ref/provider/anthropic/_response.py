@@ -1,8 +1,8 @@
 """Parse Anthropic Messages responses and error bodies (SPEC R-PRV-14, R-USE-4, R-ERR-3).
 
 A ``tool_use`` block's arguments are the exact source text of its ``input`` value in the body
-(R-PRV-14), not a re-serialisation: ``member_span`` finds where the value lies in the text that
-``loads`` accepted.
+(R-PRV-14), not a re-serialisation: ``strict_json.member_spans`` finds where the value lies in
+the text that was parsed.
 """
 
 from __future__ import annotations
@@ -10,21 +10,11 @@ from __future__ import annotations
 from typing import Any, Final, Mapping, Sequence
 
 from ...schema import ROLE_ASSISTANT, Message, ToolCall, Usage
+from ...schema.strict_json import describe, element_spans, member_spans, value_start
 from .._classify import error_from_object, error_from_response
-from .._errors import MalformedResponse, ProviderError
-from .._json import (
-    ShapeError,
-    decode_body,
-    describe,
-    element_starts,
-    expect_object,
-    expect_str,
-    loads,
-    member_span,
-    optional_int,
-    value_start,
-)
-from .._streaming import is_success
+from .._errors import ProviderError
+from .._parsing import parse_body
+from .._shape import ShapeError, expect_object, expect_str, optional_int
 from ._request import BLOCK_TEXT, BLOCK_TOOL_USE, PROVIDER
 
 __all__ = ["USAGE_FIELDS", "parse_error", "parse_response", "read_usage_fields", "usage_from_fields"]
@@ -64,7 +54,7 @@ def usage_from_fields(fields: Mapping[str, int]) -> Usage:
 
 
 def _tool_call(block: Mapping[str, Any], text: str, block_start: int, path: str) -> ToolCall:
-    span = member_span(text, block_start, "input")
+    span = member_spans(text, block_start).get("input")
     if span is None:
         raise ShapeError(f"{path}.input", "a tool_use block needs an input")
     call_id = expect_str(block.get("id"), f"{path}.id")
@@ -72,9 +62,8 @@ def _tool_call(block: Mapping[str, Any], text: str, block_start: int, path: str)
 
 
 def _block_starts(text: str) -> list[int]:
-    content = member_span(text, value_start(text), "content")
-    assert content is not None  # the parsed body came from this text and has a content member
-    return element_starts(text, content[0])
+    content = member_spans(text, value_start(text))["content"]  # the parsed body has a content list
+    return [start for start, _ in element_spans(text, content[0])]
 
 
 def _message(data: Mapping[str, Any], text: str) -> Message:
@@ -111,23 +100,15 @@ def parse_response(status: int, headers: Sequence[tuple[str, str]], body: bytes)
         ProviderError: the typed error of R-ERR-3 for an error status or a ``"type": "error"`` body.
         MalformedResponse: a body that is not JSON, or whose ``content`` is not a list of blocks.
     """
-    if not is_success(status):
-        raise parse_error(status, headers, body)
-    text = decode_body(body)
-    try:
-        data = loads(text)
-    except ValueError as exc:
-        raise MalformedResponse(
-            f"{PROVIDER}: the response body is not JSON: {exc}", provider=PROVIDER, status=status
-        ) from None
-    try:
-        top = expect_object(data, "body")
-        if top.get("type") == TYPE_ERROR:
-            raise error_from_object(PROVIDER, top, status=status, headers=headers)
-        message = _message(top, text)
-        usage = top.get("usage")
-        if usage is None:
-            return message, None
-        return message, usage_from_fields(read_usage_fields(expect_object(usage, "usage"), "usage"))
-    except ShapeError as exc:
-        raise MalformedResponse(f"{PROVIDER}: malformed response: {exc}", provider=PROVIDER, status=status) from None
+    return parse_body(PROVIDER, parse_error, _read, status, headers, body)
+
+
+def _read(data: Any, text: str, status: int, headers: Sequence[tuple[str, str]]) -> tuple[Message, Usage | None]:
+    top = expect_object(data, "body")
+    if top.get("type") == TYPE_ERROR:
+        raise error_from_object(PROVIDER, top, status=status, headers=headers)
+    message = _message(top, text)
+    usage = top.get("usage")
+    if usage is None:
+        return message, None
+    return message, usage_from_fields(read_usage_fields(expect_object(usage, "usage"), "usage"))

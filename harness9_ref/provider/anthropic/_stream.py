@@ -14,8 +14,8 @@ from typing import Any, Callable, Final, Iterable, Mapping, Sequence
 
 from ...schema import CHUNK_TEXT, ROLE_ASSISTANT, Message, StreamChunk, ToolCall, Usage
 from .._classify import error_from_object
-from .._errors import ProviderStreamError, StreamCutOff
-from .._json import ShapeError, expect_object, loads, optional_int, optional_object, optional_str
+from .._parsing import EventAssembler
+from .._shape import ShapeError, expect_object, loads, optional_int, optional_object, optional_str
 from .._sse import SSEEvent
 from .._streaming import stream_chunks
 from ._request import BLOCK_TEXT, BLOCK_TOOL_USE, PROVIDER
@@ -37,68 +37,38 @@ class _Block:
     stopped: bool = False
 
 
-class StreamAssembler:
+class StreamAssembler(EventAssembler):
     """Turn the SSE events of one Anthropic stream into text chunks and the final message (R-PRV-18).
 
-    Call ``feed`` for each event in order, then ``finish``.
+    Call ``feed`` for each event in order, then ``finish``; ``done`` is True once
+    ``message_stop`` has arrived. The event type is the data's ``type`` member, or the SSE
+    ``event`` field when that is missing; a delta or stop for a block index never started is a
+    stream error naming the index.
     """
 
+    provider = PROVIDER
+    terminal = "message_stop"
+
     def __init__(self) -> None:
+        super().__init__()
         self._text: list[str] = []
         self._blocks: dict[int, _Block] = {}
         self._usage: dict[str, int] = {}
         self._has_usage = False
-        self._done = False
-        self._events = 0
 
-    @property
-    def done(self) -> bool:
-        """True once ``message_stop`` has arrived; events after it are ignored."""
-        return self._done
-
-    def feed(self, event: SSEEvent) -> list[StreamChunk]:
-        """Take one event and return the text chunks it carries.
-
-        The event type is the data's ``type`` member, or the SSE ``event`` field when that is
-        missing.
-
-        Raises:
-            ProviderStreamError: the data is not a JSON object, a member has the wrong type, or a
-                delta or stop names a block index never started; the message names the event
-                number (counting from 1) and the index.
-            ProviderError: an ``error`` event (classified by R-ERR-3).
-        """
-        if self._done:
-            return []
-        self._events += 1
-        try:
-            data = loads(event.data)
-        except ValueError as exc:
-            raise self._error(f"data is not JSON ({exc}): {event.data[:80]!r}") from None
-        try:
-            payload = expect_object(data, "data")
-            kind = optional_str(payload.get("type"), "data.type") or event.event
-        except ShapeError as exc:
-            raise self._error(str(exc)) from None
+    def _event(self, event: SSEEvent) -> list[StreamChunk]:
+        payload = expect_object(loads(event.data), "data")
+        kind = optional_str(payload.get("type"), "data.type") or event.event
         handler = _HANDLERS.get(kind)
         if handler is None:
             return []  # unknown event types are ignored (R-PRV-18)
         try:
             return handler(self, payload)
         except ShapeError as exc:
-            raise self._error(f"{kind}: {exc}") from None
+            raise exc.within(kind) from None
 
-    def finish(self) -> tuple[Message, Usage | None]:
-        """The assembled message (calls ordered by block index) and usage.
-
-        Raises:
-            StreamCutOff: the stream ended before ``message_stop``.
-        """
-        if not self._done:
-            raise StreamCutOff(
-                f"{PROVIDER}: the stream ended after {self._events} events without message_stop",
-                provider=PROVIDER,
-            )
+    def _result(self) -> tuple[Message, Usage | None]:
+        """The assembled message (calls ordered by block index) and usage."""
         calls = tuple(
             ToolCall(b.id, b.name, "".join(b.arguments) or EMPTY_ARGUMENTS)
             for _, b in sorted(self._blocks.items())
@@ -106,9 +76,6 @@ class StreamAssembler:
         )
         usage = usage_from_fields(self._usage) if self._has_usage else None
         return Message(ROLE_ASSISTANT, "".join(self._text), calls), usage
-
-    def _error(self, problem: str) -> ProviderStreamError:
-        return ProviderStreamError(f"{PROVIDER} stream event {self._events}: {problem}", provider=PROVIDER)
 
     def _append_text(self, piece: str) -> list[StreamChunk]:
         if not piece:
@@ -132,9 +99,9 @@ class StreamAssembler:
         index = self._index(payload, kind)
         block = self._blocks.get(index)
         if block is None:
-            raise self._error(f"{kind} for index {index} before content_block_start")
+            raise ShapeError("", f"{kind} for index {index} before content_block_start")
         if block.stopped:
-            raise self._error(f"{kind} for index {index} after its content_block_stop")
+            raise ShapeError("", f"{kind} for index {index} after its content_block_stop")
         return block
 
     def _on_message_start(self, payload: Mapping[str, Any]) -> list[StreamChunk]:
@@ -145,7 +112,7 @@ class StreamAssembler:
     def _on_block_start(self, payload: Mapping[str, Any]) -> list[StreamChunk]:
         index = self._index(payload, "content_block_start")
         if index in self._blocks:
-            raise self._error(f"content_block_start for index {index}, which was already started")
+            raise ShapeError("", f"content_block_start for index {index}, which was already started")
         start = expect_object(payload.get("content_block"), "content_block")
         kind = optional_str(start.get("type"), "content_block.type") or ""
         block = self._blocks[index] = _Block(kind)

@@ -9,21 +9,11 @@ from __future__ import annotations
 from typing import Any, Final, Mapping, Sequence
 
 from ...schema import ROLE_ASSISTANT, Message, ToolCall, Usage
+from ...schema.strict_json import describe
 from .._classify import error_from_object, error_from_response
-from .._errors import MalformedResponse, ProviderError
-from .._json import (
-    ShapeError,
-    decode_body,
-    describe,
-    expect_object,
-    expect_str,
-    loads,
-    optional_int,
-    optional_list,
-    optional_object,
-    optional_str,
-)
-from .._streaming import is_success
+from .._errors import ProviderError
+from .._parsing import parse_body
+from .._shape import ShapeError, expect_object, expect_str, optional_int, optional_list, optional_object, optional_str
 from ._request import PROVIDER, TOOL_TYPE_FUNCTION
 
 __all__ = ["LEGACY_FUNCTION_CALL", "parse_error", "parse_response", "read_usage"]
@@ -97,20 +87,12 @@ def parse_response(status: int, headers: Sequence[tuple[str, str]], body: bytes)
         MalformedResponse: a body that is not JSON, has no choices, uses ``function_call``, or
             holds a tool call that is not of type ``function``.
     """
-    if not is_success(status):
-        raise parse_error(status, headers, body)
-    try:
-        data = loads(decode_body(body))
-    except ValueError as exc:
-        raise MalformedResponse(
-            f"{PROVIDER}: the response body is not JSON: {exc}", provider=PROVIDER, status=status
-        ) from None
-    try:
-        top = expect_object(data, "body")
-        if top.get("error") is not None:
-            raise error_from_object(PROVIDER, top, status=status, headers=headers)
-        message = _message(top)
-        usage = optional_object(top.get("usage"), "usage")
-        return message, None if usage is None else read_usage(usage)
-    except ShapeError as exc:
-        raise MalformedResponse(f"{PROVIDER}: malformed response: {exc}", provider=PROVIDER, status=status) from None
+    return parse_body(PROVIDER, parse_error, _read, status, headers, body)
+
+
+def _read(data: Any, text: str, status: int, headers: Sequence[tuple[str, str]]) -> tuple[Message, Usage | None]:
+    top = expect_object(data, "body")
+    if top.get("error") is not None:
+        raise error_from_object(PROVIDER, top, status=status, headers=headers)
+    usage = optional_object(top.get("usage"), "usage")
+    return _message(top), None if usage is None else read_usage(usage)

@@ -16,18 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Iterable, Mapping, Sequence
 
 from ...schema import CHUNK_TEXT, ROLE_ASSISTANT, Message, StreamChunk, ToolCall, Usage
+from ...schema.strict_json import describe
 from .._classify import error_from_object
-from .._errors import ProviderStreamError, StreamCutOff
-from .._json import (
-    ShapeError,
-    describe,
-    expect_object,
-    loads,
-    optional_int,
-    optional_list,
-    optional_object,
-    optional_str,
-)
+from .._parsing import EventAssembler
+from .._shape import ShapeError, expect_object, loads, optional_int, optional_list, optional_object, optional_str
 from .._sse import SSEEvent
 from .._streaming import stream_chunks
 from ._request import PROVIDER, TOOL_TYPE_FUNCTION
@@ -47,66 +39,35 @@ class _Call:
     arguments: list[str] = field(default_factory=list)
 
 
-class StreamAssembler:
+class StreamAssembler(EventAssembler):
     """Turn the SSE events of one OpenAI stream into text chunks and the final message (R-PRV-17).
 
-    Call ``feed`` for each event in order, then ``finish``.
+    Call ``feed`` for each event in order, then ``finish``; ``done`` is True once
+    ``data: [DONE]`` has arrived.
     """
 
+    provider = PROVIDER
+    terminal = f"data: {SSE_DONE}"
+
     def __init__(self) -> None:
+        super().__init__()
         self._text: list[str] = []
         self._calls: dict[int, _Call] = {}
         self._usage: Usage | None = None
-        self._done = False
-        self._events = 0
 
-    @property
-    def done(self) -> bool:
-        """True once ``data: [DONE]`` has arrived; events after it are ignored."""
-        return self._done
-
-    def feed(self, event: SSEEvent) -> list[StreamChunk]:
-        """Take one event and return the text chunks it carries.
-
-        Raises:
-            ProviderStreamError: the data is not JSON, or a member has the wrong type; the
-                message names the event number (counting from 1).
-            ProviderError: the chunk is an ``error`` object (classified by R-ERR-3).
-        """
-        if self._done:
-            return []
-        self._events += 1
+    def _event(self, event: SSEEvent) -> list[StreamChunk]:
         if event.data == SSE_DONE:
             self._done = True
             return []
-        try:
-            data = loads(event.data)
-        except ValueError as exc:
-            raise self._error(f"data is not JSON ({exc}): {event.data[:80]!r}") from None
-        try:
-            chunk = expect_object(data, "data")
-            if chunk.get("error") is not None:
-                raise error_from_object(PROVIDER, chunk)
-            return self._chunk(chunk)
-        except ShapeError as exc:
-            raise self._error(str(exc)) from None
+        chunk = expect_object(loads(event.data), "data")
+        if chunk.get("error") is not None:
+            raise error_from_object(PROVIDER, chunk)
+        return self._chunk(chunk)
 
-    def finish(self) -> tuple[Message, Usage | None]:
-        """The assembled message (calls ordered by index) and usage.
-
-        Raises:
-            StreamCutOff: the stream ended before ``data: [DONE]``.
-        """
-        if not self._done:
-            raise StreamCutOff(
-                f"{PROVIDER}: the stream ended after {self._events} events without data: {SSE_DONE}",
-                provider=PROVIDER,
-            )
+    def _result(self) -> tuple[Message, Usage | None]:
+        """The assembled message (calls ordered by index) and usage."""
         calls = tuple(ToolCall(c.id, c.name, "".join(c.arguments)) for _, c in sorted(self._calls.items()))
         return Message(ROLE_ASSISTANT, "".join(self._text), calls), self._usage
-
-    def _error(self, problem: str) -> ProviderStreamError:
-        return ProviderStreamError(f"{PROVIDER} stream event {self._events}: {problem}", provider=PROVIDER)
 
     def _chunk(self, chunk: Mapping[str, Any]) -> list[StreamChunk]:
         usage = optional_object(chunk.get("usage"), "usage")

@@ -36,6 +36,7 @@ WORDING = {
     "messages into it:\n{conversation}",
     "summary_marker": "[Previous conversation summary]",
     "stub_text": "[tool result removed: context truncated]",
+    "summary_focus": "\n\nFocus on: {focus}",
 }
 MODES = set(sys.argv[1:])
 
@@ -46,6 +47,7 @@ def _use_wording() -> None:
     _summarize.SUMMARY_INCREMENTAL_PROMPT = WORDING["summary_incremental_prompt"]  # type: ignore[misc]
     _summarize.SUMMARY_MARKER = WORDING["summary_marker"]  # type: ignore[misc]
     _repair.STUB_TEXT = WORDING["stub_text"]  # type: ignore[misc]
+    _summarize.SUMMARY_FOCUS = WORDING["summary_focus"]  # type: ignore[misc]
 
 
 class _OwnClockRun(_reference_session._Run):
