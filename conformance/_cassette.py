@@ -14,6 +14,7 @@ recording stopped at any moment leaves only complete exchanges behind (SPEC R-RE
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import hashlib
 import itertools
@@ -44,7 +45,8 @@ from ._record import (
 
 __all__ = ["Cassette", "CassetteError", "compile_redactions", "load_cassette"]
 
-_PART: Final = EXCHANGE_FILE + ".part"  # renamed to exchange.json once the folder is in place
+# Renamed to exchange.json once its folder is in place.
+_PART: Final = EXCHANGE_FILE + ".part"
 _NUMBER: Final = re.compile(r"(\d+)-")
 
 
@@ -67,9 +69,10 @@ def compile_redactions(patterns: Iterable[str]) -> list[re.Pattern[str]]:
             regex = re.compile(pattern)
             re.compile(pattern.encode("utf-8"))
         except re.error as exc:
-            raise ValueError(f"--redact {pattern!r} is not a regular expression: {exc}") from None
+            message = f"--redact {pattern!r} is not a regular expression: {exc}"
+            raise ValueError(message) from None
         if regex.fullmatch(""):
-            raise ValueError(f"--redact {pattern!r} matches the empty text, so would mark everything")
+            raise ValueError(f"--redact {pattern!r} matches the empty text: it marks everything")
         compiled.append(regex)
     return compiled
 
@@ -149,15 +152,12 @@ class Cassette:
     Args:
         folder: the cassette folder; created by ``open()`` when missing. Exchanges already in
             it are kept, and new ones are numbered after them.
-        upstream: the URL recorded in each exchange's provenance.
         redact: patterns whose matches are replaced, besides the request's secret headers.
     """
 
-    def __init__(
-        self, folder: Path, upstream: str, redact: Sequence[re.Pattern[str]] = ()
-    ) -> None:
+    def __init__(self, folder: Path, redact: Sequence[re.Pattern[str]] = ()) -> None:
         self.folder = folder
-        self.upstream = upstream
+        self.created = False
         self.redact = tuple(redact)
         self.written: list[str] = []
         self._lock = threading.Lock()
@@ -167,6 +167,7 @@ class Cassette:
     def open(self) -> Cassette:
         """Create the folder if needed and make sure files can be written in it."""
         try:
+            self.created = not self.folder.exists()
             self.folder.mkdir(parents=True, exist_ok=True)
             numbers = [_NUMBER.match(p.name) for p in self.folder.iterdir() if p.is_dir()]
             self._next = 1 + max((int(m.group(1)) for m in numbers if m), default=0)
@@ -182,15 +183,20 @@ class Cassette:
             return number
 
     def close(self) -> None:
-        """Write nothing more, and remove the temporary folders of exchanges still in flight."""
+        """Write nothing more, and remove the temporary folders of exchanges still in flight
+        (and the folder itself when ``open()`` made it and nothing was written)."""
         with self._lock:
             self._closed = True
         for leftover in self.folder.glob(".*.tmp"):
             shutil.rmtree(leftover, ignore_errors=True)
+        if self.created and not self.written:
+            with contextlib.suppress(OSError):
+                self.folder.rmdir()
 
     def write(
         self,
         number: int,
+        upstream: str,
         request: tuple[str, str, Sequence[tuple[str, str]], bytes],
         status: int,
         headers: Sequence[tuple[str, str]],
@@ -198,7 +204,8 @@ class Cassette:
     ) -> str:
         """Write one exchange and return its name; OSError when the recording was stopped.
 
-        ``request`` is the method, path, headers and body the client sent.
+        ``upstream`` is the URL named in its provenance; ``request`` is the method, path,
+        headers and body the client sent.
         """
         method, path, request_headers, request_body = request
         redactor = _Redactor(_secrets(request_headers), self.redact)
@@ -213,7 +220,7 @@ class Cassette:
             "provider": provider_of(path, request_headers),
             "description": f"{method} {route} as the application sent it.",
             "quirks": [],
-            "provenance": f"Recorded from {self.upstream} on {today} by python -m conformance proxy.",
+            "provenance": f"Recorded from {upstream} on {today} by python -m conformance proxy.",
             "request": {"method": method, "path": route, "headers": kept, "body": recorded_body},
             "response": {
                 "status": status,

@@ -1,4 +1,4 @@
-"""What every ``python -m conformance`` sub-command shares: its one-line failure and argument types."""
+"""What the ``python -m conformance`` sub-commands share: a one-line failure, argument types."""
 
 from __future__ import annotations
 

@@ -93,7 +93,7 @@ def _proxy(args: argparse.Namespace) -> int:
         upstream.check(timeout=args.timeout)
     except OSError as exc:
         raise Abort(f"cannot reach the upstream {args.upstream}: {exc.strerror or exc}") from None
-    cassette = Cassette(args.out, args.upstream, redactions)
+    cassette = Cassette(args.out, redactions)
     forwarder = Forwarder({p: upstream for p in PROVIDERS}, cassette, timeout=args.timeout)
     server = ReplayServer([], port=listen, on_request=_show, forward=forwarder)
     _start(server)

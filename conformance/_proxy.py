@@ -128,4 +128,6 @@ class Forwarder:
         finally:
             connection.close()
         request = (method, path, headers, body)
-        return self.cassette.write(number, request, response.status, received, pieces)
+        return self.cassette.write(
+            number, upstream.url, request, response.status, received, pieces
+        )
