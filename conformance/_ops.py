@@ -13,6 +13,7 @@ __all__ = ["OBSERVED_KEYS", "OPS", "PROTOCOL_VERSION"]
 OPS: Final = (
     "estimate_tokens",
     "estimate_tool_tokens",
+    "canonical_json",
     "format_token_count",
     "model_limits",
     "repair_tool_pairs",

@@ -7,6 +7,7 @@ request the compactor made, so the exact prompts are part of what is checked.
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from typing import Any, Callable, Final, Mapping, Sequence
 
@@ -24,7 +25,14 @@ from harness9_ref.memory import (
     shorten_view,
 )
 from harness9_ref.provider import get_model_limits
-from harness9_ref.schema import Message, ToolDefinition, Usage, messages_from_list, messages_to_list
+from harness9_ref.schema import (
+    Message,
+    ToolDefinition,
+    Usage,
+    canonical_json,
+    messages_from_list,
+    messages_to_list,
+)
 
 __all__ = ["INVALID_INPUT", "MEMORY_OPS", "InvalidInput", "compactor_from_json"]
 
@@ -110,11 +118,31 @@ def op_compact(inp: Mapping[str, Any]) -> dict[str, Any]:
     return {"messages": out, "summarizer_requests": [] if summarizer is None else summarizer.requests}
 
 
+def op_canonical_json(inp: Mapping[str, Any]) -> str:
+    """R-TOK-4 over a JSON *text*, so that member order, repeated keys and ``-0`` reach it.
+
+    Python's parser keeps the last of repeated keys and reads ``-0`` as the integer 0 and
+    ``-0.0`` as a float, which is what R-TOK-4 asks of the literals.
+    """
+    text = inp["json"]
+    if not isinstance(text, str):
+        raise InvalidInput("json must be a string holding a JSON text")
+    try:
+        return canonical_json(json.loads(text, parse_constant=_no_constant))
+    except ValueError as exc:  # not JSON, NaN/Infinity, or a number with no canonical form
+        raise InvalidInput(f"json has no canonical form: {exc}") from None
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
 MEMORY_OPS: Final[Mapping[str, Callable[[Mapping[str, Any]], Any]]] = {
     "estimate_tokens": lambda i: estimate_tokens(messages_from_list(i["messages"])),
     "estimate_tool_tokens": lambda i: estimate_tool_tokens(
         [ToolDefinition.from_dict(t, f"tools[{n}]") for n, t in enumerate(i["tools"])]
     ),
+    "canonical_json": op_canonical_json,
     "format_token_count": lambda i: format_token_count(i["n"]),
     "model_limits": lambda i: {
         "context_tokens": (limits := get_model_limits(i["model"])).context_tokens,
