@@ -118,6 +118,18 @@ def test_missing_directories_and_file_are_created_private(tmp_path: Path) -> Non
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
 
+@pytest.mark.parametrize("umask", [0o000, 0o022, 0o077])
+def test_only_the_database_directory_is_private_and_those_above_follow_the_umask(tmp_path: Path, umask: int) -> None:
+    path = tmp_path / "a" / "b" / "sessions.db"
+    old_umask = os.umask(umask)
+    try:
+        Manager(path).close()
+    finally:
+        os.umask(old_umask)
+    assert stat.S_IMODE((tmp_path / "a").stat().st_mode) == 0o777 & ~umask
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+
+
 def test_the_modes_of_an_existing_directory_and_file_are_left_alone(tmp_path: Path) -> None:
     directory = tmp_path / "shared"
     directory.mkdir()
