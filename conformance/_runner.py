@@ -23,7 +23,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Final, Literal
 
-from ._cases import PROJECT_ROOT, Case, reject_constant
+from harness9_ref.schema import strict_json
+
+from ._cases import PROJECT_ROOT, Case
 from ._compare import Verdict, compact_json
 from ._jsonschema import Validator, load_schema
 from ._ops import PROTOCOL_VERSION
@@ -223,7 +225,7 @@ class Adapter:
             hint = "run the adapter by hand with this case's input to see why"
             raise _Fault(process.died(self.timeout), hint)
         try:
-            return json.loads(line.decode("utf-8"), parse_constant=reject_constant)
+            return strict_json.loads(line.decode("utf-8"), finite=False)
         except ValueError:
             shown = compact_json(line.decode("utf-8", "replace").rstrip("\r\n"), 80)
             raise _Fault(
