@@ -1,5 +1,5 @@
 """``harness9-ref``: the terminal UI, ``run PROMPT`` without it, and the session sub-commands
-(SPEC R-CLI-1 … R-CLI-14, R-INT-4, R-PRUNE-2, R-APPR-2, R-APPR-3).
+(SPEC R-CLI-1 … R-CLI-14, R-PG-10, R-INT-4, R-PRUNE-2, R-APPR-2, R-APPR-3).
 
 Every failure is one line ``harness9-ref: error: <message>`` on standard error and exit status
 1; invalid options exit 2 (R-CLI-6). No traceback and no Python exception name ever reaches the
@@ -18,6 +18,7 @@ from ..provider import ProviderError
 from ..tui import ScreenError
 from ._agent import run_mode, tui_mode
 from ._commands import run_command
+from ._copy_command import run_copy
 from ._parser import EXIT_USAGE, UsageError, parse_args
 from ._prompt import read_prompt
 from ._run import EXIT_FAILED
@@ -67,6 +68,8 @@ def _main(argv: Sequence[str]) -> int:
     if options.get("command") == "run":
         options["prompt"] = read_prompt(str(options.get("prompt", "")), sys.stdin)  # R-CLI-11
     settings = resolve_settings(options, os.environ, os.getcwd())
+    if settings.command == "copy":
+        return run_copy(settings, sys.stdout)  # R-PG-10
     if settings.command not in ("tui", "run"):
         return run_command(settings, sys.stdout, sys.stderr)
     if settings.notice is not None:

@@ -44,6 +44,7 @@ _USAGE_LINES: Final = (  # R-CLI-1, R-CLI-12: the forms of the command, each wit
     ("show SESSION", "print a session's conversation"),
     ("search QUERY [--limit N]", "find sessions by the words of their messages"),
     ("prune --older-than DAYS [--dry-run]", "delete sessions not updated for DAYS days"),
+    ("copy SRC DST [--overwrite]", "copy every session to another database"),
 )
 _USAGE_WIDTH: Final = 27  # the forms above that are longer get their text on the next line
 USAGE: Final = "\n       ".join(
@@ -66,7 +67,7 @@ environment:
   {ENV_OPENAI_BASE_URL}, {ENV_ANTHROPIC_BASE_URL}
                         API roots for compatible servers and routers
   {ENV_HOME}         folder of the default database (default ~/.harness9)
-  {ENV_DB}           the database when --db is not given
+  {ENV_DB}           the database when --db is not given (a file or a postgresql:// URL)
   {ENV_YES}=1        as --yes
   {ENV_LANG}         as --lang
   {ENV_TTL_DAYS}=N
@@ -123,7 +124,8 @@ def _storage() -> _Parser:
     storage.add_argument(
         "--db",
         metavar="PATH",
-        help=f"session database (default: ${ENV_DB}, else ${ENV_HOME}/sessions.db, else ~/.harness9/sessions.db)",
+        help=f"session database, a file or a postgresql:// URL (default: ${ENV_DB}, else ${ENV_HOME}/sessions.db,"
+        " else ~/.harness9/sessions.db)",
     )
     storage.add_argument("--lang", choices=LANGUAGES, help=f"language of the interface (default: {LANGUAGES[0]})")
     return storage
@@ -156,7 +158,7 @@ def _common() -> _Parser:
 
 
 def _add_session_commands(commands: argparse._SubParsersAction[_Parser]) -> None:
-    """R-CLI-12: sessions, show, search, prune; each takes --db after its name."""
+    """R-CLI-12: sessions, show, search, prune, each taking --db after its name; R-PG-10: copy."""
     formatter = argparse.RawDescriptionHelpFormatter
     storage = _storage()
     sessions = commands.add_parser(
@@ -197,6 +199,18 @@ def _add_session_commands(commands: argparse._SubParsersAction[_Parser]) -> None
     )
     prune.add_argument("--older-than", type=_positive, metavar="DAYS", required=True, help="age in whole days")
     prune.add_argument("--dry-run", action="store_true", help="only count what would be deleted")
+    copy = commands.add_parser(
+        "copy",
+        prog=f"{PROG} copy",
+        help="copy every session to another database",
+        description="Copy every session (messages, todos, checkpoints) from SRC to DST, each an SQLite file\n"
+        "or a postgresql:// URL, in one transaction. A session id DST already holds stops the copy\n"
+        "before anything is written, unless --overwrite replaces those sessions.",
+        formatter_class=formatter,
+    )
+    copy.add_argument("source", metavar="SRC", help="the database to read")
+    copy.add_argument("destination", metavar="DST", help="the database to write")
+    copy.add_argument("--overwrite", action="store_true", help="replace the sessions DST already holds")
 
 
 def _build() -> _Parser:

@@ -11,13 +11,13 @@ folder of ``--db``) are in ``_wiring``.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal, Mapping, NamedTuple, Optional
 from urllib.parse import urlsplit
 
 from ..engine import DEFAULT_MAX_TURNS
+from ..memory import POSTGRES_SCHEMES, url_scheme
 
 __all__ = [  # gets re-exported
     "DEFAULT_MODEL",
@@ -64,8 +64,8 @@ DEFAULT_DB_NAME: Final = "sessions.db"
 ProviderName = Literal["openai", "anthropic", "offline"]
 PROVIDERS: Final = ("openai", "anthropic", "offline")  # R-CLI-2: the choices of --provider
 LANGUAGES: Final = ("zh", "en")  # R-CLI-14, R-TUI-17; the first is the default
-Command = Literal["tui", "run", "sessions", "show", "search", "prune"]
-_COMMANDS: Final[tuple[Command, ...]] = ("tui", "run", "sessions", "show", "search", "prune")
+Command = Literal["tui", "run", "sessions", "show", "search", "prune", "copy"]
+_COMMANDS: Final[tuple[Command, ...]] = ("tui", "run", "sessions", "show", "search", "prune", "copy")
 
 # R-CLI-4, R-CLI-13: printed to standard error when the default provider's key is not set.
 OFFLINE_NOTICE: Final = "harness9-ref: no API key set ({key}); using the offline provider"
@@ -76,7 +76,7 @@ _PROVIDER_ENV: Final[Mapping[str, tuple[str, str]]] = {
     "anthropic": (ENV_ANTHROPIC_API_KEY, ENV_ANTHROPIC_BASE_URL),
 }
 _ANTHROPIC_MODEL_PREFIX: Final = "claude"
-_URL_SCHEME: Final = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")  # R-CLI-13: a --db that names a URL
+DB_HINT: Final = "give the path of an SQLite file or a postgresql:// URL"  # R-CLI-13
 
 
 class CliError(Exception):
@@ -103,7 +103,9 @@ class Settings:
     no API key and the offline provider replaces it (R-CLI-4), ``missing_key`` naming that key.
     ``db_path`` is always a path (R-MGR-1's default when no option or variable names one);
     ``db_source`` is ``--db`` or ``HARNESS9_DB`` when one of them named it, so a missing folder
-    can be reported under that name (R-CLI-13). ``context_window`` None means the model's.
+    can be reported under that name (R-CLI-13). ``db_url`` is the ``postgresql://`` URL when one
+    was given (R-PG-1); ``db_path`` then only places the tool results. ``context_window`` None
+    means the model's.
     """
 
     command: Command
@@ -120,6 +122,7 @@ class Settings:
     max_turns: int
     missing_key: str = ""
     db_source: Optional[str] = None
+    db_url: Optional[str] = None
     continue_last: bool = False
     yes: bool = False
     lang: str = LANGUAGES[0]
@@ -129,6 +132,9 @@ class Settings:
     limit: Optional[int] = None  # sessions / search --limit
     older_than_days: Optional[int] = None  # prune --older-than
     dry_run: bool = False
+    source: Optional[str] = None  # copy SRC
+    destination: Optional[str] = None  # copy DST
+    overwrite: bool = False  # copy --overwrite
 
     @property
     def notice(self) -> Optional[str]:
@@ -209,30 +215,39 @@ def expand_home(text: str) -> str:
     return os.path.expanduser(text)
 
 
-def resolve_db(options: Mapping[str, object], env: Mapping[str, str], cwd: str) -> tuple[Path, Optional[str]]:
-    """The database file and the name it came from (``--db``, ``HARNESS9_DB`` or None: R-MGR-1's default).
+def _default_db(env: Mapping[str, str], cwd: str) -> Path:
+    """R-MGR-1's default file: ``$HARNESS9_HOME/sessions.db``, else ``~/.harness9/sessions.db``."""
+    home = _env(env, ENV_HOME)
+    if home:
+        return Path(cwd, expand_home(home), DEFAULT_DB_NAME)
+    return Path.home() / DEFAULT_HOME_DIR / DEFAULT_DB_NAME
+
+
+def resolve_db(
+    options: Mapping[str, object], env: Mapping[str, str], cwd: str
+) -> tuple[Path, Optional[str], Optional[str]]:
+    """The database: the file, the name it came from (``--db``, ``HARNESS9_DB`` or None for
+    R-MGR-1's default) and the PostgreSQL URL when one was given (R-CLI-13, R-PG-1).
+
+    With a URL the file is R-MGR-1's default one, whose folder holds ``tool-results``.
 
     Raises:
-        CliError: the path names a URL (R-CLI-13): only SQLite files are supported, and a
-            folder named ``postgresql:`` must not appear. Only the scheme is echoed, never a
-            password the URL may hold.
+        CliError: the text names a URL of another scheme (R-CLI-13): a folder named ``xyz:``
+            must not appear. Only the scheme is echoed, never a password the URL may hold.
     """
     given = options.get("db")
     source: Optional[str] = "--db" if given is not None else None
     text = str(given) if given is not None else _env(env, ENV_DB)
     if given is None and text:
         source = ENV_DB
-    if source is not None:
-        match = _URL_SCHEME.match(text)
-        if match is not None:
-            raise CliError(
-                f"{source}: {match.group(1)}:// URLs are not supported; give the path of an SQLite file"
-            )
-        return Path(cwd, expand_home(text)), source
-    home = _env(env, ENV_HOME)
-    if home:
-        return Path(cwd, expand_home(home), DEFAULT_DB_NAME), None
-    return Path.home() / DEFAULT_HOME_DIR / DEFAULT_DB_NAME, None
+    if source is None:
+        return _default_db(env, cwd), None, None
+    scheme = url_scheme(text)
+    if scheme in POSTGRES_SCHEMES:
+        return _default_db(env, cwd), source, text
+    if scheme is not None:
+        raise CliError(f"{source}: {scheme}:// URLs are not supported; {DB_HINT}")
+    return Path(cwd, expand_home(text)), source, None
 
 
 def _language(options: Mapping[str, object], env: Mapping[str, str]) -> str:
@@ -277,7 +292,8 @@ def resolve_settings(options: Mapping[str, object], env: Mapping[str, str], cwd:
         options: the options given, by name (``model``, ``provider``, ``db``,
             ``context_window``, ``resume``, ``continue_last``, ``yes``, ``lang``, ``workdir``,
             ``max_turns``, ``command``, ``prompt``, and the sub-commands' ``target``,
-            ``query``, ``limit``, ``older_than``, ``dry_run``); a missing name was not given.
+            ``query``, ``limit``, ``older_than``, ``dry_run``, and copy's ``source``,
+            ``destination``, ``overwrite``); a missing name was not given.
         env: the environment.
         cwd: the current directory, the default working directory.
 
@@ -300,7 +316,7 @@ def resolve_settings(options: Mapping[str, object], env: Mapping[str, str], cwd:
         if agent
         else ProviderChoice("offline", False, "", None)
     )
-    db_path, db_source = resolve_db(options, env, cwd)
+    db_path, db_source, db_url = resolve_db(options, env, cwd)
     workdir = opt("workdir")
     resume = opt("resume")
     prompt = opt("prompt")
@@ -320,6 +336,7 @@ def resolve_settings(options: Mapping[str, object], env: Mapping[str, str], cwd:
         max_turns=_int_or_none(opt("max_turns")) or DEFAULT_MAX_TURNS,
         missing_key=choice.missing_key,
         db_source=db_source,
+        db_url=db_url,
         continue_last=bool(opt("continue_last")),
         yes=bool(opt("yes")) or _env(env, ENV_YES) == "1",
         lang=_language(options, env),
@@ -329,4 +346,7 @@ def resolve_settings(options: Mapping[str, object], env: Mapping[str, str], cwd:
         limit=_int_or_none(opt("limit")),
         older_than_days=_int_or_none(opt("older_than")),
         dry_run=bool(opt("dry_run")),
+        source=None if opt("source") is None else str(opt("source")),
+        destination=None if opt("destination") is None else str(opt("destination")),
+        overwrite=bool(opt("overwrite")),
     )

@@ -14,7 +14,7 @@ from ..tools import Registry
 from ._settings import CliError, Settings
 
 if TYPE_CHECKING:
-    from ..memory import PruneResult, SQLiteSession
+    from ..memory import PruneResult, Session
     from ..provider import LLMProvider
     from ..tools import Approve
 
@@ -71,6 +71,8 @@ def open_manager(settings: Settings) -> Manager:
             tree behind; only the default home folder is created.
     """
     db_path = settings.db_path
+    if settings.db_url is not None:  # R-PG-1: tool results stay in <home>/tool-results
+        return Manager(settings.db_url, db_path.parent / TOOL_RESULTS_DIR)
     if settings.db_source is not None and not db_path.parent.is_dir():
         raise CliError(f"{settings.db_source} {db_path}: the folder {db_path.parent} does not exist")
     return Manager(db_path, db_path.parent / TOOL_RESULTS_DIR)
@@ -85,7 +87,7 @@ def prune_expired(manager: Manager, settings: Settings) -> Optional[PruneResult]
     return result if result.sessions > 0 else None
 
 
-def open_session(manager: Manager, settings: Settings) -> SQLiteSession:
+def open_session(manager: Manager, settings: Settings) -> Session:
     """The session to work on (R-CLI-7, R-CLI-8, R-CLI-10).
 
     ``--resume TEXT`` takes an id or a unique prefix (R-FIND-1: SessionNotFound,
@@ -110,7 +112,7 @@ def build_registry(settings: Settings, approve: Optional[Approve]) -> Registry:
     return Registry(settings.workdir, approve=approve)
 
 
-def build_engine(settings: Settings, provider: LLMProvider, session: SQLiteSession, registry: Registry) -> AgentEngine:
+def build_engine(settings: Settings, provider: LLMProvider, session: Session, registry: Registry) -> AgentEngine:
     """The engine of seed 11 in long-session mode (R-CLI-5, R-LONG-1).
 
     The same provider summarises, with the TokenBudget fallback; each summarizer request is kept

@@ -2,7 +2,8 @@
 
 The token, repair and compaction code maps ``list[Message]`` to ``list[Message]`` (or a
 number): no clock, no database, no network. Sessions (``Manager``, ``SQLiteSession``,
-``MemorySession``) are the only part that does I/O.
+``MemorySession``, and PostgreSQL's sessions behind ``Manager("postgresql://…")``) are the only
+part that does I/O.
 """
 
 from ._checkpoint import Checkpoint, checkpoint_problem, message_anchor
@@ -13,6 +14,7 @@ from ._budget import (
     new_token_budget_compactor,
 )
 from ._compactor import BUDGET_PERCENT, Compactor, budget_for_context_window
+from ._copy import CopyResult, copy_sessions
 from ._find import TITLE_LIMIT, SessionSummary
 from ._manager import HOME_ENV, Manager, default_db_path
 from ._memory_session import MemorySession
@@ -39,6 +41,7 @@ from ._session import (
 )
 from ._sliding import DEFAULT_MAX_MESSAGES, SlidingWindowCompactor
 from ._sqlite_session import SQLiteSession
+from ._store import POSTGRES_SCHEMES, url_scheme
 from ._summarize import (
     SUMMARY_FIRST_PROMPT,
     SUMMARY_FOCUS,
@@ -63,6 +66,7 @@ __all__ = (
     "DEFAULT_MAX_TOKENS",
     "DEFAULT_MIN_TAIL_MESSAGES",
     "HOME_ENV",
+    "POSTGRES_SCHEMES",
     "SESSION_ID_PATTERN",
     "SHORTENED_MARKER",
     "SHORTEN_KEEP_MIN",
@@ -79,6 +83,7 @@ __all__ = (
     "Checkpoint",
     "Clock",
     "Compactor",
+    "CopyResult",
     "CorruptRow",
     "InvalidArgument",
     "InvalidSessionId",
@@ -102,6 +107,7 @@ __all__ = (
     "TokenBudgetCompactor",
     "budget_for_context_window",
     "checkpoint_problem",
+    "copy_sessions",
     "default_db_path",
     "estimate_tokens",
     "estimate_tool_tokens",
@@ -116,4 +122,5 @@ __all__ = (
     "shorten_text",
     "shorten_view",
     "summary_message",
+    "url_scheme",
 )

@@ -16,10 +16,9 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Callable, Final, Iterator
 
-from ..schema import Message, SchemaError
 from ._index import index_available, index_state, index_tail, install_index, mark_damaged, reconcile_index
-from ._session import CorruptRow, SessionClosed, SessionDatabaseError, UnsupportedSchema
-from ._tool_calls_column import ColumnDecodeError, decode_tool_calls
+from ._rows import decode_message_row
+from ._session import SessionClosed, SessionDatabaseError, UnsupportedSchema
 
 __all__ = ["BUSY_TIMEOUT_MS", "FORMAT_VERSION", "SCHEMA", "Database", "decode_message_row"]
 
@@ -88,20 +87,6 @@ def _prepare_path(path: Path) -> None:
             pass
     except OSError as exc:
         raise SessionDatabaseError(f"cannot create the session database {path}: {exc.strerror or exc}") from exc
-
-
-def decode_message_row(row_id: int, role: object, content: object, tool_calls: object, tool_call_id: object) -> Message:
-    """One ``messages`` row as a Message (R-DB-5, R-DB-6); CorruptRow names the row otherwise."""
-    try:
-        if not isinstance(content, str) or not isinstance(role, str):
-            raise SchemaError("content", "is not text")
-        if tool_calls is not None and not isinstance(tool_calls, str):
-            raise SchemaError("tool_calls", "is not text")
-        if tool_call_id is not None and not isinstance(tool_call_id, str):
-            raise SchemaError("tool_call_id", "is not text")
-        return Message(role, content, decode_tool_calls(tool_calls), tool_call_id or "")
-    except (SchemaError, ColumnDecodeError) as exc:
-        raise CorruptRow(f"messages row {row_id} cannot be decoded: {exc}") from None
 
 
 _Column = tuple[str, str, int, int]

@@ -9,12 +9,24 @@ import codecs
 import re
 import sqlite3
 from dataclasses import asdict, dataclass
-from typing import Any, Final, Iterable
+from typing import Any, Callable, Final, Iterable
 
 from ._index import searchable_text
 from ._session import AmbiguousSessionId, InvalidSessionId, SessionNotFound, is_session_id
 
-__all__ = ["TITLE_LIMIT", "SessionSummary", "make_title", "recent_sessions", "resolve_session_id", "session_details"]
+__all__ = [
+    "AMBIGUOUS_LISTED",
+    "TITLE_LIMIT",
+    "TITLE_PREFIX",
+    "SessionSummary",
+    "make_title",
+    "parse_session_ref",
+    "recent_sessions",
+    "resolve_session_id",
+    "resolved_prefix",
+    "session_details",
+    "title_from_head",
+]
 
 TITLE_LIMIT: Final = 60  # R-FIND-3: characters of a title, the ellipsis included
 AMBIGUOUS_LISTED: Final = 10  # R-FIND-1: candidates named in the error
@@ -25,7 +37,7 @@ _SQLITE_MAX_INT: Final = 2**63 - 1
 # The title comes from the first bytes of a message in all but odd cases (a first line that
 # is blank for thousands of characters); reading only this many keeps a listing cheap when a
 # session starts with a large paste, and the full content is read when they do not settle it.
-_TITLE_PREFIX: Final = 8192
+TITLE_PREFIX: Final = 8192
 # R-FIND-3: the first message with role user that is not a result (R-DB-5: NULL or '' is empty).
 _FIRST_PROMPT: Final = (
     "SELECT m.id FROM messages m WHERE m.session_id = s.id AND m.role = 'user'"
@@ -74,26 +86,68 @@ def _title_from_prefix(head: str) -> str | None:
     return None
 
 
-def title_of(cur: sqlite3.Cursor, message_id: int | None) -> str:
-    """The title made from message ``message_id`` (the empty string for None).
+def title_from_head(head: bytes, full_content: Callable[[], object]) -> str:
+    """The title of a message whose content starts with the bytes ``head`` (at most TITLE_PREFIX).
 
-    The first _TITLE_PREFIX bytes are read as a blob: SQLite's text functions stop at a NUL
-    character, and a content may hold one. A character cut at the end is held back by the
-    incremental decoder.
+    ``full_content`` reads the whole content, only when the head does not settle the title. A
+    character cut at the end of the head is held back by the incremental decoder.
     """
-    if message_id is None:
-        return ""
-    found = cur.execute(
-        "SELECT substr(CAST(content AS BLOB), 1, ?) FROM messages WHERE id = ?", (_TITLE_PREFIX, message_id)
-    ).fetchone()
-    head = found[0] if found is not None and isinstance(found[0], bytes) else b""
-    if len(head) < _TITLE_PREFIX:
+    if len(head) < TITLE_PREFIX:
         return make_title(head.decode("utf-8", "replace"))
     title = _title_from_prefix(codecs.getincrementaldecoder("utf-8")("replace").decode(head, final=False))
     if title is not None:
         return title
-    (content,) = cur.execute("SELECT content FROM messages WHERE id = ?", (message_id,)).fetchone() or ("",)
-    return make_title(searchable_text(content))
+    return make_title(searchable_text(full_content()))
+
+
+def title_of(cur: sqlite3.Cursor, message_id: int | None) -> str:
+    """The title made from message ``message_id`` (the empty string for None).
+
+    The first TITLE_PREFIX bytes are read as a blob: SQLite's text functions stop at a NUL
+    character, and a content may hold one.
+    """
+    if message_id is None:
+        return ""
+    found = cur.execute(
+        "SELECT substr(CAST(content AS BLOB), 1, ?) FROM messages WHERE id = ?", (TITLE_PREFIX, message_id)
+    ).fetchone()
+    head = found[0] if found is not None and isinstance(found[0], bytes) else b""
+    return title_from_head(
+        head, lambda: (cur.execute("SELECT content FROM messages WHERE id = ?", (message_id,)).fetchone() or ("",))[0]
+    )
+
+
+def parse_session_ref(text: object) -> tuple[str, bool]:
+    """``text`` lower-cased, and whether it is a whole id rather than a prefix (R-FIND-1).
+
+    Raises:
+        InvalidSessionId: ``text`` is neither an id nor a prefix of 4 to 35 characters.
+    """
+    if not isinstance(text, str):
+        raise InvalidSessionId(f"{text!r} is not a session id or prefix")
+    lowered = text.lower()
+    if is_session_id(lowered):
+        return lowered, True
+    if _PREFIX.fullmatch(lowered) is None:
+        raise InvalidSessionId(
+            f"{text!r} is not a session id or a prefix of one (4 to 35 characters of 0-9, a-f and -)"
+        )
+    return lowered, False
+
+
+def resolved_prefix(prefix: str, count: int, ids: list[str]) -> str:
+    """The one id starting with ``prefix``, given how many do and the first AMBIGUOUS_LISTED of them.
+
+    Raises:
+        SessionNotFound: none does.
+        AmbiguousSessionId: several do.
+    """
+    if not ids:
+        raise SessionNotFound(f"no session id starts with {prefix!r}")
+    if count > 1:
+        more = ", …" if count > len(ids) else ""
+        raise AmbiguousSessionId(f"{prefix!r} matches {count} sessions: {', '.join(ids)}{more}", tuple(ids))
+    return str(ids[0])
 
 
 def resolve_session_id(cur: sqlite3.Cursor, text: object) -> str:
@@ -104,17 +158,11 @@ def resolve_session_id(cur: sqlite3.Cursor, text: object) -> str:
         AmbiguousSessionId: several do; it lists up to AMBIGUOUS_LISTED, most recent first.
         InvalidSessionId: ``text`` is neither.
     """
-    if not isinstance(text, str):
-        raise InvalidSessionId(f"{text!r} is not a session id or prefix")
-    lowered = text.lower()
-    if is_session_id(lowered):
+    lowered, whole = parse_session_ref(text)
+    if whole:
         if cur.execute("SELECT 1 FROM sessions WHERE id = ?", (lowered,)).fetchone() is None:
             raise SessionNotFound(f"no session with id {lowered}")
         return lowered
-    if _PREFIX.fullmatch(lowered) is None:
-        raise InvalidSessionId(
-            f"{text!r} is not a session id or a prefix of one (4 to 35 characters of 0-9, a-f and -)"
-        )
     # GLOB is case-sensitive (a stored id must start with the lower-cased text) and none of
     # these characters is special to it.
     (count,) = cur.execute("SELECT COUNT(*) FROM sessions WHERE id GLOB ?", (lowered + "*",)).fetchone()
@@ -124,14 +172,7 @@ def resolve_session_id(cur: sqlite3.Cursor, text: object) -> str:
             f"SELECT s.id FROM sessions s WHERE s.id GLOB ? {_ORDER} LIMIT ?", (lowered + "*", AMBIGUOUS_LISTED)
         )
     ]
-    if not ids:
-        raise SessionNotFound(f"no session id starts with {lowered!r}")
-    if count > 1:
-        more = ", …" if count > len(ids) else ""
-        raise AmbiguousSessionId(
-            f"{lowered!r} matches {count} sessions: {', '.join(ids)}{more}", tuple(ids)
-        )
-    return str(ids[0])
+    return resolved_prefix(lowered, count, ids)
 
 
 def recent_sessions(cur: sqlite3.Cursor, limit: int, offset: int) -> list[SessionSummary]:

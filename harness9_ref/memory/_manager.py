@@ -1,4 +1,4 @@
-"""Manager: the one holder of the session database (SPEC R-MGR-1 … R-MGR-9, R-FIND, R-SRCH, R-PRUNE-1; seed 4.3, 5, D6)."""
+"""Manager: the one holder of the session database (SPEC R-MGR-1 … R-MGR-9, R-FIND, R-SRCH, R-PRUNE-1, R-PG; seed 4.3, 5, D6)."""
 
 from __future__ import annotations
 
@@ -9,22 +9,20 @@ from pathlib import Path
 from types import TracebackType
 from typing import Callable, Final
 
-from ._db import Database
-from ._find import SessionSummary, recent_sessions, resolve_session_id
-from ._index import forget_messages, mark_damaged
-from ._prune import PruneResult, prune
-from ._search import SearchHit, search, search_terms
+from ._find import SessionSummary
+from ._prune import PruneResult
+from ._search import SearchHit, search_terms
 from ._session import (
     Clock,
     InvalidArgument,
+    Session,
     SessionDatabaseError,
     SessionInfo,
-    SessionNotFound,
     check_limit,
     check_session_id,
     new_session_id,
 )
-from ._sqlite_session import SQLiteSession
+from ._store import Store, open_store
 
 __all__ = ["DEFAULT_DB_NAME", "HOME_ENV", "Manager", "default_db_path"]
 
@@ -40,21 +38,25 @@ def default_db_path() -> Path:
 
 
 class Manager:
-    """Creates, opens, lists and deletes sessions of one SQLite file.
+    """Creates, opens, lists and deletes the sessions of one database: an SQLite file or PostgreSQL.
 
     One connection serves the Manager and every session it returns, under one lock, so the
-    engine thread and the UI thread can share it (R-MGR-2).
+    engine thread and the UI thread can share it (R-MGR-2). The two backends give the same
+    results and errors (R-PG-2).
 
     Args:
-        db_path: the database file; None means ``default_db_path()``.
+        db_path: the database: a path (SQLite, R-DB), a ``postgresql://`` URL (R-PG-1), or None
+            for ``default_db_path()``. Any other ``scheme://`` is refused, never taken as a path.
         tool_results_dir: where offloaded tool results live, one folder per session id;
             ``delete_session`` removes the session's folder (seed 4.3 WithToolResultsDir).
         clock: the time source for created_at / updated_at.
         new_id: makes the id of each new session; it must return a well-formed id.
 
     Raises:
-        SessionDatabaseError: the path cannot be created or is not an SQLite database.
-        UnsupportedSchema: the file has a format this version does not read.
+        SessionDatabaseError: the path cannot be created or is not an SQLite database; the
+            server cannot be reached; the URL's scheme is not PostgreSQL's; the PostgreSQL
+            extra is not installed.
+        UnsupportedSchema: the database has a format this version does not read.
     """
 
     def __init__(
@@ -65,11 +67,16 @@ class Manager:
         clock: Clock = time.time,
         new_id: Callable[[], str] = new_session_id,
     ) -> None:
-        self.db_path = Path(db_path) if db_path is not None else default_db_path()
+        location: str | Path = db_path if isinstance(db_path, str) else Path(db_path or default_db_path())
         self.tool_results_dir = Path(tool_results_dir) if tool_results_dir is not None else None
         self._clock = clock
         self._new_id = new_id
-        self._db = Database(self.db_path)
+        self._store: Store = open_store(location)
+        self.database = self._store.name
+        """The path, or the URL without its password (R-PG-3)."""
+        self.db_path: Path | None = getattr(self._store, "path", None)
+        """The SQLite file's path; None for PostgreSQL."""
+        self._db = getattr(self._store, "db", None)  # the SQLite connection, for tests that look inside
 
     def __enter__(self) -> Manager:
         return self
@@ -79,46 +86,32 @@ class Manager:
 
     @property
     def search_indexed(self) -> bool:
-        """Whether ``search`` is helped by the full-text index; False means it scans (R-SRCH-3).
+        """False when ``search`` scans an SQLite file whose full-text index cannot be used (R-SRCH-3).
 
         The results are the same either way; the command line tells the user when it is False.
+        PostgreSQL has no such index to miss and is always True (R-PG-5).
         """
-        return self._db.indexed
+        return self._store.indexed
 
-    def new_session(self, draft: bool = False) -> SQLiteSession:
+    def new_session(self, draft: bool = False) -> Session:
         """Create an empty session with a fresh id (R-MGR-3), or a draft without a row yet (R-FIND-2).
 
         A draft's row is inserted by its first add_messages, save_todos or save_checkpoint, so
         a program that starts a session and stores nothing leaves nothing behind.
         """
-        session_id = check_session_id(self._new_id())
-        if draft:
-            return SQLiteSession(self._db, session_id, self._clock, draft=True)
-        now = int(self._clock())
-        with self._db.write() as cur:
-            cur.execute("INSERT INTO sessions (id, created_at, updated_at) VALUES (?, ?, ?)", (session_id, now, now))
-        return SQLiteSession(self._db, session_id, self._clock)
+        return self._store.new_session(check_session_id(self._new_id()), self._clock, draft)
 
-    def open_session(self, session_id: str) -> SQLiteSession:
+    def open_session(self, session_id: str) -> Session:
         """Return the session with exactly this id (R-MGR-4).
 
         Raises:
             SessionNotFound: there is no such session.
         """
-        with self._db.read() as cur:
-            if cur.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
-                raise SessionNotFound(f"no session with id {session_id!r} in {self.db_path}")
-        return SQLiteSession(self._db, session_id, self._clock)
+        return self._store.open_session(session_id, self._clock)
 
     def list_sessions(self) -> list[SessionInfo]:
         """Every session, most recently updated first (R-MGR-5)."""
-        with self._db.read() as cur:
-            rows = cur.execute(
-                "SELECT s.id, s.created_at, s.updated_at,"
-                " (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id)"
-                " FROM sessions s ORDER BY s.updated_at DESC, s.created_at DESC, s.id DESC"
-            ).fetchall()
-        return [SessionInfo(*row) for row in rows]
+        return self._store.list_sessions()
 
     def delete_session(self, session_id: str) -> None:
         """Delete a session, its messages, todos and checkpoint, and its tool-results folder (R-MGR-6).
@@ -131,9 +124,7 @@ class Manager:
             SessionDatabaseError: the folder could not be removed (the rows are gone).
         """
         check_session_id(session_id)
-        with self._db.write() as cur:
-            self._db.upkeep(cur, lambda c: forget_messages(c, "SELECT id FROM messages WHERE session_id = ?", (session_id,)))
-            cur.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+        self._store.delete_rows(session_id)
         if self.tool_results_dir is not None:
             _remove(self.tool_results_dir / session_id)
 
@@ -147,8 +138,7 @@ class Manager:
             AmbiguousSessionId: several ids start with it; ``candidates`` lists up to 10.
             InvalidSessionId: ``text`` is neither an id nor such a prefix.
         """
-        with self._db.read() as cur:
-            return resolve_session_id(cur, text)
+        return self._store.resolve_session_id(text)
 
     def recent_sessions(self, limit: int = 10, offset: int = 0) -> list[SessionSummary]:
         """Sessions that hold a message, most recently updated first, with their titles (R-FIND-3).
@@ -159,8 +149,7 @@ class Manager:
         check_limit(limit)
         if offset < 0:
             raise InvalidArgument(f"offset must be 0 or positive, got {offset}")
-        with self._db.read() as cur:
-            return recent_sessions(cur, limit, offset)
+        return self._store.recent_sessions(limit, offset)
 
     def search(self, query: str, limit: int = 20) -> list[SearchHit]:
         """Sessions whose messages contain every word of ``query``, case-insensitively (R-SRCH-1 … R-SRCH-3).
@@ -170,32 +159,24 @@ class Manager:
         """
         terms = search_terms(query)
         check_limit(limit)
-        with self._db.read() as cur:
-            hits, index_failed = search(cur, terms, limit, self._db.indexed)
-        if index_failed:  # scan from now on; the next open rebuilds the index
-            self._db.indexed = False
-            try:
-                with self._db.write() as cur:
-                    mark_damaged(cur)
-            except SessionDatabaseError:
-                pass  # busy: the answer stands, and the next failure marks it again
-        return hits
+        return self._store.search(terms, limit)
 
     def prune(self, older_than: int, *, dry_run: bool = False) -> PruneResult:
         """Delete every session not updated in the last ``older_than`` seconds (R-PRUNE-1).
 
-        All rows go in one transaction, the tool-results folders after it; then the file is
-        compacted and ``bytes_reclaimed`` says by how much. A dry run only counts.
+        All rows go in one transaction, the tool-results folders after it; then an SQLite file
+        is compacted and ``bytes_reclaimed`` says by how much (R-PG-5: on PostgreSQL it counts
+        the folders only). A dry run only counts.
 
         Raises:
             InvalidArgument: ``older_than`` is not a whole number of seconds of at least 1.
             SessionDatabaseError: a folder could not be removed (after the rows are gone).
         """
-        return prune(self._db, self.tool_results_dir, int(self._clock()), older_than, dry_run, _remove)
+        return self._store.prune(self.tool_results_dir, int(self._clock()), older_than, dry_run, _remove)
 
     def close(self) -> None:
         """Close the connection; later calls on the Manager or its sessions raise SessionClosed (R-MGR-7)."""
-        self._db.close()
+        self._store.close()
 
 
 def _remove(path: Path) -> None:

@@ -18,7 +18,7 @@ from ._db import Database
 from ._index import forget_messages
 from ._session import InvalidArgument, SessionDatabaseError, is_session_id
 
-__all__ = ["PruneResult", "prune"]
+__all__ = ["PruneResult", "prune", "prune_cutoff", "remove_folders"]
 
 _INT64_MIN: Final = -(2**63)
 _OLD: Final = "SELECT id FROM sessions WHERE updated_at < ?"
@@ -63,6 +63,41 @@ def _tree_size(path: Path) -> int:
     return total
 
 
+def prune_cutoff(now: int, older_than: object) -> int:
+    """The ``updated_at`` below which a session goes: ``now - older_than`` (R-PRUNE-1).
+
+    Raises:
+        InvalidArgument: ``older_than`` is not a whole number of seconds of at least 1.
+    """
+    if not isinstance(older_than, int) or isinstance(older_than, bool) or older_than < 1:
+        raise InvalidArgument(f"older_than must be a whole number of seconds, at least 1, got {older_than!r}")
+    return max(now - older_than, _INT64_MIN)
+
+
+def remove_folders(
+    ids: list[str], tool_results_dir: Path | None, remove: Callable[[Path], None]
+) -> tuple[int, SessionDatabaseError | None]:
+    """Remove the tool-results folders of the pruned sessions, after their rows are gone (R-PRUNE-1).
+
+    Returns the bytes of the files removed and the first failure, which the caller raises once
+    the rest is done, so that one folder that cannot go keeps no other from going.
+    """
+    folders = 0
+    failure: SessionDatabaseError | None = None
+    if tool_results_dir is not None:
+        for session_id in ids:
+            if not is_session_id(session_id):
+                continue  # another program's row: its id must never name a path (R-MGR-6)
+            folder = tool_results_dir / session_id
+            size = _tree_size(folder)
+            try:
+                remove(folder)
+                folders += size
+            except SessionDatabaseError as exc:
+                failure = failure or exc
+    return folders, failure
+
+
 def prune(
     db: Database,
     tool_results_dir: Path | None,
@@ -77,9 +112,7 @@ def prune(
         InvalidArgument: ``older_than`` is not a whole number of seconds of at least 1.
         SessionDatabaseError: a folder could not be removed (after the rows are gone).
     """
-    if not isinstance(older_than, int) or isinstance(older_than, bool) or older_than < 1:
-        raise InvalidArgument(f"older_than must be a whole number of seconds, at least 1, got {older_than!r}")
-    cutoff = max(now - older_than, _INT64_MIN)
+    cutoff = prune_cutoff(now, older_than)
     messages_sql = f"SELECT COUNT(*) FROM messages WHERE session_id IN ({_OLD})"
     if dry_run:
         with db.read() as cur:
@@ -94,19 +127,7 @@ def prune(
         cur.execute("DELETE FROM sessions WHERE updated_at < ?", (cutoff,))
     if not ids:
         return PruneResult(0, 0, 0)
-    folders = 0
-    failure: SessionDatabaseError | None = None
-    if tool_results_dir is not None:
-        for session_id in ids:
-            if not is_session_id(session_id):
-                continue  # another program's row: its id must never name a path (R-MGR-6)
-            folder = tool_results_dir / session_id
-            size = _tree_size(folder)
-            try:
-                remove(folder)
-                folders += size
-            except SessionDatabaseError as exc:
-                failure = failure or exc
+    folders, failure = remove_folders(ids, tool_results_dir, remove)
     db.reclaim()
     if failure is not None:
         raise failure

@@ -11,13 +11,24 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import asdict, dataclass
-from typing import Any, Final, Iterable, Sequence
+from typing import Any, Callable, Final, Iterable, Sequence
 
 from ._find import session_details
 from ._index import candidate_query, searchable_text, watermark
 from ._session import InvalidArgument
 
-__all__ = ["SNIPPET_AFTER", "SNIPPET_BEFORE", "SearchHit", "make_snippet", "matches", "search", "search_terms"]
+__all__ = [
+    "SNIPPET_AFTER",
+    "SNIPPET_BEFORE",
+    "Found",
+    "SearchHit",
+    "collect_matches",
+    "make_snippet",
+    "matches",
+    "rank_hits",
+    "search",
+    "search_terms",
+]
 
 SNIPPET_BEFORE: Final = 30  # R-SRCH-2: characters kept before the first term
 SNIPPET_AFTER: Final = 50  # R-SRCH-2: characters kept after it
@@ -70,7 +81,7 @@ def make_snippet(content: str, term: str) -> str:
     return ("…" if start > 0 else "") + piece + ("…" if end < len(content) else "")
 
 
-class _Found:
+class Found:
     """Per session: how many messages match, and the newest of them."""
 
     __slots__ = ("count", "newest", "text")
@@ -81,14 +92,15 @@ class _Found:
         self.text = text
 
 
-def _collect(rows: Iterable[tuple[int, str, object]], terms: Sequence[str], found: dict[str, _Found]) -> None:
+def collect_matches(rows: Iterable[tuple[int, str, object]], terms: Sequence[str], found: dict[str, Found]) -> None:
+    """Add the rows ``(id, session_id, content)`` that match ``terms`` to ``found`` (R-SRCH-1, R-SRCH-2)."""
     for message_id, session_id, content in rows:
         text = searchable_text(content)
         if not matches(text.lower(), terms):
             continue
         entry = found.get(session_id)
         if entry is None:
-            found[session_id] = _Found(message_id, text)
+            found[session_id] = Found(message_id, text)
         else:
             entry.count += 1
             if message_id > entry.newest:
@@ -100,7 +112,7 @@ def search(cur: sqlite3.Cursor, terms: Sequence[str], limit: int, indexed: bool)
 
     The flag says the index failed (a damaged table) and the scan answered instead.
     """
-    found: dict[str, _Found] = {}
+    found: dict[str, Found] = {}
     failed = False
     query = candidate_query(terms) if indexed else None
     if query is not None:
@@ -108,7 +120,7 @@ def search(cur: sqlite3.Cursor, terms: Sequence[str], limit: int, indexed: bool)
             mark = watermark(cur)
             # Joining with messages drops index rows of messages others deleted; the rowid bound
             # keeps a message from being counted by both queries.
-            _collect(
+            collect_matches(
                 cur.execute(
                     "SELECT m.id, m.session_id, m.content FROM messages_fts f JOIN messages m ON m.id = f.rowid"
                     " WHERE messages_fts MATCH ? AND f.rowid <= ?",
@@ -117,13 +129,13 @@ def search(cur: sqlite3.Cursor, terms: Sequence[str], limit: int, indexed: bool)
                 terms,
                 found,
             )
-            _collect(cur.execute("SELECT id, session_id, content FROM messages WHERE id > ?", (mark,)), terms, found)
+            collect_matches(cur.execute("SELECT id, session_id, content FROM messages WHERE id > ?", (mark,)), terms, found)
         except sqlite3.Error:  # a damaged index: the scan gives the same answer
             found.clear()
             query = None
             failed = True
     if query is None:
-        _collect(cur.execute("SELECT id, session_id, content FROM messages"), terms, found)
+        collect_matches(cur.execute("SELECT id, session_id, content FROM messages"), terms, found)
     if not found or limit == 0:
         return [], failed
     # SQLite orders the sessions (updated_at, then id, descending, as R-MGR-5 compares them);
@@ -134,9 +146,25 @@ def search(cur: sqlite3.Cursor, terms: Sequence[str], limit: int, indexed: bool)
         " ORDER BY s.updated_at DESC, s.id DESC",
         (json.dumps(list(found)),),
     ).fetchall()
+    return rank_hits(ordered, found, terms, limit, lambda ids: session_details(cur, ids)), failed
+
+
+def rank_hits(
+    ordered: list[tuple[str, int]],
+    found: dict[str, Found],
+    terms: Sequence[str],
+    limit: int,
+    details_of: Callable[[Iterable[str]], dict[str, tuple[int, str]]],
+) -> list[SearchHit]:
+    """The best ``limit`` hits (R-SRCH-1, R-SRCH-2).
+
+    ``ordered`` holds the matching sessions' ``(id, updated_at)`` ordered by updated_at, then id,
+    descending, as R-MGR-5 compares them; the stable sort by count keeps that order among equal
+    counts. ``details_of`` gives ``{id: (message_count, title)}`` for the sessions kept.
+    """
     ordered.sort(key=lambda row: found[row[0]].count, reverse=True)
     best = ordered[: min(limit, _SQLITE_MAX_INT)]
-    details = session_details(cur, (session_id for session_id, _ in best))
+    details = details_of(session_id for session_id, _ in best)
     return [
         SearchHit(
             session_id,
@@ -146,4 +174,4 @@ def search(cur: sqlite3.Cursor, terms: Sequence[str], limit: int, indexed: bool)
             make_snippet(found[session_id].text, terms[0]),
         )
         for session_id, updated_at in best
-    ], failed
+    ]

@@ -17,16 +17,16 @@ import sqlite3
 from typing import Sequence
 
 from ..planning import TodoItem
-from ..schema import Message, SchemaError
+from ..schema import Message
 from ._checkpoint import Checkpoint
-from ._db import Database, decode_message_row
+from ._db import Database
 from ._index import forget_messages, index_tail
-from ._session import Clock, CorruptRow, SessionNotFound, check_checkpoint, check_limit, check_start
+from ._rows import decode_checkpoint_row, decode_message_row, decode_todo_rows
+from ._session import Clock, SessionNotFound, check_checkpoint, check_limit, check_start
 from ._tool_calls_column import encode_tool_calls
 
 __all__ = ["SQLiteSession"]
 
-_SQLITE_TYPES = {int: "an integer", float: "a real", str: "text", bytes: "a blob"}  # for CorruptRow messages
 _SQLITE_MAX_INT = 2**63 - 1  # a larger limit means "all" and must not overflow the binding
 _SELECT_MESSAGES = "SELECT id, role, content, tool_calls, tool_call_id FROM messages WHERE session_id = ?"
 # R-CKP-4: the id of the message at position ``start`` comes from a walk of idx_messages_session
@@ -186,10 +186,7 @@ class SQLiteSession:
             rows = cur.execute(
                 "SELECT position, id, content, status FROM todos WHERE session_id = ? ORDER BY position", (self._id,)
             ).fetchall()
-        try:
-            return [TodoItem(item_id, content, status) for _, item_id, content, status in rows]
-        except (ValueError, TypeError) as exc:
-            raise CorruptRow(f"todos of session {self._id} cannot be decoded: {exc}") from None
+        return decode_todo_rows(self._id, (row[1:] for row in rows))
 
     def save_todos(self, items: Sequence[TodoItem]) -> None:
         """Replace the todo list in one transaction (R-SES-7, R-DB-7)."""
@@ -213,22 +210,7 @@ class SQLiteSession:
             ).fetchone()
         if stored is None:
             return None
-        covered, anchor, summary = stored
-        # SQLite's INTEGER affinity keeps text such as 'abc' and reals such as 2.5 as they are,
-        # and TEXT affinity keeps blobs: those are what another program may have left here.
-        if isinstance(covered, int) and isinstance(anchor, str) and isinstance(summary, str):
-            try:
-                return Checkpoint(covered, anchor, summary)
-            except SchemaError as exc:  # text that is not UTF-8 reads back with lone surrogates
-                why = str(exc)
-        else:
-            wanted = (("covered", covered, int), ("anchor", anchor, str), ("summary", summary, str))
-            why = ", ".join(
-                f"{name} is {_SQLITE_TYPES.get(type(value), 'NULL')}"
-                for name, value, kind in wanted
-                if not isinstance(value, kind)
-            )
-        raise CorruptRow(f"the checkpoint of session {self._id} cannot be read: {why}")
+        return decode_checkpoint_row(self._id, *stored)
 
     def save_checkpoint(self, cp: Checkpoint) -> None:
         """Replace the session's checkpoint in one transaction (R-CKP-2, R-CKP-6).

@@ -126,11 +126,11 @@ def test_a_db_in_a_missing_folder_is_an_error_and_creates_nothing(env: dict[str,
     assert not (tmp_path / "no").exists() and not (tmp_path / "home").exists()
 
 
-@pytest.mark.parametrize("url", ["postgresql://me:secret@db.example/h9", "sqlite:///tmp/x.db"])
+@pytest.mark.parametrize("url", ["xyz://me:secret@db.example/h9", "sqlite:///tmp/x.db"])
 def test_a_database_url_is_an_error(env: dict[str, str], work: Path, url: str) -> None:
     scheme = url.split(":")[0]
     message = one_error(cli([*OFFLINE, "--db", url, "run", "hi"], env, work))
-    assert message == f"--db: {scheme}:// URLs are not supported; give the path of an SQLite file"
+    assert message == f"--db: {scheme}:// URLs are not supported; give the path of an SQLite file or a postgresql:// URL"
     message = one_error(cli(["sessions"], env, work, HARNESS9_DB=url))
     assert message.startswith("HARNESS9_DB: ") and "secret" not in message
     assert list(work.iterdir()) == []  # no folder named "postgresql:"

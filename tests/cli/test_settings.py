@@ -196,8 +196,11 @@ def test_the_database_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     assert (settings.db_path, settings.db_source) == (tmp_path / "me" / "x.db", "--db")
     settings = resolve_settings({}, {"HARNESS9_DB": "y.db", "HARNESS9_HOME": "/elsewhere"}, cwd)
     assert (settings.db_path, settings.db_source) == (tmp_path / "cwd" / "y.db", "HARNESS9_DB")
-    with pytest.raises(CliError, match=r"^--db: postgresql:// URLs are not supported"):
-        resolve_settings({"db": "postgresql://u:pw@h/db"}, {}, cwd)
+    with pytest.raises(CliError, match=r"^--db: xyz:// URLs are not supported; give the path of an SQLite file or"):
+        resolve_settings({"db": "xyz://u:pw@h/db"}, {}, cwd)
+    settings = resolve_settings({}, {"HARNESS9_DB": "postgresql://u:pw@h/db", "HARNESS9_HOME": "~/h9"}, cwd)
+    assert (settings.db_url, settings.db_source) == ("postgresql://u:pw@h/db", "HARNESS9_DB")
+    assert settings.db_path == tmp_path / "me" / "h9" / "sessions.db"  # its folder holds tool-results
 
 
 def test_sub_commands_need_no_key(tmp_path: Path) -> None:

@@ -1,0 +1,194 @@
+"""PostgresSession: a Session stored in a PostgreSQL database (SPEC R-SES, R-CKP-2 … R-CKP-8, R-FIND-2, R-PG-4, R-PG-7).
+
+The semantics are SQLiteSession's (R-PG-2); only the SQL differs. Every write first locks the
+session's row (``FOR UPDATE``, or the UPDATE of updated_at), so writers of one session take
+turns whatever process they are in, a batch's ids are contiguous among the session's messages,
+and a session deleted meanwhile is seen as gone (R-MGR-8, R-PG-7). Text columns that may hold
+any string are BYTEA holding UTF-8 (R-PG-4).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final, Sequence
+
+from ..planning import TodoItem
+from ..schema import Message
+from ._checkpoint import Checkpoint
+from ._pg_db import PgDatabase, as_bytes, as_text
+from ._rows import decode_checkpoint_row, decode_message_row, decode_todo_rows
+from ._session import Clock, SessionNotFound, check_checkpoint, check_limit, check_start
+from ._tool_calls_column import encode_tool_calls
+
+if TYPE_CHECKING:
+    import psycopg
+
+__all__ = ["PostgresSession", "decode_pg_message"]
+
+_MAX_INT: Final = 2**63 - 1  # a larger limit means "all" and must not overflow BIGINT
+_SELECT_MESSAGES: Final = "SELECT id, role, content, tool_calls, tool_call_id FROM messages WHERE session_id = %s"
+_SELECT_FROM: Final = (
+    _SELECT_MESSAGES
+    + " AND id >= (SELECT id FROM messages WHERE session_id = %s ORDER BY id LIMIT 1 OFFSET %s) ORDER BY id ASC"
+)
+_DROP_UNCOVERED_CHECKPOINT: Final = (
+    "DELETE FROM checkpoints WHERE session_id = %s AND covered > (SELECT COUNT(*) FROM messages WHERE session_id = %s)"
+)
+_INSERT_MESSAGE: Final = (
+    "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, created_at) VALUES (%s, %s, %s, %s, %s, %s)"
+)
+
+
+
+def decode_pg_message(row: Sequence[Any]) -> Message:
+    """A ``messages`` row ``(id, role, content, tool_calls, tool_call_id)`` as a Message (R-DB-5, R-PG-4)."""
+    row_id, role, content, tool_calls, tool_call_id = row
+    return decode_message_row(row_id, role, as_text(content), tool_calls, as_text(tool_call_id))
+
+
+class PostgresSession:
+    """One session of a Manager's PostgreSQL database; made by ``Manager.new_session`` / ``open_session``."""
+
+    def __init__(self, db: PgDatabase, session_id: str, clock: Clock, *, draft: bool = False) -> None:
+        self._db = db
+        self._id = session_id
+        self._clock = clock
+        self._created = not draft  # as in SQLiteSession (R-FIND-2)
+
+    @property
+    def session_id(self) -> str:
+        return self._id
+
+    def _now(self) -> int:
+        return int(self._clock())
+
+    def _exists(self, cur: psycopg.Cursor[Any], lock: bool = False) -> bool:
+        """True when the row exists (locked for the write when ``lock``); False for an unsaved draft.
+
+        Raises:
+            SessionNotFound: the row existed once and is gone (R-MGR-8).
+        """
+        sql = "SELECT 1 FROM sessions WHERE id = %s" + (" FOR UPDATE" if lock else "")
+        if cur.execute(sql, (self._id,)).fetchone() is None:
+            if not self._created:
+                return False
+            raise SessionNotFound(f"session {self._id} does not exist (was it deleted?)")
+        self._created = True
+        return True
+
+    def _create_draft_row(self, cur: psycopg.Cursor[Any]) -> None:
+        if not self._created:
+            now = self._now()
+            cur.execute(
+                "INSERT INTO sessions (id, created_at, updated_at) VALUES (%s, %s, %s) ON CONFLICT (id) DO NOTHING",
+                (self._id, now, now),
+            )
+
+    def _touch(self, cur: psycopg.Cursor[Any]) -> None:
+        """Set updated_at (which locks the row), first inserting a draft's row; the session must exist."""
+        self._create_draft_row(cur)
+        cur.execute("UPDATE sessions SET updated_at = %s WHERE id = %s", (self._now(), self._id))
+        if cur.rowcount == 0:
+            raise SessionNotFound(f"session {self._id} does not exist (was it deleted?)")
+
+    def get_messages(self, limit: int = 0) -> list[Message]:
+        check_limit(limit)
+        with self._db.read() as cur:
+            self._exists(cur)
+            if limit:
+                rows = cur.execute(_SELECT_MESSAGES + " ORDER BY id DESC LIMIT %s", (self._id, min(limit, _MAX_INT)))
+                found = rows.fetchall()
+                found.reverse()
+            else:
+                found = cur.execute(_SELECT_MESSAGES + " ORDER BY id ASC", (self._id,)).fetchall()
+        return [decode_pg_message(row) for row in found]
+
+    def get_messages_from(self, start: int) -> list[Message]:
+        check_start(start)
+        with self._db.read() as cur:
+            self._exists(cur)
+            rows = cur.execute(_SELECT_FROM, (self._id, self._id, min(start, _MAX_INT))).fetchall()
+        return [decode_pg_message(row) for row in rows]
+
+    def add_messages(self, msgs: Sequence[Message]) -> None:
+        if not msgs:
+            with self._db.read() as cur:
+                self._exists(cur)
+            return
+        now = self._now()
+        rows = [
+            (
+                self._id,
+                m.role,
+                as_bytes(m.content),
+                encode_tool_calls(m.tool_calls),
+                as_bytes(m.tool_call_id) if m.tool_call_id else None,
+                now,
+            )
+            for m in msgs
+        ]
+        with self._db.write() as cur:
+            self._touch(cur)
+            cur.executemany(_INSERT_MESSAGE, rows)
+        self._created = True
+
+    def pop_message(self) -> Message | None:
+        with self._db.write() as cur:
+            self._exists(cur, lock=True)
+            row = cur.execute(_SELECT_MESSAGES + " ORDER BY id DESC LIMIT 1", (self._id,)).fetchone()
+            if row is None:
+                return None
+            message = decode_pg_message(row)
+            cur.execute("DELETE FROM messages WHERE id = %s", (row[0],))
+            cur.execute(_DROP_UNCOVERED_CHECKPOINT, (self._id, self._id))
+            self._touch(cur)
+        return message
+
+    def clear(self) -> None:
+        with self._db.write() as cur:
+            if not self._exists(cur, lock=True):
+                return
+            self._touch(cur)
+            cur.execute("DELETE FROM messages WHERE session_id = %s", (self._id,))
+            cur.execute("DELETE FROM checkpoints WHERE session_id = %s", (self._id,))
+
+    def get_todos(self) -> list[TodoItem]:
+        with self._db.read() as cur:
+            self._exists(cur)
+            rows = cur.execute(
+                "SELECT id, content, status FROM todos WHERE session_id = %s ORDER BY position", (self._id,)
+            ).fetchall()
+        return decode_todo_rows(self._id, ((as_text(i), as_text(c), s) for i, c, s in rows))
+
+    def save_todos(self, items: Sequence[TodoItem]) -> None:
+        rows = [(self._id, i, as_bytes(t.id), as_bytes(t.content), t.status) for i, t in enumerate(items)]
+        with self._db.write() as cur:
+            self._touch(cur)
+            cur.execute("DELETE FROM todos WHERE session_id = %s", (self._id,))
+            cur.executemany(
+                "INSERT INTO todos (session_id, position, id, content, status) VALUES (%s, %s, %s, %s, %s)", rows
+            )
+        self._created = True
+
+    def get_checkpoint(self) -> Checkpoint | None:
+        with self._db.read() as cur:
+            self._exists(cur)
+            stored = cur.execute(
+                "SELECT covered, anchor, summary FROM checkpoints WHERE session_id = %s", (self._id,)
+            ).fetchone()
+        if stored is None:
+            return None
+        return decode_checkpoint_row(self._id, stored[0], as_text(stored[1]), as_text(stored[2]))
+
+    def save_checkpoint(self, cp: Checkpoint) -> None:
+        """Replace the checkpoint, leaving updated_at alone (R-CKP-2)."""
+        checked = check_checkpoint(cp)
+        with self._db.write() as cur:
+            self._create_draft_row(cur)
+            self._exists(cur, lock=True)
+            cur.execute(
+                "INSERT INTO checkpoints (session_id, covered, anchor, summary, created_at)"
+                " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (session_id) DO UPDATE SET covered = EXCLUDED.covered,"
+                " anchor = EXCLUDED.anchor, summary = EXCLUDED.summary, created_at = EXCLUDED.created_at",
+                (self._id, checked.covered, as_bytes(checked.anchor), as_bytes(checked.summary), self._now()),
+            )
+        self._created = True

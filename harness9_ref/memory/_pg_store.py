@@ -1,0 +1,240 @@
+"""The PostgreSQL store: a Manager's calls on one PostgreSQL database (SPEC R-PG-1 … R-PG-9).
+
+The same calls as ``SQLiteStore`` with the same results (R-PG-2). Search is the scan of
+R-SRCH-1 itself, read in id order in batches inside one snapshot and matched by the same
+Python code as SQLite's scan, so that its case folding is exactly ``str.lower`` (R-PG-5); there
+is no index to keep. A prune deletes rows only: the server reclaims their space on its own, so
+``bytes_reclaimed`` counts the removed tool-results folders (R-PG-5).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Final, Iterable
+
+from ._copy import record_text, refuse_existing
+from ._find import AMBIGUOUS_LISTED, TITLE_PREFIX, SessionSummary, parse_session_ref, resolved_prefix, title_from_head
+from ._index import searchable_text
+from ._pg_db import PgDatabase, as_bytes, as_text
+from ._pg_session import PostgresSession
+from ._prune import PruneResult, prune_cutoff, remove_folders
+from ._search import Found, SearchHit, collect_matches, rank_hits
+from ._session import Clock, SessionInfo, SessionNotFound
+from ._store import SessionRecord
+
+if TYPE_CHECKING:
+    import psycopg
+
+__all__ = ["SCAN_BATCH", "PostgresStore"]
+
+SCAN_BATCH: Final = 2000  # messages per fetch of a search scan
+_MAX_INT: Final = 2**63 - 1
+_ORDER: Final = "ORDER BY s.updated_at DESC, s.created_at DESC, s.id DESC"  # R-MGR-5
+_COUNT: Final = "(SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id)"
+_FIRST_PROMPT: Final = (  # R-FIND-3
+    "(SELECT m.id FROM messages m WHERE m.session_id = s.id AND m.role = 'user'"
+    " AND coalesce(m.tool_call_id, ''::bytea) = ''::bytea ORDER BY m.id LIMIT 1)"
+)
+
+
+
+class PostgresStore:
+    """One PostgreSQL database (R-PG); ``db`` is its connection."""
+
+    indexed = True  # no index to miss: the command line has nothing to say (R-PG-5)
+
+    def __init__(self, url: str) -> None:
+        self.db = PgDatabase(url)
+        self.name = self.db.name
+
+    def new_session(self, session_id: str, clock: Clock, draft: bool) -> PostgresSession:
+        if draft:
+            return PostgresSession(self.db, session_id, clock, draft=True)
+        now = int(clock())
+        with self.db.write() as cur:
+            cur.execute("INSERT INTO sessions (id, created_at, updated_at) VALUES (%s, %s, %s)", (session_id, now, now))
+        return PostgresSession(self.db, session_id, clock)
+
+    def open_session(self, session_id: str, clock: Clock) -> PostgresSession:
+        with self.db.read() as cur:
+            if cur.execute("SELECT 1 FROM sessions WHERE id = %s", (session_id,)).fetchone() is None:
+                raise SessionNotFound(f"no session with id {session_id!r} in {self.name}")
+        return PostgresSession(self.db, session_id, clock)
+
+    def list_sessions(self) -> list[SessionInfo]:
+        with self.db.read() as cur:
+            rows = cur.execute(f"SELECT s.id, s.created_at, s.updated_at, {_COUNT} FROM sessions s {_ORDER}").fetchall()
+        return [SessionInfo(*row) for row in rows]
+
+    def delete_rows(self, session_id: str) -> None:
+        with self.db.write() as cur:
+            cur.execute("DELETE FROM sessions WHERE id = %s", (session_id,))
+
+    def resolve_session_id(self, text: str) -> str:
+        lowered, whole = parse_session_ref(text)
+        with self.db.read() as cur:
+            if whole:
+                if cur.execute("SELECT 1 FROM sessions WHERE id = %s", (lowered,)).fetchone() is None:
+                    raise SessionNotFound(f"no session with id {lowered}")
+                return lowered
+            # LIKE is case-sensitive here, and none of these characters is special to it.
+            pattern = lowered + "%"
+            row = cur.execute("SELECT COUNT(*) FROM sessions WHERE id LIKE %s", (pattern,)).fetchone()
+            ids = [
+                r[0]
+                for r in cur.execute(
+                    f"SELECT s.id FROM sessions s WHERE s.id LIKE %s {_ORDER} LIMIT %s", (pattern, AMBIGUOUS_LISTED)
+                )
+            ]
+        return resolved_prefix(lowered, row[0] if row else 0, ids)
+
+    def recent_sessions(self, limit: int, offset: int) -> list[SessionSummary]:
+        with self.db.read() as cur:
+            rows = cur.execute(
+                f"SELECT s.id, s.created_at, s.updated_at, {_COUNT}, {_FIRST_PROMPT} FROM sessions s"
+                f" WHERE EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id) {_ORDER} LIMIT %s OFFSET %s",
+                (min(limit, _MAX_INT), min(offset, _MAX_INT)),
+            ).fetchall()
+            return [SessionSummary(i, c, u, n, _title(cur, first)) for i, c, u, n, first in rows]
+
+    def search(self, terms: list[str], limit: int) -> list[SearchHit]:
+        found: dict[str, Found] = {}
+        with self.db.read() as cur:
+            last = 0
+            while True:
+                rows = cur.execute(
+                    "SELECT id, session_id, content FROM messages WHERE id > %s ORDER BY id LIMIT %s", (last, SCAN_BATCH)
+                ).fetchall()
+                collect_matches(rows, terms, found)
+                if len(rows) < SCAN_BATCH:
+                    break
+                last = rows[-1][0]
+            if not found or limit == 0:
+                return []
+            ordered = cur.execute(
+                "SELECT s.id, s.updated_at FROM sessions s WHERE s.id = ANY(%s) ORDER BY s.updated_at DESC, s.id DESC",
+                (list(found),),
+            ).fetchall()
+            return rank_hits(ordered, found, terms, limit, lambda ids: _details(cur, ids))
+
+    def prune(
+        self, tool_results_dir: Path | None, now: int, older_than: object, dry_run: bool, remove: Callable[[Path], None]
+    ) -> PruneResult:
+        cutoff = prune_cutoff(now, older_than)
+        if dry_run:
+            with self.db.read() as cur:
+                row = cur.execute(
+                    "SELECT COUNT(*), (SELECT COUNT(*) FROM messages WHERE session_id IN"
+                    " (SELECT id FROM sessions WHERE updated_at < %s)) FROM sessions WHERE updated_at < %s",
+                    (cutoff, cutoff),
+                ).fetchone()
+            return PruneResult(row[0], row[1], 0) if row else PruneResult(0, 0, 0)
+        with self.db.write() as cur:
+            # Locking the rows first keeps writers of these sessions out until they are gone.
+            ids = [r[0] for r in cur.execute("SELECT id FROM sessions WHERE updated_at < %s FOR UPDATE", (cutoff,))]
+            row = cur.execute("SELECT COUNT(*) FROM messages WHERE session_id = ANY(%s)", (ids,)).fetchone()
+            cur.execute("DELETE FROM sessions WHERE id = ANY(%s)", (ids,))
+        if not ids:
+            return PruneResult(0, 0, 0)
+        folders, failure = remove_folders(ids, tool_results_dir, remove)
+        if failure is not None:
+            raise failure
+        return PruneResult(len(ids), row[0] if row else 0, folders)
+
+    def export_sessions(self) -> list[SessionRecord]:
+        with self.db.read() as cur:
+            sessions = cur.execute("SELECT id, created_at, updated_at FROM sessions ORDER BY id").fetchall()
+            return [_read_record(cur, *session) for session in sessions]
+
+    def import_sessions(self, records: list[SessionRecord], overwrite: bool) -> None:
+        ids = [record.id for record in records]
+        with self.db.write() as cur:
+            existing = [r[0] for r in cur.execute("SELECT id FROM sessions WHERE id = ANY(%s) ORDER BY id FOR UPDATE", (ids,))]
+            refuse_existing(existing, self.name, overwrite)
+            cur.execute("DELETE FROM sessions WHERE id = ANY(%s)", (existing,))
+            for record in records:
+                _write_record(cur, record)
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def _title(cur: psycopg.Cursor[Any], message_id: int | None) -> str:
+    """R-FIND-3's title of message ``message_id``, from its first TITLE_PREFIX bytes when they settle it."""
+    if message_id is None:
+        return ""
+    found = cur.execute("SELECT substr(content, 1, %s) FROM messages WHERE id = %s", (TITLE_PREFIX, message_id)).fetchone()
+    head = bytes(found[0]) if found is not None and found[0] is not None else b""
+
+    def full() -> object:
+        row = cur.execute("SELECT content FROM messages WHERE id = %s", (message_id,)).fetchone()
+        return searchable_text(bytes(row[0])) if row is not None else ""
+
+    return title_from_head(head, full)
+
+
+def _details(cur: psycopg.Cursor[Any], ids: Iterable[str]) -> dict[str, tuple[int, str]]:
+    """``{id: (message_count, title)}`` of search hits (R-SRCH-1)."""
+    details = {}
+    for session_id in ids:
+        row = cur.execute(f"SELECT {_COUNT}, {_FIRST_PROMPT} FROM sessions s WHERE s.id = %s", (session_id,)).fetchone()
+        assert row is not None  # the session was read in this snapshot
+        details[session_id] = (int(row[0]), _title(cur, row[1]))
+    return details
+
+
+def _read_record(cur: psycopg.Cursor[Any], session_id: str, created_at: int, updated_at: int) -> SessionRecord:
+    where = f"session {session_id}"
+    messages = tuple(
+        (
+            role,
+            record_text(as_text(content), f"messages row {row_id}"),
+            tool_calls,
+            None if tool_call_id is None else record_text(as_text(tool_call_id), f"messages row {row_id}"),
+            row_created,
+        )
+        for row_id, role, content, tool_calls, tool_call_id, row_created in cur.execute(
+            "SELECT id, role, content, tool_calls, tool_call_id, created_at FROM messages WHERE session_id = %s"
+            " ORDER BY id",
+            (session_id,),
+        )
+    )
+    todos = tuple(
+        (record_text(as_text(i), f"todos of {where}"), record_text(as_text(c), f"todos of {where}"), status)
+        for i, c, status in cur.execute(
+            "SELECT id, content, status FROM todos WHERE session_id = %s ORDER BY position", (session_id,)
+        )
+    )
+    found = cur.execute(
+        "SELECT covered, anchor, summary, created_at FROM checkpoints WHERE session_id = %s", (session_id,)
+    ).fetchone()
+    checkpoint = None
+    if found is not None:
+        cp_where = f"the checkpoint of {where}"
+        checkpoint = (found[0], record_text(as_text(found[1]), cp_where), record_text(as_text(found[2]), cp_where), found[3])
+    return SessionRecord(session_id, created_at, updated_at, messages, todos, checkpoint)
+
+
+def _write_record(cur: psycopg.Cursor[Any], record: SessionRecord) -> None:
+    cur.execute(
+        "INSERT INTO sessions (id, created_at, updated_at) VALUES (%s, %s, %s)",
+        (record.id, record.created_at, record.updated_at),
+    )
+    cur.executemany(
+        "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, created_at)"
+        " VALUES (%s, %s, %s, %s, %s, %s)",
+        [
+            (record.id, role, as_bytes(content), calls, None if call_id is None else as_bytes(call_id), created)
+            for role, content, calls, call_id, created in record.messages
+        ],
+    )
+    cur.executemany(
+        "INSERT INTO todos (session_id, position, id, content, status) VALUES (%s, %s, %s, %s, %s)",
+        [(record.id, position, as_bytes(i), as_bytes(c), s) for position, (i, c, s) in enumerate(record.todos)],
+    )
+    if record.checkpoint is not None:
+        covered, anchor, summary, created = record.checkpoint
+        cur.execute(
+            "INSERT INTO checkpoints (session_id, covered, anchor, summary, created_at) VALUES (%s, %s, %s, %s, %s)",
+            (record.id, covered, as_bytes(anchor), as_bytes(summary), created),
+        )

@@ -1,0 +1,180 @@
+"""The SQLite store: a Manager's calls on one SQLite file (SPEC R-MGR, R-DB, R-FIND, R-SRCH, R-PRUNE-1, R-PG-9).
+
+Every call is one transaction on the file's one connection (``Database``); the sessions it
+hands out are ``SQLiteSession``s on the same connection (R-MGR-2).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Callable
+
+from ._copy import record_int, record_optional_text, record_text, refuse_existing
+from ._db import Database
+from ._find import SessionSummary, recent_sessions, resolve_session_id
+from ._index import forget_messages, index_tail, mark_damaged
+from ._prune import PruneResult, prune
+from ._search import SearchHit, search
+from ._session import Clock, SessionDatabaseError, SessionInfo, SessionNotFound
+from ._sqlite_session import SQLiteSession
+from ._store import SessionRecord
+
+__all__ = ["SQLiteStore"]
+
+_LIST: str = (
+    "SELECT s.id, s.created_at, s.updated_at,"
+    " (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id)"
+    " FROM sessions s ORDER BY s.updated_at DESC, s.created_at DESC, s.id DESC"
+)
+_FORGET_SESSION = "SELECT id FROM messages WHERE session_id = ?"
+
+
+class SQLiteStore:
+    """One SQLite file (R-DB); ``db`` is its connection."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.name = str(path)
+        self.db = Database(path)
+
+    @property
+    def indexed(self) -> bool:
+        return self.db.indexed
+
+    def new_session(self, session_id: str, clock: Clock, draft: bool) -> SQLiteSession:
+        if draft:
+            return SQLiteSession(self.db, session_id, clock, draft=True)
+        now = int(clock())
+        with self.db.write() as cur:
+            cur.execute("INSERT INTO sessions (id, created_at, updated_at) VALUES (?, ?, ?)", (session_id, now, now))
+        return SQLiteSession(self.db, session_id, clock)
+
+    def open_session(self, session_id: str, clock: Clock) -> SQLiteSession:
+        with self.db.read() as cur:
+            if cur.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
+                raise SessionNotFound(f"no session with id {session_id!r} in {self.path}")
+        return SQLiteSession(self.db, session_id, clock)
+
+    def list_sessions(self) -> list[SessionInfo]:
+        with self.db.read() as cur:
+            rows = cur.execute(_LIST).fetchall()
+        return [SessionInfo(*row) for row in rows]
+
+    def delete_rows(self, session_id: str) -> None:
+        with self.db.write() as cur:
+            self.db.upkeep(cur, lambda c: forget_messages(c, _FORGET_SESSION, (session_id,)))
+            cur.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+
+    def resolve_session_id(self, text: str) -> str:
+        with self.db.read() as cur:
+            return resolve_session_id(cur, text)
+
+    def recent_sessions(self, limit: int, offset: int) -> list[SessionSummary]:
+        with self.db.read() as cur:
+            return recent_sessions(cur, limit, offset)
+
+    def search(self, terms: list[str], limit: int) -> list[SearchHit]:
+        with self.db.read() as cur:
+            hits, index_failed = search(cur, terms, limit, self.db.indexed)
+        if index_failed:  # scan from now on; the next open rebuilds the index
+            self.db.indexed = False
+            try:
+                with self.db.write() as cur:
+                    mark_damaged(cur)
+            except SessionDatabaseError:
+                pass  # busy: the answer stands, and the next failure marks it again
+        return hits
+
+    def prune(
+        self, tool_results_dir: Path | None, now: int, older_than: object, dry_run: bool, remove: Callable[[Path], None]
+    ) -> PruneResult:
+        return prune(self.db, tool_results_dir, now, older_than, dry_run, remove)
+
+    def export_sessions(self) -> list[SessionRecord]:
+        """Every session in one read transaction, ordered by id (R-PG-9)."""
+        records = []
+        with self.db.read() as cur:
+            for session_id, created_at, updated_at in cur.execute(
+                "SELECT id, created_at, updated_at FROM sessions ORDER BY id"
+            ).fetchall():
+                records.append(_read_record(cur, session_id, created_at, updated_at))
+        return records
+
+    def import_sessions(self, records: list[SessionRecord], overwrite: bool) -> None:
+        """All of ``records`` in one write transaction, or nothing (R-PG-9)."""
+        with self.db.write() as cur:
+            ids = [record.id for record in records]
+            refuse_existing(
+                [i for i in ids if cur.execute("SELECT 1 FROM sessions WHERE id = ?", (i,)).fetchone()],
+                self.name,
+                overwrite,
+            )
+            for record in records:
+                self.db.upkeep(cur, lambda c: forget_messages(c, _FORGET_SESSION, (record.id,)))
+                cur.execute("DELETE FROM sessions WHERE id = ?", (record.id,))
+                _write_record(cur, record)
+            self.db.upkeep(cur, index_tail)
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def _read_record(cur: sqlite3.Cursor, session_id: str, created_at: object, updated_at: object) -> SessionRecord:
+    where = f"session {session_id}"
+    messages = tuple(
+        (
+            record_text(role, f"messages row {row_id}"),
+            record_text(content, f"messages row {row_id}"),
+            record_optional_text(tool_calls, f"messages row {row_id}"),
+            record_optional_text(tool_call_id, f"messages row {row_id}"),
+            record_int(row_created, f"messages row {row_id}"),
+        )
+        for row_id, role, content, tool_calls, tool_call_id, row_created in cur.execute(
+            "SELECT id, role, content, tool_calls, tool_call_id, created_at FROM messages WHERE session_id = ?"
+            " ORDER BY id",
+            (session_id,),
+        ).fetchall()
+    )
+    todos = tuple(
+        (record_text(i, f"todos of {where}"), record_text(c, f"todos of {where}"), record_text(s, f"todos of {where}"))
+        for i, c, s in cur.execute(
+            "SELECT id, content, status FROM todos WHERE session_id = ? ORDER BY position", (session_id,)
+        ).fetchall()
+    )
+    found = cur.execute(
+        "SELECT covered, anchor, summary, created_at FROM checkpoints WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    checkpoint = None
+    if found is not None:
+        cp_where = f"the checkpoint of {where}"
+        checkpoint = (
+            record_int(found[0], cp_where),
+            record_text(found[1], cp_where),
+            record_text(found[2], cp_where),
+            record_int(found[3], cp_where),
+        )
+    return SessionRecord(
+        session_id, record_int(created_at, where), record_int(updated_at, where), messages, todos, checkpoint
+    )
+
+
+def _write_record(cur: sqlite3.Cursor, record: SessionRecord) -> None:
+    cur.execute(
+        "INSERT INTO sessions (id, created_at, updated_at) VALUES (?, ?, ?)",
+        (record.id, record.created_at, record.updated_at),
+    )
+    cur.executemany(
+        "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        [(record.id, *message) for message in record.messages],
+    )
+    cur.executemany(
+        "INSERT INTO todos (session_id, position, id, content, status) VALUES (?, ?, ?, ?, ?)",
+        [(record.id, position, *todo) for position, todo in enumerate(record.todos)],
+    )
+    if record.checkpoint is not None:
+        cur.execute(
+            "INSERT INTO checkpoints (session_id, covered, anchor, summary, created_at) VALUES (?, ?, ?, ?, ?)",
+            (record.id, *record.checkpoint),
+        )
