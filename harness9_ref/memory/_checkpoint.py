@@ -13,8 +13,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ..schema import Message, SchemaError, canonical_json
-from ..schema._message import check_keys, check_str
+from ..schema import Message, SchemaError, canonical_json, check_keys, check_str
 
 __all__ = ["Checkpoint", "checkpoint_problem", "message_anchor"]
 
