@@ -227,6 +227,58 @@ def test_serve_command_prints_base_urls_and_answers_until_interrupted() -> None:
     assert "1 requests, 0 unexpected" in out
 
 
+def test_ignored_members_are_left_out_of_matching_and_an_empty_body_is_null() -> None:
+    text = BY_NAME["openai/text"]
+    empty = dataclasses.replace(text, name="openai/models", method="GET", path="/v1/models", request_body=None)
+    changed = {**text.request_body, "temperature": 0.3, "user": "someone"}
+    with ReplayServer([text, empty], ignore=["temperature", "user", "metadata.run"]) as server:
+        assert post(url_for(server, text), changed)[0] == 200
+        assert post(url_for(server, text), {**changed, "metadata": {"run": 7}})[0] == MISMATCH_STATUS
+        with urllib.request.urlopen(server.base_url + "/v1/models", timeout=5) as response:
+            assert response.read() == text.body
+    assert server.unexpected == [
+        "POST /v1/chat/completions: the body matches no recorded request; "
+        "closest is openai/text, body /metadata: expected nothing, got {}"
+    ]
+    with ReplayServer([dataclasses.replace(text, request_body={"metadata": {"run": 1, "a": 2}})],
+                      ignore=["metadata.run"]) as server:
+        assert post(url_for(server, text), {"metadata": {"run": 9, "a": 2}})[0] == 200
+    with pytest.raises(ValueError, match="replay must be one of repeat, once"):
+        ReplayServer([], replay="twice")  # type: ignore[arg-type]
+
+
+def test_serve_replays_once_with_ignored_members_and_lists_what_was_never_asked_for() -> None:
+    text, other = BY_NAME["openai/text"], BY_NAME["anthropic/text"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "conformance", "serve", "--replay", "once", "--ignore",
+         "temperature, user", text.directory, other.directory],
+        cwd=PROJECT_ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        lines = [process.stdout.readline() for _ in range(4)]
+        match = re.fullmatch(r"OpenAI base URL: (http://127\.0\.0\.1:\d+/v1)\n", lines[1])
+        assert match, lines
+        changed = {**text.request_body, "temperature": 0, "user": "u-1"}
+        assert post(match.group(1) + "/chat/completions", changed)[0] == 200
+        status, _, body = post(match.group(1) + "/chat/completions", changed)
+        assert status == MISMATCH_STATUS and b"answered this body already (replay once)" in body
+    finally:
+        process.send_signal(signal.SIGINT)
+        out, _ = process.communicate(timeout=5)
+    assert process.returncode == 1
+    assert out.endswith("2 requests, 1 unexpected\n1 unused: anthropic/text\n")
+
+
+def test_serve_refuses_a_port_out_of_range_in_one_line() -> None:
+    command = [sys.executable, "-m", "conformance", "serve", "--port", "70000", BY_NAME["openai/text"].directory]
+    done = subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == "error: --port must be from 0 to 65535 (0: any free port), got 70000\n"
+
+
 # ---------------------------------------------------------------- loading
 
 
