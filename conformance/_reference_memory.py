@@ -7,9 +7,8 @@ request the compactor made, so the exact prompts are part of what is checked.
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
-from typing import Any, Callable, Final, Mapping, Sequence
+from typing import Any, Callable, ClassVar, Final, Mapping, Sequence
 
 from harness9_ref.memory import (
     Compactor,
@@ -32,6 +31,7 @@ from harness9_ref.schema import (
     canonical_json,
     messages_from_list,
     messages_to_list,
+    strict_json,
 )
 
 __all__ = ["INVALID_INPUT", "MEMORY_OPS", "InvalidInput", "compactor_from_json"]
@@ -42,7 +42,7 @@ INVALID_INPUT: Final = "invalid_input"
 class InvalidInput(Exception):
     """The case input does not have the shape the op needs (a bug in the case, not the code)."""
 
-    code: Final = INVALID_INPUT
+    code: ClassVar[str] = INVALID_INPUT
 
 
 class ScriptedSummarizer:
@@ -128,13 +128,9 @@ def op_canonical_json(inp: Mapping[str, Any]) -> str:
     if not isinstance(text, str):
         raise InvalidInput("json must be a string holding a JSON text")
     try:
-        return canonical_json(json.loads(text, parse_constant=_no_constant))
+        return canonical_json(strict_json.loads(text, finite=False))
     except ValueError as exc:  # not JSON, NaN/Infinity, or a number with no canonical form
         raise InvalidInput(f"json has no canonical form: {exc}") from None
-
-
-def _no_constant(name: str) -> object:
-    raise ValueError(f"{name} is not JSON")
 
 
 MEMORY_OPS: Final[Mapping[str, Callable[[Mapping[str, Any]], Any]]] = {

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal, Mapping, NamedTuple, Optional
+from typing import ClassVar, Final, Literal, Mapping, NamedTuple, Optional
 from urllib.parse import urlsplit
 
 from ..engine import DEFAULT_MAX_TURNS
@@ -82,7 +82,7 @@ DB_HINT: Final = "give the path of an SQLite file or a postgresql:// URL"  # R-C
 class CliError(Exception):
     """A problem with what the user asked for, reported as one line with exit status 1 (R-CLI-6)."""
 
-    code = "invalid_argument"
+    code: ClassVar[str] = "invalid_argument"
 
 
 class ProviderChoice(NamedTuple):

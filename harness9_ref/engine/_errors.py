@@ -18,6 +18,11 @@ class EngineError(Exception):
         message: the error event's one-line message.
     """
 
+    # The one error whose code is set per instance: it relays the code of the run's error event,
+    # which the failure that ended the run chose. Every other error class fixes its code as a
+    # class attribute.
+    code: str
+
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code

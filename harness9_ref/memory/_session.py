@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import uuid
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Final, Protocol, Sequence
+from typing import Any, Callable, ClassVar, Final, Protocol, Sequence
 
 from ..planning import TodoItem
 from ..schema import Message, SchemaError
@@ -43,19 +43,19 @@ Clock = Callable[[], float]
 class SessionError(Exception):
     """Base of every session error (R-MGR-9); ``code`` is the conformance error code."""
 
-    code = "session_error"
+    code: ClassVar[str] = "session_error"
 
 
 class SessionNotFound(SessionError):
     """No session has this id (never created, or deleted)."""
 
-    code = "session_not_found"
+    code: ClassVar[str] = "session_not_found"
 
 
 class AmbiguousSessionId(SessionError):
     """A prefix that starts several session ids (R-FIND-1); ``candidates`` lists up to 10, most recent first."""
 
-    code = "ambiguous_session_id"
+    code: ClassVar[str] = "ambiguous_session_id"
 
     def __init__(self, message: str, candidates: tuple[str, ...] = ()) -> None:
         super().__init__(message)
@@ -65,37 +65,37 @@ class AmbiguousSessionId(SessionError):
 class SessionClosed(SessionError):
     """The Manager that owns this session was closed."""
 
-    code = "session_closed"
+    code: ClassVar[str] = "session_closed"
 
 
 class CorruptRow(SessionError):
     """A stored row cannot be decoded; nothing was changed and nothing is skipped (R-DB-6)."""
 
-    code = "corrupt_row"
+    code: ClassVar[str] = "corrupt_row"
 
 
 class UnsupportedSchema(SessionError):
     """The database was written by a newer or foreign format version (R-DB-2)."""
 
-    code = "unsupported_schema"
+    code: ClassVar[str] = "unsupported_schema"
 
 
 class SessionDatabaseError(SessionError):
     """SQLite failed: not a database, locked past the busy timeout, disk full, unwritable path."""
 
-    code = "database_error"
+    code: ClassVar[str] = "database_error"
 
 
-class InvalidArgument(ValueError):
-    """An argument out of range, such as a negative limit (R-SES-3)."""
+class InvalidArgument(SessionError, ValueError):
+    """An argument out of range, such as a negative limit (R-SES-3); also a ValueError, as it always was."""
 
-    code = "invalid_argument"
+    code: ClassVar[str] = "invalid_argument"
 
 
-class InvalidSessionId(ValueError):
-    """A string that is not a well-formed session id (R-SES-2), refused before any I/O (R-MGR-6)."""
+class InvalidSessionId(SessionError, ValueError):
+    """A string that is not a well-formed session id (R-SES-2), refused before any I/O (R-MGR-6); also a ValueError."""
 
-    code = "invalid_session_id"
+    code: ClassVar[str] = "invalid_session_id"
 
 
 def new_session_id() -> str:

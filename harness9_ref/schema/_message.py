@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Final, Mapping, Sequence
+from typing import Any, ClassVar, Final, Mapping, Sequence
 
 from .strict_json import describe
 
@@ -54,7 +54,7 @@ class SchemaError(ValueError):
         code: the conformance error code, ``schema_error``.
     """
 
-    code: Final = "schema_error"
+    code: ClassVar[str] = "schema_error"
 
     def __init__(self, path: str, problem: str) -> None:
         super().__init__(f"{path}: {problem}")

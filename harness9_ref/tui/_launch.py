@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import TYPE_CHECKING, Callable, Final
+from typing import TYPE_CHECKING, Callable, ClassVar, Final
 
 from ._text import CURSES_MISSING
 
@@ -25,13 +25,13 @@ _CURSES_MODULES: Final = ("curses", "_curses")
 class ScreenError(RuntimeError):
     """The terminal UI cannot start: no terminal, or one curses cannot drive."""
 
-    code: str = "screen_error"
+    code: ClassVar[str] = "screen_error"
 
 
 class TuiUnavailable(ScreenError):
     """This Python has no curses module (R-TUI-13)."""
 
-    code = "tui_unavailable"
+    code: ClassVar[str] = "tui_unavailable"
 
 
 def prepare_tui() -> Callable[[App], None]:

@@ -1,0 +1,44 @@
+"""One error convention: ``code`` is a class attribute, and every session error is a SessionError (SPEC R-ERR-1, R-MGR-9)."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+
+import pytest
+
+import harness9_ref.memory as memory
+from harness9_ref.engine import EngineError
+from harness9_ref.memory import InvalidArgument, InvalidSessionId, SessionError
+
+PUBLIC_PACKAGES = ("harness9_ref.schema", "harness9_ref.provider", "harness9_ref.memory", "harness9_ref.tools",
+                   "harness9_ref.engine", "harness9_ref.cli", "harness9_ref.tui")
+
+
+def _error_classes() -> list[type[BaseException]]:
+    found: dict[str, type[BaseException]] = {}
+    for name in PUBLIC_PACKAGES:
+        module = importlib.import_module(name)
+        for value in vars(module).values():
+            if inspect.isclass(value) and issubclass(value, BaseException) and value.__module__.startswith("harness9_ref"):
+                found[value.__qualname__] = value
+    return sorted(found.values(), key=lambda cls: cls.__qualname__)
+
+
+@pytest.mark.parametrize("cls", [c for c in _error_classes() if "code" in vars(c)], ids=lambda c: c.__qualname__)
+def test_a_code_is_a_class_attribute_of_a_string(cls: type[BaseException]) -> None:
+    assert isinstance(vars(cls)["code"], str) and vars(cls)["code"]
+
+
+def test_only_the_engine_error_relays_a_code_per_instance() -> None:
+    without = [c.__qualname__ for c in _error_classes() if not isinstance(getattr(c, "code", ""), str)]
+    assert without == []
+    assert "code" not in vars(EngineError) and EngineError("cancelled", "cancelled").code == "cancelled"
+
+
+def test_every_session_error_is_a_session_error() -> None:
+    errors = [getattr(memory, name) for name in memory.__all__]
+    errors = [e for e in errors if inspect.isclass(e) and issubclass(e, Exception)]
+    assert {e.__name__ for e in errors if not issubclass(e, SessionError)} <= {"ColumnDecodeError"}
+    assert issubclass(InvalidArgument, ValueError) and issubclass(InvalidSessionId, ValueError)  # as before
+    assert (InvalidArgument.code, InvalidSessionId.code) == ("invalid_argument", "invalid_session_id")
