@@ -1,5 +1,8 @@
 """The ``session`` op of the reference adapter: a list of steps on a fresh database.
 
+``database`` is a path (SQLite) or, for a case's PostgreSQL run, a ``postgresql://`` URL of a
+fresh schema (conformance/_backends.py); the Manager takes either.
+
 Each step is one call on a Manager or a session; its result is ``{"ok": value}`` or
 ``{"error": code}``, so a case can expect a failure in the middle of a sequence and go on.
 conformance/PORTING.md lists the steps.
@@ -13,8 +16,8 @@ from typing import Any, Final
 from harness9_ref.memory import (
     Checkpoint,
     Manager,
+    Session,
     SessionError,
-    SQLiteSession,
     is_session_id,
     new_session_id,
 )
@@ -37,7 +40,7 @@ class _Run:
         self.now = int(inp.get("now", DEFAULT_NOW))
         self.next_id: str | None = None
         self.managers: dict[str, Manager] = {}
-        self.handles: dict[tuple[str, str], SQLiteSession] = {}
+        self.handles: dict[tuple[str, str], Session] = {}
 
     def _new_id(self) -> str:
         given, self.next_id = self.next_id, None
@@ -55,13 +58,13 @@ class _Run:
         if manager is not None:
             manager.close()
 
-    def session(self, name: str, step: Mapping[str, Any]) -> SQLiteSession:
+    def session(self, name: str, step: Mapping[str, Any]) -> Session:
         key = (name, step["id"])
         if key not in self.handles:
             raise LookupError(f"step uses session {step['id']!r} before a new or open step on manager {name!r}")
         return self.handles[key]
 
-    def remember(self, name: str, session: SQLiteSession) -> SQLiteSession:
+    def remember(self, name: str, session: Session) -> Session:
         self.handles[(name, session.session_id)] = session
         return session
 

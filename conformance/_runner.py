@@ -25,6 +25,7 @@ from typing import IO, Any, Final, Literal
 
 from harness9_ref.schema import strict_json
 
+from ._backends import per_backend, read_backends
 from ._cases import PROJECT_ROOT, Case
 from ._compare import Verdict, compact_json
 from ._jsonschema import Validator, load_schema
@@ -77,9 +78,7 @@ class _Fault(Exception):
 
 
 class _Process:
-    def __init__(
-        self, command: Sequence[str], cwd: Path | None, env: Mapping[str, str] | None
-    ) -> None:
+    def __init__(self, command: Sequence[str], cwd: Path | None, env: Mapping[str, str] | None) -> None:
         try:
             self.popen = subprocess.Popen(
                 list(command),
@@ -95,9 +94,7 @@ class _Process:
         self.stderr_tail: deque[str] = deque(maxlen=_STDERR_TAIL)
         assert self.popen.stdout is not None and self.popen.stderr is not None
         threading.Thread(target=self._pump, args=(self.popen.stdout,), daemon=True).start()
-        self._stderr_reader = threading.Thread(
-            target=self._drain, args=(self.popen.stderr,), daemon=True
-        )
+        self._stderr_reader = threading.Thread(target=self._drain, args=(self.popen.stderr,), daemon=True)
         self._stderr_reader.start()
 
     # The reader threads own their streams and close them at end of file, so the main thread
@@ -170,6 +167,7 @@ class Adapter:
         self.implementation: dict[str, Any] = {}
         self.ops: frozenset[str] = frozenset()
         self.declared = Declarations()  # wording, own ids, own clock (conformance/_porting.py)
+        self.backends: tuple[str, ...] = ("sqlite",)  # conformance/_backends.py
         self._schemas: dict[str, Validator] | None = None
         if validate:
             self._schemas = {
@@ -259,6 +257,7 @@ class Adapter:
                     "list the ops the adapter implements",
                 )
             declared = read_declarations(answer)  # ValueError: a declaration it cannot use
+            self.backends = read_backends(answer)
         except (_Fault, ValueError) as fault:
             process.kill()
             raise AdapterError(f"adapter {list(self.command)} failed to start: {fault}") from None
@@ -362,6 +361,7 @@ def run_suite(
     known_failures: Collection[str] | None = None,
     env: Mapping[str, str] | None = None,
     on_result: Callable[[CaseResult], None] | None = None,
+    postgres: str | None = None,
 ) -> SuiteResult:
     """Run cases through one adapter.
 
@@ -377,6 +377,7 @@ def run_suite(
             passes counts as passed, and the entry fails the run once none of its cases fails.
         env: the adapter's environment.
         on_result: called after each case, e.g. to print progress.
+        postgres: a PostgreSQL server (default $HARNESS9_TEST_POSTGRES_URL): session cases also run there.
 
     Raises:
         AdapterError: the adapter cannot be started at all.
@@ -386,7 +387,7 @@ def run_suite(
     known = frozenset(known_failures or ())
     results = []
     with Adapter(adapter_command, cwd=cwd, timeout=timeout, validate=validate, env=env) as adapter:
-        for case in cases:
+        for case in per_backend(cases, adapter.backends, postgres):
             verdict = run_case(adapter, case)
             by_requirement = any(requirement in known for requirement in case.spec)
             result = case_result(

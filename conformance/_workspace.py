@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
 
+from ._backends import POSTGRES_KEY, fresh_schema
 from ._cases import PROJECT_ROOT, Case
 from ._provider_setup import call_setup, parse_setup
 
@@ -25,7 +26,7 @@ __all__ = ["FIXTURES_DIR", "WORKSPACE_OPS", "prepared"]
 
 FIXTURES_DIR: Final = PROJECT_ROOT / "fixtures"
 WORKSPACE_OPS: Final = frozenset({"session", "tool_execute"})
-LAYOUT_KEYS: Final = ("fixture", "files", "symlinks")  # case input the runner consumes
+LAYOUT_KEYS: Final = ("fixture", "files", "symlinks", POSTGRES_KEY)  # case input the runner consumes
 DB_PATH: Final = "db/sessions.db"  # its folder does not exist unless a fixture is given
 TOOL_RESULTS_DIR: Final = "tool-results"
 WORKDIR: Final = "work"  # the tool_execute op's working directory
@@ -87,10 +88,12 @@ def _listing(root: Path) -> list[str]:
     return entries
 
 
-def _observe(root: Path, expect: Mapping[str, Any]) -> dict[str, Any]:
+def _observe(root: Path, expect: Mapping[str, Any], query: Callable[[str], Any] | None = None) -> dict[str, Any]:
+    """What the case expects to see: rows (of the SQLite file, or through ``query``), files, modes."""
     seen: dict[str, Any] = {}
     if "database" in expect:
-        seen["database"] = {sql: _query(root / DB_PATH, sql) for sql in expect["database"]}
+        run = query or (lambda sql: _query(root / DB_PATH, sql))
+        seen["database"] = {sql: run(sql) for sql in expect["database"]}
     if "files" in expect:
         seen["files"] = _listing(root)
     if "modes" in expect:
@@ -108,7 +111,8 @@ def prepared(case: Case) -> Iterator[tuple[dict[str, Any], Callable[[], dict[str
     The provider ops get their bytes or replay server from conformance/_provider_setup.py. For
     other ops outside WORKSPACE_OPS the input is the case's own and nothing is observed.
     Otherwise the adapter gets ``database`` and ``tool_results_dir`` (absolute paths in a fresh
-    folder, deleted afterwards) in place of the layout keys.
+    folder, deleted afterwards) in place of the layout keys; for a PostgreSQL run ``database``
+    is the URL of a fresh schema (conformance/_backends.py).
     """
     if case.op in PROVIDER_SETUPS:
         with PROVIDER_SETUPS[case.op](case.input) as prepared_input:
@@ -124,6 +128,12 @@ def prepared(case: Case) -> Iterator[tuple[dict[str, Any], Callable[[], dict[str
         if case.op == "tool_execute":
             (root / WORKDIR).mkdir(exist_ok=True)
             send["workdir"] = str(root / WORKDIR)
+        elif POSTGRES_KEY in case.input:  # a session case's PostgreSQL run (conformance/_backends.py)
+            with fresh_schema(case.input[POSTGRES_KEY]) as (url, query):
+                send["database"] = url
+                send["tool_results_dir"] = str(root / TOOL_RESULTS_DIR)
+                yield send, lambda: _observe(root, case.expect, query)
+            return
         else:
             send["database"] = str(root / DB_PATH)
             send["tool_results_dir"] = str(root / TOOL_RESULTS_DIR)

@@ -62,6 +62,7 @@ def main() -> int:
                 "protocol": PROTOCOL_VERSION,
                 "implementation": {"name": "harness9-ref", "version": harness9_ref.__version__, "language": "python"},
                 "ops": sorted(OPS),
+                "backends": ["sqlite", "postgresql"],  # conformance/_backends.py
             }
         else:
             reply = handle(request)
