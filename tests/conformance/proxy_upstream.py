@@ -58,7 +58,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         for number, piece in enumerate(pieces):
             if number == 1 and stand_in.gate is not None:
-                stand_in.gate.wait(10)
+                stand_in.gate.wait(5)
             self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
             self.wfile.flush()
         self.wfile.write(b"0\r\n\r\n")
