@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from ._compare import compact_json, format_pointer, json_equal
 
-__all__ = ["SCHEMA_DIR", "SchemaError", "Validator", "load_schema"]
+__all__ = ["SCHEMA_DIR", "SchemaDefinitionError", "Validator", "load_schema"]
 
 SCHEMA_DIR: Final = Path(__file__).parent / "schema"
 
@@ -42,7 +42,7 @@ _ANNOTATIONS: Final = frozenset({"$schema", "$id", "$comment", "$defs", "title",
 _TYPE_NAMES: Final = ("null", "boolean", "integer", "number", "string", "array", "object")
 
 
-class SchemaError(Exception):
+class SchemaDefinitionError(Exception):
     """A schema uses something this validator does not implement, or a ``$ref`` dangles."""
 
 
@@ -84,7 +84,7 @@ class Validator:
         name: how messages name the schema, e.g. ``"protocol-v1/run.json#/$defs/request"``.
 
     Raises:
-        SchemaError: on an unsupported keyword or an unresolvable ``$ref`` anywhere in the
+        SchemaDefinitionError: on an unsupported keyword or an unresolvable ``$ref`` anywhere in the
             document.
     """
 
@@ -96,12 +96,12 @@ class Validator:
 
     def _resolve(self, ref: str) -> Any:
         if not ref.startswith("#"):
-            raise SchemaError(f"{self.name}: only local $ref values are supported, got {ref!r}")
+            raise SchemaDefinitionError(f"{self.name}: only local $ref values are supported, got {ref!r}")
         node = self.document
         for raw in ref[1:].split("/")[1:]:
             token = raw.replace("~1", "/").replace("~0", "~")
             if not isinstance(node, dict) or token not in node:
-                raise SchemaError(f"{self.name}: $ref {ref!r} does not resolve")
+                raise SchemaDefinitionError(f"{self.name}: $ref {ref!r} does not resolve")
             node = node[token]
         return node
 
@@ -109,10 +109,10 @@ class Validator:
         if isinstance(schema, bool):
             return
         if not isinstance(schema, dict):
-            raise SchemaError(f"{self.name}: {where} is not a schema (object or boolean)")
+            raise SchemaDefinitionError(f"{self.name}: {where} is not a schema (object or boolean)")
         for key, value in schema.items():
             if key not in _ASSERTIONS and key not in _ANNOTATIONS:
-                raise SchemaError(f"{self.name}: {where} uses unsupported keyword {key!r}")
+                raise SchemaDefinitionError(f"{self.name}: {where} uses unsupported keyword {key!r}")
             if key == "$ref":
                 self._resolve(value)
             elif key in ("properties", "$defs"):
@@ -124,7 +124,7 @@ class Validator:
                 for index, sub in enumerate(value):
                     self._check(sub, f"{where}/{key}/{index}")
             elif key == "type" and any(name not in _TYPE_NAMES for name in _types(schema)):
-                raise SchemaError(f"{self.name}: {where} has unknown type {value!r}")
+                raise SchemaDefinitionError(f"{self.name}: {where} has unknown type {value!r}")
 
     def errors(self, instance: Any) -> list[str]:
         """Every violation, each as ``"<instance pointer>: <problem>"``; empty when valid."""

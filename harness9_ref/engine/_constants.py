@@ -50,7 +50,8 @@ def one_line(text: str) -> str:
     return " ".join(text.splitlines())
 
 
-def describe(exc: BaseException) -> str:
+def error_text(exc: BaseException) -> str:
+    """The one-line message of ``exc``, or its type name when it has none (R-EVT-8)."""
     return one_line(str(exc)) or type(exc).__name__
 
 

@@ -41,7 +41,7 @@ from ._constants import (
     MAX_TURNS_MESSAGE,
     PROVIDER_ERROR,
     PromptBuilder,
-    describe,
+    error_text,
     internal_message,
     one_line,
 )
@@ -268,7 +268,7 @@ class AgentEngine:
                 run.start_len = len(run.history)
                 run.history.append(run.prompt)
             except SessionError as exc:  # R-ENG-4: no provider call, nothing saved
-                yield event_error(exc.code, describe(exc))
+                yield event_error(exc.code, error_text(exc))
                 return
             except Exception as exc:
                 _log.debug("loading the history failed", exc_info=True)
@@ -383,7 +383,7 @@ class AgentEngine:
             return self._registry.execute(call.name, call.arguments)
         except Exception as exc:  # R-ENG-9: a registry should not raise; if it does, say so
             _log.debug("tool %r raised", call.name, exc_info=True)
-            return f"error: {describe(exc)}"
+            return f"error: {error_text(exc)}"
 
     # The three auxiliary methods of seed 8.3, each on the run's snapshot.
 

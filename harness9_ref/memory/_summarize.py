@@ -206,9 +206,12 @@ class Summarized:
     summary: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SummarizationCompactor:
     """Summarise everything but the system prompt and the newest ``min_tail_messages`` messages.
+
+    Not frozen, because it is not immutable: each fallback appends its reason to ``failures``
+    (R-SUM-10). The other fields are its configuration; change them with ``dataclasses.replace``.
 
     Args:
         provider: the Summarizer; None counts as a failure and always falls back.

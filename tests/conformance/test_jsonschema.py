@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from conformance import OPS, PROTOCOL_VERSION
-from conformance._jsonschema import SCHEMA_DIR, SchemaError, Validator, load_schema
+from conformance._jsonschema import SCHEMA_DIR, SchemaDefinitionError, Validator, load_schema
 
 
 def errors(schema: Any, instance: Any) -> list[str]:
@@ -132,7 +132,7 @@ def test_boolean_schemas() -> None:
     ],
 )
 def test_schemas_it_cannot_fully_check_are_refused(schema: Any, message: str) -> None:
-    with pytest.raises(SchemaError, match=message.replace("$", r"\$")):
+    with pytest.raises(SchemaDefinitionError, match=message.replace("$", r"\$")):
         Validator(schema)
 
 
