@@ -31,15 +31,14 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Final, Iterator, Mapping, Sequence, Union
 
-from .provider import ProviderError, ScriptExhausted
-from .provider._mock import Request, ScriptCursor
+from .provider import ProviderError, ScriptCursor, ScriptExhausted, ScriptRequest
 from .schema import CHUNK_DONE, CHUNK_ERROR, CHUNK_TEXT, Message, StreamChunk, ToolDefinition, Usage
 
 __all__ = [
     "SCRIPTED_PROVIDER",
     "Failure",
     "Reply",
-    "Request",
+    "ScriptRequest",
     "ScriptedProvider",
     "ScriptedRegistry",
     "Step",

@@ -7,7 +7,7 @@ import pytest
 from harness9_ref.engine import ToolRegistry
 from harness9_ref.provider import LLMProvider, OverloadedError, ProviderError, ScriptExhausted
 from harness9_ref.schema import CHUNK_DONE, CHUNK_ERROR, CHUNK_TEXT, SchemaError, StreamChunk, ToolDefinition, Usage
-from harness9_ref.testing import Failure, Reply, Request, ScriptedProvider, ScriptedRegistry, steps_from_json
+from harness9_ref.testing import Failure, Reply, ScriptRequest, ScriptedProvider, ScriptedRegistry, steps_from_json
 from tests.fakes import assistant, call, user
 
 ASK = [user("hi")]
@@ -68,7 +68,7 @@ def test_every_request_is_recorded_with_its_messages_and_tools() -> None:
     provider = ScriptedProvider([assistant("a"), assistant("b")])
     stream(provider)
     provider.generate([user("again")], [])
-    assert provider.requests == [Request(tuple(ASK), (TOOL,)), Request((user("again"),), ())]
+    assert provider.requests == [ScriptRequest(tuple(ASK), (TOOL,)), ScriptRequest((user("again"),), ())]
     assert provider.remaining == 0
 
 

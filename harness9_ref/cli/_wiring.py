@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Final, Optional
 
 from ..engine import AgentEngine
 from ..memory import Manager, new_summarization_compactor
-from ..provider import AnthropicProvider, OfflineProvider, OpenAIProvider, get_model_limits
+from ..offline import OfflineProvider
+from ..provider import AnthropicProvider, OpenAIProvider, get_model_limits
 from ..tools import Registry
 from ._settings import CliError, Settings
 

@@ -3,8 +3,9 @@
 
 The wire formats live, free of I/O, in the namespaces ``harness9_ref.provider.openai`` and
 ``harness9_ref.provider.anthropic``; ``OpenAIProvider`` and ``AnthropicProvider`` add the HTTP
-exchange. ``MockProvider`` replays a script; ``OfflineProvider`` answers from the conversation
-without a network (R-CLI-9).
+exchange. ``MockProvider`` replays a script. The offline provider, which answers from the
+conversation without a network (R-CLI-9), is ``harness9_ref.offline.OfflineProvider``: it needs
+memory and tools, which this layer does not import.
 """
 
 from . import anthropic, openai
@@ -35,8 +36,7 @@ from ._limits import (
     get_model_limits,
     normalize_model_name,
 )
-from ._mock import MockProvider
-from ._offline import OfflineProvider
+from ._mock import MockProvider, ScriptCursor, ScriptRequest
 from ._providers import DEFAULT_ANTHROPIC_BASE_URL, DEFAULT_OPENAI_BASE_URL, AnthropicProvider, OpenAIProvider
 from ._sse import SSEDecoder, SSEEvent
 from ._streaming import assemble_stream
@@ -59,7 +59,6 @@ __all__ = (
     "MalformedResponse",
     "MockProvider",
     "ModelLimits",
-    "OfflineProvider",
     "OpenAIProvider",
     "OverloadedError",
     "ProviderConnectionError",
@@ -70,7 +69,9 @@ __all__ = (
     "RequestBuildError",
     "SSEDecoder",
     "SSEEvent",
+    "ScriptCursor",
     "ScriptExhausted",
+    "ScriptRequest",
     "ServerError",
     "StreamCutOff",
     "WireFormat",

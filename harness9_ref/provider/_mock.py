@@ -8,13 +8,13 @@ from typing import Final, Generic, Iterator, NamedTuple, Sequence, TypeVar
 from ..schema import CHUNK_DONE, CHUNK_TEXT, Message, StreamChunk, ToolDefinition, Usage
 from ._errors import ScriptExhausted, error_chunk
 
-__all__ = ["MOCK_PROVIDER", "MockProvider"]  # gets re-exported
+__all__ = ["MOCK_PROVIDER", "MockProvider", "ScriptCursor", "ScriptRequest"]  # gets re-exported
 
 MOCK_PROVIDER: Final = "mock"  # the ``provider`` attribute of its errors
 T = TypeVar("T")
 
 
-class Request(NamedTuple):
+class ScriptRequest(NamedTuple):
     """What a scripted provider was asked: the messages and tools of one call, as given."""
 
     messages: tuple[Message, ...]
@@ -32,7 +32,7 @@ class ScriptCursor(Generic[T]):
         self._next = 0
         self._lock = threading.Lock()
         self._provider = provider
-        self.requests: list[Request] = []
+        self.requests: list[ScriptRequest] = []
 
     def __repr__(self) -> str:
         return f"{len(self._steps)} steps, {self._next} used"
@@ -49,7 +49,7 @@ class ScriptCursor(Generic[T]):
             ScriptExhausted: every step has been used (code ``script_exhausted``).
         """
         with self._lock:
-            self.requests.append(Request(tuple(messages), tuple(tools)))
+            self.requests.append(ScriptRequest(tuple(messages), tuple(tools)))
             if self._next >= len(self._steps):
                 raise ScriptExhausted(
                     f"{self._provider}: the script is exhausted: all {len(self._steps)} steps were used "

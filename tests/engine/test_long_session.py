@@ -27,7 +27,8 @@ from harness9_ref.memory import (
     message_anchor,
     new_summarization_compactor,
 )
-from harness9_ref.provider import ContextLengthExceeded, OfflineProvider
+from harness9_ref.offline import OfflineProvider
+from harness9_ref.provider import ContextLengthExceeded
 from harness9_ref.schema import CHUNK_ERROR, Message, StreamChunk, ToolDefinition, Usage
 from harness9_ref.testing import Reply, ScriptedProvider, ScriptedRegistry
 from harness9_ref.tools import Registry

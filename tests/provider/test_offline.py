@@ -1,4 +1,4 @@
-"""The offline provider (harness9_ref/provider/_offline.py; SPEC R-CLI-9, R-PRV-1, R-PRV-19)."""
+"""The offline provider (harness9_ref/offline.py; SPEC R-CLI-9, R-PRV-1, R-PRV-19)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ from harness9_ref.memory import (
     estimate_tool_tokens,
     new_summarization_compactor,
 )
-from harness9_ref.provider import LLMProvider, OfflineProvider
+from harness9_ref.offline import OfflineProvider
+from harness9_ref.provider import LLMProvider
 from harness9_ref.schema import CHUNK_DONE, CHUNK_TEXT, Message, ToolCall
 from harness9_ref.tools import BASH_TOOL, READ_FILE_TOOL, Registry
 

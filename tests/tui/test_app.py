@@ -16,7 +16,8 @@ import pytest
 
 from harness9_ref.engine import AgentEngine
 from harness9_ref.memory import Manager, SQLiteSession, new_summarization_compactor
-from harness9_ref.provider import LLMProvider, OfflineProvider
+from harness9_ref.offline import OfflineProvider
+from harness9_ref.provider import LLMProvider
 from harness9_ref.schema import Message
 from harness9_ref.testing import Failure, ScriptedProvider
 from harness9_ref.tools import Registry

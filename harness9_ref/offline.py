@@ -1,5 +1,9 @@
 """A deterministic provider that needs no network (SPEC R-CLI-9).
 
+It lives above the provider, memory and tools packages, not in ``harness9_ref.provider``: it
+recognises a summarizer request (R-SUM-7), counts tokens as memory does (R-TOK-1), and offers
+the calls of the registry's tools, and the provider layer imports none of those.
+
 ``harness9-ref`` falls back to it when no API key is set (R-CLI-4), so the program, its tools,
 its sessions and its compaction can be tried on a fresh machine. It answers from the
 conversation, by the first rule that applies:
@@ -28,8 +32,8 @@ import re
 import time
 from typing import Callable, Final, Iterator, Sequence
 
-from ..memory import SUMMARY_MARKER, SUMMARY_SYSTEM_PROMPT, estimate_tokens, estimate_tool_tokens
-from ..schema import (
+from .memory import SUMMARY_MARKER, SUMMARY_SYSTEM_PROMPT, estimate_tokens, estimate_tool_tokens
+from .schema import (
     CHUNK_DONE,
     CHUNK_TEXT,
     ROLE_ASSISTANT,
@@ -39,15 +43,17 @@ from ..schema import (
     ToolCall,
     ToolDefinition,
     Usage,
+    strict_json,
 )
+from .tools import BASH_TOOL, READ_FILE_TOOL
 
-__all__ = ["OFFLINE_PROVIDER", "OfflineProvider"]  # gets re-exported
+__all__ = ["OFFLINE_PROVIDER", "OfflineProvider"]
 
 OFFLINE_PROVIDER: Final = "offline"
 READ_PREFIX: Final = "read "  # R-CLI-9: "read <path>" -> read_file
 RUN_PREFIX: Final = "run "  # R-CLI-9: "run <command>" -> bash
-READ_TOOL: Final = "read_file"
-BASH_TOOL: Final = "bash"
+READ_TOOL: Final = READ_FILE_TOOL.name
+RUN_TOOL: Final = BASH_TOOL.name
 QUOTE_LIMIT: Final = 160  # characters of the prompt quoted in a reply
 FACT_LIMIT: Final = 60  # characters of a path, command or request kept in a summary
 FACT_ITEMS: Final = 5  # paths and commands kept in a summary
@@ -71,7 +77,7 @@ REPLY_ABOUT: Final = (
 )
 PREVIEW_LIMIT: Final = 200  # characters of each message shown in a reply
 SUMMARY_NOTE: Final = ", one of them a summary of older ones"
-CALL_TEXT: Final = {READ_TOOL: "Reading {arg}.", BASH_TOOL: "Running `{arg}`."}
+CALL_TEXT: Final = {READ_TOOL: "Reading {arg}.", RUN_TOOL: "Running `{arg}`."}
 RESULT_LINE: Final = '{name} {arg}: {lines}, {size}; first line: "{first}"'
 RESULTS_HEAD: Final = "The tool calls of the last step returned:"
 RESULTS_TAIL: Final = "That is all the offline provider can say about them; ask for another file or command."
@@ -107,8 +113,8 @@ def _cut(text: str, limit: int) -> str:
 
 def _argument(arguments: str, key: str) -> str:
     try:
-        value = json.loads(arguments)
-    except ValueError:
+        value = strict_json.loads(arguments, finite=False)
+    except strict_json.JSONError:
         return arguments
     return str(value.get(key, "")) if isinstance(value, dict) else arguments
 
@@ -142,7 +148,7 @@ class OfflineProvider:
             return Message(ROLE_ASSISTANT, _report(messages))
         prompt = messages[-1].content if messages else ""
         offered = {tool.name for tool in available_tools}
-        for prefix, tool, key in ((READ_PREFIX, READ_TOOL, "path"), (RUN_PREFIX, BASH_TOOL, "command")):
+        for prefix, tool, key in ((READ_PREFIX, READ_TOOL, "path"), (RUN_PREFIX, RUN_TOOL, "command")):
             arg = prompt[len(prefix) :].strip() if prompt.startswith(prefix) else ""
             if arg and tool in offered:
                 call = ToolCall(_call_id(messages), tool, json.dumps({key: arg}, ensure_ascii=False))
