@@ -78,7 +78,6 @@ def overhead_per_turn(stored: list[Message], turns: int, make_compactor: Callabl
         engine = AgentEngine(
             provider,
             registry,
-            ".",
             session=session,
             compactor=make_compactor(),
             context_window=CONTEXT_WINDOW,

@@ -363,7 +363,6 @@ def make_engine(
     return AgentEngine(
         provider,
         registry,
-        ".",
         session=session,
         compactor=compactor,
         context_window=window,

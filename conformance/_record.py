@@ -16,8 +16,6 @@ from __future__ import annotations
 import datetime
 import hashlib
 import http.client
-import importlib
-import inspect
 import json
 import os
 import urllib.error
@@ -27,7 +25,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Any, Callable, Final, Sequence
+
+from harness9_ref.provider import DEFAULT_ANTHROPIC_BASE_URL, DEFAULT_OPENAI_BASE_URL, HttpRequest, anthropic, openai
+from harness9_ref.schema import Message, ToolDefinition
 
 __all__ = [
     "Exchange", "FixtureError", "RecordError", "dump_exchange", "find_exchanges", "load_exchange",
@@ -38,13 +39,16 @@ EXCHANGE_FILE: Final = "exchange.json"
 BODY_FILE: Final = "response.body"
 PROVIDERS: Final = ("openai", "anthropic")
 DEFAULT_BASE_URLS: Final = MappingProxyType(
-    {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
+    {"openai": DEFAULT_OPENAI_BASE_URL, "anthropic": DEFAULT_ANTHROPIC_BASE_URL}
 )  # SPEC R-PRV-3
-ENDPOINTS: Final = MappingProxyType({"openai": "/chat/completions", "anthropic": "/v1/messages"})
+# The request is the provider's own (R-PRV-4, R-PRV-5, R-PRV-8, R-PRV-9): what is recorded is
+# exactly what the reference sends.
+BUILDERS: Final[Mapping[str, Callable[..., HttpRequest]]] = MappingProxyType(
+    {"openai": openai.build_request, "anthropic": anthropic.build_request}
+)
 KEY_VARIABLES: Final = MappingProxyType(
     {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 )
-ANTHROPIC_VERSION: Final = "2023-06-01"  # SPEC R-PRV-8
 # The only request headers a fixture keeps; authorization and x-api-key never.
 REQUEST_HEADERS: Final = frozenset({"content-type", "accept", "anthropic-version"})
 SECRET_HEADERS: Final = frozenset(
@@ -250,44 +254,6 @@ def dump_exchange(data: Mapping[str, Any]) -> str:
     return _dump(dict(data), "") + "\n"
 
 
-def _package_body(provider: str, model: str, message: str, stream: bool) -> bytes | None:
-    """The body built by ``harness9_ref.provider.<provider>.build_request``, if it is there."""
-    try:
-        build = importlib.import_module(f"harness9_ref.provider.{provider}").build_request
-        from harness9_ref.schema import Message
-    except (ImportError, AttributeError):
-        return None
-    offered = dict(model=model, messages=[Message("user", message)], tools=[], stream=stream)
-    offered.update(api_key="unused", base_url=DEFAULT_BASE_URLS[provider])  # only the body is kept
-    parameters = inspect.signature(build).parameters.values()
-    needed = [p.name for p in parameters if p.default is p.empty and p.kind != p.VAR_KEYWORD]
-    if any(name not in offered for name in needed):
-        return None
-    try:
-        built = build(**{p.name: offered[p.name] for p in parameters if p.name in offered})
-    except TypeError:  # a signature this recorder does not know
-        return None
-    body = getattr(built, "body", None)
-    return body if isinstance(body, bytes) else None
-
-
-def _spec_body(provider: str, model: str, message: str, stream: bool) -> bytes:
-    """The body SPEC R-PRV-5 / R-PRV-9 prescribe for one user message and no tools."""
-    body: dict[str, Any] = {"model": model}
-    if provider == "openai":
-        body["messages"] = [{"role": "user", "content": message}]
-        if stream:
-            body.update(stream=True, stream_options={"include_usage": True})
-    else:
-        from harness9_ref.provider import get_model_limits
-
-        body["max_tokens"] = get_model_limits(model).output_tokens
-        body["messages"] = [{"role": "user", "content": [{"type": "text", "text": message}]}]
-        if stream:
-            body["stream"] = True
-    return json.dumps(body, ensure_ascii=False).encode("utf-8")
-
-
 def _send(
     request: urllib.request.Request, timeout: float
 ) -> tuple[int, list[tuple[str, str]], bytes, list[int]]:
@@ -348,16 +314,14 @@ def record(
     folder = Path(out)
     if (folder / EXCHANGE_FILE).exists() and not overwrite:
         raise RecordError(f"{folder / EXCHANGE_FILE} exists; pass --force to replace it")
-    url = (base_url or DEFAULT_BASE_URLS[provider]).rstrip("/") + ENDPOINTS[provider]
-    built = _package_body(provider, model, message, stream)
-    body = built or _spec_body(provider, model, message, stream)
-    accept = "text/event-stream" if stream else "application/json"
-    kept = {"content-type": "application/json", "accept": accept}
-    secret = {"authorization": f"Bearer {key}"}
-    if provider == "anthropic":
-        kept["anthropic-version"] = ANTHROPIC_VERSION
-        secret = {"x-api-key": key}
-    request = urllib.request.Request(url, data=body, headers={**kept, **secret}, method="POST")
+    tools: Sequence[ToolDefinition] = ()
+    built = BUILDERS[provider](
+        model, [Message("user", message)], tools, stream=stream, api_key=key,
+        base_url=base_url or DEFAULT_BASE_URLS[provider],
+    )
+    url, body = built.url, built.body
+    kept = {name.lower(): value for name, value in built.headers if name.lower() in REQUEST_HEADERS}
+    request = urllib.request.Request(url, data=body, headers=dict(built.headers), method=built.method)
     status, headers, answer, chunks = _send(request, timeout)
 
     secret_bytes = key.encode("utf-8")

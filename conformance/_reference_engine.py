@@ -12,7 +12,6 @@ the requests the provider received (the compacted views), so a case checks all t
 from __future__ import annotations
 
 import dataclasses
-import os
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -74,7 +73,6 @@ def op_engine_run(inp: Mapping[str, Any]) -> dict[str, Any]:
         return AgentEngine(
             provider,
             registry,
-            os.getcwd(),
             prompt_builder=lambda: system_prompt,
             session=session,
             compactor=compactor,

@@ -123,7 +123,6 @@ def build_engine(settings: Settings, provider: LLMProvider, session: Session, re
     return AgentEngine(
         provider,
         registry,
-        settings.workdir,
         session=session,
         compactor=new_summarization_compactor(provider, window, request_limit=window // 2),
         context_window=window,

@@ -24,9 +24,7 @@ takes the run's snapshot of the session or compactor, never the engine's current
 from __future__ import annotations
 
 import logging
-import os
 import threading
-from pathlib import Path
 from typing import TYPE_CHECKING, Generator, Sequence
 
 from ..memory import Compactor, Session, SessionError, SummarizationCompactor, estimate_tool_tokens
@@ -84,7 +82,6 @@ class AgentEngine:
     Args:
         llm: the provider; the engine only calls its ``generate_stream`` (R-ENG-5 step 7).
         registry: the tools offered to the model and run for it (R-ENG-9).
-        workdir: the working directory of the agent (the tools' registry is built on it).
         prompt_builder: returns the system prompt at the start of each run; without one the
             run uses ``DEFAULT_SYSTEM_PROMPT`` (R-ENG-3).
         session: where history is loaded from and saved to; None keeps nothing (R-ENG-4).
@@ -106,7 +103,6 @@ class AgentEngine:
         self,
         llm: LLMProvider,
         registry: ToolRegistry,
-        workdir: str | os.PathLike[str],
         *,
         prompt_builder: PromptBuilder | None = None,
         session: Session | None = None,
@@ -121,7 +117,6 @@ class AgentEngine:
             raise ValueError(f"context_window must be 0 (unknown) or positive, got {context_window}")
         self._llm = llm
         self._registry = registry
-        self._workdir = Path(workdir)
         self._prompt_builder = prompt_builder
         self._context_window = context_window
         self._max_turns = max_turns
@@ -130,10 +125,6 @@ class AgentEngine:
         self._compactor = compactor
         self._active: RunState | None = None
         self._long = LongSession(context_window) if long_session else None
-
-    @property
-    def workdir(self) -> Path:
-        return self._workdir
 
     @property
     def context_window(self) -> int:

@@ -24,7 +24,7 @@ Tree (code in brackets)::
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Final
+from typing import ClassVar, Final
 
 from ..schema import CHUNK_ERROR, StreamChunk
 
@@ -111,10 +111,6 @@ class ProviderError(Exception):
     def chunk_text(self) -> str:
         """The ``error`` text of a stream's error chunk: ``<code>: <message>`` (R-PRV-19)."""
         return f"{self.code}: {self.message}"
-
-    def to_protocol(self) -> dict[str, Any]:
-        """The conformance protocol form ``{"error": {"code", "message"}}`` (R-ERR-6)."""
-        return {"error": {"code": self.code, "message": self.message}}
 
 
 class AuthenticationError(ProviderError):

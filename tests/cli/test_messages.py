@@ -56,6 +56,6 @@ def test_an_unexpected_exception_is_an_internal_error_without_its_type(
 
 def test_an_engine_internal_error_is_reported_without_its_type(tmp_path: Path) -> None:
     out, err = io.StringIO(), io.StringIO()
-    engine = AgentEngine(ScriptedProvider([ZeroDivisionError("division by zero")]), Registry(tmp_path), tmp_path)
+    engine = AgentEngine(ScriptedProvider([ZeroDivisionError("division by zero")]), Registry(tmp_path))
     assert run_prompt(engine, "sid-9", "hello", out, err) == 1
     assert err.getvalue() == "harness9-ref: error: internal error: division by zero\nsession: sid-9\n"

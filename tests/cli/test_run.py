@@ -23,7 +23,7 @@ class ClosedPipe(io.StringIO):
 def test_text_to_out_activity_and_session_to_err(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("alpha\n")
     out, err = io.StringIO(), io.StringIO()
-    engine = AgentEngine(OfflineProvider(), Registry(tmp_path), tmp_path, session=MemorySession())
+    engine = AgentEngine(OfflineProvider(), Registry(tmp_path), session=MemorySession())
     assert run_prompt(engine, "sid-1", "read a.txt", out, err) == 0
     assert out.getvalue().startswith("Reading a.txt.\nThe tool calls of the last step returned:\n")
     assert out.getvalue().endswith("\n") and not out.getvalue().endswith("\n\n")
@@ -33,7 +33,7 @@ def test_text_to_out_activity_and_session_to_err(tmp_path: Path) -> None:
 def test_a_failed_run_is_one_error_line_then_the_session(tmp_path: Path) -> None:
     out, err = io.StringIO(), io.StringIO()
     provider = ScriptedProvider([Failure("overloaded", "anthropic: HTTP 529 overloaded_error: Overloaded", ("par",))])
-    engine = AgentEngine(provider, Registry(tmp_path), tmp_path)
+    engine = AgentEngine(provider, Registry(tmp_path))
     assert run_prompt(engine, "sid-2", "hello", out, err) == 1
     assert out.getvalue() == "par\n"
     assert err.getvalue() == "harness9-ref: error: anthropic: HTTP 529 overloaded_error: Overloaded\nsession: sid-2\n"
@@ -42,7 +42,7 @@ def test_a_failed_run_is_one_error_line_then_the_session(tmp_path: Path) -> None
 def test_a_closed_standard_output_does_not_stop_the_run(tmp_path: Path) -> None:
     err = io.StringIO()
     session = MemorySession()
-    engine = AgentEngine(OfflineProvider(), Registry(tmp_path), tmp_path, session=session)
+    engine = AgentEngine(OfflineProvider(), Registry(tmp_path), session=session)
     assert run_prompt(engine, "sid-3", "hello", ClosedPipe(), err) == 0
     assert err.getvalue() == "session: sid-3\n"
     assert [m.role for m in session.get_messages(0)] == ["user", "assistant"]

@@ -54,7 +54,7 @@ def engine(
     **options: object,
 ) -> AgentEngine:
     options.setdefault("prompt_builder", lambda: SYSTEM)
-    return AgentEngine(provider, registry or ScriptedRegistry(), ".", **options)  # type: ignore[arg-type]
+    return AgentEngine(provider, registry or ScriptedRegistry(), **options)  # type: ignore[arg-type]
 
 
 def types(events: Sequence[Event]) -> list[str]:
@@ -180,7 +180,7 @@ def test_the_system_prompt_is_never_stored_and_is_built_at_each_run() -> None:
 
 def test_without_a_prompt_builder_the_default_prompt_is_message_zero() -> None:
     provider = ScriptedProvider([final()])
-    AgentEngine(provider, ScriptedRegistry(), ".").run("hi")
+    AgentEngine(provider, ScriptedRegistry()).run("hi")
     assert provider.requests[0].messages[0] == system(DEFAULT_SYSTEM_PROMPT)
     assert "read_file" in DEFAULT_SYSTEM_PROMPT and "bash" in DEFAULT_SYSTEM_PROMPT
 
@@ -402,7 +402,7 @@ def test_max_turns_below_one_is_refused(max_turns: int) -> None:
 def test_cancel_from_another_thread_abandons_the_stream_and_saves_completed_steps() -> None:
     session = MemorySession()
     provider = GatedProvider()
-    eng = AgentEngine(provider, ScriptedRegistry(), ".", session=session)
+    eng = AgentEngine(provider, ScriptedRegistry(), session=session)
     events: list[Event] = []
     worker = threading.Thread(target=lambda: events.extend(eng.run_stream("go")))
     worker.start()
@@ -434,7 +434,7 @@ def test_cancel_before_a_tool_call_leaves_the_step_unsaved_and_the_call_unstarte
 def test_closing_the_iterator_cancels_the_run_saves_and_frees_the_engine() -> None:
     session = MemorySession()
     provider = GatedProvider()
-    eng = AgentEngine(provider, ScriptedRegistry(), ".", session=session)
+    eng = AgentEngine(provider, ScriptedRegistry(), session=session)
     events = eng.run_stream("go")
     assert next(events).type is EventType.TOKEN_UPDATE
     assert next(events).type is EventType.TEXT_DELTA

@@ -57,7 +57,7 @@ def test_cancel_interrupts_a_running_command_saves_its_observation_and_fails_can
 ) -> None:
     session = MemorySession()
     provider = ScriptedProvider([Reply(assistant("", SLEEP)), Reply(assistant("never asked"))])
-    eng = AgentEngine(provider, registry, tmp_path, session=session)
+    eng = AgentEngine(provider, registry, session=session)
     events, took = run_and_cancel(eng, "wait a bit", tmp_path)
     assert took < 3
     observation = "started\n" + INTERRUPTED_NOTE
@@ -72,7 +72,7 @@ def test_cancel_interrupts_a_running_command_saves_its_observation_and_fails_can
 def test_an_interrupted_step_on_the_last_turn_still_fails_cancelled_not_max_turns(
     registry: Registry, tmp_path: Path
 ) -> None:
-    eng = AgentEngine(ScriptedProvider([Reply(assistant("", SLEEP))]), registry, tmp_path, max_turns=1)
+    eng = AgentEngine(ScriptedProvider([Reply(assistant("", SLEEP))]), registry, max_turns=1)
     events, _ = run_and_cancel(eng, "go", tmp_path)
     assert events[-1].to_dict()["data"]["code"] == "cancelled"
 
@@ -82,7 +82,7 @@ def test_a_cancel_between_tool_calls_still_prevents_the_next_call(registry: Regi
     second = ToolCall("c2", "bash", json.dumps({"command": "touch second-ran"}))
     session = MemorySession()
     provider = ScriptedProvider([Reply(assistant("", first)), Reply(assistant("", second))])
-    eng = AgentEngine(provider, registry, tmp_path, session=session)
+    eng = AgentEngine(provider, registry, session=session)
     seen: list[Event] = []
     for event in eng.run_stream("go"):
         seen.append(event)
@@ -94,6 +94,6 @@ def test_a_cancel_between_tool_calls_still_prevents_the_next_call(registry: Regi
 
 
 def test_cancel_when_idle_interrupts_nothing(registry: Registry, tmp_path: Path) -> None:
-    eng = AgentEngine(ScriptedProvider([]), registry, tmp_path)
+    eng = AgentEngine(ScriptedProvider([]), registry)
     assert eng.cancel() is False
     assert registry.execute("bash", json.dumps({"command": "echo fine"})) == "fine\n"

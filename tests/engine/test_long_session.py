@@ -86,7 +86,6 @@ def agent(provider: object, session: object, workdir: Path, window: int, *, long
     return AgentEngine(
         provider,  # type: ignore[arg-type]
         Registry(workdir),
-        workdir,
         prompt_builder=lambda: SYSTEM,
         session=session,  # type: ignore[arg-type]
         compactor=new_summarization_compactor(provider, window, request_limit=window // 2),  # type: ignore[arg-type]
@@ -181,7 +180,7 @@ def test_a_corrupt_checkpoint_row_is_ignored_with_a_warning(tmp_path: Path, capl
     provider = ScriptedProvider([Reply(Message("assistant", "fine"))])
     with Manager(path) as manager, caplog.at_level(logging.WARNING):
         session = manager.open_session(session_id)
-        engine = AgentEngine(provider, ScriptedRegistry(), ".", prompt_builder=lambda: SYSTEM, session=session, long_session=True)
+        engine = AgentEngine(provider, ScriptedRegistry(), prompt_builder=lambda: SYSTEM, session=session, long_session=True)
         assert engine.run("three").content == "fine"
         assert [m.content for m in session.get_messages()] == ["one", "two", "three", "fine"]
     assert [m.content for m in provider.requests[0].messages] == [SYSTEM, "one", "two", "three"]
@@ -199,7 +198,7 @@ def test_a_failed_checkpoint_save_only_logs(caplog: pytest.LogCaptureFixture) ->
     provider = ScriptedProvider([Message("assistant", "SUMMARY"), Message("assistant", "done")])
     compactor = new_summarization_compactor(provider, 200)
     engine = AgentEngine(
-        provider, ScriptedRegistry(), ".", prompt_builder=lambda: SYSTEM, session=session,
+        provider, ScriptedRegistry(), prompt_builder=lambda: SYSTEM, session=session,
         compactor=compactor, context_window=200, long_session=True,
     )
     with caplog.at_level(logging.WARNING):
@@ -220,7 +219,7 @@ def test_compact_now_is_refused_while_a_run_is_in_progress() -> None:
     session = MemorySession()
     provider = Slow([Message("assistant", "done")])
     engine = AgentEngine(
-        provider, ScriptedRegistry(), ".", session=session,
+        provider, ScriptedRegistry(), session=session,
         compactor=new_summarization_compactor(provider, 1000), context_window=1000, long_session=True,
     )
     worker = threading.Thread(target=engine.run, args=("go",))
@@ -248,7 +247,7 @@ def test_a_run_cannot_start_while_compact_now_summarises() -> None:
     session.add_messages([Message("user", f"m{i}") for i in range(10)])
     provider = SlowSummarizer([Message("assistant", "SUMMARY")])
     engine = AgentEngine(
-        provider, ScriptedRegistry(), ".", session=session,
+        provider, ScriptedRegistry(), session=session,
         compactor=new_summarization_compactor(provider, 1000), context_window=1000, long_session=True,
     )
     outcome: list[object] = []
@@ -265,7 +264,7 @@ def test_a_run_cannot_start_while_compact_now_summarises() -> None:
 def test_the_status_figure_is_the_calibrated_one() -> None:
     """R-LONG-3: the first token update of a turn scales the estimate by the last real count."""
     provider = ScriptedProvider([Reply(Message("assistant", "a"), Usage(300, 1)), Reply(Message("assistant", "b"), Usage(310, 1))])
-    engine = AgentEngine(provider, ScriptedRegistry(), ".", prompt_builder=lambda: "s" * 400, context_window=100_000, long_session=True)
+    engine = AgentEngine(provider, ScriptedRegistry(), prompt_builder=lambda: "s" * 400, context_window=100_000, long_session=True)
     first = [e for e in engine.run_stream("x" * 396) if e.type == EventType.TOKEN_UPDATE]
     second = [e for e in engine.run_stream("y" * 396) if e.type == EventType.TOKEN_UPDATE]
     assert first[0].data.estimated_tokens == 199 * 4 // 3  # (400 + 396) // 4 by the prior of a token per 3 bytes

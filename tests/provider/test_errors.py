@@ -55,7 +55,7 @@ def test_every_error_class_has_its_fixed_code_and_parent(cls: type[ProviderError
     assert cls.code == code
     error = cls("x: y", provider="openai")
     assert error.code == code
-    assert error.to_protocol() == {"error": {"code": code, "message": "x: y"}}
+    assert (str(error), error.message) == ("x: y", "x: y")
     assert error.chunk_text() == f"{code}: x: y"
 
 

@@ -202,7 +202,7 @@ def test_with_a_window_of_2000_compaction_shows_within_five_turns(tmp_path: Path
     provider = OfflineProvider()
     compactor = new_summarization_compactor(provider, 2000)
     engine = AgentEngine(
-        provider, Registry(tmp_path), tmp_path, session=MemorySession(), compactor=compactor, context_window=2000
+        provider, Registry(tmp_path), session=MemorySession(), compactor=compactor, context_window=2000
     )
     turns = []
     for n, prompt in enumerate(("hello", "what can you do", "tell me more", "ok", "and then"), start=1):
@@ -215,7 +215,7 @@ def test_with_a_window_of_2000_compaction_shows_within_five_turns(tmp_path: Path
 def test_a_tool_round_trip_through_the_engine(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("line one\nline two\n")
     provider = OfflineProvider()
-    engine = AgentEngine(provider, Registry(tmp_path), tmp_path)
+    engine = AgentEngine(provider, Registry(tmp_path))
     events = list(engine.run_stream("read a.txt"))
     kinds = [e.type for e in events]
     assert kinds.count(EventType.TOOL_CALL) == 1 and kinds.count(EventType.TOOL_RESULT) == 1

@@ -50,7 +50,6 @@ def make_app(
     engine = AgentEngine(
         provider,
         registry,
-        workdir,
         session=session,
         compactor=new_summarization_compactor(provider, window),
         context_window=window,
@@ -287,7 +286,7 @@ def test_resume_at_start_shows_the_stored_messages(manager: Manager, tmp_path: P
     session: SQLiteSession = manager.new_session()
     session.add_messages([Message("user", "earlier"), Message("assistant", "answer")])
     provider = OfflineProvider()
-    engine = AgentEngine(provider, Registry(tmp_path), tmp_path)
+    engine = AgentEngine(provider, Registry(tmp_path))
     app = App(engine, manager, session, "m", str(tmp_path), notices=["notice line"])
     assert app.lines == [
         PaneLine("notice line", "notice"),
