@@ -1,0 +1,146 @@
+"""PostgreSQL sessions: URLs, errors, the schema and its version, exact round trips, copy (SPEC R-PG-1 … R-PG-6, R-PG-9, R-PG-10)."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from harness9_ref.memory import Checkpoint, Manager, SessionDatabaseError, UnsupportedSchema, copy_sessions
+from harness9_ref.memory._pg_db import EXTRA_MISSING
+from harness9_ref.planning import TodoItem
+from harness9_ref.schema import Message, ToolCall
+
+ROOT = Path(__file__).resolve().parents[2]
+ODD = [
+    Message("user", "中文 🧑‍💻 \x00 nul\r\n"),
+    Message("assistant", "", (ToolCall("c\x00", "bash", ' {"padded": 1} '), ToolCall("c2", "x", '{"a":  [1e400, "\\ud800"]}'))),
+    Message("user", "", (), "c\x00"),
+]
+
+
+def column(url: str, sql: str) -> list[tuple[object, ...]]:
+    with psycopg.connect(url) as conn:
+        return conn.execute(sql).fetchall()
+
+
+def fill(manager: Manager) -> str:
+    session = manager.new_session()
+    session.add_messages(ODD)
+    session.save_todos([TodoItem("t\x00", "do 🧑‍💻", "in_progress"), TodoItem("t", "", "pending")])
+    session.save_checkpoint(Checkpoint(2, "anchor\x00", "summary\n𝄞"))
+    return session.session_id
+
+
+def snapshot(manager: Manager) -> list[object]:
+    out: list[object] = []
+    for info in manager.list_sessions():
+        session = manager.open_session(info.id)
+        out.append((info, session.get_messages(), session.get_todos(), session.get_checkpoint()))
+    return out
+
+
+def test_messages_times_and_the_tool_calls_column_match_sqlite_exactly(pg_url: str, tmp_path: Path) -> None:
+    with Manager(pg_url, clock=lambda: 1_700_000_123.9) as pg, Manager(tmp_path / "s.db", clock=lambda: 1_700_000_123.9) as lite:
+        for manager in (pg, lite):
+            fill(manager)
+        assert [s[1:] for s in snapshot(pg)] == [s[1:] for s in snapshot(lite)]
+        assert [(i.created_at, i.updated_at, i.message_count) for i in pg.list_sessions()] == [
+            (i.created_at, i.updated_at, i.message_count) for i in lite.list_sessions()
+        ]
+    rows = column(pg_url, "SELECT tool_calls, created_at FROM messages ORDER BY id")
+    with sqlite3.connect(tmp_path / "s.db") as conn:
+        assert rows == conn.execute("SELECT tool_calls, created_at FROM messages ORDER BY id").fetchall()
+    assert column(pg_url, "SELECT version FROM harness9_schema") == [(2,)]
+
+
+def test_other_schemes_are_refused_and_never_taken_for_a_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SessionDatabaseError, match=r"^xyz:// databases are not supported; give the path of an SQLite file or a postgresql:// URL$"):
+        Manager("xyz://user:pw@host/db")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_connection_errors_are_one_line_without_the_password() -> None:
+    with pytest.raises(SessionDatabaseError) as caught:
+        Manager("postgresql://me:s3cr3t-pw@127.0.0.1:1/h9?password=s3cr3t-pw&connect_timeout=2")
+    text = str(caught.value)
+    assert "\n" not in text and "s3cr3t-pw" not in text
+    assert text.startswith("cannot connect to postgresql://me@127.0.0.1:1/h9: ")
+
+
+def test_without_psycopg_the_error_names_the_extra_and_sqlite_needs_nothing(tmp_path: Path) -> None:
+    code = (
+        "import sys; sys.modules['psycopg'] = None\n"
+        "from harness9_ref.memory import Manager, SessionDatabaseError\n"
+        f"Manager({str(tmp_path / 'x.db')!r}).close()\n"
+        "try:\n    Manager('postgresql://u@h/db')\nexcept SessionDatabaseError as e:\n    print(e)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == EXTRA_MISSING + "\n"
+    plain = "import sys, harness9_ref.cli, harness9_ref.memory; print('psycopg' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", plain], capture_output=True, text=True, cwd=ROOT).stdout == "False\n"
+
+
+def test_a_schema_of_another_version_or_of_another_program_is_refused_untouched(pg_url: str) -> None:
+    Manager(pg_url).close()
+    with psycopg.connect(pg_url) as conn:
+        conn.execute("UPDATE harness9_schema SET version = 3")
+    with pytest.raises(UnsupportedSchema, match="format version 3"):
+        Manager(pg_url)
+    assert column(pg_url, "SELECT version FROM harness9_schema") == [(3,)]
+    with psycopg.connect(pg_url) as conn:
+        conn.execute("DROP TABLE harness9_schema")
+    with pytest.raises(UnsupportedSchema, match="tables of another program"):
+        Manager(pg_url)
+    assert column(pg_url, "SELECT to_regclass('harness9_schema') IS NULL") == [(True,)]
+
+
+def test_copy_round_trips_sqlite_to_postgresql_and_back_losslessly(pg_url: str, tmp_path: Path) -> None:
+    with Manager(tmp_path / "a.db", clock=lambda: 1_700_000_000) as first:
+        fill(first)
+        first.new_session()  # an empty session is copied too
+        original = snapshot(first)
+        with Manager(pg_url) as middle, Manager(tmp_path / "b.db") as last:
+            assert copy_sessions(first, middle).to_dict() == {"sessions": 2, "messages": 3}
+            copy_sessions(middle, last)
+            assert snapshot(middle) == original and snapshot(last) == original
+
+
+def test_copy_refuses_an_existing_id_and_copies_nothing_unless_told(pg_url: str, tmp_path: Path) -> None:
+    with Manager(tmp_path / "a.db") as source, Manager(pg_url) as target:
+        kept = fill(source)
+        fill(source)
+        copy_sessions(source, target)
+        target.open_session(kept).add_messages([Message("user", "only in the target")])
+        source.new_session()
+        before = snapshot(target)
+        with pytest.raises(SessionDatabaseError, match="already holds 2 of these sessions.*nothing was copied"):
+            copy_sessions(source, target)
+        assert snapshot(target) == before
+        copy_sessions(source, target, overwrite=True)
+        assert snapshot(target) == snapshot(source)
+
+
+def test_the_command_line_takes_a_url_and_copies(pg_url: str, tmp_path: Path) -> None:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "HARNESS9_DB": pg_url}
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "harness9_ref", *args]
+        return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+
+    assert cli("--provider", "offline", "run", "hello postgres").returncode == 0
+    listed = cli("sessions")
+    assert listed.returncode == 0 and "1 messages" not in listed.stdout and "hello postgres" in listed.stdout
+    copied = cli("copy", pg_url, str(tmp_path / "c.db"))
+    assert (copied.returncode, copied.stdout) == (0, "copied 1 sessions, 2 messages\n"), copied.stderr
+    again = cli("copy", pg_url, str(tmp_path / "c.db"))
+    assert again.returncode == 1 and again.stderr.count("\n") == 1 and "nothing was copied" in again.stderr
+    assert cli("copy", pg_url, str(tmp_path / "c.db"), "--overwrite").returncode == 0
+    missing = cli("copy", str(tmp_path / "none.db"), pg_url)
+    assert missing.returncode == 1 and "no such file" in missing.stderr and not (tmp_path / "none.db").exists()
