@@ -23,13 +23,14 @@ from ._replay import Responder
 
 __all__ = ["Forwarder", "Upstream"]
 
-# Headers about one connection or one hop (RFC 9110 §7.6.1), and those the proxy sets itself:
-# the upstream's host, and an identity encoding so bodies are recorded as the client reads them.
+# Headers about one connection or one hop, ``expect`` (the proxy has the whole body already),
+# and those the proxy sets itself: the upstream's host, and an identity encoding so that bodies
+# are recorded as the client reads them.
 _NOT_FORWARDED: Final = frozenset(
     {
         "connection", "keep-alive", "proxy-authenticate", "proxy-authorization",
         "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade", "host",
-        "content-length", "accept-encoding",
+        "content-length", "accept-encoding", "expect",
     }
 )
 

@@ -23,9 +23,6 @@ from conformance._record import find_exchanges
 from conformance._replay import ReplayServer
 from tests.conformance.proxy_upstream import PYTHON_ENV_KEYS
 
-pytest.importorskip("openai")
-pytest.importorskip("anthropic")
-
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "providers"
 BY_NAME = {e.name: e for e in find_exchanges([FIXTURES])}
 OPENAI_KEY = "sk-proj-Plugin7Key6Never5Written4"
@@ -49,7 +46,8 @@ def chat():
         body["messages"] = [{{"role": "user", "content": "Something else entirely."}}]
     text = client.chat.completions.create(**body).choices[0].message.content
     if os.environ.get("APP_EXTRA"):
-        text += repr(client.chat.completions.create(**EXTRA_BODY).choices[0].message.tool_calls[0].function.name)
+        call = client.chat.completions.create(**EXTRA_BODY).choices[0].message.tool_calls[0]
+        text += call.function.name
     message = anthropic.Anthropic(max_retries=0, timeout=10).messages.create(**ANTHROPIC_BODY)
     return [text, message.content[0].text, message.usage.output_tokens]
 
@@ -92,10 +90,8 @@ def run(project: Path, *args: str, **env: str) -> subprocess.CompletedProcess[st
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    bodies = {
-        name: json.dumps(BY_NAME[f].request_body)
-        for name, f in [("openai", "openai/text"), ("extra", "openai/tool-call"), ("anthropic", "anthropic/text")]
-    }
+    chosen = {"openai": "openai/text", "extra": "openai/tool-call", "anthropic": "anthropic/text"}
+    bodies = {name: json.dumps(BY_NAME[fixture].request_body) for name, fixture in chosen.items()}
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_app.py").write_text(APP_TEST.format(**bodies), encoding="utf-8")
     return tmp_path
@@ -108,7 +104,10 @@ def configure(project: Path, upstream: str) -> None:
     )
 
 
+@pytest.mark.sdk
 def test_record_once_replay_without_keys_refuse_a_change_record_new_episodes(project: Path) -> None:
+    pytest.importorskip("openai")
+    pytest.importorskip("anthropic")
     keys = {"OPENAI_API_KEY": OPENAI_KEY, "ANTHROPIC_API_KEY": ANTHROPIC_KEY}
     with ReplayServer([BY_NAME["openai/text"], BY_NAME["anthropic/text"]]) as upstream:
         configure(project, upstream.base_url)
@@ -157,5 +156,6 @@ def test_a_missing_cassette_fails_in_replay_and_is_skipped_without_keys_when_rec
     once = run(project, "--h9-record=once", "-k", "test_never_recorded")
     assert once.returncode == 0 and "1 skipped" in once.stdout
     folder = project / "tests" / "cassettes" / "test_app" / "shared"
-    assert f"--h9-record=once: recording {folder} needs OPENAI_API_KEY or ANTHROPIC_API_KEY" in once.stdout
+    needs = f"--h9-record=once: recording {folder} needs OPENAI_API_KEY or ANTHROPIC_API_KEY"
+    assert needs in once.stdout
     assert not (project / "tests" / "cassettes").exists()

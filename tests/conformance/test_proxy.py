@@ -24,7 +24,12 @@ from conformance._cases import PROJECT_ROOT
 from conformance._cassette import load_cassette
 from conformance._record import EXCHANGE_FILE, load_exchange
 from conformance._replay import MISMATCH_STATUS, ReplayServer
-from tests.conformance.proxy_upstream import PYTHON_ENV_KEYS, StandIn, recording, stand_in_server
+from tests.conformance.proxy_upstream import (
+    PYTHON_ENV_KEYS,
+    StandIn,
+    recording,
+    stand_in_server,
+)
 
 KEY = "sk-proj-Vb7Nq2Lx9Kw4Hj6Gf3Ds1Aa8Zc5"
 SECRETS = {
@@ -34,6 +39,7 @@ SECRETS = {
     "openai-organization": "org-Rr5Ee4Ww3Qq2",
     "openai-project": "proj_Ll8Kk7Jj6Hh5",
 }
+UP = "http://127.0.0.1:{port}"  # the stand-in's port is filled in by the test
 SSE = (b'data: {"n":1}\n\n', b'data: {"n":2}\n\n', b"data: [DONE]\n\n")
 
 
@@ -44,7 +50,11 @@ def stand_in() -> Iterator[StandIn]:
 
 
 def send(
-    port: int, body: object, *, path: str = "/v1/chat/completions", headers: dict[str, str] | None = None
+    port: int,
+    body: object,
+    *,
+    path: str = "/v1/chat/completions",
+    headers: dict[str, str] | None = None,
 ) -> tuple[int, bytes]:
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     try:
@@ -120,7 +130,8 @@ def test_no_secret_header_value_reaches_disk_and_redact_patterns_apply_to_bodies
     ]
     body = {"user": "alice@example.com", "messages": [{"role": "user", "content": f"my key {KEY}"}]}
     with recording(stand_in.url, tmp_path / "c", redact=[r"[a-z]+@example\.com"]) as proxy:
-        status, answer = send(proxy.port, body, path=f"/v1/chat/completions?key={KEY}", headers=SECRETS)
+        path = f"/v1/chat/completions?key={KEY}"
+        status, answer = send(proxy.port, body, path=path, headers=SECRETS)
     assert (status, answer) == (200, echo.encode())  # the client sees everything
     _, _, received, _ = stand_in.received[0]
     assert received["authorization"] == f"Bearer {KEY}"  # the key went upstream
@@ -186,9 +197,12 @@ def test_ctrl_c_writes_the_complete_exchanges_and_nothing_half_done(
         assert process.stdout is not None
         head = [process.stdout.readline() for _ in range(4)]
         assert head[0] == f"recording {stand_in.url} into {out}\n"
-        port = int(re.fullmatch(r"OpenAI base URL: http://127\.0\.0\.1:(\d+)/v1\n", head[1]).group(1))  # type: ignore[union-attr]
+        match = re.fullmatch(r"OpenAI base URL: http://127\.0\.0\.1:(\d+)/v1\n", head[1])
+        assert match, head
+        port = int(match.group(1))
         assert send(port, {"a": 1}) == (200, b'{"n": 1}\n')
-        assert process.stdout.readline() == "POST /v1/chat/completions -> recorded openai/0001-post-v1-chat-completions\n"
+        recorded = "POST /v1/chat/completions -> recorded openai/0001-post-v1-chat-completions\n"
+        assert process.stdout.readline() == recorded
         stand_in.gate = threading.Event()  # the second answer stops after its first event
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
         connection.request("POST", "/v1/chat/completions", body=b'{"stream": true}')
@@ -202,7 +216,8 @@ def test_ctrl_c_writes_the_complete_exchanges_and_nothing_half_done(
     assert out_text.endswith(f"recorded 1 exchanges in {out}\n")
     assert sorted(p.name for p in out.iterdir()) == ["0001-post-v1-chat-completions"]
     assert load_exchange(out / "0001-post-v1-chat-completions").body == b'{"n": 1}\n'
-    assert sorted(p.name for p in out.rglob("*")) == ["0001-post-v1-chat-completions", EXCHANGE_FILE, "response.body"]
+    everything = sorted(p.name for p in out.rglob("*"))
+    assert everything == ["0001-post-v1-chat-completions", EXCHANGE_FILE, "response.body"]
 
 
 @pytest.mark.parametrize(
@@ -210,10 +225,10 @@ def test_ctrl_c_writes_the_complete_exchanges_and_nothing_half_done(
     [
         (["--upstream", "api.openai.com"], "is not an http:// or https:// URL with a host"),
         (["--upstream", "ftp://example.com"], "is not an http:// or https:// URL with a host"),
-        (["--upstream", "http://127.0.0.1:99999"], "has a port that is not a number from 0 to 65535"),
-        (["--upstream", "http://127.0.0.1:{port}", "--port", "70000"], "--port must be from 0 to 65535"),
-        (["--upstream", "http://127.0.0.1:{port}", "--redact", "(unclosed"], "is not a regular expression"),
-        (["--upstream", "http://127.0.0.1:{port}", "--redact", "x*"], "matches the empty text"),
+        (["--upstream", "http://127.0.0.1:99999"], "has a port that is not a number from 0 to"),
+        (["--upstream", UP, "--port", "70000"], "--port must be from 0 to 65535"),
+        (["--upstream", UP, "--redact", "(unclosed"], "is not a regular expression"),
+        (["--upstream", UP, "--redact", "x*"], "matches the empty text"),
     ],
     ids=["no-scheme", "ftp", "url-port", "listen-port", "bad-regex", "empty-regex"],
 )

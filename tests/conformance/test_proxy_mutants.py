@@ -26,11 +26,12 @@ from conformance._cases import PROJECT_ROOT
 from conformance._mutants import _apply, _copy_project, _Edit
 
 MUTANTS_DIR = PROJECT_ROOT / "conformance" / "mutants" / "pytest"
-MUTANTS = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(MUTANTS_DIR.glob("*.json"))}
+MUTANTS = {p.stem: json.loads(p.read_text("utf-8")) for p in sorted(MUTANTS_DIR.glob("*.json"))}
+HIDDEN = ("PYTHONSAFEPATH", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 
 
 def pytest_run(copy: Path, tests: list[str]) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONSAFEPATH", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
+    env = {k: v for k, v in os.environ.items() if k not in HIDDEN}
     env.update(PYTHONPATH=str(copy), PYTHONDONTWRITEBYTECODE="1")
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rf", *tests],
@@ -43,7 +44,8 @@ def copy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A copy of the project whose listed tests pass before any bug is seeded."""
     target = tmp_path_factory.mktemp("project")
     _copy_project(PROJECT_ROOT, target)
-    shutil.copytree(PROJECT_ROOT / "tests", target / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    skipped = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(PROJECT_ROOT / "tests", target / "tests", ignore=skipped)
     shutil.copy(PROJECT_ROOT / "pyproject.toml", target)
     listed = sorted({test for mutant in MUTANTS.values() for test in mutant["tests"]})
     baseline = pytest_run(target, listed)
@@ -53,7 +55,7 @@ def copy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 def test_every_r_rec_requirement_has_a_seeded_bug() -> None:
     cited = {mutant["description"].partition(":")[0] for mutant in MUTANTS.values()}
-    assert cited == {f"R-REC-{n}" for n in range(1, 8)}
+    assert {f"R-REC-{n}" for n in range(1, 8)} <= cited  # others pending by R-ERR-7 may join them
 
 
 @pytest.mark.parametrize("name", sorted(MUTANTS))
@@ -68,4 +70,4 @@ def test_the_python_tests_catch_the_seeded_bug(name: str, copy: Path) -> None:
     finally:
         (copy / mutant["file"]).write_text(original, encoding="utf-8")
     surviving = [test for test in mutant["tests"] if f"FAILED {test}" not in result.stdout]
-    assert result.returncode == 1 and not surviving, f"{name} survives {surviving}:\n{result.stdout}"
+    assert result.returncode == 1 and not surviving, f"{name} survives:\n{result.stdout}"

@@ -22,8 +22,9 @@ official = pytest.importorskip("tests.provider.test_official_sdks")
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "providers"
 ROUND_TRIP = [
-    "openai/text", "openai/stream-text", "openai/stream-tool-call-fragments", "openai/error-rate-limit",
-    "anthropic/text", "anthropic/stream-tool-use", "anthropic/stream-thinking",
+    "openai/text", "openai/stream-text", "openai/stream-tool-call-fragments",
+    "openai/error-rate-limit", "anthropic/text", "anthropic/stream-tool-use",
+    "anthropic/stream-thinking",
 ]
 BY_NAME = {e.name: e for e in find_exchanges([FIXTURES])}
 

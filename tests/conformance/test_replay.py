@@ -229,11 +229,14 @@ def test_serve_command_prints_base_urls_and_answers_until_interrupted() -> None:
 
 def test_ignored_members_are_left_out_of_matching_and_an_empty_body_is_null() -> None:
     text = BY_NAME["openai/text"]
-    empty = dataclasses.replace(text, name="openai/models", method="GET", path="/v1/models", request_body=None)
+    empty = dataclasses.replace(
+        text, name="openai/models", method="GET", path="/v1/models", request_body=None
+    )
     changed = {**text.request_body, "temperature": 0.3, "user": "someone"}
     with ReplayServer([text, empty], ignore=["temperature", "user", "metadata.run"]) as server:
         assert post(url_for(server, text), changed)[0] == 200
-        assert post(url_for(server, text), {**changed, "metadata": {"run": 7}})[0] == MISMATCH_STATUS
+        nested = {**changed, "metadata": {"run": 7}}
+        assert post(url_for(server, text), nested)[0] == MISMATCH_STATUS
         with urllib.request.urlopen(server.base_url + "/v1/models", timeout=5) as response:
             assert response.read() == text.body
     assert server.unexpected == [
@@ -273,7 +276,8 @@ def test_serve_replays_once_with_ignored_members_and_lists_what_was_never_asked_
 
 
 def test_serve_refuses_a_port_out_of_range_in_one_line() -> None:
-    command = [sys.executable, "-m", "conformance", "serve", "--port", "70000", BY_NAME["openai/text"].directory]
+    fixture = BY_NAME["openai/text"].directory
+    command = [sys.executable, "-m", "conformance", "serve", "--port", "70000", fixture]
     done = subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=30)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr == "error: --port must be from 0 to 65535 (0: any free port), got 70000\n"
