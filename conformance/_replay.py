@@ -74,7 +74,8 @@ def split_body(body: bytes, chunking: Chunking, chunks: Sequence[int] = ()) -> l
 
 @dataclass(frozen=True)
 class SeenRequest:
-    """A request the server received; ``exchange`` is the name of the one that answered it."""
+    """A request the server received; ``exchange`` is the name of the one that answered it,
+    or, when ``recorded``, the name it was forwarded and recorded under."""
 
     method: str
     path: str

@@ -99,7 +99,11 @@ def h9_cassette(
     forward = None
     if cassette is not None:
         ini = request.config.getini
-        upstreams = {p: Upstream.parse(str(ini(f"h9_{p}_upstream"))) for p in _UPSTREAMS}
+        try:
+            upstreams = {p: Upstream.parse(str(ini(f"h9_{p}_upstream"))) for p in _UPSTREAMS}
+        except ValueError as exc:
+            cassette.close()
+            pytest.fail(f"h9_cassette: an h9_*_upstream ini option: {exc}", pytrace=False)
         forward = Forwarder(upstreams, cassette)
     server = ReplayServer(
         exchanges,
