@@ -26,6 +26,7 @@ from ._errors import (
     ScriptExhausted,
     ServerError,
     StreamCutOff,
+    redact,
 )
 from ._http import HttpRequest
 from ._limits import (
@@ -80,4 +81,5 @@ __all__ = (
     "get_model_limits",
     "normalize_model_name",
     "openai",
+    "redact",
 )

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Callable, Final, Iterator, Protocol, Sequence, runtime_checkable
 
 from ..schema import CHUNK_ERROR, Message, StreamChunk, ToolDefinition, Usage
-from ._errors import REDACTED, ProviderError, error_chunk
+from ._errors import REDACTED, ProviderError, error_chunk, redact
 from ._http import HttpRequest
 from ._streaming import Assembler, ErrorParser, stream_chunks
 from ._transport import open_stream, send
@@ -141,6 +141,7 @@ class HttpProvider:
             chunks.close()
 
     def _redacted(self, chunk: StreamChunk) -> StreamChunk:
-        if chunk.type != CHUNK_ERROR or not self._api_key or self._api_key not in chunk.error:
+        if chunk.type != CHUNK_ERROR:
             return chunk
-        return StreamChunk(CHUNK_ERROR, error=chunk.error.replace(self._api_key, REDACTED))
+        text = redact(chunk.error, self._api_key)
+        return chunk if text == chunk.error else StreamChunk(CHUNK_ERROR, error=text)

@@ -45,10 +45,24 @@ __all__ = [  # gets re-exported
     "ServerError",
     "StreamCutOff",
     "error_chunk",
+    "redact",
 ]
 
 # R-PRV-3: what replaces the API key should a provider ever echo it into an error message.
 REDACTED: Final = "[redacted]"
+REDACT_MIN_CHARS: Final = 8  # R-ERR-7: a shorter key is never redacted
+
+
+def redact(text: str, secret: str) -> str:
+    """``text`` with every occurrence of the whole ``secret`` replaced by REDACTED (R-ERR-7).
+
+    Only a secret of at least REDACT_MIN_CHARS characters is replaced: a shorter one cannot be
+    told from ordinary text, and replacing it would mangle words (a key ``x`` would turn
+    ``unexpected`` into ``une[redacted]pected``). Never a part of the secret is replaced.
+    """
+    if len(secret) < REDACT_MIN_CHARS:
+        return text
+    return text.replace(secret, REDACTED)
 
 
 class ProviderError(Exception):
@@ -100,13 +114,11 @@ class ProviderError(Exception):
         return f"{type(self).__name__}({self.message!r}, provider={self.provider!r}, status={self.status!r})"
 
     def redact(self, secret: str) -> None:
-        """Replace every occurrence of ``secret`` (the API key) in the message and excerpt (R-PRV-3)."""
-        if not secret:
-            return
-        self.message = self.message.replace(secret, REDACTED)
+        """Redact ``secret`` (the API key) in the message and excerpt by the rule of ``redact`` (R-PRV-3, R-ERR-7)."""
+        self.message = redact(self.message, secret)
         self.args = (self.message,)
         if self.body_excerpt is not None:
-            self.body_excerpt = self.body_excerpt.replace(secret, REDACTED)
+            self.body_excerpt = redact(self.body_excerpt, secret)
 
     def chunk_text(self) -> str:
         """The ``error`` text of a stream's error chunk: ``<code>: <message>`` (R-PRV-19)."""

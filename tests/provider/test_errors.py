@@ -27,6 +27,7 @@ from harness9_ref.provider import (
     StreamCutOff,
     anthropic,
     openai,
+    redact,
 )
 from harness9_ref.provider._classify import error_from_object, parse_retry_after, parse_should_retry
 
@@ -248,10 +249,26 @@ def test_the_request_id_comes_from_the_body_then_the_headers(
 
 
 def test_redact_removes_the_secret_from_message_and_excerpt() -> None:
-    error = InvalidRequestError("openai: HTTP 400: bad key sk-123", provider="openai", body_excerpt="sk-123")
-    error.redact("sk-123")
+    error = InvalidRequestError("openai: HTTP 400: bad key sk-12345", provider="openai", body_excerpt="sk-12345")
+    error.redact("sk-12345")
     assert str(error) == "openai: HTTP 400: bad key [redacted]"
     assert error.body_excerpt == "[redacted]"
     assert error.args == ("openai: HTTP 400: bad key [redacted]",)
     error.redact("")
     assert str(error) == "openai: HTTP 400: bad key [redacted]"
+
+
+@pytest.mark.parametrize("secret", ["", "x", "pected", "sk-1234"])
+def test_a_key_shorter_than_eight_characters_never_mangles_words(secret: str) -> None:
+    message = "openai: HTTP 500 server_error: unexpected sk-12345 x"
+    error = ServerError(message, provider="openai", body_excerpt=message)
+    error.redact(secret)
+    assert (str(error), error.body_excerpt) == (message, message)
+    assert redact(message, secret) == message
+
+
+def test_the_whole_key_is_redacted_wherever_it_occurs_and_never_a_part_of_it() -> None:
+    key = "sk-abcdefgh"
+    assert redact(f"key={key}&x=%20{key}{key}.", key) == "key=[redacted]&x=%20[redacted][redacted]."
+    assert redact("sk-abcdefg is close but not the key", key) == "sk-abcdefg is close but not the key"
+    assert redact("abcdefgh", "abcdefgh") == "[redacted]"  # eight characters is long enough
