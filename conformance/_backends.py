@@ -32,6 +32,7 @@ __all__ = [
     "POSTGRES_KEY",
     "case_backends",
     "fresh_schema",
+    "on_a_backend",
     "per_backend",
     "read_backends",
 ]
@@ -80,14 +81,33 @@ def _on_postgres(case: Case, url: str) -> Case:
 def per_backend(cases: Iterable[Case], declared: tuple[str, ...], postgres_url: str | None) -> Iterator[Case]:
     """Each case, followed by its PostgreSQL run when the adapter and the runner both have one.
 
+    A case marked PostgreSQL-only runs only there; without a server it is reported unsupported.
+
     ``postgres_url`` None means the ``HARNESS9_TEST_POSTGRES_URL`` environment variable.
     """
     if postgres_url is None:
         postgres_url = os.environ.get(POSTGRES_ENV)
     for case in cases:
-        yield case
-        if postgres_url and POSTGRES in declared and case.op == "session" and POSTGRES in case_backends(case):
+        backends = case_backends(case) if case.op == "session" else BACKENDS
+        on_postgres = bool(postgres_url) and POSTGRES in declared and case.op == "session" and POSTGRES in backends
+        if "sqlite" in backends or not on_postgres:
+            yield case  # a PostgreSQL-only case without a server: run_case reports it unsupported
+        if on_postgres and postgres_url:
             yield _on_postgres(case, postgres_url)
+
+
+def on_a_backend(case: Case, declared: tuple[str, ...]) -> Case | str:
+    """The case to run, or why it cannot run here.
+
+    A PostgreSQL-only session case run on its own (as the mutant catalogue runs cases) needs a
+    server: the environment's, when the adapter declares PostgreSQL; otherwise it is unsupported.
+    """
+    if case.op != "session" or POSTGRES_KEY in case.input or "sqlite" in case_backends(case):
+        return case
+    url = os.environ.get(POSTGRES_ENV)
+    if url and POSTGRES in declared:
+        return replace(_on_postgres(case, url), id=case.id)
+    return f"a PostgreSQL-only case, and no PostgreSQL server ({POSTGRES_ENV}) or the adapter does not declare one"
 
 
 def _with_search_path(url: str, schema: str) -> str:

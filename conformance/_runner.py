@@ -25,7 +25,7 @@ from typing import IO, Any, Final, Literal
 
 from harness9_ref.schema import strict_json
 
-from ._backends import per_backend, read_backends
+from ._backends import on_a_backend, per_backend, read_backends
 from ._cases import PROJECT_ROOT, Case
 from ._compare import Verdict, compact_json
 from ._jsonschema import Validator, load_schema
@@ -302,9 +302,7 @@ class Adapter:
             raise _Fault(f"answer is not an object with a seq: {compact_json(answer)}", hint)
         seq = answer["seq"]
         if seq != self._seq or isinstance(seq, bool):
-            raise _Fault(
-                f"answered seq {compact_json(seq)} to the request with seq {self._seq}", hint
-            )
+            raise _Fault(f"answered seq {compact_json(seq)} to the request with seq {self._seq}", hint)
         self._check("run.response", answer)
         kinds = [key for key in ("output", "error", "skipped") if key in answer]
         shape = "answer with exactly one of output, error or skipped; see protocol-v1/run.json"
@@ -321,9 +319,7 @@ class Adapter:
         if not isinstance(error, dict) or not isinstance(error.get("code"), str):
             raise _Fault(f"error has no string code: {compact_json(error)}", shape, restart=False)
         message = error.get("message")
-        return Response(
-            "error", error_code=error["code"], message=message if isinstance(message, str) else ""
-        )
+        return Response("error", error_code=error["code"], message=message if isinstance(message, str) else "")
 
     def _stop_process(self) -> None:
         if self._process is not None:
@@ -348,7 +344,10 @@ def run_case(adapter: Adapter, case: Case) -> Verdict:
     what the adapter declared: its wording, own ids, own clock (conformance/_porting.py)."""
     if not adapter._started:
         adapter.start()
-    return run_planned(adapter, case, adapter.declared)
+    runnable = on_a_backend(case, adapter.backends)  # conformance/_backends.py
+    if isinstance(runnable, str):
+        return Verdict("unsupported", runnable)
+    return run_planned(adapter, runnable, adapter.declared)
 
 
 def run_suite(

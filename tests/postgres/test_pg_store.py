@@ -87,6 +87,45 @@ def test_without_psycopg_the_error_names_the_extra_and_sqlite_needs_nothing(tmp_
     assert subprocess.run([sys.executable, "-c", plain], capture_output=True, text=True, cwd=ROOT).stdout == "False\n"
 
 
+# R-PG-4's tables, read back from the server's catalogue: name, column, type, nullable, collation.
+SCHEMA_COLUMNS = [
+    ("checkpoints", "session_id", "text", "NO", "C"),
+    ("checkpoints", "covered", "bigint", "NO", None),
+    ("checkpoints", "anchor", "bytea", "NO", None),
+    ("checkpoints", "summary", "bytea", "NO", None),
+    ("checkpoints", "created_at", "bigint", "NO", None),
+    ("harness9_schema", "version", "integer", "NO", None),
+    ("messages", "id", "bigint", "NO", None),
+    ("messages", "session_id", "text", "NO", "C"),
+    ("messages", "role", "text", "NO", None),
+    ("messages", "content", "bytea", "NO", None),
+    ("messages", "tool_calls", "text", "YES", None),
+    ("messages", "tool_call_id", "bytea", "YES", None),
+    ("messages", "created_at", "bigint", "NO", None),
+    ("sessions", "id", "text", "NO", "C"),
+    ("sessions", "created_at", "bigint", "NO", None),
+    ("sessions", "updated_at", "bigint", "NO", None),
+    ("todos", "session_id", "text", "NO", "C"),
+    ("todos", "position", "bigint", "NO", None),
+    ("todos", "id", "bytea", "NO", None),
+    ("todos", "content", "bytea", "NO", None),
+    ("todos", "status", "text", "NO", None),
+]
+
+
+def test_a_new_schema_holds_the_tables_of_the_spec_and_version_2(pg_url: str) -> None:
+    Manager(pg_url).close()
+    assert column(pg_url, "SELECT version FROM harness9_schema") == [(2,)]
+    found = column(
+        pg_url,
+        "SELECT table_name, column_name, data_type, is_nullable, collation_name FROM information_schema.columns"
+        " WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position",
+    )
+    assert found == SCHEMA_COLUMNS
+    index = "SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'idx_messages_session'"
+    assert column(pg_url, index)[0][0].endswith("(session_id, id)")
+
+
 def test_a_schema_of_another_version_or_of_another_program_is_refused_untouched(pg_url: str) -> None:
     Manager(pg_url).close()
     with psycopg.connect(pg_url) as conn:
