@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import subprocess
 import sys
@@ -11,7 +12,7 @@ import psycopg
 import pytest
 
 from harness9_ref.memory import Checkpoint, Manager, SessionDatabaseError, UnsupportedSchema, copy_sessions
-from harness9_ref.memory._pg_db import EXTRA_MISSING
+from harness9_ref.memory._pg_db import EXTRA_MISSING, PG_SCHEMA
 from harness9_ref.planning import TodoItem
 from harness9_ref.schema import Message, ToolCall
 
@@ -111,6 +112,16 @@ SCHEMA_COLUMNS = [
     ("todos", "content", "bytea", "NO", None),
     ("todos", "status", "text", "NO", None),
 ]
+
+
+def test_the_schema_the_code_creates_is_the_one_spec_gives() -> None:
+    blocks = re.findall(r"```postgresql\n(.*?)```", (ROOT / "SPEC.md").read_text(encoding="utf-8"), re.S)
+    assert len(blocks) == 1, "SPEC.md should hold R-PG-4's one postgresql block"
+
+    def statements(sql: str) -> list[str]:
+        return [" ".join(s.split()) for s in sql.split(";") if s.strip()]
+
+    assert statements(blocks[0]) == statements(PG_SCHEMA)
 
 
 def test_a_new_schema_holds_the_tables_of_the_spec_and_version_2(pg_url: str) -> None:
