@@ -17,6 +17,7 @@ from typing import Any, Final
 
 from harness9_ref.schema import strict_json
 
+from ._case_text import expand, literal_runs
 from ._jsonschema import Validator, load_schema
 
 __all__ = [
@@ -108,6 +109,10 @@ def _read_case(path: Path, root: Path) -> tuple[Case | None, list[str]]:
     problems += [f"{where}: {error}" for error in _case_schema().errors(data)]
     if problems:
         return None, problems
+    try:  # long repeated text written compactly (R-CASE-1): adapters get plain strings
+        data["input"], data["expect"] = expand(data["input"], "/input"), expand(data["expect"], "/expect")
+    except ValueError as exc:
+        return None, [f"{where}: {exc}"]
     case = Case(
         id=data["id"],
         path=path,
@@ -211,6 +216,7 @@ def lint_cases(root: Path | None = None, spec_path: Path | None = None) -> list[
         return [*problems, f"{_display(spec_path)}: not found, so cited ids cannot be checked"]
     defined = set(spec_requirement_ids(spec_path))
     for case in cases:
+        problems.extend(f"{_display(case.path)}: {p}" for p in literal_runs(case.path.read_text(encoding="utf-8")))
         if case.op in FILE_OPS:
             problems.extend(f"{_display(case.path)}: {p}" for p in _real_paths(case.input))
         for requirement, count in Counter(case.spec).items():

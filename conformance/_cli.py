@@ -1,4 +1,4 @@
-"""``python -m conformance run | lint | mutants | serve | record | proxy``.
+"""``python -m conformance run | lint | mutants | serve | record | proxy | new-case``.
 
 ``serve``, ``record`` and ``proxy`` live in ``conformance._cli_traffic``.
 
@@ -32,6 +32,7 @@ from ._cases import (
 )
 from ._cli_args import Abort, count, seconds
 from ._cli_traffic import add_traffic_commands
+from ._new_case import add_new_case_command
 from ._mutants import BaselineError, MutantResult, mutant_counts, run_mutants
 from ._report import (
     CaseResult,
@@ -275,6 +276,7 @@ def _parser() -> argparse.ArgumentParser:
     mutants.set_defaults(handler=_mutants)
 
     add_traffic_commands(commands)
+    add_new_case_command(commands)
     return parser
 
 
