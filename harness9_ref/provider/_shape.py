@@ -10,7 +10,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Final, Mapping
+import functools
+from typing import Any, Callable, Final, Mapping
 
 from ..schema.strict_json import describe
 from ..schema.strict_json import loads as strict_loads
@@ -52,14 +53,10 @@ def decode_body(body: bytes) -> str:
     return text[1:] if text.startswith(_BOM) else text
 
 
-def loads(text: str) -> Any:
-    """Parse a response's JSON text (R-PRV-21).
-
-    Raises:
-        JSONError: the text is not RFC 8259 JSON, has a number that overflows binary64, or
-            nests too deeply.
-    """
-    return strict_loads(text, replace_surrogates=True)
+# Parse a response's JSON text (R-PRV-21); raises JSONError when it is not RFC 8259 JSON, has a
+# number that overflows binary64, or nests too deeply. A partial, not a function: a stream calls
+# it once per event, and a Python frame fewer is measurable there.
+loads: Final[Callable[[str], Any]] = functools.partial(strict_loads, replace_surrogates=True)
 
 
 def expect_object(value: object, path: str) -> Mapping[str, Any]:

@@ -8,9 +8,10 @@ Theory of operation:
 
 1. Bytes are decoded with an incremental UTF-8 decoder, so a character split across chunks is
    joined, and invalid bytes become U+FFFD. A byte-order mark at the very start is dropped.
-2. Text is cut into lines at CRLF, LF or CR. A CR that ends the text seen so far is a line end
-   already; ``_after_cr`` remembers it so that an LF at the start of the next text is not a
-   second (empty) line end.
+2. Text is cut into lines at CRLF, LF or CR (with ``str.split`` when the text holds no CR, which
+   is the common case and several times faster than a regular expression). A CR that ends the
+   text seen so far is a line end already; ``_after_cr`` remembers it so that an LF at the start
+   of the next text is not a second (empty) line end.
 3. Each line is interpreted as the WHATWG HTML "event stream interpretation" says: an empty
    line dispatches, ``:`` starts a comment, ``data`` lines accumulate, the last ``event`` wins,
    other fields (``id``, ``retry``) are ignored.
@@ -20,8 +21,7 @@ from __future__ import annotations
 
 import codecs
 import re
-from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 __all__ = ["SSEDecoder", "SSEEvent"]  # gets re-exported
 
@@ -30,11 +30,15 @@ _BOM: Final = "\ufeff"
 FIELD_DATA: Final = "data"  # R-PRV-15
 FIELD_EVENT: Final = "event"  # R-PRV-15
 COMMENT_START: Final = ":"  # R-PRV-15
+_DATA_PREFIX: Final = FIELD_DATA + ": "  # a data line with its one optional space
 
 
-@dataclass(frozen=True, slots=True)
-class SSEEvent:
-    """One dispatched event: its ``event`` field (``""`` when the stream gave none) and its data."""
+class SSEEvent(NamedTuple):
+    """One dispatched event: its ``event`` field (``""`` when the stream gave none) and its data.
+
+    A named tuple rather than a frozen dataclass: a stream makes one per token, and a tuple is
+    made three times faster.
+    """
 
     event: str
     data: str
@@ -88,23 +92,29 @@ class SSEDecoder:
                 text = text[1:]
         if self._after_cr and text.startswith("\n"):
             text = text[1:]
-        self._after_cr = False
-        pos = 0
-        for match in _LINE_END.finditer(text):
-            self._interpret(self._line + text[pos : match.start()], events)
-            self._line = ""
-            pos = match.end()
-        rest = text[pos:]
-        self._line += rest
-        self._after_cr = pos == len(text) and text.endswith("\r")
+        self._after_cr = text.endswith("\r")
+        lines = _LINE_END.split(text) if "\r" in text else text.split("\n")
+        lines[0] = self._line + lines[0]
+        self._line = lines.pop()  # the unfinished last line ("" after a line end)
+        for line in lines:  # the two common lines first: "data: <value>" and the empty line
+            if line.startswith(_DATA_PREFIX):
+                self._data.append(line[len(_DATA_PREFIX) :])
+            elif not line:
+                self._dispatch(events)
+            else:
+                self._interpret(line, events)
         return events
+
+    def _dispatch(self, events: list[SSEEvent]) -> None:
+        """An empty line: the event so far, if it has data, is complete (R-PRV-15)."""
+        if self._data:
+            events.append(SSEEvent(self._event, "\n".join(self._data)))
+            self._data = []
+        self._event = ""
 
     def _interpret(self, line: str, events: list[SSEEvent]) -> None:
         if not line:
-            if self._data:
-                events.append(SSEEvent(self._event, "\n".join(self._data)))
-            self._data = []
-            self._event = ""
+            self._dispatch(events)
             return
         if line.startswith(COMMENT_START):
             return

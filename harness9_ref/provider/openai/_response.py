@@ -26,9 +26,14 @@ def parse_error(status: int, headers: Sequence[tuple[str, str]], body: bytes) ->
     return error_from_response(PROVIDER, status, headers, body)
 
 
-def read_usage(usage: Mapping[str, Any], path: str = "usage") -> Usage:
+def read_usage(value: object, path: str = "usage") -> Usage:
     """R-USE-2: ``prompt_tokens`` (cached tokens included) and ``completion_tokens``; the cached
-    tokens of ``prompt_tokens_details`` are also reported as ``cache_read_tokens``."""
+    tokens of ``prompt_tokens_details`` are also reported as ``cache_read_tokens``.
+
+    Raises:
+        ShapeError: ``value`` is not an object, or a count is not an integer.
+    """
+    usage = expect_object(value, path)
     details = optional_object(usage.get("prompt_tokens_details"), f"{path}.prompt_tokens_details")
     cached = None
     if details is not None:

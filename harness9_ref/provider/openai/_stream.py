@@ -12,14 +12,15 @@ as a stream error, as R-PRV-13 refuses them in a whole body, so that ``generate`
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
-from typing import Any, Final, Iterable, Mapping, Sequence
+from typing import Any, Final, Iterable, Mapping, NamedTuple, Sequence
 
 from ...schema import CHUNK_TEXT, ROLE_ASSISTANT, Message, StreamChunk, ToolCall, Usage
 from ...schema.strict_json import describe
 from .._classify import error_from_object
 from .._parsing import EventAssembler
-from .._shape import ShapeError, expect_object, loads, optional_int, optional_list, optional_object, optional_str
+from .._shape import ShapeError, expect_object, expect_str, loads, optional_int, optional_list, optional_object, optional_str
 from .._sse import SSEEvent
 from .._streaming import stream_chunks
 from ._request import PROVIDER, TOOL_TYPE_FUNCTION
@@ -37,6 +38,25 @@ class _Call:
     id: str = ""
     name: str = ""
     arguments: list[str] = field(default_factory=list)
+
+
+class _ChoicePaths(NamedTuple):
+    """The paths that name the members of choice ``i`` in an error message."""
+
+    choice: str
+    choice_index: str
+    delta: str
+    texts: tuple[tuple[str, str], ...]  # (member, path) for each of TEXT_FIELDS
+    tool_calls: str
+
+
+@functools.cache
+def _choice_paths(i: int) -> _ChoicePaths:
+    """Built once per choice position rather than once per event: formatting them for every
+    event of a stream cost more than reading the event's members."""
+    choice = f"choices[{i}]"
+    delta = f"{choice}.delta"
+    return _ChoicePaths(choice, f"{choice}.index", delta, tuple((name, f"{delta}.{name}") for name in TEXT_FIELDS), f"{delta}.tool_calls")
 
 
 class StreamAssembler(EventAssembler):
@@ -62,36 +82,37 @@ class StreamAssembler(EventAssembler):
         chunk = expect_object(loads(event.data), "data")
         if chunk.get("error") is not None:
             raise error_from_object(PROVIDER, chunk)
-        return self._chunk(chunk)
+        # A stream has one event per token, so the common members are looked at before the
+        # type checks, which run only on what is present.
+        usage = chunk.get("usage")
+        if usage is not None:
+            self._usage = read_usage(usage)
+        out: list[StreamChunk] = []
+        for i, item in enumerate(optional_list(chunk.get("choices"), "choices") or ()):
+            paths = _choice_paths(i)
+            choice = expect_object(item, paths.choice)
+            if (optional_int(choice.get("index"), paths.choice_index) or 0) == USED_CHOICE:
+                self._delta(optional_object(choice.get("delta"), paths.delta) or {}, paths, out)
+        return out
 
     def _result(self) -> tuple[Message, Usage | None]:
         """The assembled message (calls ordered by index) and usage."""
         calls = tuple(ToolCall(c.id, c.name, "".join(c.arguments)) for _, c in sorted(self._calls.items()))
         return Message(ROLE_ASSISTANT, "".join(self._text), calls), self._usage
 
-    def _chunk(self, chunk: Mapping[str, Any]) -> list[StreamChunk]:
-        usage = optional_object(chunk.get("usage"), "usage")
-        if usage is not None:
-            self._usage = read_usage(usage)
-        out: list[StreamChunk] = []
-        for i, item in enumerate(optional_list(chunk.get("choices"), "choices") or []):
-            path = f"choices[{i}]"
-            choice = expect_object(item, path)
-            if (optional_int(choice.get("index"), f"{path}.index") or 0) == USED_CHOICE:
-                self._delta(optional_object(choice.get("delta"), f"{path}.delta") or {}, f"{path}.delta", out)
-        return out
-
-    def _delta(self, delta: Mapping[str, Any], path: str, out: list[StreamChunk]) -> None:
+    def _delta(self, delta: Mapping[str, Any], paths: _ChoicePaths, out: list[StreamChunk]) -> None:
         if delta.get(LEGACY_FUNCTION_CALL) is not None:  # as R-PRV-13 refuses it in a whole body
-            raise ShapeError(f"{path}.{LEGACY_FUNCTION_CALL}", "the legacy function_call format is not supported")
-        for name in TEXT_FIELDS:
-            piece = optional_str(delta.get(name), f"{path}.{name}")
-            if piece:
+            raise ShapeError(f"{paths.delta}.{LEGACY_FUNCTION_CALL}", "the legacy function_call format is not supported")
+        for name, path in paths.texts:
+            piece = delta.get(name)
+            if piece is not None and expect_str(piece, path):
                 self._text.append(piece)
                 out.append(StreamChunk(CHUNK_TEXT, delta=piece))
-        fragments = optional_list(delta.get("tool_calls"), f"{path}.tool_calls") or []
-        for position, item in enumerate(fragments):
-            where = f"{path}.tool_calls[{position}]"
+        fragments = delta.get("tool_calls")
+        if fragments is None:
+            return
+        for position, item in enumerate(optional_list(fragments, paths.tool_calls) or ()):
+            where = f"{paths.tool_calls}[{position}]"
             self._fragment(expect_object(item, where), position, where)
 
     def _fragment(self, fragment: Mapping[str, Any], position: int, path: str) -> None:
