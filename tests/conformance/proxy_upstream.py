@@ -9,6 +9,7 @@ conformance proxy`` in the test process: a ``ReplayServer`` with a ``Forwarder``
 from __future__ import annotations
 
 import contextlib
+import ssl
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -69,12 +70,19 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 @contextlib.contextmanager
-def stand_in_server() -> Iterator[StandIn]:
+def stand_in_server(tls: tuple[Path, Path] | None = None) -> Iterator[StandIn]:
+    """The stand-in on 127.0.0.1; with ``tls`` (certificate, key) it speaks HTTPS."""
     state = StandIn()
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     server.daemon_threads = True
     server.stand_in = state  # type: ignore[attr-defined]
-    state.url = f"http://127.0.0.1:{server.server_address[1]}"
+    scheme = "http"
+    if tls is not None:
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(*tls)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+        scheme = "https"
+    state.url = f"{scheme}://127.0.0.1:{server.server_address[1]}"
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
     thread.daemon = True
     thread.start()

@@ -10,6 +10,7 @@ import http.client
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -89,6 +90,48 @@ def test_the_client_reads_the_first_event_before_the_upstream_sends_the_last(
     assert exchange.chunks[0] == len(SSE[0]) and sum(exchange.chunks) == len(exchange.body)
     assert exchange.stream and exchange.request_body == {"stream": True}
     assert ("content-type", "text/event-stream") in exchange.headers
+
+
+@pytest.fixture
+def certificate(tmp_path: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1, made by the openssl command."""
+    if shutil.which("openssl") is None:
+        pytest.skip("the openssl command is not installed")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+         "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True,
+    )
+    return cert, key
+
+
+def test_an_https_upstream_is_verified_and_streamed_through(
+    certificate: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))  # trust the stand-in, as a CA bundle would
+    with stand_in_server(tls=certificate) as state:
+        state.answers = [SSE]
+        state.headers = [("content-type", "text/event-stream")]
+        assert state.url.startswith("https://")
+        with recording(state.url, tmp_path / "c") as proxy:
+            status, body = send(proxy.port, {"stream": True}, headers={"authorization": SECRETS["authorization"]})
+    assert (status, body) == (200, b"".join(SSE))
+    assert state.received[0][2].get("authorization") == SECRETS["authorization"]
+    [exchange] = load_cassette(tmp_path / "c")
+    assert exchange.body == b"".join(SSE) and len(exchange.chunks) >= 1
+
+
+def test_an_https_upstream_with_an_untrusted_certificate_is_refused_and_nothing_is_written(
+    certificate: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    with stand_in_server(tls=certificate) as state, recording(state.url, tmp_path / "c") as proxy:
+        status, body = send(proxy.port, {"stream": False})
+    assert status == 502, body
+    assert b"certificate" in body.lower() or b"ssl" in body.lower(), body
+    assert state.received == []
+    assert load_cassette(tmp_path / "c") == []
 
 
 def test_every_request_is_its_own_exchange_and_identical_ones_replay_in_order(
