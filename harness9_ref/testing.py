@@ -1,4 +1,4 @@
-"""Scripted stand-ins for a provider and a tool registry (SPEC R-PRV-19, R-ENG, R-TOOL-1; STYLE 13).
+"""Scripted stand-ins for a provider and a tool registry (SPEC R-PRV-19, R-ENG, R-TOOL-1): real components of the package, driven by a script, for tests of code that uses them.
 
 For tests, for the conformance op ``engine_run`` and for users who want to drive
 ``AgentEngine`` without a network. A port's adapter needs the same semantics:

@@ -1,10 +1,10 @@
 """The design document's memory algorithms, transcribed literally: a test oracle and a benchmark baseline.
 
-Each function follows the pseudocode of seed 7.1 (EstimateTokens), 6.2 (TokenBudgetCompactor),
-6.3 (SlidingWindowCompactor) and 6.4 (repairOrphanedToolPairs) step by step, with only the
-precisions of DECISIONS D2 and D5: bytes rather than code points, the defaults for
+Each function follows the design document's pseudocode of EstimateTokens (SPEC R-TOK-1),
+TokenBudgetCompactor (R-TB), SlidingWindowCompactor (R-SW) and repairOrphanedToolPairs (R-REP)
+step by step, with only the precisions SPEC adds (R-TOK-1, R-TB-1, R-SW-1): bytes rather than code points, the defaults for
 non-positive settings, and a history that is empty or does not start with a system message is
-returned unchanged. Nothing is precomputed or shortcut: repair is the seed's nested loop,
+returned unchanged. Nothing is precomputed or shortcut: repair is the document's nested loop,
 quadratic in the length of the history, and the budget search estimates every candidate from
 scratch.
 
@@ -24,7 +24,7 @@ CHARS_PER_TOKEN = 4
 
 
 def estimate_tokens(msgs: Sequence[Message]) -> int:
-    """Seed 7.1 with D2: UTF-8 bytes of content, tool call id, name, arguments and tool_call_id, divided once."""
+    """R-TOK-1 with R-TOK-2: UTF-8 bytes of content, tool call id, name, arguments and tool_call_id, divided once."""
     total = 0
     for msg in msgs:
         total += len(msg.content.encode("utf-8"))
@@ -37,7 +37,7 @@ def estimate_tokens(msgs: Sequence[Message]) -> int:
 
 
 def repair_orphaned_tool_pairs(msgs: Sequence[Message]) -> list[Message]:
-    """Seed 6.4, line by line."""
+    """The repair pseudocode of R-REP, line by line."""
     # Pass 1: collect the tool_call IDs that exist.
     existing_ids: dict[str, bool] = {}
     for msg in msgs:
@@ -68,7 +68,7 @@ def _starts_with_system(msgs: Sequence[Message]) -> bool:
 
 
 def token_budget_compact(msgs: Sequence[Message], max_tokens: int, min_tail_messages: int) -> list[Message]:
-    """Seed 6.2 with the D5 defaults (160000 tokens, a tail of 6)."""
+    """The token-budget pseudocode with the defaults of R-TB-1 (160000 tokens, a tail of 6)."""
     if max_tokens <= 0:
         max_tokens = 160000
     if min_tail_messages <= 0:
@@ -85,7 +85,7 @@ def token_budget_compact(msgs: Sequence[Message], max_tokens: int, min_tail_mess
     if total_tokens <= max_tokens:
         return list(msgs)
     # 4. Binary search for the largest tailLen in [MinTailMessages, nonSystemCount-1] with
-    #    EstimateTokens([system] + msgs[N-tailLen:]) <= MaxTokens; if none fits, MinTailMessages (D5).
+    #    EstimateTokens([system] + msgs[N-tailLen:]) <= MaxTokens; if none fits, MinTailMessages (R-TB-1).
     tail_len = min_tail_messages
     lo, hi = min_tail_messages, non_system_count - 1
     while lo <= hi:
@@ -102,7 +102,7 @@ def token_budget_compact(msgs: Sequence[Message], max_tokens: int, min_tail_mess
 
 
 def sliding_window_compact(msgs: Sequence[Message], max_messages: int) -> list[Message]:
-    """Seed 6.3 with the D5 defaults (100 messages; fewer than 2 means 2)."""
+    """The sliding-window pseudocode with the defaults of R-SW-1 (100 messages; fewer than 2 means 2)."""
     if max_messages <= 0:
         max_messages = 100
     if max_messages < 2:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import re
+from pathlib import Path
 from collections import Counter
 from typing import Any, Final
 
@@ -137,3 +138,51 @@ def test_pinned_spec_text_equals_the_constant_byte_for_byte(spec_text: str) -> N
         if constant != block:
             problems.append(f"{dotted}: {describe_difference('', block, constant)}")
     assert not problems, "\n".join(problems)
+
+
+# --- Every citation resolves inside the repository. SPEC.md itself names the design document's
+# sections and decisions (each requirement says where it comes from); everything else cites
+# SPEC ids, which a reader of the repository alone can follow.
+
+_CITED_ID: Final = re.compile(r"\bR-[A-Z]+-\d+\b")
+_OUTSIDE: Final = re.compile(r"(?<![-\w])[Ss]eed (?:§ ?)?\d+(?:\.\d+)*|\bDECISIONS\b|\bSTYLE \d+|\bD[1-9]\b")
+# A random seed is not a citation: the mutant sampler's option and its report line.
+_RANDOM_SEED: Final = ("--seed", "mutants (seed ")
+# Ids that tests of the suite's own tools and examples in its documentation use because they do
+# not exist in SPEC.md (an unknown id must be reported, a placeholder must not be taken as real).
+_PLACEHOLDER_IDS: Final = frozenset({"R-A-1", "R-FMT-9", "R-TODO-1", "R-TOK-10", "R-TOK-12", "R-X-1", "R-XYZ-1", "R-Y-2", "R-ZZZ-9"})
+
+
+def _citing_files() -> list[Path]:
+    roots = ("harness9_ref", "conformance", "tests", "benchmarks", "fixtures")
+    found = [PROJECT_ROOT / "README.md"]
+    for root in roots:
+        for path in sorted((PROJECT_ROOT / root).rglob("*")):
+            if "__pycache__" in path.parts or not path.is_file() or path == Path(__file__):  # its examples
+                continue
+            if path.suffix in (".py", ".md", ".txt") or (path.suffix == ".json" and "cases" in path.parts):
+                found.append(path)
+    return found
+
+
+def test_code_tests_and_docs_cite_only_what_the_repository_holds(defined: list[str]) -> None:
+    known = set(defined) | _PLACEHOLDER_IDS
+    problems = []
+    for path in _citing_files():
+        where = path.relative_to(PROJECT_ROOT)
+        for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
+            outside = [m.group() for m in _OUTSIDE.finditer(line) if not any(s in line for s in _RANDOM_SEED)]
+            unknown = [m.group() for m in _CITED_ID.finditer(line) if m.group() not in known]
+            problems += [f"{where}:{number}: {cited!r} is not in the repository" for cited in outside]
+            problems += [f"{where}:{number}: {cited} is not a requirement of SPEC.md" for cited in unknown]
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("line", ["(seed 6.2, D5)", "DECISIONS D1", "STYLE 13", "see seed §4.3", "D9"])
+def test_the_citation_check_sees_each_outside_form(line: str) -> None:
+    assert _OUTSIDE.search(line)
+
+
+@pytest.mark.parametrize("line", ["--seed 1", "R-TOK-1", "U+D800", "D10", "seeded bugs", "3 of 6 mutants (seed 1)"])
+def test_the_citation_check_leaves_other_text_alone(line: str) -> None:
+    assert not _OUTSIDE.search(line) or any(s in line for s in _RANDOM_SEED)

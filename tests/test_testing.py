@@ -1,4 +1,4 @@
-"""The scripted provider and registry (harness9_ref/testing.py; SPEC R-PRV-1, R-PRV-19, R-TOOL-1; STYLE 13)."""
+"""The scripted provider and registry (harness9_ref/testing.py; SPEC R-PRV-1, R-PRV-19, R-TOOL-1)."""
 
 from __future__ import annotations
 

@@ -47,7 +47,7 @@ __all__ = [  # gets re-exported
 ]
 
 PROG: Final = "harness9-ref"  # R-CLI-1: the command's name, and the prefix of its messages
-DEFAULT_MODEL: Final = "openai/gpt-4o-mini"  # R-CLI-3, seed 11
+DEFAULT_MODEL: Final = "openai/gpt-4o-mini"  # R-CLI-3
 ENV_MODEL: Final = "LLM_MODEL"
 ENV_OPENAI_API_KEY: Final = "OPENAI_API_KEY"
 ENV_ANTHROPIC_API_KEY: Final = "ANTHROPIC_API_KEY"

@@ -1,4 +1,4 @@
-"""Building the program from its settings, as seed 11's ``main.go`` does
+"""Building the program from its settings, as R-CLI-5 wires it
 (SPEC R-CLI-5, R-CLI-8, R-CLI-9, R-CLI-10, R-CLI-13, R-PRUNE-2).
 """
 
@@ -114,7 +114,7 @@ def build_registry(settings: Settings, approve: Optional[Approve]) -> Registry:
 
 
 def build_engine(settings: Settings, provider: LLMProvider, session: Session, registry: Registry) -> AgentEngine:
-    """The engine of seed 11 in long-session mode (R-CLI-5, R-LONG-1).
+    """The engine of R-CLI-5 in long-session mode (R-LONG-1).
 
     The same provider summarises, with the TokenBudget fallback; each summarizer request is kept
     within half the window, and runs start from the session's checkpoint.

@@ -1,5 +1,5 @@
 """The agent engine: the run loop, its events and its tool seam (SPEC sections "Engine run loop"
-and "Events": R-ENG, R-EVT; seed 2, 8, 9).
+and "Events": R-ENG, R-EVT).
 
 ``AgentEngine.run_stream(prompt)`` yields ``Event`` values as a run happens; ``run(prompt)`` returns
 the final assistant message or raises ``EngineError``. Tools are reached through a

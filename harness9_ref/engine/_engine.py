@@ -1,6 +1,6 @@
-"""AgentEngine: the run loop of a coding agent (SPEC R-ENG-1 … R-ENG-17, R-EVT-9; seed 2, 8; D8).
+"""AgentEngine: the run loop of a coding agent (SPEC R-ENG-1 … R-ENG-17, R-EVT-9).
 
-Theory of operation. A run keeps two lists (seed 8.2):
+Theory of operation. A run keeps two lists (R-ENG-8):
 
 - ``history``, the full conversation: the system prompt, the stored messages, the user's prompt,
   and every assistant message and observation of the run. It only grows.
@@ -16,7 +16,7 @@ the terminal event (R-ENG-11), and a failed save only logs a warning (R-ENG-13).
 With ``long_session=True`` (R-LONG) a run starts from the session's checkpoint and each turn's
 view is prepared by ``LongSession`` (``_long_session.py``); the rest of the loop is the same.
 
-The auxiliary methods of seed 8.3 are ``_load_history_with`` (``loadHistoryWith``), ``_prepare``
+The auxiliary methods of the run loop are ``_load_history_with`` (``loadHistoryWith``), ``_prepare``
 (``applyCompactionWith``) and ``save_history_with`` in ``_run.py`` (``saveHistoryWith``); each
 takes the run's snapshot of the session or compactor, never the engine's current one (R-ENG-2).
 """
@@ -120,7 +120,7 @@ class AgentEngine:
         self._prompt_builder = prompt_builder
         self._context_window = context_window
         self._max_turns = max_turns
-        self._lock = threading.Lock()  # guards _session, _compactor and _active (seed 8.4)
+        self._lock = threading.Lock()  # guards _session, _compactor and _active (R-ENG-2, R-ENG-16)
         self._session = session
         self._compactor = compactor
         self._active: RunState | None = None
@@ -149,7 +149,7 @@ class AgentEngine:
     def set_session(self, session: Session | None) -> None:
         """Use ``session`` from the next run on; a run in progress keeps its own (R-ENG-2).
 
-        Safe to call from any thread at any time (seed 8.4 ``SetSession``).
+        Safe to call from any thread at any time (R-ENG-2).
         """
         with self._lock:
             self._session = session
@@ -265,7 +265,7 @@ class AgentEngine:
                 _log.debug("loading the history failed", exc_info=True)
                 yield event_error(INTERNAL_ERROR, internal_message(exc))
                 return
-            run.committed = len(run.history)  # the prompt alone is worth saving (D8)
+            run.committed = len(run.history)  # the prompt alone is worth saving (R-ENG-12)
             try:
                 final = yield from self._turns(run)
             except Failure as failure:
@@ -376,7 +376,7 @@ class AgentEngine:
             _log.debug("tool %r raised", call.name, exc_info=True)
             return f"error: {error_text(exc)}"
 
-    # The three auxiliary methods of seed 8.3, each on the run's snapshot.
+    # The three auxiliary methods of the run loop, each on the run's snapshot (R-ENG-2).
 
     def _load_history_with(self, session: Session | None, system: str) -> tuple[list[Message], Context]:
         """``[system] + stored`` and the checkpoint in effect (R-ENG-3, R-ENG-4, R-LONG-2).

@@ -1,4 +1,4 @@
-"""The events of a run (SPEC R-EVT-1 … R-EVT-9; seed 9.1 … 9.3).
+"""The events of a run (SPEC R-EVT-1 … R-EVT-9).
 
 An event is ``{"type": <type>, "data": <object>}``. Each type has one data class whose
 ``to_dict`` writes its members in the order SPEC lists them, so ``json.dumps(event.to_dict())``
@@ -41,7 +41,7 @@ class EventType(str, Enum):
 
 @dataclass(frozen=True, slots=True)
 class TokenUpdateData:
-    """R-EVT-2 (seed 9.2): the context's size in tokens, estimated or as the provider reported it.
+    """R-EVT-2: the context's size in tokens, estimated or as the provider reported it.
 
     ``context_window`` is the engine's configured window, 0 when unknown.
     """
@@ -55,7 +55,7 @@ class TokenUpdateData:
 
 @dataclass(frozen=True, slots=True)
 class CompactionData:
-    """R-EVT-3 (seed 9.3): what a compaction that saved more than 5% changed (R-ENG-6)."""
+    """R-EVT-3: what a compaction that saved more than 5% changed (R-ENG-6)."""
 
     tokens_before: int
     tokens_after: int

@@ -1,5 +1,5 @@
 """TokenBudgetCompactor: keep the longest newest suffix that fits a token budget
-(SPEC R-TB-1 … R-TB-7; seed 6.2, D5).
+(SPEC R-TB-1 … R-TB-7).
 
 The seed estimates the whole history, then binary-searches the tail length, estimating each
 candidate. The estimate of ``[system] + msgs[n-k:]`` is floor((bytes(system) + bytes of the
@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 DEFAULT_MAX_TOKENS: Final = 160_000  # R-TB-1: used when max_tokens <= 0 (80% of 200K)
-DEFAULT_MIN_TAIL_MESSAGES: Final = 6  # R-TB-1, seed 6.2 MinTailMessages default
+DEFAULT_MIN_TAIL_MESSAGES: Final = 6  # R-TB-1: the default tail
 
 
 def effective_max_tokens(max_tokens: int) -> int:
@@ -47,7 +47,7 @@ class TokenBudgetCompactor:
     min_tail_messages: int = DEFAULT_MIN_TAIL_MESSAGES
 
     def compact(self, msgs: Sequence[Message]) -> list[Message]:
-        """Apply seed 6.2; see R-TB-2 … R-TB-7 for each step."""
+        """Apply R-TB-2 … R-TB-7, one step each."""
         max_tokens = effective_max_tokens(self.max_tokens)
         min_tail = effective_min_tail(self.min_tail_messages)
         if not is_compactable(msgs):

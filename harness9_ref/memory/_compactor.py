@@ -1,4 +1,4 @@
-"""The Compactor seam and the rules every compactor shares (SPEC R-CMP-1 … R-CMP-5; seed 4.2, D5)."""
+"""The Compactor seam and the rules every compactor shares (SPEC R-CMP-1 … R-CMP-5)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from ..schema import ROLE_SYSTEM, Message
 
 __all__ = ["BUDGET_PERCENT", "Compactor", "budget_for_context_window", "is_compactable"]
 
-BUDGET_PERCENT: Final = 80  # R-CMP-4, seed 6.2: compaction budget is 80% of the context window
+BUDGET_PERCENT: Final = 80  # R-CMP-4: compaction budget is 80% of the context window
 
 
 @runtime_checkable

@@ -30,7 +30,7 @@ BUSY_TIMEOUT_MS: Final = 5000  # R-DB-3
 DIR_MODE: Final = 0o700  # R-DB-9
 FILE_MODE: Final = 0o600  # R-DB-9
 
-# R-DB-1: the document's schema (seed 5) plus the todos table and the checkpoints table (R-CKP-6).
+# R-DB-1: the design document's schema plus the todos table and the checkpoints table (R-CKP-6).
 SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS sessions (
     id         TEXT    PRIMARY KEY,

@@ -1,4 +1,4 @@
-"""Manager: the one holder of the session database (SPEC R-MGR-1 … R-MGR-9, R-FIND, R-SRCH, R-PRUNE-1, R-PG; seed 4.3, 5, D6)."""
+"""Manager: the one holder of the session database (SPEC R-MGR-1 … R-MGR-9, R-FIND, R-SRCH, R-PRUNE-1, R-PG)."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ class Manager:
         db_path: the database: a path (SQLite, R-DB), a ``postgresql://`` URL (R-PG-1), or None
             for ``default_db_path()``. Any other ``scheme://`` is refused, never taken as a path.
         tool_results_dir: where offloaded tool results live, one folder per session id;
-            ``delete_session`` removes the session's folder (seed 4.3 WithToolResultsDir).
+            ``delete_session`` removes the session's folder (R-MGR-6).
         clock: the time source for created_at / updated_at.
         new_id: makes the id of each new session; it must return a well-formed id.
 

@@ -1,4 +1,4 @@
-"""MemorySession: a Session kept in memory, for tests and throw-away runs (SPEC R-SES-9, R-CKP-2 … R-CKP-4; seed 3)."""
+"""MemorySession: a Session kept in memory, for tests and throw-away runs (SPEC R-SES-9, R-CKP-2 … R-CKP-4)."""
 
 from __future__ import annotations
 

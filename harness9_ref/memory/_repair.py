@@ -1,4 +1,4 @@
-"""Bidirectional repair of orphaned tool call/result pairs (SPEC R-REP-1 … R-REP-7; seed 6.4, D5).
+"""Bidirectional repair of orphaned tool call/result pairs (SPEC R-REP-1 … R-REP-7).
 
 The output is exactly that of the seed's nested-loop algorithm; two sets make it linear.
 """
@@ -11,7 +11,7 @@ from ..schema import ROLE_USER, Message
 
 __all__ = ["STUB_TEXT", "repair_orphaned_tool_pairs"]
 
-STUB_TEXT: Final = "[context truncated]"  # R-REP-4, seed 6.4 stub tool_result content
+STUB_TEXT: Final = "[context truncated]"  # R-REP-4: the stub tool_result content
 
 
 def repair_orphaned_tool_pairs(msgs: Sequence[Message]) -> list[Message]:

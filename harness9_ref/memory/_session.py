@@ -1,4 +1,4 @@
-"""The Session seam, session ids and the session errors (SPEC R-SES-1 … R-SES-3, R-CKP-2, R-CKP-4, R-MGR-9, R-FIND-1; seed 4.1, D6)."""
+"""The Session seam, session ids and the session errors (SPEC R-SES-1 … R-SES-3, R-CKP-2, R-CKP-4, R-MGR-9, R-FIND-1)."""
 
 from __future__ import annotations
 
@@ -166,7 +166,7 @@ class SessionInfo:
 
 
 class Session(Protocol):
-    """One conversation's stored history and plan (seed 4.1).
+    """One conversation's stored history and plan (R-SES-1).
 
     The engine loads history from it at the start of a run and appends the new messages at the
     end; the system prompt is never stored (R-ENG-3).

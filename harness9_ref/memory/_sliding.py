@@ -1,4 +1,4 @@
-"""SlidingWindowCompactor: keep the newest messages by count (SPEC R-SW-1 … R-SW-5; seed 6.3, D5)."""
+"""SlidingWindowCompactor: keep the newest messages by count (SPEC R-SW-1 … R-SW-5)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ class SlidingWindowCompactor:
         return max(self.max_messages, MIN_MAX_MESSAGES)
 
     def compact(self, msgs: Sequence[Message]) -> list[Message]:
-        """Return the window of seed 6.3; the input is returned unchanged (as a new list) when it fits."""
+        """Return the window of R-SW-2; the input is returned unchanged (as a new list) when it fits."""
         limit = self.effective_max_messages
         if not is_compactable(msgs) or len(msgs) <= limit:
             return list(msgs)

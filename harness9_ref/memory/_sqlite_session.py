@@ -1,4 +1,4 @@
-"""SQLiteSession: a Session stored in the Manager's SQLite file (SPEC R-SES-1 … R-SES-8, R-DB-4 … R-DB-8, R-CKP-2 … R-CKP-8; seed 5.1).
+"""SQLiteSession: a Session stored in the Manager's SQLite file (SPEC R-SES-1 … R-SES-8, R-DB-4 … R-DB-8, R-CKP-2 … R-CKP-8).
 
 Every method is one transaction on the Manager's shared connection. Each first touches the
 session's own row, so that a session deleted by anyone raises SessionNotFound (R-MGR-8)

@@ -1,5 +1,5 @@
 """SummarizationCompactor: replace old messages with an LLM-written summary
-(SPEC R-SUM-1 … R-SUM-12; seed 6.1, D5).
+(SPEC R-SUM-1 … R-SUM-12).
 
 The summarizer sees exactly two messages, a system prompt and a user prompt, and no tools. A
 previous summary found among the old messages selects the incremental prompt, so that repeated
@@ -51,7 +51,7 @@ __all__ = [
 SUMMARY_MARKER: Final = "[Conversation Summary]"  # R-SUM-6: first line of a summary message
 SUMMARY_TIMEOUT_SECONDS: Final = 60.0  # R-SUM-9: one summarizer call may take this long
 
-# R-SUM-7: the five headings of seed 6.1 (summaryTemplate), verbatim.
+# R-SUM-7: the five headings of the design document's summary template, verbatim.
 SUMMARY_TEMPLATE: Final = (
     "**Goal:** What the user is trying to accomplish.\n"
     "**Progress:** Key actions taken and their results.\n"
@@ -84,7 +84,7 @@ _PLACEHOLDER: Final = re.compile(r"\{(conversation|previous_summary)\}")
 
 
 class Summarizer(Protocol):
-    """Anything that can answer a chat request; every LLM provider satisfies it (seed 6.1)."""
+    """Anything that can answer a chat request; every LLM provider satisfies it (R-SUM-1)."""
 
     def generate(
         self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]
@@ -251,7 +251,7 @@ class SummarizationCompactor:
         return TokenBudgetCompactor(self.max_tokens, self.min_tail_messages)
 
     def compact(self, msgs: Sequence[Message]) -> list[Message]:
-        """Apply seed 6.1: summarise the head, keep the tail, repair pairs; fall back on failure."""
+        """Apply R-SUM-1 … R-SUM-10: summarise the head, keep the tail, repair pairs; fall back on failure."""
         if not self.over_budget(msgs) or not is_compactable(msgs):
             return list(msgs)
         split = len(msgs) - self.tail_messages

@@ -1,4 +1,4 @@
-"""Token estimation and display (SPEC R-TOK-1 … R-TOK-5, R-FMT-1 … R-FMT-3; DECISIONS D2, D3).
+"""Token estimation and display (SPEC R-TOK-1 … R-TOK-5, R-FMT-1 … R-FMT-3).
 
 The estimate is "UTF-8 bytes divided by four", divided once on the total. Bytes, not code
 points: Chinese text is three bytes a character, and counting characters would under-estimate
@@ -21,7 +21,7 @@ __all__ = [
     "utf8_len",
 ]
 
-CHARS_PER_TOKEN: Final = 4  # R-TOK-1, seed 7.1 charsPerToken
+CHARS_PER_TOKEN: Final = 4  # R-TOK-1
 
 
 def utf8_len(text: str) -> int:

@@ -25,7 +25,7 @@ DEFAULT_TIMEOUT: Final = 120.0  # R-PRV-3: seconds for connecting and for each r
 
 @runtime_checkable
 class LLMProvider(Protocol):
-    """A chat model (seed 7.3 ``LLMProvider``; R-PRV-1). Every provider is also a ``Summarizer``."""
+    """A chat model (R-PRV-1). Every provider is also a ``Summarizer``."""
 
     def generate(
         self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]

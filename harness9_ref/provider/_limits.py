@@ -1,4 +1,4 @@
-"""The model context-window registry (SPEC R-LIM-1 … R-LIM-5; seed 7.2, DECISIONS D4).
+"""The model context-window registry (SPEC R-LIM-1 … R-LIM-5).
 
 Lookup strips a routing prefix ("openai/gpt-4o" -> "gpt-4o"), lower-cases, and takes the longest
 family key that equals the name or is followed in it by one of SEPARATORS, so dated and
@@ -29,7 +29,7 @@ class ModelLimits:
     output_tokens: int
 
 
-DEFAULT_CONTEXT_TOKENS: Final = 256_000  # R-LIM-3: seed 7.2 "unknown model: 256K conservative default"
+DEFAULT_CONTEXT_TOKENS: Final = 256_000  # R-LIM-3: an unknown model gets a conservative 256K
 DEFAULT_OUTPUT_TOKENS: Final = 8192  # R-LIM-3
 SEPARATORS: Final = "-.:@"  # R-LIM-2: what may follow a family key inside a model name
 
@@ -39,7 +39,7 @@ _GEMINI: Final = "https://ai.google.dev/gemini-api/docs/models"
 _DEEPSEEK: Final = "https://api-docs.deepseek.com/quick_start/pricing"
 _QWEN: Final = "https://www.alibabacloud.com/help/en/model-studio/models"
 
-# R-LIM-4: (family key, limits, vendor source). Every row of seed 7.2's table is here.
+# R-LIM-4: (family key, limits, vendor source). Every row of R-LIM-4's table is here.
 MODEL_REGISTRY: Final[tuple[tuple[str, ModelLimits, str], ...]] = (
     ("claude-opus-4", ModelLimits(200_000, 32_000), _ANTHROPIC),
     ("claude-sonnet-4", ModelLimits(200_000, 64_000), _ANTHROPIC),

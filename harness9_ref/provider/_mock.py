@@ -1,4 +1,4 @@
-"""A scripted provider without network access (SPEC R-PRV-23, R-USE-6; seed 7.3 "Mock Provider")."""
+"""A scripted provider without network access (SPEC R-PRV-23, R-USE-6)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Canonical JSON text of a value (SPEC R-TOK-4, DECISIONS D2).
+"""Canonical JSON text of a value (SPEC R-TOK-4).
 
 The bytes are those Go's ``encoding/json`` writes for the same value, so that every port
 counts the same tokens for a tool schema: keys sorted by code point, no white space,

@@ -1,4 +1,4 @@
-"""Message values and their canonical JSON form (SPEC R-MSG-1 … R-MSG-9, DECISIONS D1).
+"""Message values and their canonical JSON form (SPEC R-MSG-1 … R-MSG-9).
 
 This module is the only place that maps messages to and from JSON: the SQLite columns,
 the fixtures and the conformance adapter all go through ``to_dict`` / ``from_dict``.
@@ -39,7 +39,7 @@ ROLE_USER: Final = "user"
 ROLE_ASSISTANT: Final = "assistant"
 ROLES: Final = (ROLE_SYSTEM, ROLE_USER, ROLE_ASSISTANT)
 
-# R-MSG-7: stream chunk kinds (seed 9.4 StreamChunkType).
+# R-MSG-7: stream chunk kinds.
 CHUNK_TEXT: Final = "text"
 CHUNK_DONE: Final = "done"
 CHUNK_ERROR: Final = "error"
@@ -47,7 +47,7 @@ CHUNK_TYPES: Final = (CHUNK_TEXT, CHUNK_DONE, CHUNK_ERROR)
 
 
 class SchemaError(ValueError):
-    """A value does not have the shape D1 requires.
+    """A value does not have the shape R-MSG-1 … R-MSG-9 require.
 
     Attributes:
         path: where the fault is, e.g. ``message[3].role``.
@@ -249,7 +249,7 @@ class Message:
         return self.tool_call_id != ""
 
     def to_dict(self) -> dict[str, Any]:
-        """The canonical D1 form: empty ``tool_calls`` and ``tool_call_id`` are omitted."""
+        """The canonical form of R-MSG-2: empty ``tool_calls`` and ``tool_call_id`` are omitted."""
         out: dict[str, Any] = {"role": self.role, "content": self.content}
         if self.tool_calls:
             out["tool_calls"] = [c.to_dict() for c in self.tool_calls]
@@ -259,7 +259,7 @@ class Message:
 
     @classmethod
     def from_dict(cls, data: object, path: str = "message") -> Message:
-        """Parse the D1 form; raises SchemaError naming the path of the first fault."""
+        """Parse the form of R-MSG-2; raises SchemaError naming the path of the first fault."""
         d = check_keys(data, path, ("role", "content"), ("tool_calls", "tool_call_id"))
         role = d["role"]
         if role not in ROLES:
@@ -277,7 +277,7 @@ class Message:
 
 @dataclass(frozen=True, slots=True)
 class StreamChunk:
-    """One item of a provider stream (seed 9.4): a text delta, the final message, or an error."""
+    """One item of a provider stream (R-MSG-7): a text delta, the final message, or an error."""
 
     type: str
     delta: str = ""
@@ -304,7 +304,7 @@ class StreamChunk:
 
 
 def messages_from_list(items: object, path: str = "messages") -> list[Message]:
-    """Parse a JSON array of D1 messages, naming the index of the first bad one."""
+    """Parse a JSON array of messages (R-MSG-2), naming the index of the first bad one."""
     if not isinstance(items, list):
         raise SchemaError(path, f"expected an array, got {describe(items)}")
     return [Message.from_dict(item, f"{path}[{i}]") for i, item in enumerate(items)]

@@ -1,5 +1,5 @@
 """The terminal UI's state and behaviour, without curses (SPEC R-TUI-2 … R-TUI-19, R-APPR-2,
-R-INT-4; seed 10).
+R-INT-4).
 
 ``App`` owns the conversation pane's lines, the status, the input line and the worker of the
 running turn. The screen (``_screen.py``) calls ``submit``, ``interrupt``, ``approval_key``

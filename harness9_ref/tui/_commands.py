@@ -1,4 +1,4 @@
-"""Commands of the input line, their Tab completion and /help (SPEC R-TUI-6, R-TUI-14; seed 10.3 builtinCmds)."""
+"""Commands of the input line, their Tab completion and /help (SPEC R-TUI-6, R-TUI-14)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Starting the terminal UI without importing curses before it is needed (SPEC R-TUI-13; STYLE 18).
+"""Starting the terminal UI without importing curses before it is needed (SPEC R-TUI-13): only the screen module imports curses, so the rest works on a Python without it.
 
 ``run_tui`` imports the screen module, the only one that imports curses, on first use. When
 curses is missing it raises ``TuiUnavailable`` with a one-line message, so the rest of the

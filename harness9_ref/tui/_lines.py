@@ -1,4 +1,4 @@
-"""The lines the conversation pane shows (SPEC R-TUI-5, R-TUI-10, R-TUI-11, R-TUI-17; seed 10.2).
+"""The lines the conversation pane shows (SPEC R-TUI-5, R-TUI-10, R-TUI-11, R-TUI-17).
 
 Each function maps JSON-friendly data (an event's ``data`` object or a message) to text; the
 pane and ``harness9-ref run`` both use them. A line has a kind that the screen maps to a style.

@@ -1,5 +1,5 @@
 """The /resume and /search listings and the choice that follows them (SPEC R-TUI-8, R-TUI-18,
-R-TUI-19; seed 10.3).
+R-TUI-19).
 
 Pure: the UI fetches one page of ``recent_sessions`` or ``search`` and these functions turn it
 into lines and read the typed answer, so a port can check both byte for byte. Items are

@@ -1,4 +1,4 @@
-"""The status bar (SPEC R-TUI-1 … R-TUI-4, R-TUI-12, R-TUI-15, R-TUI-16; seed 10.1, D9).
+"""The status bar (SPEC R-TUI-1 … R-TUI-4, R-TUI-12, R-TUI-15, R-TUI-16).
 
 Pure: ``render_status`` turns the numbers into coloured segments, ``StatusState`` follows the
 token updates. Neither knows curses; the screen draws the segments.
@@ -127,7 +127,7 @@ class StatusState:
     with R-TUI-15's estimate and the configured window; ``StatusState()`` has no ctx part.
     ``updated`` applies one token update: ``used`` always follows it, the window is taken
     from the first update whose ``context_window`` is non-zero and never changes after that
-    (seed 12: set once, so the bar does not flicker).
+    (R-TUI-4: set once, so the bar does not flicker).
     """
 
     used: int | None = None

@@ -1,4 +1,4 @@
-"""The fixed numbers, layout and Chinese texts of the terminal UI (SPEC R-TUI-1 … R-TUI-19; seed 10, D9).
+"""The fixed numbers, layout and Chinese texts of the terminal UI (SPEC R-TUI-1 … R-TUI-19).
 
 The words themselves live in ``STRINGS`` (R-TUI-17, ``_strings.py``); the names here are the
 Chinese ones under the names the earlier code and the tests of SPEC section 18 use, plus what
@@ -55,7 +55,7 @@ __all__ = [  # gets re-exported
 
 _ZH: Final = STRINGS["zh"]
 
-# R-TUI-1 (D9, seed 10.1): the status bar is name, workdir part, separator, session part, and
+# R-TUI-1: the status bar is name, workdir part, separator, session part, and
 # the ctx part after STATUS_CTX_GAP. The separator is U+2502 with two spaces on each side.
 STATUS_WORKDIR_GAP: Final = "  "  # between the model and "workdir:"; left out with the workdir part (R-TUI-16)
 STATUS_SEPARATOR: Final = "  \u2502  "
@@ -68,17 +68,17 @@ STATUS_CTX: Final = _ZH["status_ctx"]  # R-TUI-2, counts formatted by R-FMT
 STATUS_CTX_UNKNOWN_WINDOW: Final = _ZH["status_ctx_unknown"]  # R-TUI-2: the window is 0 (unknown); uncoloured
 ELLIPSIS: Final = "\u2026"  # R-TUI-12: replaces the start of a workdir that does not fit
 
-# R-TUI-3 (seed 10.1): ANSI 256-colour numbers of the ctx part, by pct = used * 100 // window.
+# R-TUI-3: ANSI 256-colour numbers of the ctx part, by pct = used * 100 // window.
 COLOUR_OK: Final = 10  # green, pct < WARN_PERCENT
 COLOUR_WARN: Final = 11  # yellow, WARN_PERCENT <= pct < HIGH_PERCENT
 COLOUR_HIGH: Final = 9  # red, pct >= HIGH_PERCENT (also above 100)
 WARN_PERCENT: Final = 50
 HIGH_PERCENT: Final = 80
 
-# R-TUI-5 (seed 10.2): U+26A1, U+2014, U+2192 and the full-width parentheses U+FF08 / U+FF09.
+# R-TUI-5: U+26A1, U+2014, U+2192 and the full-width parentheses U+FF08 / U+FF09.
 COMPACTION_NOTICE: Final = _ZH["compaction_notice"]
 
-# R-TUI-6, R-TUI-14 (seed 10.3 builtinCmds): the one table of commands, in completion order.
+# R-TUI-6, R-TUI-14: the one table of commands, in completion order.
 COMMANDS: Final = ("/new", "/resume", "/search", "/compact", "/help", "/exit")
 COMPACT_COMMAND: Final = "/compact"  # R-LONG-9: takes a focus after a space
 SEARCH_COMMAND: Final = "/search"  # R-TUI-18: takes the query after a space
@@ -86,7 +86,7 @@ HELP_COMMAND: Final = "/help"
 COMPACTING_NOTICE: Final = _ZH["compacting"]  # shown while /compact summarises
 UNKNOWN_COMMAND: Final = _ZH["unknown_command"].replace("{input}", "")  # R-TUI-6: followed by the input
 
-# R-TUI-8, R-TUI-18 (seed 10.3): the /resume and /search listings.
+# R-TUI-8, R-TUI-18: the /resume and /search listings.
 PAGE_SIZE: Final = 10  # items per page
 RESUME_LIMIT: Final = PAGE_SIZE  # the earlier name
 LIST_ITEM: Final = "  [{k}] {id8}  {age}  {count} {messages}"  # R-TUI-18; the words come from STRINGS

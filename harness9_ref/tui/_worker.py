@@ -1,5 +1,5 @@
 """One run of the engine in a worker thread, its events handed over through a queue
-(SPEC R-TUI-9, R-CLI-7; seed 8.4: the engine and the UI run in separate threads).
+(SPEC R-TUI-9, R-CLI-7; the engine and the UI run in separate threads, R-ENG-2).
 
 The worker only iterates ``engine.run_stream`` and puts each event on the queue; whoever owns
 the queue (the UI thread, or ``harness9-ref run``) draws them. Cancelling goes through

@@ -1,4 +1,4 @@
-"""The run loop (harness9_ref/engine/_engine.py; SPEC R-ENG-1 … R-ENG-17, R-EVT-9; D8).
+"""The run loop (harness9_ref/engine/_engine.py; SPEC R-ENG-1 … R-ENG-17, R-EVT-9).
 
 The example of SPEC section 16 is read from SPEC.md itself and compared line by line with the
 JSON of the events. Providers and registries are the scripted ones of ``harness9_ref.testing``;

@@ -1,4 +1,4 @@
-"""TokenBudgetCompactor (harness9_ref/memory/_budget.py; seed 6.2, D5)."""
+"""TokenBudgetCompactor (harness9_ref/memory/_budget.py; SPEC R-TB-1 … R-TB-7)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Properties of repair and of the three compactors on random histories (seed 6, D1, D5).
+"""Properties of repair and of the three compactors on random histories (SPEC R-REP, R-CMP, R-SW, R-TB).
 
 The histories are what a long agent conversation can leave behind once it has been truncated,
 resumed or interrupted: parallel tool calls, results out of order, duplicated or missing,

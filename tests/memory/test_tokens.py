@@ -1,4 +1,4 @@
-"""Token estimation and display (harness9_ref/memory/_tokens.py; D2, D3)."""
+"""Token estimation and display (harness9_ref/memory/_tokens.py; SPEC R-TOK, R-FMT)."""
 
 from __future__ import annotations
 
@@ -105,7 +105,7 @@ def test_an_empty_schema_object_counts_two_bytes() -> None:
     assert estimate_tool_tokens([ToolDefinition("ab", "", {})]) == 1
 
 
-# D3 (SPEC R-FMT): every example of the decision plus the boundaries between the three forms.
+# SPEC R-FMT: every example of the section plus the boundaries between the three forms.
 @pytest.mark.parametrize(
     ("n", "text"),
     [

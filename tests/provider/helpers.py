@@ -127,7 +127,7 @@ def event_stream(*payloads: Any) -> bytes:
     return sse_data(*payloads, event=True)
 
 
-# --- a loopback HTTP server (STYLE 18: 127.0.0.1:0, daemon thread, shut down in finally) ---
+# --- a real loopback HTTP server (127.0.0.1 on a free port, a daemon thread, shut down in finally) ---
 
 
 @dataclass

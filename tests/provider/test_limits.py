@@ -1,4 +1,4 @@
-"""The model context-window registry (harness9_ref/provider/_limits.py; seed 7.2, D4)."""
+"""The model context-window registry (harness9_ref/provider/_limits.py; SPEC R-LIM-1 … R-LIM-5)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from harness9_ref.provider import (
 UNKNOWN = ModelLimits(256_000, 8192)
 
 
-# Every row of the seed's table, by its representative models (D4).
+# Every row of R-LIM-4's table, by its representative models.
 @pytest.mark.parametrize(
     ("model", "context_tokens"),
     [

@@ -1,4 +1,4 @@
-"""Message values and their D1 JSON form (harness9_ref/schema/_message.py)."""
+"""Message values and their JSON form (harness9_ref/schema/_message.py; SPEC R-MSG-1 … R-MSG-9)."""
 
 from __future__ import annotations
 

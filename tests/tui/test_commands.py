@@ -1,4 +1,4 @@
-"""Commands, Tab completion and /help (harness9_ref/tui/_commands.py; SPEC R-TUI-6, R-TUI-14; seed 10.3)."""
+"""Commands, Tab completion and /help (harness9_ref/tui/_commands.py; SPEC R-TUI-6, R-TUI-14)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The package works without curses; only the screen module imports it (SPEC R-TUI-13; STYLE 18)."""
+"""The package works without curses; only the screen module imports it (SPEC R-TUI-13)."""
 
 from __future__ import annotations
 

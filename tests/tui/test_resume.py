@@ -1,5 +1,5 @@
 """The /resume and /search listings and the choice (harness9_ref/tui/_resume.py; SPEC R-TUI-8,
-R-TUI-18, R-TUI-19; seed 10.3)."""
+R-TUI-18, R-TUI-19)."""
 
 from __future__ import annotations
 

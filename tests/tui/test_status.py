@@ -1,4 +1,4 @@
-"""The status bar (harness9_ref/tui/_status.py; SPEC R-TUI-1 … R-TUI-4, R-TUI-12; D9, seed 10.1)."""
+"""The status bar (harness9_ref/tui/_status.py; SPEC R-TUI-1 … R-TUI-4, R-TUI-12)."""
 
 from __future__ import annotations
 
