@@ -28,7 +28,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Final, Sequence
 
 from harness9_ref.provider import DEFAULT_ANTHROPIC_BASE_URL, DEFAULT_OPENAI_BASE_URL, HttpRequest, anthropic, openai
-from harness9_ref.schema import Message, ToolDefinition
+from harness9_ref.schema import Message, ToolDefinition, strict_json
 
 __all__ = [
     "Exchange", "FixtureError", "RecordError", "dump_exchange", "find_exchanges", "load_exchange",
@@ -178,7 +178,7 @@ def load_exchange(path: Path | str) -> Exchange:
         file = file / EXCHANGE_FILE
     where = str(file)
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
+        data = strict_json.loads(file.read_text(encoding="utf-8"), finite=False, unique_keys=True)
     except (OSError, ValueError) as exc:
         raise FixtureError(f"{where}: cannot read: {exc}") from None
     if not isinstance(data, dict):
