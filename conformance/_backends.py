@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import secrets
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -35,6 +36,7 @@ __all__ = [
     "on_a_backend",
     "per_backend",
     "read_backends",
+    "sqlite_only_problem",
 ]
 
 BACKENDS: Final = ("sqlite", "postgresql")
@@ -43,6 +45,8 @@ POSTGRES_ENV: Final = "HARNESS9_TEST_POSTGRES_URL"
 POSTGRES_KEY: Final = "runner_postgres"  # input the runner consumes: the server for this run
 DB_FOLDER: Final = "db/"
 _LOCK_TIMEOUT: Final = "SET lock_timeout = 5000"
+# SQL only SQLite answers: its catalogue tables, its PRAGMAs, its storage classes.
+_SQLITE_SQL: Final = re.compile(r"\bsqlite_[a-z]+\b|\bpragma\b|\btypeof\s*\(", re.IGNORECASE)
 
 
 def read_backends(answer: Mapping[str, Any]) -> tuple[str, ...]:
@@ -69,6 +73,38 @@ def _backends_at(path: str) -> tuple[str, ...]:
 def case_backends(case: Case) -> tuple[str, ...]:
     """The case file's ``backends`` member: where the case applies (all of BACKENDS when absent)."""
     return _backends_at(str(case.path))
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string in a case's input or expect, object keys included (the SQL of ``expect.database``)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def sqlite_only_problem(case: Case) -> str | None:
+    """Why a session case must be marked ``"backends": ["sqlite"]`` and is not, or None (R-PG-2).
+
+    A case that opens a fixture database file, checks file modes or queries SQLite's own SQL
+    cannot pass on PostgreSQL; unmarked, it would fail every port's ``@postgresql`` run.
+    """
+    if case.op != "session" or case_backends(case) == ("sqlite",):
+        return None
+    if "fixture" in case.input:
+        reason = "it opens a fixture database file"
+    elif "modes" in case.expect:
+        reason = "it checks file modes (expect.modes)"
+    elif any(_SQLITE_SQL.search(text) for text in _strings([case.input, case.expect])):
+        reason = "it runs SQLite's own SQL (sqlite_master, PRAGMA or typeof)"
+    else:
+        return None
+    return f'{reason}, so it must be marked "backends": ["sqlite"]'
 
 
 def _on_postgres(case: Case, url: str) -> Case:

@@ -199,7 +199,8 @@ def lint_cases(root: Path | None = None, spec_path: Path | None = None) -> list[
 
     Beyond what loading rejects (schema violations, duplicate ids, files outside an area
     folder, invalid JSON), lint rejects an empty suite, citing an id twice, citing an id
-    that SPEC.md does not define, and an input naming an existing absolute path.
+    that SPEC.md does not define, an input naming an existing absolute path, and a session
+    case bound to SQLite's file that is not marked SQLite-only (R-PG-2).
 
     Args:
         root: the cases directory; defaults to ``CASES_DIR``.
@@ -215,7 +216,12 @@ def lint_cases(root: Path | None = None, spec_path: Path | None = None) -> list[
     if not spec_path.is_file():
         return [*problems, f"{_display(spec_path)}: not found, so cited ids cannot be checked"]
     defined = set(spec_requirement_ids(spec_path))
+    from ._backends import sqlite_only_problem  # here: _backends builds on this module
+
     for case in cases:
+        sqlite_only = sqlite_only_problem(case)
+        if sqlite_only is not None:
+            problems.append(f"{_display(case.path)}: {sqlite_only}")
         problems.extend(f"{_display(case.path)}: {p}" for p in literal_runs(case.path.read_text(encoding="utf-8")))
         if case.op in FILE_OPS:
             problems.extend(f"{_display(case.path)}: {p}" for p in _real_paths(case.input))

@@ -30,7 +30,7 @@ from ._cases import (
     load_cases,
     read_id_list,
 )
-from ._cli_args import Abort, count, seconds
+from ._cli_args import Abort, add_postgres_option, count, seconds
 from ._cli_traffic import add_traffic_commands
 from ._new_case import add_new_case_command
 from ._mutants import BaselineError, MutantResult, mutant_counts, run_mutants
@@ -117,6 +117,7 @@ def _run(args: argparse.Namespace) -> int:
             validate=args.validate,
             known_failures=known,
             on_result=show,
+            postgres=args.postgres,
         )
     except AdapterError as exc:
         raise Abort(str(exc)) from None
@@ -232,6 +233,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="check every protocol message against conformance/schema/protocol-v1",
     )
+    add_postgres_option(run)
     run.add_argument("-v", "--verbose", action="store_true", help="print one line per case")
     run.set_defaults(handler=_run)
 

@@ -2,7 +2,9 @@
 
 Real processes write through ``tests/memory/session_worker.py`` to the private server: several
 processes of several threads, a writer killed with SIGKILL mid-batch, and a server restarted
-while a writer is writing. Every batch must be whole or absent, in order, nothing lost.
+while a writer is writing. Every batch must be whole or absent, in order, nothing lost. The
+same rules are also checked deterministically: a writer held at another transaction's row lock,
+a batch the server refuses midway, a connection the server drops between two calls.
 """
 
 from __future__ import annotations
@@ -14,11 +16,20 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 
+import psycopg
 import pytest
 
 from harness9_ref.memory import Manager, SessionDatabaseError
-from tests.memory.session_worker import APPEND_LARGEST, batch_messages, batch_size, split_batches
+from harness9_ref.memory._pg_db import redact_url
+from harness9_ref.schema import Message
+from tests.memory.session_worker import (
+    APPEND_LARGEST,
+    batch_messages,
+    batch_size,
+    split_batches,
+)
 from tests.memory.test_session_reliability import finish, start_worker, wait_for_line
 from tests.postgres.conftest import schema_url
 from tests.postgres.server import PgServer, find_bindir
@@ -93,7 +104,7 @@ def test_two_managers_in_two_processes_see_each_others_sessions_at_once(pg_url: 
     with Manager(pg_url) as manager:
         mine = manager.new_session()
         mine.add_messages(batch_messages("h", 0, 2))
-        done = subprocess.run([sys.executable, "-c", child, pg_url], capture_output=True, text=True, timeout=60)
+        done = subprocess.run([sys.executable, "-c", child, pg_url], check=False, capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr
         theirs, seen_there = done.stdout.splitlines()
         assert mine.session_id in seen_there
@@ -101,15 +112,81 @@ def test_two_managers_in_two_processes_see_each_others_sessions_at_once(pg_url: 
         assert {info.id for info in manager.list_sessions()} == {mine.session_id, theirs}
 
 
+def contents(manager: Manager, session_id: str) -> list[str]:
+    return [m.content for m in manager.open_session(session_id).get_messages()]
+
+
+def wait_for_lock_wait(admin: psycopg.Connection[object], application: str) -> None:
+    """Return once the connection named ``application`` waits for a lock (R-PG-7)."""
+    deadline = time.monotonic() + 20
+    waiting = "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s AND wait_event_type = 'Lock'"
+    while admin.execute(waiting, (application,)).fetchone() != (1,):
+        assert time.monotonic() < deadline, "the writer never waited for the session's row lock"
+        time.sleep(0.01)
+
+
+def test_a_writer_locks_the_session_before_inserting_so_ids_follow_the_commits(pg_url: str) -> None:
+    with Manager(f"{pg_url}&application_name=h9writer") as manager, psycopg.connect(pg_url) as other, \
+            psycopg.connect(pg_url, autocommit=True) as admin:
+        session_id = manager.new_session().session_id
+        # Another writer's transaction: it holds the row, as every write does first.
+        other.execute("UPDATE sessions SET updated_at = updated_at + 1 WHERE id = %s", (session_id,))
+        session = manager.open_session(session_id)
+        writer = threading.Thread(target=session.add_messages, args=([Message("user", "a"), Message("user", "b")],))
+        writer.start()
+        wait_for_lock_wait(admin, "h9writer")
+        other.execute(
+            "INSERT INTO messages (session_id, role, content, created_at) VALUES (%s, 'user', %s, 0)",
+            (session_id, b"committed first"),
+        )
+        other.commit()
+        writer.join(timeout=30)
+        assert contents(manager, session_id) == ["committed first", "a", "b"]
+
+
+def test_a_batch_the_server_refuses_midway_is_absent_and_the_session_untouched(pg_url: str) -> None:
+    with Manager(pg_url, clock=lambda: 1_700_000_000) as manager:
+        session_id = manager.new_session().session_id
+        manager.open_session(session_id).add_messages([Message("user", "kept")])
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        admin.execute(
+            "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+            " IF NEW.content = 'boom'::bytea THEN RAISE EXCEPTION 'disk full'; END IF; RETURN NEW; END $$"
+        )
+        admin.execute("CREATE TRIGGER refuse BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION refuse()")
+    with Manager(pg_url, clock=lambda: 1_700_000_100) as manager:
+        batch = [Message("user", "a"), Message("user", "boom"), Message("user", "c")]
+        with pytest.raises(SessionDatabaseError, match="disk full"):
+            manager.open_session(session_id).add_messages(batch)
+        assert contents(manager, session_id) == ["kept"]
+        assert manager.list_sessions()[0].updated_at == 1_700_000_000
+
+
+def test_a_dropped_connection_fails_the_next_call_and_the_one_after_reconnects(pg_url: str) -> None:
+    url = f"{pg_url}&application_name=h9dropped"
+    with Manager(url) as manager:
+        session = manager.new_session()
+        with psycopg.connect(pg_url, autocommit=True) as admin:
+            killed = admin.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'h9dropped'"
+            ).fetchone()
+        assert killed == (1,)
+        with pytest.raises(SessionDatabaseError) as caught:
+            session.add_messages([Message("user", "lost")])
+        assert "\n" not in str(caught.value) and str(caught.value).startswith(redact_url(url) + ": ")
+        session.add_messages([Message("user", "after")])
+        assert contents(manager, session.session_id) == ["after"]
+
+
 @pytest.fixture
-def own_server() -> PgServer:
+def own_server() -> Iterator[PgServer]:
     bindir = find_bindir()
     if bindir is None:
         pytest.skip("no PostgreSQL server binaries under /usr/lib/postgresql (apt-get install postgresql)")
     server = PgServer(bindir)
     server.start()
     try:
-        yield server  # type: ignore[misc]
+        yield server
     finally:
         server.remove()
 

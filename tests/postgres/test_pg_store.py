@@ -7,11 +7,18 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
 
-from harness9_ref.memory import Checkpoint, Manager, SessionDatabaseError, UnsupportedSchema, copy_sessions
+from harness9_ref.memory import (
+    Checkpoint,
+    Manager,
+    SessionDatabaseError,
+    UnsupportedSchema,
+    copy_sessions,
+)
 from harness9_ref.memory._pg_db import EXTRA_MISSING, PG_SCHEMA
 from harness9_ref.planning import TodoItem
 from harness9_ref.schema import Message, ToolCall
@@ -24,7 +31,7 @@ ODD = [
 ]
 
 
-def column(url: str, sql: str) -> list[tuple[object, ...]]:
+def column(url: str, sql: str) -> list[tuple[Any, ...]]:
     with psycopg.connect(url) as conn:
         return conn.execute(sql).fetchall()
 
@@ -37,8 +44,8 @@ def fill(manager: Manager) -> str:
     return session.session_id
 
 
-def snapshot(manager: Manager) -> list[object]:
-    out: list[object] = []
+def snapshot(manager: Manager) -> list[tuple[object, ...]]:
+    out: list[tuple[object, ...]] = []
     for info in manager.list_sessions():
         session = manager.open_session(info.id)
         out.append((info, session.get_messages(), session.get_todos(), session.get_checkpoint()))
@@ -81,11 +88,11 @@ def test_without_psycopg_the_error_names_the_extra_and_sqlite_needs_nothing(tmp_
         f"Manager({str(tmp_path / 'x.db')!r}).close()\n"
         "try:\n    Manager('postgresql://u@h/db')\nexcept SessionDatabaseError as e:\n    print(e)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout == EXTRA_MISSING + "\n"
     plain = "import sys, harness9_ref.cli, harness9_ref.memory; print('psycopg' in sys.modules)"
-    assert subprocess.run([sys.executable, "-c", plain], capture_output=True, text=True, cwd=ROOT).stdout == "False\n"
+    assert subprocess.run([sys.executable, "-c", plain], check=False, capture_output=True, text=True, cwd=ROOT).stdout == "False\n"
 
 
 # R-PG-4's tables, read back from the server's catalogue: name, column, type, nullable, collation.
@@ -115,7 +122,7 @@ SCHEMA_COLUMNS = [
 
 
 def test_the_schema_the_code_creates_is_the_one_spec_gives() -> None:
-    blocks = re.findall(r"```postgresql\n(.*?)```", (ROOT / "SPEC.md").read_text(encoding="utf-8"), re.S)
+    blocks = re.findall(r"```postgresql\n(.*?)```", (ROOT / "SPEC.md").read_text(encoding="utf-8"), re.DOTALL)
     assert len(blocks) == 1, "SPEC.md should hold R-PG-4's one postgresql block"
 
     def statements(sql: str) -> list[str]:
@@ -177,12 +184,22 @@ def test_copy_refuses_an_existing_id_and_copies_nothing_unless_told(pg_url: str,
         assert snapshot(target) == snapshot(source)
 
 
+def test_a_refused_copy_writes_no_session_not_even_those_before_the_conflict(pg_url: str, tmp_path: Path) -> None:
+    with Manager(tmp_path / "a.db") as source, Manager(pg_url) as target:
+        first, last = sorted(source.new_session().session_id for _ in range(2))  # copied in id order
+        copy_sessions(source, target)
+        target.delete_session(first)
+        with pytest.raises(SessionDatabaseError, match="already holds 1 of these sessions"):
+            copy_sessions(source, target)
+        assert [info.id for info in target.list_sessions()] == [last]
+
+
 def test_the_command_line_takes_a_url_and_copies(pg_url: str, tmp_path: Path) -> None:
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "HARNESS9_DB": pg_url}
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         command = [sys.executable, "-m", "harness9_ref", *args]
-        return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+        return subprocess.run(command, check=False, capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
 
     assert cli("--provider", "offline", "run", "hello postgres").returncode == 0
     listed = cli("sessions")
