@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Final, Literal, get_args
 
 from ._cases import Case
-from ._mutants import _Broken, _check_baseline, _Edit, _fails, _patched_adapter
+from ._mutants import _Broken, _check_baseline, _Edit, _fails, _patched_adapter, _template
 from ._runner import DEFAULT_TIMEOUT
 
 __all__ = ["AutoMutant", "AutoResult", "find_mutants", "mutants_of_source", "run_auto_command"]
@@ -305,27 +305,27 @@ def run_auto(root: Path, mutants: Sequence[AutoMutant], cases: Sequence[Case], *
     ``limit``: seconds for one mutant's cases (default: 3 × the baseline run, at least 30).
     Cases that killed a mutant run first for the next: that changes which case is named only.
     """
-    began = time.monotonic()
-    _check_baseline(root, cases, timeout)
-    limit = limit if limit is not None else max(30.0, 3 * (time.monotonic() - began))
-    ordered, lock = list(cases), threading.Lock()
-
-    def judge(mutant: AutoMutant) -> AutoResult:
-        with lock:
-            todo = list(ordered)
-        result, killer = _judge(root, mutant, todo, timeout, limit)
-        if killer is not None:
+    with _template(root) as template:  # compiled once; each mutant's copy links to it
+        began = time.monotonic()
+        _check_baseline(template, cases, timeout)
+        limit = limit if limit is not None else max(30.0, 3 * (time.monotonic() - began))
+        ordered, lock = list(cases), threading.Lock()
+        def judge(mutant: AutoMutant) -> AutoResult:
             with lock:
-                ordered.remove(killer)
-                ordered.insert(0, killer)
-        return result
+                todo = list(ordered)
+            result, killer = _judge(template, mutant, todo, timeout, limit)
+            if killer is not None:
+                with lock:
+                    ordered.remove(killer)
+                    ordered.insert(0, killer)
+            return result
 
-    results = []
-    with ThreadPoolExecutor(max_workers=workers or min(4, os.cpu_count() or 1)) as pool:
-        for result in pool.map(judge, mutants):
-            results.append(result)
-            if on_result is not None:
-                on_result(result)
+        results = []
+        with ThreadPoolExecutor(max_workers=workers or min(4, os.cpu_count() or 1)) as pool:
+            for result in pool.map(judge, mutants):
+                results.append(result)
+                if on_result is not None:
+                    on_result(result)
     return results
 
 

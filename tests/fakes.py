@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Sequence, Union
+from typing import Final, Sequence, Union
 
 from harness9_ref.memory import STUB_TEXT, SUMMARY_MARKER
 from harness9_ref.schema import ROLE_ASSISTANT, ROLE_SYSTEM, ROLE_USER, Message, ToolCall, ToolDefinition, Usage
 
 __all__ = [
+    "START",
+    "Clock",
     "RecordingSummarizer",
     "SummaryReply",
     "assistant",
@@ -27,6 +29,23 @@ __all__ = [
     "system",
     "user",
 ]
+
+
+START: Final = 1_700_000_000  # a Clock's first reading unless told otherwise
+
+
+class Clock:
+    """A settable clock to inject where the package reads the time: ``clock.now`` is what it reads."""
+
+    def __init__(self, now: float = START) -> None:
+        self.now = float(now)
+
+    def __call__(self) -> float:
+        return self.now
+
+    def tick(self, seconds: int = 10) -> int:
+        self.now += seconds
+        return int(self.now)
 
 
 def system(content: str = "You are a coding agent.") -> Message:

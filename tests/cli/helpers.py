@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import IO, Final, Iterable, Mapping, Optional, Union
 
 from harness9_ref.memory import Manager
-from tests.fakes import assistant, user
+from tests.fakes import Clock, assistant, user
 
 ROOT: Final = Path(__file__).resolve().parents[2]
 SESSION: Final = re.compile(r"session: ([0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12})")
@@ -81,14 +81,6 @@ def one_error(result: subprocess.CompletedProcess[str], status: int = 1) -> str:
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("harness9-ref: error: "), result.stderr
     return lines[0].removeprefix("harness9-ref: error: ")
-
-
-class Clock:
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def seed(db: Path, sessions: Iterable[tuple[str, int, list[str]]]) -> None:

@@ -10,7 +10,7 @@ import pytest
 from conformance import Adapter, CaseError, lint_cases, load_cases, run_case
 from conformance._case_text import LONGEST_LITERAL_RUN, expand, literal_runs
 
-from .toy import SPEC_TEXT, case_data, fake, toy_suite, write_json
+from .toy import case_data, fake, toy_suite, write_json
 
 
 def repeat(unit: str, times: Any) -> dict[str, Any]:
@@ -60,14 +60,11 @@ def test_loading_expands_input_and_expect_and_refuses_a_malformed_one(tmp_path: 
     assert raised.value.problems[0].endswith("bad.json: /expect/output/$text/0/times: expected an integer of at least 1")
 
 
-def test_lint_asks_for_the_notation_past_the_longest_literal_run(tmp_path: Path) -> None:
-    spec = tmp_path / "SPEC.md"
-    spec.write_text(SPEC_TEXT, encoding="utf-8")
-    cases = toy_suite(tmp_path / "cases")
-    write_json(cases / "fmt" / "at.json", case_data("LONG02", input={"n": "x" * LONGEST_LITERAL_RUN}))
-    assert lint_cases(cases, spec) == []
-    write_json(cases / "fmt" / "past.json", case_data("LONG03", input={"n": "y" * (LONGEST_LITERAL_RUN + 1)}))
-    (problem,) = lint_cases(cases, spec)
+def test_lint_asks_for_the_notation_past_the_longest_literal_run(cases_dir: Path, spec: Path) -> None:
+    write_json(cases_dir / "fmt" / "at.json", case_data("LONG02", input={"n": "x" * LONGEST_LITERAL_RUN}))
+    assert lint_cases(cases_dir, spec) == []
+    write_json(cases_dir / "fmt" / "past.json", case_data("LONG03", input={"n": "y" * (LONGEST_LITERAL_RUN + 1)}))
+    (problem,) = lint_cases(cases_dir, spec)
     assert "past.json: 4097 copies of 'y' written out" in problem and "R-CASE-1" in problem
     assert literal_runs("a" * 5000 + "b" * 10) == [literal_runs("a" * 5000)[0]]
 

@@ -13,13 +13,6 @@ from conformance._cli import main
 from .toy import SPEC_TEXT, case_data, toy_suite, write_json
 
 
-@pytest.fixture
-def spec(tmp_path: Path) -> Path:
-    path = tmp_path / "SPEC.md"
-    path.write_text(SPEC_TEXT, encoding="utf-8")
-    return path
-
-
 def test_load_cases_reads_every_field_in_path_order(tmp_path: Path) -> None:
     write_json(tmp_path / "cases" / "b" / "x.json", case_data("BBBBB1", note="why"))
     write_json(tmp_path / "cases" / "a" / "y.json", case_data("AAAAA1", n=7))

@@ -12,12 +12,7 @@ from conformance import lint_cases, load_cases
 from conformance._cli import main
 from conformance._new_case import _taken_ids, mint_id
 
-from .toy import SPEC_TEXT, toy_suite, write_json
-
-
-@pytest.fixture
-def cases(tmp_path: Path) -> Path:
-    return toy_suite(tmp_path / "cases")
+from .toy import write_json
 
 
 def one_error(capsys: pytest.CaptureFixture[str]) -> str:
@@ -28,40 +23,38 @@ def one_error(capsys: pytest.CaptureFixture[str]) -> str:
 
 
 def test_a_skeleton_gets_a_new_id_and_the_areas_op_and_fails_lint_until_written(
-    cases: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    cases_dir: Path, spec: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["new-case", "fmt", "n-11", "--cases", str(cases)]) == 0
+    assert main(["new-case", "fmt", "n-11", "--cases", str(cases_dir)]) == 0
     case_id, path = capsys.readouterr().out.split()
-    assert Path(path) == cases / "fmt" / "n-11.json"
+    assert Path(path) == cases_dir / "fmt" / "n-11.json"
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     assert data["id"] == case_id and len(case_id) == 6 and case_id not in {"AAAAA1", "AAAAA2", "AAAAA3"}
     assert data["op"] == "format_token_count"
-    assert case_id in {case.id for case in load_cases(cases)}  # a valid case file
-    spec = tmp_path / "SPEC.md"
-    spec.write_text(SPEC_TEXT, encoding="utf-8")
-    assert lint_cases(cases, spec) == [f"{path}: cites R-TODO-1, which SPEC.md does not define"]
+    assert case_id in {case.id for case in load_cases(cases_dir)}  # a valid case file
+    assert lint_cases(cases_dir, spec) == [f"{path}: cites R-TODO-1, which SPEC.md does not define"]
 
 
-def test_an_existing_slug_is_refused_and_left_as_it_was(cases: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    before = (cases / "fmt" / "n-5.json").read_bytes()
-    assert main(["new-case", "fmt", "n-5", "--cases", str(cases)]) == 2
-    assert one_error(capsys) == f"error: {cases / 'fmt' / 'n-5.json'} already exists: choose another slug"
-    assert (cases / "fmt" / "n-5.json").read_bytes() == before
+def test_an_existing_slug_is_refused_and_left_as_it_was(cases_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = (cases_dir / "fmt" / "n-5.json").read_bytes()
+    assert main(["new-case", "fmt", "n-5", "--cases", str(cases_dir)]) == 2
+    assert one_error(capsys) == f"error: {cases_dir / 'fmt' / 'n-5.json'} already exists: choose another slug"
+    assert (cases_dir / "fmt" / "n-5.json").read_bytes() == before
 
 
 @pytest.mark.parametrize(("area", "slug"), [("Fmt", "x"), ("fmt", "a b"), ("fmt", "../x"), ("fmt", "x.json")])
-def test_a_bad_name_is_refused(cases: Path, area: str, slug: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["new-case", area, slug, "--cases", str(cases)]) == 2
+def test_a_bad_name_is_refused(cases_dir: Path, area: str, slug: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["new-case", area, slug, "--cases", str(cases_dir)]) == 2
     assert "use lower-case letters, digits, '-' and '_'" in one_error(capsys)
-    assert sorted(p.name for p in cases.iterdir()) == ["fmt"]
+    assert sorted(p.name for p in cases_dir.iterdir()) == ["fmt"]
 
 
-def test_a_new_area_needs_its_op(cases: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["new-case", "tokens", "first", "--cases", str(cases)]) == 2
+def test_a_new_area_needs_its_op(cases_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["new-case", "tokens", "first", "--cases", str(cases_dir)]) == 2
     assert one_error(capsys) == "error: area 'tokens' has no cases yet: name the op with --op"
-    assert not (cases / "tokens").exists()
-    assert main(["new-case", "tokens", "first", "--op", "estimate_tokens", "--cases", str(cases)]) == 0
-    assert json.loads((cases / "tokens" / "first.json").read_text(encoding="utf-8"))["op"] == "estimate_tokens"
+    assert not (cases_dir / "tokens").exists()
+    assert main(["new-case", "tokens", "first", "--op", "estimate_tokens", "--cases", str(cases_dir)]) == 0
+    assert json.loads((cases_dir / "tokens" / "first.json").read_text(encoding="utf-8"))["op"] == "estimate_tokens"
 
 
 def test_an_id_is_never_one_already_written(tmp_path: Path) -> None:

@@ -13,12 +13,7 @@ from conformance import Response, SuiteResult, Verdict, evaluate, load_cases
 from conformance._cli import main
 from conformance._report import case_result, format_result, summary_line, write_junit_report
 
-from .toy import fake, toy_suite
-
-
-@pytest.fixture
-def cases_dir(tmp_path: Path) -> Path:
-    return toy_suite(tmp_path / "cases")
+from .toy import fake
 
 
 def mixed_run(cases_dir: Path, tmp_path: Path, *reports: str) -> int:

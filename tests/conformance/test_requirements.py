@@ -19,7 +19,7 @@ from conformance._requirements import (
     requirement_titles,
 )
 
-from .toy import SPEC_TEXT, case_data, fake, write_json
+from .toy import case_data, fake, write_json
 
 GOOD = shlex.join(fake("good"))
 
@@ -35,13 +35,6 @@ def cases_dir(tmp_path: Path) -> Path:
         case_data("BBBBB1", 9, spec=["R-FMT-2"], expect={"output": "nine"}),
     )
     return root
-
-
-@pytest.fixture
-def spec(tmp_path: Path) -> Path:
-    path = tmp_path / "SPEC.md"
-    path.write_text(SPEC_TEXT, encoding="utf-8")
-    return path
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[str], str]:

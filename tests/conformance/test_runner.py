@@ -10,12 +10,7 @@ import pytest
 from conformance import Adapter, AdapterError, SuiteResult, load_cases, run_suite
 from conformance._cli import main
 
-from .toy import case_data, fake, toy_suite, write_json
-
-
-@pytest.fixture
-def cases_dir(tmp_path: Path) -> Path:
-    return toy_suite(tmp_path / "cases")
+from .toy import case_data, fake, write_json
 
 
 def run(cases_dir: Path, adapter: list[str], **options: object) -> SuiteResult:

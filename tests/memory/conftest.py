@@ -1,4 +1,7 @@
-"""Fixtures shared by the session tests: a database path, a settable clock, a Manager, and sessions of either backend."""
+"""Fixtures shared by the session tests: a Manager on the injected clock, and sessions of either backend.
+
+``db_path`` and ``clock`` come from ``tests/conftest.py``.
+"""
 
 from __future__ import annotations
 
@@ -8,17 +11,7 @@ from typing import Callable, Iterator
 import pytest
 
 from harness9_ref.memory import Manager, MemorySession, Session
-from tests.memory.helpers import Clock
-
-
-@pytest.fixture
-def db_path(tmp_path: Path) -> Path:
-    return tmp_path / "sessions.db"
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
+from tests.fakes import Clock
 
 
 @pytest.fixture

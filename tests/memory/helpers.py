@@ -1,32 +1,16 @@
-"""Helpers of the session tests: the injected clock and a plain connection as another program's."""
+"""Helpers of the session tests: the injected clock (from tests/fakes.py) and a plain connection as another program's."""
 
 from __future__ import annotations
 
 import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Final, Iterator
+from typing import Iterator
 
 from harness9_ref.schema import Message
-from tests.fakes import user
+from tests.fakes import START, Clock, user
 
 __all__ = ["START", "Clock", "numbered", "raw"]
-
-START: Final = 1_700_000_000  # the injected clock's first reading
-
-
-class Clock:
-    """A settable clock for the Manager: ``clock.now`` is what it reads."""
-
-    def __init__(self) -> None:
-        self.now = float(START)
-
-    def __call__(self) -> float:
-        return self.now
-
-    def tick(self, seconds: int = 10) -> int:
-        self.now += seconds
-        return int(self.now)
 
 
 @contextmanager

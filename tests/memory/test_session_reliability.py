@@ -83,11 +83,6 @@ def integrity(path: Path) -> list[tuple[str]]:
         conn.close()
 
 
-@pytest.fixture
-def db_path(tmp_path: Path) -> Path:
-    return tmp_path / "sessions.db"
-
-
 # --- Crash safety (R-DB-8) ---
 
 

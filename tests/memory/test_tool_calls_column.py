@@ -24,11 +24,6 @@ DEEP = 100_000  # nesting depth of a valid JSON text far beyond Python's recursi
 
 
 @pytest.fixture
-def db_path(tmp_path: Path) -> Path:
-    return tmp_path / "sessions.db"
-
-
-@pytest.fixture
 def session(db_path: Path) -> Iterator[SQLiteSession]:
     with Manager(db_path) as manager:
         yield manager.new_session()

@@ -10,7 +10,6 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -24,12 +23,6 @@ from harness9_ref.tools import Registry
 from harness9_ref.tui import App, Approver, PaneLine, session_context
 
 WAIT = 10.0
-
-
-@pytest.fixture
-def manager(tmp_path: Path) -> Iterator[Manager]:
-    with Manager(tmp_path / "home" / "sessions.db") as m:
-        yield m
 
 
 def make_app(

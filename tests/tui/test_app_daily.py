@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -22,12 +21,6 @@ from harness9_ref.tui import STRINGS, App, help_lines
 from .test_app import WAIT, make_app, send, settle, start_figure, texts
 
 NOW = 1779000000
-
-
-@pytest.fixture
-def manager(tmp_path: Path) -> Iterator[Manager]:
-    with Manager(tmp_path / "home" / "sessions.db") as m:
-        yield m
 
 
 def stored(manager: Manager, n: int) -> list[str]:

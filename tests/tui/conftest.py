@@ -1,0 +1,16 @@
+"""Fixtures shared by the terminal UI tests: a Manager on a real file and the real clock."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from harness9_ref.memory import Manager
+
+
+@pytest.fixture
+def manager(tmp_path: Path) -> Iterator[Manager]:
+    with Manager(tmp_path / "home" / "sessions.db") as m:
+        yield m
