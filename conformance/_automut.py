@@ -15,27 +15,25 @@ that change no behaviour are listed, with why, in ``conformance/mutants/equivale
 
 from __future__ import annotations
 
-import argparse
 import ast
-import json
 import os
 import random
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from itertools import accumulate
 from pathlib import Path
-from typing import Final, Literal, get_args
+from typing import Final, Literal
 
 from ._cases import Case
 from ._mutants import _Broken, _check_baseline, _Edit, _fails, _patched_adapter, _template
 from ._runner import DEFAULT_TIMEOUT
 
-__all__ = ["AutoMutant", "AutoResult", "find_mutants", "mutants_of_source", "run_auto_command"]
+__all__ = ["AutoMutant", "AutoResult", "AutoStatus", "find_mutants", "load_equivalents", "mutants_of_source", "run_auto", "sample"]
 
 PACKAGE: Final = "harness9_ref"
 EQUIVALENT_FILE: Final = Path("conformance") / "mutants" / "equivalent.txt"
@@ -216,8 +214,12 @@ class _Finder:
             self.add(node, name, [(start, end, replacement)])
 
 
-def mutants_of_source(source: str, file: str) -> list[AutoMutant]:
-    """Every mutant of one module's ``source``; ``file`` is its path from the project root."""
+def mutants_of_source(source: str, file: str, keys: Collection[str] | None = None) -> list[AutoMutant]:
+    """Every mutant of one module's ``source``; ``file`` is its path from the project root.
+
+    ``keys``: only the mutants with these keys (each mutated text is parsed to drop the ones
+    that are not Python, which is most of the cost: a check of a few keys skips the rest).
+    """
     data = source.encode("utf-8")
     finder = _Finder(data)
     finder.visit(ast.parse(data))
@@ -225,6 +227,9 @@ def mutants_of_source(source: str, file: str) -> list[AutoMutant]:
     scoped = file.split("/", 1)[-1]
     for scope, line, operator, edits in finder.found:
         seen[scope, operator] = number = seen.get((scope, operator), 0) + 1
+        key = f"{scoped}:{scope}:{operator}:{number}"
+        if keys is not None and key not in keys:
+            continue
         new = data
         for start, end, text in sorted(edits, reverse=True):
             new = new[:start] + text.encode() + new[end:]
@@ -233,7 +238,6 @@ def mutants_of_source(source: str, file: str) -> list[AutoMutant]:
             ast.parse(mutated)
         except SyntaxError:
             continue
-        key = f"{scoped}:{scope}:{operator}:{number}"
         mutants.append(AutoMutant(key, file, line, operator, lines[line - 1].strip(),
                                   mutated.split("\n")[line - 1].strip(), mutated))
     return mutants
@@ -245,13 +249,16 @@ def _selected(relative: str, modules: Sequence[str] | None) -> bool:
     return wanted and not any(fnmatchcase(relative, glob) for glob in _EXCLUDED)
 
 
-def find_mutants(root: Path, modules: Sequence[str] | None = None) -> list[AutoMutant]:
-    """The runtime modules' mutants in file order; ``modules``: globs (``memory``, ``a/b.py``)."""
+def find_mutants(
+    root: Path, modules: Sequence[str] | None = None, keys: Collection[str] | None = None
+) -> list[AutoMutant]:
+    """The runtime modules' mutants in file order; ``modules``: globs (``memory``, ``a/b.py``);
+    ``keys``: only the mutants with these keys."""
     mutants = []
     for path in sorted((root / PACKAGE).rglob("*.py")):
         if _selected(relative := path.relative_to(root / PACKAGE).as_posix(), modules):
             text = path.read_text(encoding="utf-8")
-            mutants.extend(mutants_of_source(text, f"{PACKAGE}/{relative}"))
+            mutants.extend(mutants_of_source(text, f"{PACKAGE}/{relative}", keys))
     return mutants
 
 
@@ -327,74 +334,3 @@ def run_auto(root: Path, mutants: Sequence[AutoMutant], cases: Sequence[Case], *
                 if on_result is not None:
                     on_result(result)
     return results
-
-
-def _rate(results: Sequence[AutoResult]) -> dict[str, object]:
-    counts = {s: sum(r.status == s for r in results) for s in get_args(AutoStatus)}
-    judged = counts["killed"] + counts["timeout"] + counts["survived"]
-    rate = (counts["killed"] + counts["timeout"]) / judged if judged else None
-    return {**counts, "judged": judged, "kill_rate": rate}
-
-
-def summarize(results: Sequence[AutoResult]) -> Iterator[str]:
-    """The text report: one line per module, the overall line, then one line per survivor."""
-    modules = sorted({r.mutant.module for r in results})
-    for name in [*modules, None]:
-        chosen = [r for r in results if name is None or r.mutant.module == name]
-        c = _rate(chosen)
-        rate = f"{c['kill_rate']:.1%}" if isinstance(c["kill_rate"], float) else "n/a"
-        yield (f"{name or 'overall'}: kill rate {rate} "
-               f"({c['killed']} killed, {c['timeout']} timed out, {c['survived']} survived; "
-               f"{c['broken']} broken, not counted)")
-    survivors = [r.mutant for r in results if r.status == "survived"]
-    yield f"{len(survivors)} survivors:" if survivors else "no survivors"
-    for m in survivors:
-        yield f"  {m.file}:{m.line} {m.operator}: {m.before}  ->  {m.after}  [{m.key}]"
-
-
-def write_report(results: Sequence[AutoResult], path: Path, **run: object) -> None:
-    """The JSON report: the run's parameters, rates per module and overall, every mutant."""
-    modules = sorted({r.mutant.module for r in results})
-    report = {
-        **run,
-        "modules": {m: _rate([r for r in results if r.mutant.module == m]) for m in modules},
-        "overall": _rate(results),
-        "mutants": [{**{k: v for k, v in asdict(r.mutant).items() if k != "source"},
-                     "module": r.mutant.module, "status": r.status, "detail": r.detail}
-                    for r in results],
-    }
-    path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-
-
-def run_auto_command(args: argparse.Namespace, cases: Sequence[Case]) -> int:
-    """``mutants --auto``; 0 whatever the rate. BaselineError, ValueError: no run is made."""
-    root: Path = args.root
-    equivalents = load_equivalents(root / EQUIVALENT_FILE)
-    stale = sorted(set(equivalents) - {m.key for m in find_mutants(root)})
-    selected = find_mutants(root, args.module)
-    if not selected:
-        raise ValueError(f"no mutant in the modules {', '.join(args.module or ['(all)'])}")
-    drawn = sample(selected, args.sample, args.seed)  # listing equivalents keeps the sample
-    picked = [m for m in drawn if m.key not in equivalents]
-    excluded = len(drawn) - len(picked)
-    print(f"{len(drawn)} of {len(selected)} mutants (seed {args.seed}); "
-          f"{excluded} of them known equivalents, not run", flush=True)
-    if stale:
-        print(f"warning: {EQUIVALENT_FILE} names no such mutant: {', '.join(stale)}", flush=True)
-    done = [0]
-
-    def show(r: AutoResult) -> None:
-        done[0] += 1
-        print(f"[{done[0]}/{len(picked)}] {r.status}: {r.mutant.file}:{r.mutant.line} "
-              f"{r.mutant.operator} ({r.detail})", flush=True)
-
-    results = run_auto(
-        root, picked, cases, timeout=args.timeout, workers=args.workers, on_result=show
-    )
-    for line in summarize(results):
-        print(line)
-    if args.report is not None:
-        write_report(results, args.report, seed=args.seed, sample=args.sample,
-                     population=len(selected), modules_selected=args.module or ["(all)"],
-                     equivalents_excluded=excluded)
-    return 0

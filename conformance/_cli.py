@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from ._automut import run_auto_command
+from ._automut_command import run_auto_command
 from ._cases import (
     CASES_DIR,
     PROJECT_ROOT,

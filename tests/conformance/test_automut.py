@@ -88,6 +88,13 @@ def test_the_rest_of_the_file_stays_byte_identical() -> None:
         assert mutant.before == lines[mutant.line - 1].strip()
 
 
+def test_asking_for_keys_gives_exactly_those_mutants() -> None:
+    mutants = mutants_of_source(SAMPLE, "harness9_ref/sample.py")
+    chosen = mutants[::3]
+    keys = {m.key for m in chosen} | {"sample.py:grow:no-such-operator:1"}
+    assert mutants_of_source(SAMPLE, "harness9_ref/sample.py", keys) == chosen
+
+
 def test_sampling_is_deterministic_by_seed_and_keeps_file_order() -> None:
     mutants = mutants_of_source(SAMPLE, "harness9_ref/sample.py")
     first = sample(mutants, 5, 1)
@@ -116,7 +123,7 @@ def test_equivalents_need_a_reason_and_name_existing_mutants(tmp_path: Path) -> 
     with pytest.raises(ValueError, match="without a reason"):
         load_equivalents(path)
     listed = load_equivalents(PROJECT_ROOT / EQUIVALENT_FILE)
-    keys = {m.key for m in find_mutants(PROJECT_ROOT)}
+    keys = {m.key for m in find_mutants(PROJECT_ROOT, keys=listed)}
     assert not set(listed) - keys, "stale entries in conformance/mutants/equivalent.txt"
 
 
