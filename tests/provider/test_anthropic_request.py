@@ -114,7 +114,7 @@ def test_a_tool_loop_becomes_alternating_turns_with_tool_results_first() -> None
         Message(
             "assistant",
             "Reading.",
-            [ToolCall("toolu_1", "read_file", '{"path":"a"}'), ToolCall("toolu_2", "read_file", "")],
+            (ToolCall("toolu_1", "read_file", '{"path":"a"}'), ToolCall("toolu_2", "read_file", "")),
         ),
         Message("user", "alpha", tool_call_id="toolu_1"),
         Message("user", "Also, hurry."),
@@ -139,7 +139,7 @@ def test_a_tool_loop_becomes_alternating_turns_with_tool_results_first() -> None
 def test_consecutive_assistant_messages_merge_in_order() -> None:
     messages = [
         Message("user", "go"),
-        Message("assistant", "one", [ToolCall("a", "bash", "{}")]),
+        Message("assistant", "one", (ToolCall("a", "bash", "{}"),)),
         Message("assistant", "two"),
     ]
     assert turns(messages)[1] == {
@@ -160,7 +160,7 @@ def test_text_is_sent_unchanged_when_it_has_a_visible_character() -> None:
 def test_a_result_belongs_to_the_user_side_whatever_its_role() -> None:
     messages = [
         Message("user", "go"),
-        Message("assistant", "", [ToolCall("a", "bash", "{}")]),
+        Message("assistant", "", (ToolCall("a", "bash", "{}"),)),
         Message("assistant", "out", tool_call_id="a"),
     ]
     assert turns(messages)[2] == {"role": "user", "content": [result("a", "out")]}
@@ -193,13 +193,13 @@ def test_an_assistant_message_first_is_sent_as_is() -> None:
     ],
 )
 def test_tool_use_input_is_the_arguments_object_or_raw_text(arguments: str, expected: dict[str, Any]) -> None:
-    msgs = [Message("user", "go"), Message("assistant", "", [ToolCall("t", "bash", arguments)])]
+    msgs = [Message("user", "go"), Message("assistant", "", (ToolCall("t", "bash", arguments),))]
     assert turns(msgs)[1]["content"][0]["input"] == expected
     assert anthropic.tool_input(arguments) == expected
 
 
 def test_an_escaped_lone_surrogate_in_arguments_is_sent_back_as_the_same_escape() -> None:
-    msgs = [Message("user", "go"), Message("assistant", "", [ToolCall("t", "bash", '{"s": "\\ud800x"}')])]
+    msgs = [Message("user", "go"), Message("assistant", "", (ToolCall("t", "bash", '{"s": "\\ud800x"}'),))]
     request = build(msgs)
     assert b'"input":{"s":"\\ud800x"}' in request.body
     request.body.decode("utf-8")  # still valid UTF-8
@@ -242,7 +242,7 @@ def test_a_history_that_leaves_no_turn_cannot_be_sent(messages: list[Message]) -
 @pytest.mark.parametrize("role", ["user", "system"])
 def test_a_user_or_system_message_with_tool_calls_cannot_be_sent(role: str) -> None:
     with pytest.raises(RequestBuildError, match=r"messages\[1\]"):
-        build([Message("user", "x"), Message(role, "y", [ToolCall("c", "bash", "{}")])])
+        build([Message("user", "x"), Message(role, "y", (ToolCall("c", "bash", "{}"),))])
 
 
 def test_the_api_key_is_hidden_in_the_request_repr() -> None:

@@ -42,7 +42,7 @@ def test_text_blocks_concatenate_and_tool_use_keeps_the_exact_source_text_of_its
     assert message == Message(
         "assistant",
         "I'll check the weather.",
-        [ToolCall("toolu_01A09q90qw90lq917835lq9", "get_weather", WEATHER_INPUT)],
+        (ToolCall("toolu_01A09q90qw90lq917835lq9", "get_weather", WEATHER_INPUT),),
     )
     # input_tokens excludes the cache: the context holds 4 + 0 + 1163 prompt tokens.
     assert usage == Usage(1167, 91, cache_read_tokens=1163, cache_write_tokens=0)
@@ -81,7 +81,7 @@ def test_a_content_member_before_others_and_duplicated_is_read_from_the_last_one
         b'{"content":[{"type":"text","text":"old"}],"id":"m",'
         b'"content":[{"type":"tool_use","id":"a","name":"f","input":{"k":"v"}}]}'
     )
-    assert parse(body)[0] == Message("assistant", "", [ToolCall("a", "f", '{"k":"v"}')])
+    assert parse(body)[0] == Message("assistant", "", (ToolCall("a", "f", '{"k":"v"}'),))
 
 
 def test_thinking_redacted_thinking_server_tool_and_unknown_blocks_are_skipped() -> None:

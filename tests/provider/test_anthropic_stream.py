@@ -116,10 +116,10 @@ def test_a_recorded_tool_stream_with_padding_and_pings_assembles() -> None:
         message=Message(
             "assistant",
             "Okay, let's check.",
-            [
+            (
                 ToolCall("toolu_01T1x1fJ34qAmk2tNTrN7Up6", "get_weather", '{"location": "San Francisco, CA"}'),
                 ToolCall("toolu_02", "list_dir", "{}"),
-            ],
+            ),
         ),
         # message_delta's output_tokens replaces message_start's 2; it is never added.
         usage=Usage(472, 89, cache_read_tokens=0, cache_write_tokens=0),

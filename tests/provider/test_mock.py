@@ -8,7 +8,7 @@ from harness9_ref.memory import SummarizationCompactor
 from harness9_ref.provider import LLMProvider, MockProvider, ProviderError, ScriptExhausted
 from harness9_ref.schema import CHUNK_DONE, CHUNK_ERROR, CHUNK_TEXT, Message, StreamChunk, ToolCall, ToolDefinition
 
-REPLIES = [Message("assistant", "first"), Message("assistant", "", [ToolCall("c", "bash", '{"command":"ls"}')])]
+REPLIES = [Message("assistant", "first"), Message("assistant", "", (ToolCall("c", "bash", '{"command":"ls"}'),))]
 ASK = [Message("user", "hi")]
 
 

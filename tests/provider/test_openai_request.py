@@ -72,7 +72,7 @@ def test_a_tool_loop_maps_one_to_one_in_order() -> None:
         Message(
             "assistant",
             "",
-            [ToolCall("call_1", "read_file", '{"path": "a.txt"}'), ToolCall("call_2", "read_file", '{"path":"b.txt"}')],
+            (ToolCall("call_1", "read_file", '{"path": "a.txt"}'), ToolCall("call_2", "read_file", '{"path":"b.txt"}')),
         ),
         Message("user", "alpha", tool_call_id="call_1"),
         Message("user", "", tool_call_id="call_2"),
@@ -117,7 +117,7 @@ def test_a_tool_loop_maps_one_to_one_in_order() -> None:
 
 
 def test_an_assistant_message_with_text_and_calls_keeps_its_text() -> None:
-    msg = Message("assistant", "Let me look.", [ToolCall("c", "bash", "{}")])
+    msg = Message("assistant", "Let me look.", (ToolCall("c", "bash", "{}"),))
     assert body(build([msg]))["messages"][0]["content"] == "Let me look."
 
 
@@ -127,7 +127,7 @@ def test_an_assistant_message_without_calls_keeps_empty_content_as_a_string() ->
 
 @pytest.mark.parametrize("arguments", ["", "not json", '{"path": "a', "[1, 2]", '{"a":1} trailing', "NaN"])
 def test_arguments_are_sent_verbatim_as_a_string_even_when_not_valid_json(arguments: str) -> None:
-    msg = Message("assistant", "", [ToolCall("c", "bash", arguments)])
+    msg = Message("assistant", "", (ToolCall("c", "bash", arguments),))
     assert body(build([msg]))["messages"][0]["tool_calls"][0]["function"]["arguments"] == arguments
 
 
@@ -163,7 +163,7 @@ def test_no_other_body_members_are_sent() -> None:
 
 @pytest.mark.parametrize("role", ["user", "system"])
 def test_a_user_or_system_message_with_tool_calls_cannot_be_sent(role: str) -> None:
-    bad = Message(role, "x", [ToolCall("c", "bash", "{}")])
+    bad = Message(role, "x", (ToolCall("c", "bash", "{}"),))
     with pytest.raises(RequestBuildError) as info:
         build([Message("user", "first"), bad])
     assert info.value.code == "request_build_error"

@@ -100,7 +100,7 @@ def test_parallel_tool_calls_with_null_content_keep_their_argument_strings() -> 
     assert message == Message(
         "assistant",
         "",
-        [ToolCall("call_a1", "read_file", '{"path": "main.go"}'), ToolCall("call_b2", "bash", '{"command":"ls"}')],
+        (ToolCall("call_a1", "read_file", '{"path": "main.go"}'), ToolCall("call_b2", "bash", '{"command":"ls"}')),
     )
     # prompt_tokens already includes the cached tokens; completion includes reasoning tokens.
     assert usage == Usage(2006, 300, cache_read_tokens=1920)

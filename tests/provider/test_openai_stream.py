@@ -83,7 +83,7 @@ def test_interleaved_parallel_calls_split_inside_tokens_assemble_by_index() -> N
     assert message_of(chunks) == Message(
         "assistant",
         "",
-        [ToolCall("call_A", "read_file", '{"location": "中"}'), ToolCall("call_B", "bash", '{"command":"ls"}')],
+        (ToolCall("call_A", "read_file", '{"location": "中"}'), ToolCall("call_B", "bash", '{"command":"ls"}')),
     )
 
 
@@ -111,7 +111,7 @@ def test_a_fragment_without_an_index_is_keyed_by_its_position() -> None:
 def test_text_and_a_call_in_one_stream() -> None:
     body = sse_data(chunk({"content": "Let me check."}), opens(0, "c", "bash"), chunk({}, "tool_calls"), "[DONE]")
     chunks = assert_same_parse(body, openai_stream)
-    expected = Message("assistant", "Let me check.", [ToolCall("c", "bash")])
+    expected = Message("assistant", "Let me check.", (ToolCall("c", "bash"),))
     assert final(chunks) == StreamChunk(CHUNK_DONE, message=expected)
 
 

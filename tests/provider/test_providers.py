@@ -140,7 +140,7 @@ def test_the_anthropic_reply_and_usage() -> None:
     with loopback(reply(200, ANTHROPIC_REPLY)) as server:
         got = AnthropicProvider("claude-sonnet-4-20250514", KEY, base_url=server.url).generate(ASK, [])
     call = ToolCall("toolu_1", "bash", '{"command":"ls"}')
-    assert got == (Message("assistant", "Sure.", [call]), Usage(120, 30, cache_read_tokens=100, cache_write_tokens=0))
+    assert got == (Message("assistant", "Sure.", (call,)), Usage(120, 30, cache_read_tokens=100, cache_write_tokens=0))
     assert server.received[0].path == "/v1/messages"
     assert server.received[0].header("x-api-key") == KEY
 
@@ -201,7 +201,7 @@ def test_failures_before_the_stream_starts_end_in_an_error_chunk() -> None:
     with pytest.raises(ProviderConnectionError):
         refused.generate(ASK, [])
 
-    unbuildable = [Message("user", "x", [ToolCall("c", "bash", "{}")])]
+    unbuildable = [Message("user", "x", (ToolCall("c", "bash", "{}"),))]
     chunks = list(AnthropicProvider("claude-3-5-haiku", KEY, base_url=free_url()).generate_stream(unbuildable, []))
     assert [c.type for c in chunks] == [CHUNK_ERROR] and chunks[0].error.startswith("request_build_error: anthropic: ")
     with pytest.raises(RequestBuildError):
