@@ -20,6 +20,7 @@ from harness9_ref.memory import (
     copy_sessions,
 )
 from harness9_ref.memory._pg_db import EXTRA_MISSING, PG_SCHEMA
+from harness9_ref.memory._pg_store import SCAN_BATCH
 from harness9_ref.planning import TodoItem
 from harness9_ref.schema import Message, ToolCall
 
@@ -156,6 +157,14 @@ def test_a_schema_of_another_version_or_of_another_program_is_refused_untouched(
     with pytest.raises(UnsupportedSchema, match="tables of another program"):
         Manager(pg_url)
     assert column(pg_url, "SELECT to_regclass('harness9_schema') IS NULL") == [(True,)]
+
+
+def test_search_scans_every_batch_of_the_messages(pg_url: str) -> None:
+    with Manager(pg_url) as manager:
+        session = manager.new_session()
+        filler = [Message("user", f"filler {n}") for n in range(2 * SCAN_BATCH)]
+        session.add_messages([*filler, Message("user", "the needle is here")])
+        assert [hit.id for hit in manager.search("NEEDLE")] == [session.session_id]
 
 
 def test_copy_round_trips_sqlite_to_postgresql_and_back_losslessly(pg_url: str, tmp_path: Path) -> None:
