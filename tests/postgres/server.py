@@ -27,7 +27,9 @@ SETTINGS: Final = ("fsync=off", "full_page_writes=off", "shared_buffers=16MB", "
 
 def find_bindir() -> Path | None:
     """The newest ``/usr/lib/postgresql/<version>/bin`` with initdb and postgres, or None."""
-    found = [Path(p) for p in glob.glob("/usr/lib/postgresql/*/bin") if Path(p, "postgres").exists() and Path(p, "initdb").exists()]
+    found = [
+        Path(p) for p in glob.glob("/usr/lib/postgresql/*/bin") if Path(p, "postgres").exists() and Path(p, "initdb").exists()
+    ]
     found.sort(key=lambda p: int(p.parent.name) if p.parent.name.isdigit() else 0)
     return found[-1] if found else None
 

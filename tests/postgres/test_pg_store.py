@@ -1,4 +1,4 @@
-"""PostgreSQL sessions: URLs, errors, the schema and its version, exact round trips, copy (SPEC R-PG-1 … R-PG-6, R-PG-9, R-PG-10)."""
+"""PostgreSQL sessions: URLs, errors, the schema, exact round trips, search, copy (SPEC R-PG-1 … R-PG-6, R-PG-9, R-PG-10)."""
 
 from __future__ import annotations
 
@@ -69,7 +69,8 @@ def test_messages_times_and_the_tool_calls_column_match_sqlite_exactly(pg_url: s
 
 def test_other_schemes_are_refused_and_never_taken_for_a_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(SessionDatabaseError, match=r"^xyz:// databases are not supported; give the path of an SQLite file or a postgresql:// URL$"):
+    refused = r"^xyz:// databases are not supported; give the path of an SQLite file or a postgresql:// URL$"
+    with pytest.raises(SessionDatabaseError, match=refused):
         Manager("xyz://user:pw@host/db")
     assert list(tmp_path.iterdir()) == []
 
@@ -93,7 +94,8 @@ def test_without_psycopg_the_error_names_the_extra_and_sqlite_needs_nothing(tmp_
     assert done.returncode == 0, done.stderr
     assert done.stdout == EXTRA_MISSING + "\n"
     plain = "import sys, harness9_ref.cli, harness9_ref.memory; print('psycopg' in sys.modules)"
-    assert subprocess.run([sys.executable, "-c", plain], check=False, capture_output=True, text=True, cwd=ROOT).stdout == "False\n"
+    loaded = subprocess.run([sys.executable, "-c", plain], check=False, capture_output=True, text=True, cwd=ROOT)
+    assert loaded.stdout == "False\n"
 
 
 # R-PG-4's tables, read back from the server's catalogue: name, column, type, nullable, collation.
@@ -186,7 +188,7 @@ def test_copy_refuses_an_existing_id_and_copies_nothing_unless_told(pg_url: str,
         target.open_session(kept).add_messages([Message("user", "only in the target")])
         source.new_session()
         before = snapshot(target)
-        with pytest.raises(SessionDatabaseError, match="already holds 2 of these sessions.*nothing was copied"):
+        with pytest.raises(SessionDatabaseError, match=r"already holds 2 of these sessions.*nothing was copied"):
             copy_sessions(source, target)
         assert snapshot(target) == before
         copy_sessions(source, target, overwrite=True)
