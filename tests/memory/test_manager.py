@@ -20,11 +20,11 @@ from harness9_ref.memory import (
     HOME_ENV,
     Checkpoint,
     Manager,
+    Session,
     SessionClosed,
     SessionDatabaseError,
     SessionInfo,
     SessionNotFound,
-    SQLiteSession,
     UnsupportedSchema,
     default_db_path,
 )
@@ -189,6 +189,7 @@ def test_a_directory_that_cannot_be_written_raises_database_error_naming_it(tmp_
 
 
 def test_the_connection_uses_wal_foreign_keys_and_a_five_second_busy_timeout(manager: Manager, db_path: Path) -> None:
+    assert manager._db is not None
     conn = manager._db._conn
     assert conn is not None
     assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
@@ -515,7 +516,7 @@ def test_a_malformed_id_raises_invalid_session_id_and_touches_nothing(
 
 # --- Closing and vanished sessions (R-MGR-7, R-MGR-8) ---
 
-SESSION_OPERATIONS: list[tuple[str, Callable[[SQLiteSession], object]]] = [
+SESSION_OPERATIONS: list[tuple[str, Callable[[Session], object]]] = [
     ("get_messages", lambda s: s.get_messages()),
     ("get_messages with a limit", lambda s: s.get_messages(5)),
     ("add_messages", lambda s: s.add_messages([user("x")])),
@@ -569,7 +570,7 @@ def test_every_manager_operation_after_close_raises_session_closed(
 
 @pytest.mark.parametrize("operation", SESSION_OPERATION_CASES)
 def test_every_session_operation_after_close_raises_session_closed(
-    db_path: Path, operation: Callable[[SQLiteSession], object]
+    db_path: Path, operation: Callable[[Session], object]
 ) -> None:
     manager = Manager(db_path)
     session = manager.new_session()
@@ -583,7 +584,7 @@ def test_every_session_operation_after_close_raises_session_closed(
 
 @pytest.mark.parametrize("operation", SESSION_OPERATION_CASES)
 def test_every_operation_of_a_session_deleted_by_another_manager_raises_session_not_found(
-    db_path: Path, operation: Callable[[SQLiteSession], object]
+    db_path: Path, operation: Callable[[Session], object]
 ) -> None:
     with Manager(db_path) as mine, Manager(db_path) as theirs:
         session = mine.new_session()

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness9_ref.memory import InvalidArgument, Manager, SearchHit
-from harness9_ref.memory import _index
+from harness9_ref.memory import _db, _index
 from harness9_ref.schema import Message, ToolCall
 from tests.fakes import user
 from tests.memory.helpers import Clock, raw
@@ -187,17 +187,16 @@ def test_search_without_fts_equals_with_it(tmp_path: Path, rows: list[tuple[int,
             sessions[which].add_messages([user(content)])
         with_index = hits(manager, query)
     real = _index.index_available
+    holders: tuple[Any, ...] = (_index, _db)  # each module that holds the name the Manager calls
     try:
-        _index.index_available = lambda: False  # type: ignore[assignment]
-        import harness9_ref.memory._db as db_module
-
-        db_module.index_available = lambda: False  # type: ignore[assignment]
+        for module in holders:
+            module.index_available = lambda: False
         with Manager(path) as plain:
             assert not plain.search_indexed
             assert hits(plain, query) == with_index == scan(path, query)
     finally:
-        _index.index_available = real  # type: ignore[assignment]
-        db_module.index_available = real  # type: ignore[assignment]
+        for module in holders:
+            module.index_available = real
     for suffix in ("", "-wal", "-shm"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
 

@@ -247,6 +247,7 @@ def locker(db_path: Path) -> Iterator[sqlite3.Connection]:
 def session(db_path: Path) -> Iterator[SQLiteSession]:
     with Manager(db_path) as manager:
         s = manager.new_session()
+        assert isinstance(s, SQLiteSession)
         s.add_messages([user("before")])
         yield s
 
@@ -295,6 +296,7 @@ def test_a_full_disk_fails_the_whole_batch_and_the_session_works_once_there_is_r
         before = [user(f"kept {i}") for i in range(5)]
         session.add_messages(before)
         session.save_todos([TodoItem("1", "kept", "pending")])
+        assert manager._db is not None
         conn = manager._db._conn
         assert conn is not None
         pages = conn.execute("PRAGMA page_count").fetchone()[0]

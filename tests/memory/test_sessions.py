@@ -24,7 +24,6 @@ from harness9_ref.memory import (
     MemorySession,
     Session,
     SessionDatabaseError,
-    SQLiteSession,
 )
 from harness9_ref.planning import TodoItem
 from harness9_ref.schema import ROLE_ASSISTANT, Message, SchemaError
@@ -347,7 +346,7 @@ def test_new_session_sets_created_and_updated_at_to_the_clock_in_whole_seconds(
     assert (info.id, info.created_at, info.updated_at, info.message_count) == (session.session_id, START, START, 0)
 
 
-WRITES: list[tuple[str, Callable[[SQLiteSession], object]]] = [
+WRITES: list[tuple[str, Callable[[Session], object]]] = [
     ("add_messages", lambda s: s.add_messages([user("x")])),
     ("pop_message", lambda s: s.pop_message()),
     ("clear", lambda s: s.clear()),
@@ -358,7 +357,7 @@ WRITES: list[tuple[str, Callable[[SQLiteSession], object]]] = [
 
 @pytest.mark.parametrize("operation", [op for _, op in WRITES], ids=[name for name, _ in WRITES])
 def test_each_write_sets_updated_at_and_keeps_created_at(
-    manager: Manager, clock: Clock, operation: Callable[[SQLiteSession], object]
+    manager: Manager, clock: Clock, operation: Callable[[Session], object]
 ) -> None:
     session = manager.new_session()
     session.add_messages(numbered(2))
@@ -369,7 +368,7 @@ def test_each_write_sets_updated_at_and_keeps_created_at(
     assert manager.open_session(session.session_id).session_id == session.session_id
 
 
-READS: list[tuple[str, Callable[[SQLiteSession], object]]] = [
+READS: list[tuple[str, Callable[[Session], object]]] = [
     ("get_messages", lambda s: s.get_messages()),
     ("get_messages with a limit", lambda s: s.get_messages(1)),
     ("get_todos", lambda s: s.get_todos()),
@@ -379,7 +378,7 @@ READS: list[tuple[str, Callable[[SQLiteSession], object]]] = [
 
 @pytest.mark.parametrize("operation", [op for _, op in READS], ids=[name for name, _ in READS])
 def test_reads_and_empty_adds_leave_updated_at_alone(
-    manager: Manager, clock: Clock, operation: Callable[[SQLiteSession], object]
+    manager: Manager, clock: Clock, operation: Callable[[Session], object]
 ) -> None:
     session = manager.new_session()
     session.add_messages(numbered(2))

@@ -26,7 +26,9 @@ DEEP = 100_000  # nesting depth of a valid JSON text far beyond Python's recursi
 @pytest.fixture
 def session(db_path: Path) -> Iterator[SQLiteSession]:
     with Manager(db_path) as manager:
-        yield manager.new_session()
+        session = manager.new_session()
+        assert isinstance(session, SQLiteSession)
+        yield session
 
 
 def store_column(db_path: Path, session: SQLiteSession, text: str | None) -> int:

@@ -77,21 +77,23 @@ def _openai_read(client: Any, body: dict[str, Any]) -> dict[str, Any]:
         ]
         usage = completion.usage
         return {"text": text, "calls": calls, "tokens": None if usage is None else (usage.prompt_tokens, usage.completion_tokens)}
-    text, fragments, tokens = [], {}, None
+    pieces: list[str] = []
+    fragments: dict[int, dict[str, str]] = {}
+    tokens = None
     for chunk in client.chat.completions.create(**body):
         if chunk.usage is not None:
             tokens = (chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
         for choice in chunk.choices:
             if choice.index != 0:
                 continue
-            text.append((choice.delta.content or "") + (choice.delta.refusal or ""))
+            pieces.append((choice.delta.content or "") + (choice.delta.refusal or ""))
             for frag in choice.delta.tool_calls or []:
                 call = fragments.setdefault(frag.index, {"id": "", "name": "", "arguments": ""})
                 call["id"] = call["id"] or (frag.id or "")
                 call["name"] = call["name"] or ((frag.function and frag.function.name) or "")
                 call["arguments"] += (frag.function and frag.function.arguments) or ""
     calls = [(c["id"], c["name"], _normal(c["arguments"])) for _, c in sorted(fragments.items())]
-    return {"text": "".join(text), "calls": calls, "tokens": tokens}
+    return {"text": "".join(pieces), "calls": calls, "tokens": tokens}
 
 
 def _anthropic_read(client: Any, body: dict[str, Any]) -> dict[str, Any]:

@@ -90,7 +90,9 @@ def test_spans_of_any_array_read_back_its_elements(value: object) -> None:
 
 
 def test_kinds_and_descriptions() -> None:
-    assert [json_kind(v) for v in (None, True, 1, 1.5, "s", [], {})] == [
+    kinds: tuple[object, ...] = (None, True, 1, 1.5, "s", [], {})
+    assert [json_kind(v) for v in kinds] == [
         "null", "a boolean", "a number", "a number", "a string", "an array", "an object",
     ]
-    assert [describe(v) for v in (5, "custom", [], None, "x" * 50)] == ["5", "'custom'", "an array", "null", "'" + "x" * 36 + "..."]
+    described: tuple[object, ...] = (5, "custom", [], None, "x" * 50)
+    assert [describe(v) for v in described] == ["5", "'custom'", "an array", "null", "'" + "x" * 36 + "..."]

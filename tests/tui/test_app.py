@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness9_ref.engine import AgentEngine
-from harness9_ref.memory import Manager, SQLiteSession, new_summarization_compactor
+from harness9_ref.memory import Manager, new_summarization_compactor
 from harness9_ref.offline import OfflineProvider
 from harness9_ref.provider import LLMProvider
 from harness9_ref.schema import Message
@@ -213,7 +213,10 @@ class GatedProvider(OfflineProvider):
 
     def __init__(self) -> None:
         self.gate = threading.Event()
-        super().__init__(chunk_delay=0.001, sleep=lambda _: self.gate.wait(WAIT))
+        super().__init__(chunk_delay=0.001, sleep=self._hold)
+
+    def _hold(self, _: float) -> None:
+        self.gate.wait(WAIT)
 
 
 def test_ctrl_c_cancels_a_running_turn_and_keeps_the_conversation(manager: Manager, tmp_path: Path) -> None:
@@ -276,7 +279,7 @@ def test_new_and_resume_wait_for_the_running_turn(manager: Manager, tmp_path: Pa
 
 
 def test_resume_at_start_shows_the_stored_messages(manager: Manager, tmp_path: Path) -> None:
-    session: SQLiteSession = manager.new_session()
+    session = manager.new_session()
     session.add_messages([Message("user", "earlier"), Message("assistant", "answer")])
     provider = OfflineProvider()
     engine = AgentEngine(provider, Registry(tmp_path))
