@@ -78,9 +78,9 @@ def test_a_hundred_prompts_in_a_4000_token_window_all_succeed(
     environment: dict[str, str], api: StrictAPI, workdir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     base = ["--context-window", str(WINDOW), "--workdir", str(workdir)]
-    session_id = None
+    session_id: str | None = None
     for prompt in prompts(100):
-        resume = ["--resume", session_id] if session_id else []
+        resume: list[str] = ["--resume", session_id] if session_id else []
         status, out, err = run([*base, *resume, "run", prompt], capsys)
         assert status == 0, err
         assert "Traceback" not in err and out.strip()
@@ -90,6 +90,7 @@ def test_a_hundred_prompts_in_a_4000_token_window_all_succeed(
     assert api.rejected == 0 and max(api.sizes) <= WINDOW, f"{api.rejected} requests above the window"
     assert len(api.summarizer_prompts) >= 2
     assert all(p.startswith("<previous-summary>") for p in api.summarizer_prompts[1:]), "the summary is carried over"
+    assert session_id is not None
     with Manager(Path(environment["HARNESS9_HOME"]) / "sessions.db") as manager:
         session = manager.open_session(session_id)
         stored = session.get_messages()
@@ -101,9 +102,9 @@ def test_a_hundred_prompts_in_a_4000_token_window_all_succeed(
 def test_the_real_command_resumes_from_the_checkpoint(environment: dict[str, str], api: StrictAPI, workdir: Path) -> None:
     env = {**os.environ, **environment, "PYTHONPATH": str(ROOT)}
     base = [sys.executable, "-m", "harness9_ref", "--context-window", str(WINDOW), "--workdir", str(workdir)]
-    session_id = None
+    session_id: str | None = None
     for prompt in ["read big.txt", "what did the file say?", "read big.txt", "and the end of it?"]:
-        resume = ["--resume", session_id] if session_id else []
+        resume: list[str] = ["--resume", session_id] if session_id else []
         done = subprocess.run([*base, *resume, "run", prompt], capture_output=True, text=True, env=env, timeout=60)
         assert done.returncode == 0, done.stderr
         found = SESSION.search(done.stderr)
@@ -111,5 +112,6 @@ def test_the_real_command_resumes_from_the_checkpoint(environment: dict[str, str
         session_id = found.group(1)
     assert api.rejected == 0 and max(api.sizes) <= WINDOW
     assert api.summarizer_prompts, "two 46 KB files in a 4000-token window need a summary"
+    assert session_id is not None
     with Manager(Path(environment["HARNESS9_HOME"]) / "sessions.db") as manager:
         assert manager.open_session(session_id).get_checkpoint() is not None

@@ -183,10 +183,10 @@ def test_no_secret_header_value_reaches_disk_and_redact_patterns_apply_to_bodies
     assert sorted(p.name for p in written) == ["exchange.json", "response.body"]
     forbidden = [KEY, "sk-ant-api03-Pp9Oo8Ii7Uu6Yy5Tt4", "Cookie-Mm3Nn4Bb5", "dark-mode-on",
                  "org-Rr5Ee4Ww3Qq2", "proj_Ll8Kk7Jj6Hh5", "6f1c2d3e", "alice@example.com"]
-    for path in written:
-        data = path.read_bytes()
+    for file in written:
+        data = file.read_bytes()
         found = [secret for secret in forbidden if secret.encode() in data]
-        assert not found, f"{path.name} holds {found}"
+        assert not found, f"{file.name} holds {found}"
     exchange = load_exchange(written[0].parent)
     assert exchange.path == "/v1/chat/completions?key=<redacted>"
     assert exchange.request_body["user"] == "<redacted>"

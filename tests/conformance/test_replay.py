@@ -277,7 +277,7 @@ def test_serve_replays_once_with_ignored_members_and_lists_what_was_never_asked_
 
 def test_serve_refuses_a_port_out_of_range_in_one_line() -> None:
     fixture = BY_NAME["openai/text"].directory
-    command = [sys.executable, "-m", "conformance", "serve", "--port", "70000", fixture]
+    command = [sys.executable, "-m", "conformance", "serve", "--port", "70000", str(fixture)]
     done = subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=30)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr == "error: --port must be from 0 to 65535 (0: any free port), got 70000\n"

@@ -16,7 +16,7 @@ from typing import Iterator, Sequence
 
 import pytest
 
-from harness9_ref.engine import AgentEngine, EngineBusy, EngineError, EventType
+from harness9_ref.engine import AgentEngine, EngineBusy, EngineError, EventType, TokenUpdateData
 from harness9_ref.memory import (
     SUMMARY_SYSTEM_PROMPT,
     Checkpoint,
@@ -265,7 +265,8 @@ def test_the_status_figure_is_the_calibrated_one() -> None:
     """R-LONG-3: the first token update of a turn scales the estimate by the last real count."""
     provider = ScriptedProvider([Reply(Message("assistant", "a"), Usage(300, 1)), Reply(Message("assistant", "b"), Usage(310, 1))])
     engine = AgentEngine(provider, ScriptedRegistry(), prompt_builder=lambda: "s" * 400, context_window=100_000, long_session=True)
-    first = [e for e in engine.run_stream("x" * 396) if e.type == EventType.TOKEN_UPDATE]
-    second = [e for e in engine.run_stream("y" * 396) if e.type == EventType.TOKEN_UPDATE]
-    assert first[0].data.estimated_tokens == 199 * 4 // 3  # (400 + 396) // 4 by the prior of a token per 3 bytes
-    assert second[0].data.estimated_tokens == 199 * 300 // 199  # no session: the same size, scaled by the real 300 / 199
+    first = [e.data for e in engine.run_stream("x" * 396) if e.type == EventType.TOKEN_UPDATE]
+    second = [e.data for e in engine.run_stream("y" * 396) if e.type == EventType.TOKEN_UPDATE]
+    assert isinstance(first[0], TokenUpdateData) and isinstance(second[0], TokenUpdateData)
+    assert first[0].estimated_tokens == 199 * 4 // 3  # (400 + 396) // 4 by the prior of a token per 3 bytes
+    assert second[0].estimated_tokens == 199 * 300 // 199  # no session: the same size, scaled by the real 300 / 199

@@ -12,7 +12,7 @@ import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterator, Sequence, TypeVar
+from typing import Any, Callable, Iterator, Sequence, TypeVar, overload
 
 from harness9_ref.provider import SSEDecoder, SSEEvent, anthropic, openai
 from harness9_ref.schema import CHUNK_DONE, CHUNK_ERROR, CHUNK_TEXT, StreamChunk
@@ -84,7 +84,11 @@ def _line_end_variants(body: bytes) -> Iterator[tuple[str, bytes, bool]]:
         yield "CRLF without any trailing line end", lf.rstrip(b"\n").replace(b"\n", b"\r\n"), False
 
 
-def assert_same_parse(body: bytes, parse: Callable[[Sequence[bytes]], T] = sse_events) -> T:
+@overload
+def assert_same_parse(body: bytes) -> list[SSEEvent]: ...
+@overload
+def assert_same_parse(body: bytes, parse: Callable[[Sequence[bytes]], T]) -> T: ...
+def assert_same_parse(body: bytes, parse: Callable[[Sequence[bytes]], Any] = sse_events) -> Any:
     """Parse ``body`` every way (R-PRV-16) and check that every way gives the same result.
 
     The body is fed whole, byte by byte and at random split points, with LF, CRLF and CR-only
@@ -176,6 +180,7 @@ def loopback(respond: Respond) -> Iterator[Loopback]:
     server.daemon_threads = True
     server.block_on_close = False
     host, port = server.server_address[:2]
+    assert isinstance(host, str)
     state.append(Loopback(f"http://{host}:{port}"))
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), name="loopback-http", daemon=True)
     thread.start()

@@ -127,7 +127,9 @@ CLASSIFICATION = [
 
 
 @pytest.mark.parametrize(("provider", "status", "body", "cls"), CLASSIFICATION)
-def test_error_responses_are_classified_first_match_wins(provider: str, status: int, body: bytes, cls: type) -> None:
+def test_error_responses_are_classified_first_match_wins(
+    provider: str, status: int, body: bytes, cls: type[ProviderError]
+) -> None:
     wire = openai if provider == "openai" else anthropic
     error = wire.parse_error(status, [], body)
     assert type(error) is cls

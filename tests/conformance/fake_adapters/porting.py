@@ -53,7 +53,7 @@ def _use_wording() -> None:
 class _OwnClockRun(_reference_session._Run):
     """A run whose Manager reads the wall clock and never the case's."""
 
-    @property  # type: ignore[override]
+    @property
     def now(self) -> int:
         # bug-clock: local time of a zone one hour behind UTC, a classic porting slip
         return int(time.time()) - (3600 if "bug-clock" in MODES else 0)
