@@ -290,7 +290,7 @@ class ReplayServer:
             self._server = _Server(("127.0.0.1", self._port), _Handler)
             self._server.replay = self
             self._thread = threading.Thread(
-                target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+                target=self._server.serve_forever, kwargs={"poll_interval": 0.005}, daemon=True
             )
             self._thread.start()
         return self
