@@ -33,7 +33,10 @@ from ._cases import Case
 from ._mutants import _Broken, _check_baseline, _Edit, _fails, _patched_adapter, _template
 from ._runner import DEFAULT_TIMEOUT
 
-__all__ = ["AutoMutant", "AutoResult", "AutoStatus", "find_mutants", "load_equivalents", "mutants_of_source", "run_auto", "sample"]
+__all__ = [
+    "AutoMutant", "AutoResult", "AutoStatus", "find_mutants", "load_equivalents", "mutants_of_source", "run_auto",
+    "sample",
+]
 
 PACKAGE: Final = "harness9_ref"
 EQUIVALENT_FILE: Final = Path("conformance") / "mutants" / "equivalent.txt"
@@ -165,9 +168,8 @@ class _Finder:
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         pair = {ast.Add: ("+=", "-="), ast.Sub: ("-=", "+=")}.get(type(node.op))
-        if pair is not None and not _is_text(node.value):
-            if (edit := self.token(node.target, node.value, *pair)) is not None:
-                self.add(node, f"i{_NAMES[pair[0][0]]}-i{_NAMES[pair[1][0]]}", [edit])
+        if pair is not None and not _is_text(node.value) and (edit := self.token(node.target, node.value, *pair)):
+            self.add(node, f"i{_NAMES[pair[0][0]]}-i{_NAMES[pair[1][0]]}", [edit])
 
     def visit_BoolOp(self, node: ast.BoolOp) -> None:
         old, new = ("and", "or") if isinstance(node.op, ast.And) else ("or", "and")

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Final, Sequence, Union
+from collections.abc import Sequence
+from typing import Final
 
 from harness9_ref.memory import STUB_TEXT, SUMMARY_MARKER
 from harness9_ref.schema import ROLE_ASSISTANT, ROLE_SYSTEM, ROLE_USER, Message, ToolCall, ToolDefinition, Usage
@@ -93,7 +94,7 @@ def summary_message(summary: str) -> Message:
 
 # A reply of RecordingSummarizer's script: the summary text, None for "no message", or an
 # exception to raise.
-SummaryReply = Union[str, None, Exception]
+SummaryReply = str | None | Exception
 
 
 class RecordingSummarizer:

@@ -8,12 +8,14 @@ Manager, so the listing and expiry tests do not depend on the wall clock.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import IO, Final, Iterable, Mapping, Optional, Union
+from typing import IO, Final
 
 from harness9_ref.memory import Manager
 from tests.fakes import Clock, assistant, user
@@ -24,7 +26,7 @@ EXCEPTION_NAME: Final = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b|Traceback")
 KEYS: Final = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "LLM_MODEL")
 OURS: Final = ("HARNESS9_DB", "HARNESS9_YES", "HARNESS9_LANG", "HARNESS9_SESSION_TTL_DAYS")
 
-Stdin = Union[int, IO[bytes], None]
+Stdin = int | IO[bytes] | None
 
 
 def environment(tmp_path: Path) -> dict[str, str]:
@@ -46,7 +48,7 @@ def cli(
     cwd: Path,
     *,
     stdin: Stdin = subprocess.DEVNULL,
-    input: Optional[bytes] = None,
+    input: bytes | None = None,
     **extra: str,
 ) -> subprocess.CompletedProcess[str]:
     """Run the command to its end; ``input`` goes through a pipe, else ``stdin`` is used as given."""
@@ -88,7 +90,7 @@ def seed(db: Path, sessions: Iterable[tuple[str, int, list[str]]]) -> None:
     db.parent.mkdir(parents=True, exist_ok=True)
     for session_id, when, prompts in sessions:
         clock = Clock(when)
-        with Manager(db, clock=clock, new_id=lambda: session_id) as manager:
+        with Manager(db, clock=clock, new_id=functools.partial(str, session_id)) as manager:
             session = manager.new_session()
             for prompt in prompts:
                 session.add_messages([user(prompt), assistant(f"re: {prompt}")])

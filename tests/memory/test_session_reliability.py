@@ -18,8 +18,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import pytest
 
@@ -328,9 +328,9 @@ def exercise(path: Path) -> None:
             session = manager.open_session(info.id)
             for operation in (
                 session.get_messages,
-                lambda: session.get_messages(3),
+                lambda s=session: s.get_messages(3),
                 session.get_todos,
-                lambda: session.add_messages([user("new")]),
+                lambda s=session: s.add_messages([user("new")]),
                 session.pop_message,
             ):
                 try:
