@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Final, Literal
 
 from ._cases import Case
-from ._mutants import _Broken, _check_baseline, _Edit, _fails, _patched_adapter, _template
+from ._mutant_copy import Broken, Edit, template
+from ._mutants import _check_baseline, _fails, _patched_adapter
 from ._runner import DEFAULT_TIMEOUT
 
 __all__ = [
@@ -291,7 +292,7 @@ def _judge(
     root: Path, mutant: AutoMutant, cases: Sequence[Case], timeout: float, limit: float
 ) -> tuple[AutoResult, Case | None]:
     """The verdict, and the case that killed the mutant."""
-    edit = _Edit(mutant.file, (root / mutant.file).read_text(encoding="utf-8"), mutant.source)
+    edit = Edit(mutant.file, (root / mutant.file).read_text(encoding="utf-8"), mutant.source)
     try:
         with _patched_adapter(root, (edit,), timeout) as adapter:
             began = time.monotonic()
@@ -300,7 +301,7 @@ def _judge(
                     return AutoResult(mutant, "timeout", f"still running after {limit:g} s"), None
                 if _fails(adapter, case):
                     return AutoResult(mutant, "killed", f"caught by {case.id}"), case
-    except _Broken as exc:
+    except Broken as exc:
         return AutoResult(mutant, "broken", str(exc)), None
     return AutoResult(mutant, "survived", "every case passes"), None
 
@@ -314,15 +315,15 @@ def run_auto(root: Path, mutants: Sequence[AutoMutant], cases: Sequence[Case], *
     ``limit``: seconds for one mutant's cases (default: 3 × the baseline run, at least 30).
     Cases that killed a mutant run first for the next: that changes which case is named only.
     """
-    with _template(root) as template:  # compiled once; each mutant's copy links to it
+    with template(root) as compiled:  # compiled once; each mutant's copy links to it
         began = time.monotonic()
-        _check_baseline(template, cases, timeout)
+        _check_baseline(compiled, cases, timeout)
         limit = limit if limit is not None else max(30.0, 3 * (time.monotonic() - began))
         ordered, lock = list(cases), threading.Lock()
         def judge(mutant: AutoMutant) -> AutoResult:
             with lock:
                 todo = list(ordered)
-            result, killer = _judge(template, mutant, todo, timeout, limit)
+            result, killer = _judge(compiled, mutant, todo, timeout, limit)
             if killer is not None:
                 with lock:
                     ordered.remove(killer)

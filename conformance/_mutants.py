@@ -1,11 +1,9 @@
 """The seeded-bug catalogue: apply each mutant to a copy of the project and run the suite on it.
 
 A mutant (``conformance/schema/mutant.json``) imitates one porting mistake and names the cases
-that must catch it. ``harness9_ref/``, ``conformance/`` and ``fixtures/`` are copied once into a
-template, compiled to bytecode there; each mutant's copy is hard links to it (plain copies where
-links fail), its edited files replaced, never written through a link. The reference adapter runs
-in that copy, first on its import path, so the original package is never imported; starting it
-is most of a mutant's cost, which the compiled template halves.
+that must catch it. It is applied to a copy of the project's code (``_mutant_copy.py``: a
+compiled template, mirrored by links for each mutant), and the reference adapter runs there
+with the copy first on its import path, so the original package is never imported.
 
 Each find text must occur exactly once: a mutant whose text has moved on is "broken", never
 "killed", because a patch that no longer applies tests nothing. For the same reason a case
@@ -22,14 +20,10 @@ diagnosis is narrower.
 
 from __future__ import annotations
 
-import compileall
 import contextlib
 import functools
-import importlib.util
 import os
 import random
-import shutil
-import tempfile
 import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -39,10 +33,11 @@ from typing import Final, Literal
 
 from ._cases import Case, read_json
 from ._jsonschema import Validator, load_schema
+from ._mutant_copy import Broken, Edit, edited_file, patched, patched_copy
+from ._mutant_copy import template as project_template
 from ._runner import DEFAULT_ADAPTER_COMMAND, DEFAULT_TIMEOUT, Adapter, AdapterError, run_case
 
 __all__ = [
-    "COPIED_DIRS",
     "SAMPLE_SIZE",
     "BaselineError",
     "MutantResult",
@@ -51,12 +46,6 @@ __all__ = [
     "mutant_counts",
     "run_mutants",
 ]
-
-# What a mutant's copy of the project holds: the code the reference adapter runs, and fixtures/
-# when the project has it. The case files, the catalogue and other data stay out: the runner
-# reads them from the original, and copying them for every mutant cost most of the catalogue's time.
-COPIED_DIRS: Final = ("harness9_ref", "conformance", "fixtures")
-_NOT_COPIED: Final = ("__pycache__", "*.pyc", ".*_cache", "cases", "mutants", "known-failures", "adapters")
 
 MutantStatus = Literal["killed", "survived", "weak", "broken"]
 MUTANT_STATUSES: Final[tuple[MutantStatus, ...]] = ("killed", "survived", "weak", "broken")
@@ -76,21 +65,10 @@ class MutantResult:
 
 
 @dataclass(frozen=True, slots=True)
-class _Edit:
-    file: str
-    find: str
-    replace: str
-
-
-@dataclass(frozen=True, slots=True)
 class _Mutant:
     id: str
-    edits: tuple[_Edit, ...]
+    edits: tuple[Edit, ...]
     kills: tuple[str, ...]
-
-
-class _Broken(Exception):
-    """The mutant cannot be applied or tested as written."""
 
 
 class BaselineError(Exception):
@@ -127,62 +105,8 @@ def _read_mutant(path: Path, case_ids: Collection[str]) -> _Mutant | MutantResul
     if unknown:
         detail = f"kills names cases that do not exist: {', '.join(unknown)}"
         return MutantResult(data["id"], "broken", detail)
-    edits = tuple(_Edit(e["file"], e["find"], e["replace"]) for e in data.get("edits") or [data])
+    edits = tuple(Edit(e["file"], e["find"], e["replace"]) for e in data.get("edits") or [data])
     return _Mutant(data["id"], edits, tuple(data["kills"]))
-
-
-def _copy_project(root: Path, target: Path) -> None:
-    ignore = shutil.ignore_patterns(*_NOT_COPIED)
-    for name in COPIED_DIRS:
-        if (root / name).is_dir():
-            shutil.copytree(root / name, target / name, ignore=ignore)
-
-
-def _link(source: str, target: str) -> None:
-    try:
-        os.link(source, target)
-    except OSError:  # another file system, or links not supported: copy instead
-        shutil.copy2(source, target)
-
-
-@contextlib.contextmanager
-def _template(root: Path) -> Iterator[Path]:
-    """An unmutated copy of ``root`` with its bytecode compiled, removed afterwards."""
-    with tempfile.TemporaryDirectory(prefix="conformance-template-") as temp:
-        target = Path(temp)
-        _copy_project(root, target)
-        # Bytecode for the interpreter of the reference adapter; a copy's source files keep
-        # their times through the links, so the bytecode stays valid for every unedited file.
-        compileall.compile_dir(target, quiet=2)
-        yield target
-
-
-def _patched(edit: _Edit, text: str) -> str:
-    count = text.count(edit.find)
-    if count != 1:
-        raise _Broken(f"{edit.file}: the find text occurs {count} times, expected exactly once")
-    if edit.find == edit.replace:
-        raise _Broken(f"{edit.file}: replace equals find, so nothing changes")
-    return text.replace(edit.find, edit.replace)
-
-
-def _edited_file(target: Path, edit: _Edit) -> Path:
-    path = (target / edit.file).resolve()
-    if target.resolve() not in path.parents:
-        raise _Broken(f"{edit.file}: outside the project copy")
-    if not path.is_file():
-        raise _Broken(f"{edit.file}: no such file in the project copy")
-    return path
-
-
-def _apply(edits: Sequence[_Edit], target: Path) -> None:
-    for edit in edits:
-        path = _edited_file(target, edit)
-        text = _patched(edit, path.read_text(encoding="utf-8"))
-        # A new file, not a write through a link into the template, and no stale bytecode.
-        path.unlink()
-        path.write_text(text, encoding="utf-8")
-        Path(importlib.util.cache_from_source(str(path))).unlink(missing_ok=True)
 
 
 def edit_problems(root: Path, mutants_dir: Path, case_ids: Collection[str]) -> dict[str, str]:
@@ -200,10 +124,10 @@ def edit_problems(root: Path, mutants_dir: Path, case_ids: Collection[str]) -> d
         try:
             texts: dict[Path, str] = {}  # two edits of one file apply one after the other
             for edit in mutant.edits:
-                file = _edited_file(root, edit)
+                file = edited_file(root, edit)
                 text = texts[file] if file in texts else file.read_text(encoding="utf-8")
-                texts[file] = _patched(edit, text)
-        except _Broken as exc:
+                texts[file] = patched(edit, text)
+        except Broken as exc:
             problems[mutant.id] = str(exc)
         else:
             problems[mutant.id] = ""
@@ -217,22 +141,17 @@ def _isolated_adapter(copy: Path, timeout: float, env: dict[str, str] | None) ->
     try:
         adapter.start()
     except AdapterError as exc:
-        raise _Broken(f"the patched reference adapter does not start: {exc}") from None
+        raise Broken(f"the patched reference adapter does not start: {exc}") from None
     return adapter
 
 
 @contextlib.contextmanager
 def _patched_adapter(
-    template: Path, edits: Sequence[_Edit], timeout: float, env: dict[str, str] | None = None
+    template: Path, edits: Sequence[Edit], timeout: float, env: dict[str, str] | None = None
 ) -> Iterator[Adapter]:
     """The reference adapter running in a patched copy of ``template``, removed afterwards."""
-    with tempfile.TemporaryDirectory(prefix="conformance-mutant-") as temp:
-        target = Path(temp)
-        for name in COPIED_DIRS:
-            if (template / name).is_dir():
-                shutil.copytree(template / name, target / name, copy_function=_link)
-        _apply(edits, target)
-        adapter = _isolated_adapter(target, timeout, env)
+    with patched_copy(template, edits) as copy:
+        adapter = _isolated_adapter(copy, timeout, env)
         try:
             yield adapter
         finally:
@@ -261,7 +180,7 @@ class _Baseline:
                 for case in cases:
                     if case.id not in self._passed:
                         self._passed[case.id] = not _fails(self._adapter, case)
-            except _Broken as exc:
+            except Broken as exc:
                 raise BaselineError([str(exc)]) from None
         failures = [f"{case.id} ({case.name})" for case in cases if not self._passed[case.id]]
         if failures:
@@ -350,10 +269,10 @@ def run_mutants(
         if not mutants:
             raise LookupError(f"no mutant in {mutants_dir} has id {only!r}")
     env = _isolated_environment()  # as it is now: tests running alongside may change os.environ
-    with _template(root) as template, contextlib.closing(_Baseline(template, timeout, env)) as baseline:
+    with project_template(root) as copy, contextlib.closing(_Baseline(copy, timeout, env)) as baseline:
         if scope == "full":
             baseline.require(cases)
-        judge = functools.partial(_judge_one, template, cases, baseline, scope, timeout, env)
+        judge = functools.partial(_judge_one, copy, cases, baseline, scope, timeout, env)
         return _judge_all(judge, mutants, on_result, workers, cancel or threading.Event())
 
 
@@ -364,7 +283,7 @@ def _judge_one(
     try:
         with _patched_adapter(template, mutant.edits, timeout, env) as adapter:
             return _judge(adapter, cases, mutant, baseline, scope)
-    except _Broken as exc:
+    except Broken as exc:
         return MutantResult(mutant.id, "broken", str(exc))
 
 

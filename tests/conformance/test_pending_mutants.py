@@ -30,7 +30,7 @@ import pytest
 
 from conformance._backends import POSTGRES_ENV
 from conformance._cases import PROJECT_ROOT, read_id_list, spec_requirement_ids
-from conformance._mutants import _apply, _copy_project, _Edit
+from conformance._mutant_copy import Edit, apply, copy_project
 from tests.postgres.server import PgServer, find_bindir
 
 MUTANTS_DIR = PROJECT_ROOT / "conformance" / "mutants" / "pytest"
@@ -89,7 +89,7 @@ def runnable(postgres: str | None) -> list[dict[str, Any]]:
 def copy(tmp_path_factory: pytest.TempPathFactory, postgres: str | None) -> Iterator[Path]:
     """A copy of the project whose listed tests pass before any bug is seeded."""
     target = tmp_path_factory.mktemp("project")
-    _copy_project(PROJECT_ROOT, target)
+    copy_project(PROJECT_ROOT, target)
     skipped = shutil.ignore_patterns("__pycache__")
     shutil.copytree(PROJECT_ROOT / "tests", target / "tests", ignore=skipped)
     shutil.copy(PROJECT_ROOT / "pyproject.toml", target)
@@ -119,7 +119,7 @@ def test_the_python_tests_catch_the_seeded_bug(name: str, copy: Path, postgres: 
     if postgres is None and needs_postgres(mutant):
         pytest.skip("no PostgreSQL server binaries or no psycopg (apt-get install postgresql; pip install '.[postgres]')")
     original = (copy / mutant["file"]).read_text(encoding="utf-8")
-    _apply([_Edit(mutant["file"], mutant["find"], mutant["replace"])], copy)
+    apply([Edit(mutant["file"], mutant["find"], mutant["replace"])], copy)
     try:
         result = pytest_run(copy, mutant["tests"], postgres)
     finally:
