@@ -125,10 +125,10 @@ class Forwarder:
                     break
                 pieces.append(piece)
                 responder.piece(piece)
-            responder.finish()
         finally:
             connection.close()
         request = (method, path, headers, body)
-        return self.cassette.write(
-            number, upstream.url, request, response.status, received, pieces
-        )
+        try:  # written before the answer ends, so a client that read it all finds it on disk
+            return self.cassette.write(number, upstream.url, request, response.status, received, pieces)
+        finally:
+            responder.finish()

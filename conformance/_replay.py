@@ -18,12 +18,13 @@ recording proxy of ``conformance._proxy``) an unmatched request goes upstream in
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import MappingProxyType, TracebackType
@@ -48,6 +49,7 @@ BASE_PATHS: Final = MappingProxyType({"openai": "/v1", "anthropic": ""})
 MISMATCH_STATUS: Final = 418
 _REASONS: Final = MappingProxyType({MISMATCH_STATUS: "Replay Mismatch", 529: "Overloaded"})
 _HANDLER_TIMEOUT: Final = 30.0  # seconds a silent client may hold a handler thread
+_DRAIN_SECONDS: Final = 1.0  # how long stop() waits for answers (and recordings) in flight
 
 
 def split_body(body: bytes, chunking: Chunking, chunks: Sequence[int] = ()) -> list[bytes]:
@@ -144,6 +146,10 @@ class _Handler(BaseHTTPRequestHandler):
         return self.rfile.read(int(self.headers.get("Content-Length") or 0))
 
     def _answer(self) -> None:
+        with self.server.replay.in_flight():
+            self._respond()
+
+    def _respond(self) -> None:
         body = self._read_body()
         replay = self.server.replay
         exchange, difference = replay.match(self.command, self.path, body)
@@ -269,6 +275,8 @@ class ReplayServer:
         self._port = port
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
+        self._busy = 0
+        self._idle = threading.Condition()
 
     @property
     def port(self) -> int:
@@ -295,12 +303,31 @@ class ReplayServer:
             self._thread.start()
         return self
 
+    @contextlib.contextmanager
+    def in_flight(self) -> Iterator[None]:
+        """Count an answer being given, so that ``stop`` can wait for it."""
+        with self._idle:
+            self._busy += 1
+        try:
+            yield
+        finally:
+            with self._idle:
+                self._busy -= 1
+                self._idle.notify_all()
+
     def stop(self) -> None:
-        """Stop serving and close the socket; safe to call twice."""
+        """Stop serving, wait a little for answers in flight, close the socket; safe to call twice.
+
+        A client may stop reading as soon as it has what it needs (an SSE client at its last
+        event), before the answer, and the recording of a proxied exchange, are complete; an
+        answer still streaming after ``_DRAIN_SECONDS`` is cut off (and not recorded).
+        """
         server, self._server = self._server, None
         if server is not None:
             self._port = server.server_address[1]
             server.shutdown()
+            with self._idle:
+                self._idle.wait_for(lambda: self._busy == 0, timeout=_DRAIN_SECONDS)
             server.server_close()
         if self._thread is not None:
             self._thread.join(5)
