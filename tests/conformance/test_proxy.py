@@ -140,7 +140,10 @@ def test_every_request_is_its_own_exchange_and_identical_ones_replay_in_order(
     stand_in.answers = [(b'{"n": 1}\n',), (b'{"n": 2}\n',), (b'{"other": true}\n',)]
     question = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
     with recording(stand_in.url, tmp_path / "c") as proxy:
-        answers = [send(proxy.port, question), send(proxy.port, question)]
+        answers = [send(proxy.port, question)]
+        # a client that has read the whole answer finds its exchange on disk (R-REC-6)
+        assert [e.name for e in load_cassette(tmp_path / "c")] == ["openai/0001-post-v1-chat-completions"]
+        answers.append(send(proxy.port, question))
         answers.append(send(proxy.port, {}, path="/v1/messages"))
     assert answers == [(200, b'{"n": 1}\n'), (200, b'{"n": 2}\n'), (200, b'{"other": true}\n')]
     assert [r[1] for r in stand_in.received] == ["/v1/chat/completions"] * 2 + ["/v1/messages"]
