@@ -17,17 +17,17 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness9_ref.engine import AgentEngine, EventType  # noqa: E402
-from harness9_ref.memory import Compactor, MemorySession, new_token_budget_compactor  # noqa: E402
-from harness9_ref.schema import Message, StreamChunk, ToolCall, ToolDefinition, Usage  # noqa: E402
-from harness9_ref.testing import Reply, ScriptedProvider, ScriptedRegistry  # noqa: E402
-from harness9_ref.tools import BASH_TOOL, READ_FILE_TOOL  # noqa: E402
-from tests.fakes import realistic_history  # noqa: E402
+from harness9_ref.engine import AgentEngine, EventType
+from harness9_ref.memory import Compactor, MemorySession, new_token_budget_compactor
+from harness9_ref.schema import Message, StreamChunk, ToolCall, ToolDefinition, Usage
+from harness9_ref.testing import Reply, ScriptedProvider, ScriptedRegistry
+from harness9_ref.tools import BASH_TOOL, READ_FILE_TOOL
+from tests.fakes import realistic_history
 
 DEFAULT_SIZES = (100, 1_000, 10_000)
 DEFAULT_TURNS = 10

@@ -33,14 +33,14 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness9_ref.engine import AgentEngine, EventType  # noqa: E402
-from harness9_ref.memory import (  # noqa: E402
+from harness9_ref.engine import AgentEngine, EventType
+from harness9_ref.memory import (
     SUMMARY_SYSTEM_PROMPT,
     Checkpoint,
     Manager,
@@ -50,7 +50,7 @@ from harness9_ref.memory import (  # noqa: E402
     message_anchor,
     new_summarization_compactor,
 )
-from harness9_ref.schema import (  # noqa: E402
+from harness9_ref.schema import (
     CHUNK_DONE,
     CHUNK_TEXT,
     ROLE_ASSISTANT,
@@ -62,7 +62,7 @@ from harness9_ref.schema import (  # noqa: E402
     ToolDefinition,
     Usage,
 )
-from harness9_ref.tools import BASH_TOOL, READ_FILE_TOOL  # noqa: E402
+from harness9_ref.tools import BASH_TOOL, READ_FILE_TOOL
 
 DEFAULT_PROMPTS = 500
 DEFAULT_BASELINE_PROMPTS = 500

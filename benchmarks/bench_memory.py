@@ -18,20 +18,21 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, NamedTuple, Sequence
+from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness9_ref.memory import (  # noqa: E402
+from harness9_ref.memory import (
     SlidingWindowCompactor,
     TokenBudgetCompactor,
     estimate_tokens,
     repair_orphaned_tool_pairs,
 )
-from harness9_ref.schema import Message  # noqa: E402
-from tests import literal_seed  # noqa: E402
-from tests.fakes import realistic_history  # noqa: E402
+from harness9_ref.schema import Message
+from tests import literal_seed
+from tests.fakes import realistic_history
 
 DEFAULT_SIZES = (1_000, 10_000, 100_000)
 QUADRATIC_LIMIT = 20_000  # the literal repair and compactors are not run on longer histories

@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness9_ref.provider import SSEDecoder  # noqa: E402
-from harness9_ref.provider import openai as openai_wire  # noqa: E402
-from harness9_ref.schema import strict_json  # noqa: E402
+from harness9_ref.provider import SSEDecoder
+from harness9_ref.provider import openai as openai_wire
+from harness9_ref.schema import strict_json
 
 TARGET_BYTES = 5 * 1024 * 1024
 READ_SIZE = 16 * 1024  # a typical socket read

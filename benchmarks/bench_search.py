@@ -16,6 +16,7 @@ as it knows, so it scans), in turn; both answers must be equal. Each time is the
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import random
 import sqlite3
@@ -23,13 +24,16 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness9_ref.memory import Manager, SearchHit  # noqa: E402
-from harness9_ref.memory import _db  # noqa: E402
+from harness9_ref.memory import (
+    Manager,
+    SearchHit,
+    _db,
+)
 
 DEFAULT_MESSAGES = 1_000_000
 SESSIONS = 10_000
@@ -131,24 +135,25 @@ def main() -> None:
     print(f"built by plain SQL in {built:.1f} s: {size(path) / 2**20:,.0f} MiB")
     started = time.perf_counter()
     indexed = Manager(path)
-    print(f"first open indexes every message: {time.perf_counter() - started:.1f} s, {size(path) / 2**20:,.0f} MiB with the index")
+    took = time.perf_counter() - started
+    print(f"first open indexes every message: {took:.1f} s, {size(path) / 2**20:,.0f} MiB with the index")
     started = time.perf_counter()
     Manager(path).close()
     print(f"a later open (index up to date, counts compared): {(time.perf_counter() - started) * 1000:.0f} ms")
-    real = getattr(_db, "index_available")
-    setattr(_db, "index_available", lambda: False)  # this Manager sees an SQLite without FTS5
+    real = _db.index_available
+    _db.index_available = lambda: False  # this Manager sees an SQLite without FTS5
     try:
         plain = Manager(path)
     finally:
-        setattr(_db, "index_available", real)
+        _db.index_available = real
     assert indexed.search_indexed and not plain.search_indexed
     fill = {"rare": vocabulary[3000], "common": vocabulary[0], "mid": vocabulary[40], "short": "qz"}
     print(f"\n{'query':<24} {'hits':>5} {'indexed':>10} {'scan':>10} {'scan/indexed':>13}")
     ratios = []
     for template in QUERIES:
         query = template.format(**fill)
-        t_index, with_index = fastest(lambda: indexed.search(query), args.repeat)
-        t_scan, by_scan = fastest(lambda: plain.search(query), args.repeat)
+        t_index, with_index = fastest(functools.partial(indexed.search, query), args.repeat)
+        t_scan, by_scan = fastest(functools.partial(plain.search, query), args.repeat)
         assert with_index == by_scan, query
         ratio = t_scan / t_index
         ratios.append(ratio)

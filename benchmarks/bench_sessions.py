@@ -23,17 +23,17 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench_memory import format_seconds, seconds_per_call  # noqa: E402
+from bench_memory import format_seconds, seconds_per_call
 
-from harness9_ref.memory import Manager  # noqa: E402
-from harness9_ref.memory._tool_calls_column import encode_tool_calls  # noqa: E402
-from harness9_ref.schema import Message  # noqa: E402
-from tests.fakes import realistic_history  # noqa: E402
+from harness9_ref.memory import Manager
+from harness9_ref.memory._tool_calls_column import encode_tool_calls
+from harness9_ref.schema import Message
+from tests.fakes import realistic_history
 
 DEFAULT_ROWS = 1_000_000  # messages in the big session
 SMALL_ROWS = 1_000  # messages in the small session

@@ -14,7 +14,7 @@ only be faster. The property tests compare the two and the benchmarks measure th
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from harness9_ref.schema import Message
 

@@ -34,7 +34,10 @@ def _messages(body: dict[str, Any]) -> list[Message]:
 
 
 def _tools(body: dict[str, Any]) -> list[ToolDefinition]:
-    return [ToolDefinition(t["function"]["name"], t["function"]["description"], t["function"].get("parameters")) for t in body.get("tools", [])]
+    return [
+        ToolDefinition(t["function"]["name"], t["function"]["description"], t["function"].get("parameters"))
+        for t in body.get("tools", [])
+    ]
 
 
 @dataclass
@@ -87,7 +90,8 @@ class StrictAPI:
                 self.rejected += 1
         if tokens > self.window:
             error = {
-                "message": f"This model's maximum context length is {self.window} tokens. However, your messages resulted in {tokens} tokens.",
+                "message": f"This model's maximum context length is {self.window} tokens."
+                f" However, your messages resulted in {tokens} tokens.",
                 "type": "invalid_request_error",
                 "param": "messages",
                 "code": "context_length_exceeded",
@@ -118,8 +122,12 @@ class StrictAPI:
         for i, c in enumerate(calls):
             chunks.append({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": i, **c}]}}]})
         chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls" if calls else "stop"}]})
-        chunks.append({"choices": [], "usage": {"prompt_tokens": tokens, "completion_tokens": out_tokens, "total_tokens": tokens + out_tokens}})
-        payload = b"".join(b"data: " + json.dumps({"id": "chatcmpl-strict", "object": "chat.completion.chunk", **c}).encode() + b"\n\n" for c in chunks)
+        counts = {"prompt_tokens": tokens, "completion_tokens": out_tokens, "total_tokens": tokens + out_tokens}
+        chunks.append({"choices": [], "usage": counts})
+        payload = b"".join(
+            b"data: " + json.dumps({"id": "chatcmpl-strict", "object": "chat.completion.chunk", **c}).encode() + b"\n\n"
+            for c in chunks
+        )
         self._send(handler, 200, "text/event-stream", payload + b"data: [DONE]\n\n")
 
     @staticmethod

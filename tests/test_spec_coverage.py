@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import importlib
 import re
-from pathlib import Path
 from collections import Counter
+from pathlib import Path
 from typing import Any, Final
 
 import pytest
@@ -150,7 +150,9 @@ _OUTSIDE: Final = re.compile(r"(?<![-\w])[Ss]eed (?:§ ?)?\d+(?:\.\d+)*|\bDECISI
 _RANDOM_SEED: Final = ("--seed", "mutants (seed ")
 # Ids that tests of the suite's own tools and examples in its documentation use because they do
 # not exist in SPEC.md (an unknown id must be reported, a placeholder must not be taken as real).
-_PLACEHOLDER_IDS: Final = frozenset({"R-A-1", "R-FMT-9", "R-TODO-1", "R-TOK-10", "R-TOK-12", "R-X-1", "R-XYZ-1", "R-Y-2", "R-ZZZ-9"})
+_PLACEHOLDER_IDS: Final = frozenset(
+    {"R-A-1", "R-FMT-9", "R-TODO-1", "R-TOK-10", "R-TOK-12", "R-X-1", "R-XYZ-1", "R-Y-2", "R-ZZZ-9"}
+)
 
 
 def _citing_files() -> list[Path]:

@@ -7,7 +7,7 @@ import pytest
 from harness9_ref.engine import ToolRegistry
 from harness9_ref.provider import LLMProvider, OverloadedError, ProviderError, ScriptExhausted
 from harness9_ref.schema import CHUNK_DONE, CHUNK_ERROR, CHUNK_TEXT, SchemaError, StreamChunk, ToolDefinition, Usage
-from harness9_ref.testing import Failure, Reply, ScriptRequest, ScriptedProvider, ScriptedRegistry, steps_from_json
+from harness9_ref.testing import Failure, Reply, ScriptedProvider, ScriptedRegistry, ScriptRequest, steps_from_json
 from tests.fakes import assistant, call, user
 
 ASK = [user("hi")]

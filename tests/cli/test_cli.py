@@ -227,7 +227,7 @@ def test_a_failed_run_is_a_one_line_error_and_keeps_the_prompt(
     )
     assert result.returncode == 1
     assert result.stdout == ""
-    error, session = result.stderr.splitlines()
+    error, _session = result.stderr.splitlines()
     assert error.startswith("harness9-ref: error: ") and "sk-test" not in error
     sid = session_of(result)
     with Manager(tmp_path / "home" / "sessions.db") as manager:

@@ -36,7 +36,7 @@ def prompts_of(db: Path, session_id: str) -> list[str]:
 
 
 def test_run_dash_reads_the_prompt_from_standard_input(env: dict[str, str], work: Path, db: Path) -> None:
-    result = cli([*OFFLINE, "run", "-"], env, work, input="what does this do?\n".encode())
+    result = cli([*OFFLINE, "run", "-"], env, work, input=b"what does this do?\n")
     assert result.returncode == 0, result.stderr
     assert prompts_of(db, session_of(result))[0] == "what does this do?\n"
 

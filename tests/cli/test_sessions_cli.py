@@ -167,7 +167,8 @@ def test_search_says_once_when_it_scans(
     captured = capsys.readouterr()
     assert captured.err == NO_INDEX_NOTICE + "\n"
     assert NO_INDEX_NOTICE == (
-        "harness9-ref: no usable full-text index (no FTS5 trigram tokenizer in this SQLite, or a foreign index); searching by scan"
+        "harness9-ref: no usable full-text index (no FTS5 trigram tokenizer in this SQLite, or a foreign index);"
+        " searching by scan"
     )
     assert len(captured.out.splitlines()) == 2
 

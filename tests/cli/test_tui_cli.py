@@ -20,8 +20,8 @@ import subprocess
 import sys
 import termios
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import pytest
 

@@ -136,9 +136,12 @@ def test_lint_accepts_absolute_paths_that_exist_nowhere_and_real_paths_outside_f
     cases = toy_suite(tmp_path / "cases")
     write_json(
         cases / "fmt" / "nowhere.json",
-        case_data("NOWHR1", op="session", input={"steps": [{"do": "delete", "id": "/nonexistent/x"}]}, expect={"steps": [{"ok": None}]}),
+        case_data(
+            "NOWHR1", op="session", input={"steps": [{"do": "delete", "id": "/nonexistent/x"}]}, expect={"steps": [{"ok": None}]}
+        ),
     )
-    write_json(cases / "fmt" / "text.json", case_data("TEXT01", op="tui_input", input={"action": "complete", "text": "/"}, expect={"output": "/"}))
+    text_case = case_data("TEXT01", op="tui_input", input={"action": "complete", "text": "/"}, expect={"output": "/"})
+    write_json(cases / "fmt" / "text.json", text_case)
     assert lint_cases(cases, spec) == []
 
 

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import Adapter, AdapterError, load_cases, run_suite
-from conformance import _identity, _wording
+from conformance import Adapter, AdapterError, _identity, _wording, load_cases, run_suite
 from conformance._porting import case_pins, read_declarations
 from conformance._report import SuiteResult
 from harness9_ref import memory

@@ -117,13 +117,12 @@ def test_lines_and_bytes_chunkings_send_lines_and_single_bytes() -> None:
 def test_an_http_1_0_client_gets_the_pieces_ended_by_closing_the_connection() -> None:
     exchange = BY_NAME["anthropic/stream-tool-use"]
     body = json.dumps(exchange.request_body).encode("utf-8")
-    with ReplayServer([exchange], "lines") as server:
-        with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
-            sock.sendall(b"POST /v1/messages HTTP/1.0\r\nContent-Length: %d\r\n\r\n" % len(body))
-            sock.sendall(body)
-            received = b""
-            while data := sock.recv(65536):
-                received += data
+    with ReplayServer([exchange], "lines") as server, socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+        sock.sendall(b"POST /v1/messages HTTP/1.0\r\nContent-Length: %d\r\n\r\n" % len(body))
+        sock.sendall(body)
+        received = b""
+        while data := sock.recv(65536):
+            received += data
     head, _, rest = received.partition(b"\r\n\r\n")
     assert b"Transfer-Encoding" not in head and rest == exchange.body
 
@@ -307,7 +306,7 @@ def test_chunks_that_do_not_add_up_and_secret_headers_are_refused(tmp_path: Path
     (folder / "exchange.json").write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(FixtureError, match="'authorization' is not one a fixture keeps"):
         load_exchange(folder)
-    with pytest.raises(FixtureError, match="no exchange.json"):
+    with pytest.raises(FixtureError, match=r"no exchange\.json"):
         find_exchanges([tmp_path / "nothing"])
 
 

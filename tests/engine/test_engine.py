@@ -12,8 +12,9 @@ import json
 import logging
 import re
 import threading
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import ClassVar
 
 import pytest
 
@@ -187,7 +188,7 @@ def test_without_a_prompt_builder_the_default_prompt_is_message_zero() -> None:
 
 def test_a_session_error_while_loading_ends_the_run_without_a_provider_call_or_a_save() -> None:
     class GoneSession(MemorySession):
-        saved: list[Message] = []
+        saved: ClassVar[list[Message]] = []
 
         def get_messages(self, limit: int = 0) -> list[Message]:
             raise SessionNotFound(f"session {self.session_id} does not exist")

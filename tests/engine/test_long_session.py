@@ -11,8 +11,8 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Iterator, Sequence
 
 import pytest
 
@@ -22,7 +22,6 @@ from harness9_ref.memory import (
     Checkpoint,
     Manager,
     MemorySession,
-    SQLiteSession,
     estimate_tool_tokens,
     message_anchor,
     new_summarization_compactor,
@@ -64,7 +63,9 @@ class StrictWindow:
             raise ContextLengthExceeded(f"{tokens} tokens is more than the window of {self.window}", provider="strict")
         return tokens
 
-    def generate(self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]) -> tuple[Message | None, Usage | None]:
+    def generate(
+        self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]
+    ) -> tuple[Message | None, Usage | None]:
         tokens = self._admit(messages, available_tools)
         reply, usage = self.inner.generate(messages, available_tools)
         return reply, Usage(tokens, usage.output_tokens if usage else 0)
@@ -131,7 +132,8 @@ def test_a_long_session_in_a_small_window_never_sends_a_request_above_it(tmp_pat
     assert all(s.startswith("<previous-summary>") for s in provider.summaries[1:]), "every later summary is incremental"
     assert checkpoint is not None and 1 <= checkpoint.covered <= len(stored)
     assert checkpoint.anchor == message_anchor(stored[checkpoint.covered - 1])
-    assert sum(1 for m in stored if m.content.startswith("line 00000")) == sum(1 for p in long_conversation(60) if p == "read big.txt")
+    reads = sum(1 for p in long_conversation(60) if p == "read big.txt")
+    assert sum(1 for m in stored if m.content.startswith("line 00000")) == reads
 
 
 def test_the_literal_engine_overflows_where_long_session_mode_does_not(tmp_path: Path, workdir: Path) -> None:
@@ -211,7 +213,9 @@ def test_compact_now_is_refused_while_a_run_is_in_progress() -> None:
     started, release = threading.Event(), threading.Event()
 
     class Slow(ScriptedProvider):
-        def generate_stream(self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]) -> Iterator[StreamChunk]:
+        def generate_stream(
+            self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]
+        ) -> Iterator[StreamChunk]:
             started.set()
             release.wait(5)
             yield from super().generate_stream(messages, available_tools)
@@ -238,7 +242,9 @@ def test_a_run_cannot_start_while_compact_now_summarises() -> None:
     inside, release = threading.Event(), threading.Event()
 
     class SlowSummarizer(ScriptedProvider):
-        def generate(self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]) -> tuple[Message, Usage | None]:
+        def generate(
+            self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]
+        ) -> tuple[Message, Usage | None]:
             inside.set()
             release.wait(5)
             return super().generate(messages, available_tools)
@@ -263,8 +269,12 @@ def test_a_run_cannot_start_while_compact_now_summarises() -> None:
 
 def test_the_status_figure_is_the_calibrated_one() -> None:
     """R-LONG-3: the first token update of a turn scales the estimate by the last real count."""
-    provider = ScriptedProvider([Reply(Message("assistant", "a"), Usage(300, 1)), Reply(Message("assistant", "b"), Usage(310, 1))])
-    engine = AgentEngine(provider, ScriptedRegistry(), prompt_builder=lambda: "s" * 400, context_window=100_000, long_session=True)
+    provider = ScriptedProvider(
+        [Reply(Message("assistant", "a"), Usage(300, 1)), Reply(Message("assistant", "b"), Usage(310, 1))]
+    )
+    engine = AgentEngine(
+        provider, ScriptedRegistry(), prompt_builder=lambda: "s" * 400, context_window=100_000, long_session=True
+    )
     first = [e.data for e in engine.run_stream("x" * 396) if e.type == EventType.TOKEN_UPDATE]
     second = [e.data for e in engine.run_stream("y" * 396) if e.type == EventType.TOKEN_UPDATE]
     assert isinstance(first[0], TokenUpdateData) and isinstance(second[0], TokenUpdateData)

@@ -32,8 +32,9 @@ import threading
 import time
 import traceback
 import zlib
+from collections.abc import Sequence
 from contextlib import ExitStack
-from typing import NamedTuple, Sequence
+from typing import NamedTuple
 
 from harness9_ref.memory import Manager, Session
 from harness9_ref.schema import ROLE_ASSISTANT, ROLE_USER, Message, ToolCall

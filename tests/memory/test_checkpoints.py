@@ -1,4 +1,6 @@
-"""Checkpoint storage and get_messages_from (harness9_ref/memory/_sqlite_session.py, _memory_session.py, _db.py; SPEC R-CKP-2 … R-CKP-4, R-CKP-6 … R-CKP-8, R-DB-2).
+"""Checkpoint storage and get_messages_from (SPEC R-CKP-2 … R-CKP-4, R-CKP-6 … R-CKP-8, R-DB-2).
+
+The code under test: harness9_ref/memory/_sqlite_session.py, _memory_session.py and _db.py.
 
 The tests taking ``new_session`` run once against ``SQLiteSession`` on a real file and once
 against ``MemorySession`` (R-SES-1, R-SES-9). The rest are SQLite only: they look at rows, at
@@ -8,11 +10,12 @@ or at the fixture files of ``fixtures/sessions/`` (always copied to ``tmp_path``
 
 from __future__ import annotations
 
+import functools
 import shutil
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -259,16 +262,17 @@ def test_a_save_racing_clear_never_outlives_a_clear_that_committed_last(db_path:
             saver.add_messages(numbered(2))
             barrier = threading.Barrier(2)
 
-            def run(action: Callable[[], object]) -> None:
+            def run(action: Callable[[], object], barrier: threading.Barrier) -> None:
                 try:
                     barrier.wait()
                     action()
                 except BaseException as exc:  # reported by the main thread
                     errors.append(exc)
 
+            save = functools.partial(saver.save_checkpoint, cp(1, f"round {round_number}"))
             threads = [
-                threading.Thread(target=run, args=(lambda: saver.save_checkpoint(cp(1, f"round {round_number}")),)),
-                threading.Thread(target=run, args=(clearer.clear,)),
+                threading.Thread(target=run, args=(save, barrier)),
+                threading.Thread(target=run, args=(clearer.clear, barrier)),
             ]
             for thread in threads:
                 thread.start()

@@ -11,8 +11,8 @@ import re
 import sqlite3
 import stat
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 

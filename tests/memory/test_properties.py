@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Callable
+from collections.abc import Callable
 
 from hypothesis import given, settings
 from hypothesis import strategies as st

@@ -20,8 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness9_ref.memory import InvalidArgument, Manager, SearchHit
-from harness9_ref.memory import _db, _index
+from harness9_ref.memory import InvalidArgument, Manager, SearchHit, _db, _index
 from harness9_ref.schema import Message, ToolCall
 from tests.fakes import user
 from tests.memory.helpers import Clock, raw
@@ -281,7 +280,11 @@ def test_search_hit_fields_and_tool_calls(manager: Manager, clock: Clock) -> Non
     session = manager.new_session()
     clock.tick(7)
     session.add_messages(
-        [user("Find it"), Message("assistant", "", (ToolCall("c1", "bash", '{"q":"findme"}'),)), Message("user", "findme here", tool_call_id="c1")]
+        [
+            user("Find it"),
+            Message("assistant", "", (ToolCall("c1", "bash", '{"q":"findme"}'),)),
+            Message("user", "findme here", tool_call_id="c1"),
+        ]
     )
     assert manager.search("FINDME") == [SearchHit(session.session_id, 1_700_000_007, 3, "Find it", "findme here")]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 import sys
 import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 import pytest
 from hypothesis import HealthCheck, given, settings

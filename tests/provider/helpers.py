@@ -6,13 +6,15 @@ depend on how the body was cut into chunks or which line ends it uses.
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import threading
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterator, Sequence, TypeVar, overload
+from typing import Any, TypeVar, overload
 
 from harness9_ref.provider import SSEDecoder, SSEEvent, anthropic, openai
 from harness9_ref.schema import CHUNK_DONE, CHUNK_ERROR, CHUNK_TEXT, StreamChunk
@@ -29,9 +31,9 @@ __all__ = [
     "loopback",
     "openai_stream",
     "reply",
+    "split_at",
     "sse_data",
     "sse_events",
-    "split_at",
     "texts",
 ]
 
@@ -59,7 +61,7 @@ def anthropic_stream(chunks: Sequence[bytes]) -> list[StreamChunk]:
 def split_at(body: bytes, cuts: Sequence[int]) -> list[bytes]:
     """``body`` cut at the given offsets."""
     bounds = [0, *sorted(cuts), len(body)]
-    return [body[a:b] for a, b in zip(bounds, bounds[1:])]
+    return [body[a:b] for a, b in itertools.pairwise(bounds)]
 
 
 def chunkings(body: bytes, seed: int = 0) -> Iterator[tuple[str, list[bytes]]]:
@@ -167,7 +169,7 @@ def loopback(respond: Respond) -> Iterator[Loopback]:
     state: list[Loopback] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (the http.server naming)
+        def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length)
             state[0].received.append(Exchange("POST", self.path, list(self.headers.items()), body))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -20,7 +21,7 @@ KEY = "sk-ant-test-0123456789"
 MODEL = "claude-sonnet-4-20250514"
 
 
-def build(messages: list[Message], tools: list[ToolDefinition] = [], *, stream: bool = False, **kw: Any) -> HttpRequest:
+def build(messages: list[Message], tools: Sequence[ToolDefinition] = (), *, stream: bool = False, **kw: Any) -> HttpRequest:
     kw.setdefault("model", MODEL)
     return anthropic.build_request(kw.pop("model"), messages, tools, stream=stream, api_key=KEY, **kw)
 

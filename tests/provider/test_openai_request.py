@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -18,7 +19,7 @@ READ_FILE = ToolDefinition(
 )
 
 
-def build(messages: list[Message], tools: list[ToolDefinition] = [], *, stream: bool = False, **kw: Any) -> HttpRequest:
+def build(messages: list[Message], tools: Sequence[ToolDefinition] = (), *, stream: bool = False, **kw: Any) -> HttpRequest:
     return openai.build_request("gpt-4o-mini", messages, tools, stream=stream, api_key=KEY, **kw)
 
 

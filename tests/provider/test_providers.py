@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import socket
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
-from typing import Callable
 
 import pytest
 

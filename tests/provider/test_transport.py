@@ -15,6 +15,7 @@ import harness9_ref.provider as provider_package
 from harness9_ref.provider import (
     OpenAIProvider,
     ProviderConnectionError,
+    ProviderError,
     ProviderTimeout,
     RateLimitError,
     anthropic,
@@ -37,7 +38,7 @@ def free_port() -> int:
 def test_the_request_arrives_as_built() -> None:
     with loopback(reply(200, b"{}")) as server:
         request = anthropic.build_request("claude-3-5-haiku", ASK, [], stream=False, api_key=KEY, base_url=server.url)
-        status, headers, body = send(request, timeout=5, provider="anthropic")
+        status, _headers, body = send(request, timeout=5, provider="anthropic")
     assert (status, body) == (200, b"{}")
     [got] = server.received
     assert (got.method, got.path, got.body) == ("POST", "/v1/messages", request.body)
@@ -143,7 +144,7 @@ def test_an_http_error_status_is_returned_not_raised() -> None:
     body = b'{"error":{"message":"slow down","type":"requests","code":"rate_limit_exceeded"}}'
     with loopback(reply(429, body, [("retry-after", "3")])) as server:
         request = openai.build_request("m", ASK, [], stream=False, api_key=KEY, base_url=server.url)
-        status, headers, got = send(request, timeout=5, provider="openai")
+        status, _headers, got = send(request, timeout=5, provider="openai")
         stream_status, _, chunks = open_stream(request, timeout=5, provider="openai")
         streamed = b"".join(chunks)
     assert (status, got, stream_status, streamed) == (429, body, 429, body)
@@ -180,7 +181,7 @@ def test_a_429_with_a_json_body_is_a_rate_limit_error_with_retry_after_and_no_ke
 def test_nothing_is_retried_after_a_server_error() -> None:
     with loopback(reply(500, b'{"error":{"message":"boom","type":"server_error"}}')) as server:
         provider = OpenAIProvider("m", KEY, base_url=server.url, timeout=5)
-        with pytest.raises(Exception):
+        with pytest.raises(ProviderError):
             provider.generate(ASK, [])
     assert len(server.received) == 1
 

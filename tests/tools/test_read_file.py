@@ -138,7 +138,7 @@ def test_truncation_cuts_back_to_a_character_boundary(work: Path, char: str, off
 
 
 def test_a_character_ending_exactly_at_the_cap_is_kept(work: Path) -> None:
-    data = b"a" * (65536 - 3) + "中".encode("utf-8") + b"more"
+    data = b"a" * (65536 - 3) + "中".encode() + b"more"
     (work / "big").write_bytes(data)
     assert read(Registry(work), "big") == "a" * 65533 + "中" + NOTE.format(cap=65536, total=len(data))
 

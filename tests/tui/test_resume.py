@@ -12,9 +12,15 @@ from harness9_ref.tui import CANCELLED_NOTICE, NO_SESSIONS, PAGE_SIZE, format_ag
 
 NOW = 1779000000
 SEED: list[dict[str, Any]] = [
-    {"id": "f3a2c1b0-4d7e-4c3a-9f12-ab8d1e2c3f01", "created_at": 0, "updated_at": NOW - 600, "message_count": 23, "title": "重构 session 模块"},
+    {
+        "id": "f3a2c1b0-4d7e-4c3a-9f12-ab8d1e2c3f01", "created_at": 0, "updated_at": NOW - 600, "message_count": 23,
+        "title": "重构 session 模块",
+    },
     {"id": "9c1b77a2-8e5f-4b2d-a301-cd4e5f6a7b02", "created_at": 0, "updated_at": NOW - 5900, "message_count": 41, "title": ""},
-    {"id": "8d4f2e01-1c3b-4a5d-b210-ef7a8b9c0d03", "created_at": 0, "updated_at": NOW - 150000, "message_count": 1, "title": "为什么？"},
+    {
+        "id": "8d4f2e01-1c3b-4a5d-b210-ef7a8b9c0d03", "created_at": 0, "updated_at": NOW - 150000, "message_count": 1,
+        "title": "为什么？",
+    },
 ]
 SEED_LINES = [
     "可用会话（3 条）：",

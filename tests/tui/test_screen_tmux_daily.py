@@ -9,8 +9,8 @@ so the approval question and Ctrl+C act on real processes.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 

@@ -16,10 +16,10 @@ from harness9_ref.tui import (
     LIST_TITLE,
     RESUME_HEADER,
     RESUME_PROMPT,
-    STRINGS,
     STATUS_BAR,
     STATUS_CTX,
     STATUS_CTX_GAP,
+    STRINGS,
     compaction_notice,
     render_status,
 )
@@ -93,7 +93,7 @@ def test_compaction_notice_template_and_example(tui_section: str) -> None:
 def test_resume_listing_templates(tui_section: str) -> None:
     header, _, prompt = block_after(tui_section, "`/resume` listing (R-TUI-8, R-TUI-18)")
     assert as_template(RESUME_HEADER) == header
-    assert RESUME_PROMPT == prompt
+    assert prompt == RESUME_PROMPT
 
 
 def test_listing_item_template() -> None:

@@ -35,9 +35,9 @@ def test_no_text_starts_or_ends_with_white_space() -> None:
 
 def test_the_earlier_constants_are_the_chinese_texts() -> None:
     zh = STRINGS["zh"]
-    assert tui.COMPACTION_NOTICE == zh["compaction_notice"]
-    assert tui.RESUME_HEADER == zh["resume_header"] and tui.RESUME_PROMPT == zh["resume_prompt"]
-    assert tui.NO_SESSIONS == zh["no_sessions"] and tui.CANCELLED_NOTICE == zh["cancelled"]
+    assert zh["compaction_notice"] == tui.COMPACTION_NOTICE
+    assert zh["resume_header"] == tui.RESUME_HEADER and zh["resume_prompt"] == tui.RESUME_PROMPT
+    assert zh["no_sessions"] == tui.NO_SESSIONS and zh["cancelled"] == tui.CANCELLED_NOTICE
     assert tui.INTERRUPTED_NOTICE == zh["interrupted"] == "已中断"
     assert tui.UNKNOWN_COMMAND + "/x" == zh["unknown_command"].format(input="/x") == "未知命令：/x"
     assert tui.ERROR_PREFIX == "错误："

@@ -23,10 +23,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
-import conformance.reference_adapter as reference  # noqa: E402
-from conformance import _reference_session  # noqa: E402
-from harness9_ref.memory import _repair, _summarize  # noqa: E402
-from harness9_ref.schema import messages_to_list  # noqa: E402
+import conformance.reference_adapter as reference
+from conformance import _reference_session
+from harness9_ref.memory import _repair, _summarize
+from harness9_ref.schema import messages_to_list
 
 WORDING = {
     "summary_system_prompt": "You condense a coding agent's conversation.\n\nUse the sections "
