@@ -1,7 +1,8 @@
-"""Fixtures shared by every test directory, and the start of the seeded-bug catalogue.
+"""Fixtures shared by every test directory, and the start of the runs that go on in the background.
 
-The catalogue (``tests/seeded_bugs.py``) starts when collection ends if any selected test asks
-for its verdicts, so that it runs beside the other tests instead of after them.
+The seeded-bug catalogue and the reference adapter's run of every case (``tests/background.py``)
+start when collection ends if any selected test asks for their results, so that they run beside
+the other tests instead of after them.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import seeded_bugs
+from tests import background
 from tests.fakes import Clock
 
 
@@ -29,9 +30,11 @@ def clock() -> Clock:
 def pytest_collection_finish(session: pytest.Session) -> None:
     if session.config.option.collectonly:
         return
-    if any("catalogue" in getattr(item, "fixturenames", ()) for item in session.items):
-        seeded_bugs.start(session.config)
+    wanted = {name for item in session.items for name in getattr(item, "fixturenames", ())}
+    for name in (background.CATALOGUE, background.REFERENCE):
+        if name in wanted:
+            background.start(session.config, name)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    seeded_bugs.stop(session.config)
+    background.stop(session.config)

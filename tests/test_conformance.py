@@ -1,40 +1,33 @@
 """Every conformance case against the Python reference adapter, one test per case.
 
 The reference is one implementation that passes the suite; this is the same run a port makes
-with ``python -m conformance run``, with case ids as test ids.
+with ``python -m conformance run``, one adapter process taking the cases in order, with case
+ids as test ids. It runs in the background from the end of collection (``tests/background.py``),
+since many cases wait on timeouts by design; each test asserts its case's verdict.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from conformance import (
-    DEFAULT_ADAPTER_COMMAND,
-    PROJECT_ROOT,
-    Adapter,
-    Case,
-    lint_cases,
-    load_cases,
-    run_case,
-)
+from conformance import Case, Verdict, lint_cases, load_cases
+from tests import background
 
 CASES = load_cases()
 assert CASES, "no conformance cases found"
 
 
-@pytest.fixture(scope="module")
-def reference() -> Iterator[Adapter]:
-    with Adapter(DEFAULT_ADAPTER_COMMAND, cwd=PROJECT_ROOT) as adapter:
-        yield adapter
+@pytest.fixture(scope="session")
+def reference_verdicts(request: pytest.FixtureRequest) -> dict[str, Verdict]:
+    verdicts: dict[str, Verdict] = background.result(request.config, background.REFERENCE)
+    return verdicts
 
 
 @pytest.mark.parametrize(
     "case", CASES, ids=[f"{case.id}-{case.area}/{case.slug}" for case in CASES]
 )
-def test_reference_passes_case(case: Case, reference: Adapter) -> None:
-    verdict = run_case(reference, case)
+def test_reference_passes_case(case: Case, reference_verdicts: dict[str, Verdict]) -> None:
+    verdict = reference_verdicts[case.id]
     assert verdict.status == "passed", verdict.detail
 
 

@@ -2,7 +2,7 @@
 
 Each mutant imitates a real porting mistake; one that survives means the suite has a hole. The
 verdicts come from the same machinery as ``python -m conformance mutants``, in its "targeted"
-scope (``conformance/_mutants.py``), judged in the background (``tests/seeded_bugs.py``); the
+scope (``conformance/_mutants.py``), judged in the background (``tests/background.py``); the
 full scope is that command. A fast check first says which mutants no longer apply to the code.
 """
 
@@ -15,21 +15,22 @@ import pytest
 from conformance import load_cases
 from conformance._cases import PROJECT_ROOT
 from conformance._mutants import MutantResult, edit_problems
-from tests import seeded_bugs
+from tests import background
 
 MUTANT_IDS = sorted(
-    json.loads(p.read_text(encoding="utf-8"))["id"] for p in seeded_bugs.MUTANTS_DIR.glob("*.json")
+    json.loads(p.read_text(encoding="utf-8"))["id"] for p in background.MUTANTS_DIR.glob("*.json")
 )
 
 
 @pytest.fixture(scope="session")
 def catalogue(request: pytest.FixtureRequest) -> dict[str, MutantResult]:
-    return seeded_bugs.results(request.config)
+    verdicts: dict[str, MutantResult] = background.result(request.config, background.CATALOGUE)
+    return verdicts
 
 
 @pytest.fixture(scope="module")
 def edits() -> dict[str, str]:
-    return edit_problems(PROJECT_ROOT, seeded_bugs.MUTANTS_DIR, {case.id for case in load_cases()})
+    return edit_problems(PROJECT_ROOT, background.MUTANTS_DIR, {case.id for case in load_cases()})
 
 
 def test_catalogue_has_at_least_twelve_mutants() -> None:

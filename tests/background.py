@@ -1,0 +1,85 @@
+"""Long runs of the suite that start when collection ends and go on beside the other tests.
+
+Two parts of the suite are mostly waiting on other processes: the seeded-bug catalogue (one
+adapter process per mutant, ``conformance/_mutants.py`` in its "targeted" scope) and every case
+through the reference adapter (one process, and cases that wait on timeouts by design). Each
+runs in a background thread from the end of collection (``tests/conftest.py``), on the
+core the serial tests leave idle, and the tests that assert their verdicts
+(``tests/test_seeded_bugs.py``, ``tests/test_conformance.py``) wait for them. A run that selects
+none of those tests starts nothing; a run that ends early skips the mutants not yet started.
+
+Both take the environment as it is when they start: tests running alongside may change
+``os.environ`` (``PATH``, ``HOME``), which must not reach an adapter started later.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Final
+
+import pytest
+
+from conformance import DEFAULT_ADAPTER_COMMAND, PROJECT_ROOT, Adapter, Verdict, load_cases, run_case
+from conformance._mutants import MutantResult, run_mutants
+
+__all__ = ["CATALOGUE", "MUTANTS_DIR", "REFERENCE", "result", "start", "stop"]
+
+MUTANTS_DIR: Final = PROJECT_ROOT / "conformance" / "mutants"
+# The fixture through which a test asks for each run's results; conftest.py starts the runs
+# that the selected tests ask for.
+CATALOGUE: Final = "catalogue"
+REFERENCE: Final = "reference_verdicts"
+
+_Run = tuple[ThreadPoolExecutor, "Future[Any]", threading.Event]
+_RUNS: Final = pytest.StashKey[dict[str, _Run]]()
+
+
+def _catalogue(cancel: threading.Event) -> dict[str, MutantResult]:
+    workers = max(1, (os.cpu_count() or 1) - 1)  # one core for the tests in the foreground
+    judged = run_mutants(PROJECT_ROOT, MUTANTS_DIR, load_cases(), workers=workers, scope="targeted", cancel=cancel)
+    return {result.id: result for result in judged}
+
+
+def _reference(cancel: threading.Event, *, env: Mapping[str, str]) -> dict[str, Verdict]:
+    verdicts: dict[str, Verdict] = {}
+    with Adapter(DEFAULT_ADAPTER_COMMAND, cwd=PROJECT_ROOT, env=env) as adapter:
+        for case in load_cases():
+            if cancel.is_set():
+                break
+            verdicts[case.id] = run_case(adapter, case)
+    return verdicts
+
+
+def _work(name: str) -> Callable[[threading.Event], Any]:
+    """The run ``name``, with the environment as it is now (run_mutants copies it as it starts)."""
+    if name == CATALOGUE:
+        return _catalogue
+    if name == REFERENCE:
+        return functools.partial(_reference, env=dict(os.environ))
+    raise LookupError(f"no background run named {name!r}")
+
+
+def start(config: pytest.Config, name: str) -> None:
+    """Start the run ``name`` (``CATALOGUE`` or ``REFERENCE``) unless it has started already."""
+    runs = config.stash.setdefault(_RUNS, {})
+    if name not in runs:
+        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
+        cancel = threading.Event()
+        runs[name] = (executor, executor.submit(_work(name), cancel), cancel)
+
+
+def result(config: pytest.Config, name: str) -> Any:
+    """The run's results, waiting for it (and starting it if need be)."""
+    start(config, name)
+    return config.stash[_RUNS][name][1].result()
+
+
+def stop(config: pytest.Config) -> None:
+    """Skip what has not started and wait for the rest, so no adapter outlives the session."""
+    for executor, _, cancel in config.stash.get(_RUNS, {}).values():
+        cancel.set()
+        executor.shutdown(wait=True)
