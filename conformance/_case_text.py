@@ -13,12 +13,15 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-__all__ = ["LONGEST_LITERAL_RUN", "MARKER", "expand", "literal_runs"]
+__all__ = ["LONGEST_LITERAL_RUN", "LONGEST_PART", "MARKER", "expand", "literal_runs"]
 
 MARKER: Final = "$text"
 # Lint asks for the notation past this many copies of one character written out in a case file.
 LONGEST_LITERAL_RUN: Final = 4096
 _LONG_RUN: Final = re.compile(rf"(.)\1{{{LONGEST_LITERAL_RUN},}}", re.DOTALL)
+# The longest part a repeat may make: a typo in ``times`` must be a broken case, not a runner
+# out of memory.
+LONGEST_PART: Final = 2**24
 
 
 def _part(value: Any, where: str) -> str:
@@ -31,6 +34,8 @@ def _part(value: Any, where: str) -> str:
         raise ValueError(f"{where}/repeat: expected a non-empty string")
     if not isinstance(times, int) or isinstance(times, bool) or times < 1:
         raise ValueError(f"{where}/times: expected an integer of at least 1")
+    if len(unit) * times > LONGEST_PART:
+        raise ValueError(f"{where}/times: the part would be longer than {LONGEST_PART} characters")
     return unit * times
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from conformance import Adapter, CaseError, lint_cases, load_cases, run_case
-from conformance._case_text import LONGEST_LITERAL_RUN, expand, literal_runs
+from conformance._case_text import LONGEST_LITERAL_RUN, LONGEST_PART, expand, literal_runs
 
 from .toy import case_data, fake, toy_suite, write_json
 
@@ -38,6 +38,7 @@ def test_text_objects_expand_anywhere_and_other_values_stay() -> None:
         ({"$text": [repeat("a", 0)]}, "/x/$text/0/times: expected an integer of at least 1"),
         ({"$text": [repeat("a", True)]}, "/x/$text/0/times: expected an integer of at least 1"),
         ({"$text": [repeat("a", 2.0)]}, "/x/$text/0/times: expected an integer of at least 1"),
+        ({"$text": [repeat("ab", LONGEST_PART // 2 + 1)]}, "/x/$text/0/times: the part would be longer than 16777216"),
     ],
 )
 def test_a_malformed_text_object_is_an_error_naming_where(value: Any, problem: str) -> None:
