@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
+from conformance import load_cases
 from conformance._cli import main
+from conformance._mutants import BaselineError, run_mutants
 
 from .toy import toy_suite, write_json
 
@@ -162,3 +164,32 @@ def test_missing_mutants_directory_is_an_error(
     root = make_project(tmp_path)
     assert main(["mutants", "--root", str(root)]) == 2
     assert "no such directory" in capsys.readouterr().err
+
+
+def test_the_targeted_scope_gives_the_full_scopes_verdicts_when_the_cases_share_a_requirement(project: Path) -> None:
+    # Every toy case cites R-FMT-1, so the targeted scope tries the same cases as the full one.
+    cases = load_cases(project / "conformance" / "cases")
+    mutants = project / "conformance" / "mutants"
+    full = run_mutants(project, mutants, cases, timeout=5)
+    targeted = run_mutants(project, mutants, cases, timeout=5, scope="targeted")
+    judged = [(r.id, r.status, r.detail) for r in full if r.status != "broken"]  # a broken one names its temporary copy
+    assert [(r.id, r.status, r.detail) for r in targeted if r.status != "broken"] == judged
+    assert [r.id for r in targeted if r.status == "broken"] == [r.id for r in full if r.status == "broken"]
+    assert {r.id: r.status for r in full if r.id in EXPECTED} == {k: v[0] for k, v in EXPECTED.items()}
+
+
+def test_the_targeted_scope_checks_the_baseline_only_for_cases_that_catch_a_mutant(tmp_path: Path) -> None:
+    root = make_project(tmp_path)
+    package = root / "harness9_ref" / "__init__.py"
+    package.write_text(TOY_PACKAGE.replace("str(n)", "str(n) if n != 9 else '?'"), encoding="utf-8")  # AAAAA3 fails
+    mutants = root / "conformance" / "mutants"
+    write_json(mutants / "m.json", mutant("m", ["AAAAA1"], **single("str(n)", "str(n + 1)")))
+    cases = load_cases(root / "conformance" / "cases")
+    with pytest.raises(BaselineError):
+        run_mutants(root, mutants, cases, timeout=5)
+    (killed,) = run_mutants(root, mutants, cases, timeout=5, scope="targeted")
+    assert (killed.status, killed.detail) == ("killed", "caught by AAAAA1")
+    write_json(mutants / "m.json", mutant("m", ["AAAAA3"], **single("str(n)", "str(n + 1)")))
+    with pytest.raises(BaselineError) as raised:
+        run_mutants(root, mutants, cases, timeout=5, scope="targeted")
+    assert raised.value.failures == ["AAAAA3 (fmt/n-9)"]
