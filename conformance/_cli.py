@@ -32,8 +32,8 @@ from ._cases import (
 )
 from ._cli_args import Abort, add_postgres_option, count, seconds
 from ._cli_traffic import add_traffic_commands
-from ._new_case import add_new_case_command
 from ._mutants import BaselineError, MutantResult, mutant_counts, run_mutants
+from ._new_case import add_new_case_command
 from ._report import (
     CaseResult,
     format_result,

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ._ops import OBSERVED_KEYS

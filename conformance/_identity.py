@@ -13,6 +13,7 @@ A case that cannot be judged that way is reported unsupported, with the reason.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Mapping
 from typing import Any, Final
@@ -73,7 +74,7 @@ def _ids_unjudgeable(input: Mapping[str, Any], expect: Mapping[str, Any]) -> str
 
 def _clock_unjudgeable(input: Mapping[str, Any], expect: Mapping[str, Any]) -> str:
     values = clock_values(input)
-    if any(b < a for a, b in zip(values, values[1:])):
+    if any(b < a for a, b in itertools.pairwise(values)):
         return "the case sets the clock backwards, which an adapter's own clock cannot follow"
     dos = {s.get("do") for s in input["steps"]}
     if "prune" in dos:

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any, Final
 from . import _identity
 from ._cases import read_json
 from ._compare import Verdict, evaluate
-from ._workspace import prepared
 from ._wording import SPEC_WORDING, WORDING_PIN, Wording, read_wording, reword_case
+from ._workspace import prepared
 
 if TYPE_CHECKING:
     from ._cases import Case

@@ -21,11 +21,11 @@ import os
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Final, Sequence
+from typing import Any, Final
 
 from harness9_ref.provider import DEFAULT_ANTHROPIC_BASE_URL, DEFAULT_OPENAI_BASE_URL, HttpRequest, anthropic, openai
 from harness9_ref.schema import Message, ToolDefinition, strict_json

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any, Callable, ClassVar, Final, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar, Final
 
 from harness9_ref.memory import (
     Compactor,
@@ -61,7 +62,9 @@ class ScriptedSummarizer:
         ]
         self.requests: list[dict[str, Any]] = []
 
-    def generate(self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]) -> tuple[Message | None, Usage | None]:
+    def generate(
+        self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]
+    ) -> tuple[Message | None, Usage | None]:
         self.requests.append({"messages": messages_to_list(messages), "tools": [t.to_dict() for t in available_tools]})
         if not self.replies:
             raise RuntimeError("the case's summarizer script has no reply left")

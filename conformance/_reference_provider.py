@@ -28,7 +28,10 @@ from harness9_ref.schema import CHUNK_ERROR, Message, StreamChunk, ToolDefinitio
 __all__ = ["PROVIDER_OPS"]
 
 WIRE_FORMATS: Final[Mapping[str, ModuleType]] = {"openai": openai, "anthropic": anthropic}
-PROVIDERS: Final[Mapping[str, Callable[[str, str, str, float], HttpProvider]]] = {"openai": OpenAIProvider, "anthropic": AnthropicProvider}
+PROVIDERS: Final[Mapping[str, Callable[[str, str, str, float], HttpProvider]]] = {
+    "openai": OpenAIProvider,
+    "anthropic": AnthropicProvider,
+}
 # Headers whose values R-PRV-4 and R-PRV-8 fix; others (User-Agent, …) are an implementation's own.
 REQUEST_HEADERS: Final = ("content-type", "accept", "authorization", "x-api-key", "anthropic-version")
 # Errors reported by the provider itself: their message has the exact form of R-ERR-4.

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Callable, Final, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any, Final
 
 import harness9_ref
 from conformance._reference_engine import op_engine_run, op_tool_execute

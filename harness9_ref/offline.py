@@ -30,7 +30,8 @@ import hashlib
 import json
 import re
 import time
-from typing import Callable, Final, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Final
 
 from .memory import SUMMARY_MARKER, SUMMARY_SYSTEM_PROMPT, estimate_tokens, estimate_tool_tokens
 from .schema import (

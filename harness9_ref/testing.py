@@ -1,4 +1,6 @@
-"""Scripted stand-ins for a provider and a tool registry (SPEC R-PRV-19, R-ENG, R-TOOL-1): real components of the package, driven by a script, for tests of code that uses them.
+"""Scripted stand-ins for a provider and a tool registry (SPEC R-PRV-19, R-ENG, R-TOOL-1).
+
+Real components of the package, driven by a script, for tests of code that uses them.
 
 For tests, for the conformance op ``engine_run`` and for users who want to drive
 ``AgentEngine`` without a network. A port's adapter needs the same semantics:
@@ -28,8 +30,9 @@ recording each call in ``calls``; it never raises except with a scripted excepti
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Iterator, Mapping, Sequence, Union
+from typing import Any, Final
 
 from .provider import ProviderError, ScriptCursor, ScriptExhausted, ScriptRequest
 from .schema import CHUNK_DONE, CHUNK_ERROR, CHUNK_TEXT, Message, StreamChunk, ToolDefinition, Usage
@@ -68,7 +71,7 @@ class Failure:
     chunks: tuple[str, ...] = ()
 
 
-Step = Union[Reply, Failure, Message, BaseException]
+Step = Reply | Failure | Message | BaseException
 """One step of a ``ScriptedProvider`` script."""
 
 
@@ -193,7 +196,7 @@ def steps_from_json(items: Sequence[Mapping[str, Any]], path: str = "replies") -
     return steps
 
 
-ScriptedResult = Union[str, BaseException]
+ScriptedResult = str | BaseException
 """One scripted observation, or an exception for ``execute`` to raise."""
 
 

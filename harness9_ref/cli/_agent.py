@@ -12,8 +12,9 @@ from __future__ import annotations
 import logging
 import queue
 import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Callable, Final, Iterator, Optional, TextIO
+from typing import TYPE_CHECKING, Final, TextIO
 
 from ..engine import LOGGER_NAME, CompactionData, one_line
 from ..memory import SessionNotFound
@@ -42,7 +43,7 @@ def _say(stream: TextIO, line: str) -> None:
     stream.flush()
 
 
-def _pruned(manager: Manager, settings: Settings) -> Optional[str]:
+def _pruned(manager: Manager, settings: Settings) -> str | None:
     """R-PRUNE-2's line, printed on standard error only when something was deleted."""
     result = prune_expired(manager, settings)
     if result is None:
@@ -96,7 +97,7 @@ def tui_mode(settings: Settings, signals: SignalState) -> int:
         # first and handed to both, so the UI answers the registry's questions (R-APPR-2).
         approver = None if settings.yes else Approver()
         registry = build_registry(settings, approver)
-        app: Optional[App] = None
+        app: App | None = None
         try:
             engine = build_engine(settings, provider, session, registry)
             app = App(

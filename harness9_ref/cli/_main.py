@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Final, Sequence
+from collections.abc import Sequence
+from typing import Final
 
 from ..engine import EngineError, one_line
 from ..memory import SessionError

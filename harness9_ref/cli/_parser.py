@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Final, NoReturn, Sequence
+from collections.abc import Sequence
+from typing import Final, NoReturn
 
 from .. import __version__
 from ..engine import DEFAULT_MAX_TURNS

@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 import os
 import stat
-from typing import Final, Optional, TextIO
+from typing import Final, TextIO
 
 from ._parser import UsageError
 
@@ -22,7 +22,7 @@ FROM_STDIN: Final = "-"  # run -: the prompt is standard input
 PROMPT_EMPTY: Final = "PROMPT is empty"
 
 
-def _stdin_fd(stdin: Optional[TextIO]) -> Optional[int]:
+def _stdin_fd(stdin: TextIO | None) -> int | None:
     """The descriptor behind ``stdin``, or None when there is none (closed, or replaced by a test runner)."""
     if stdin is None:
         return None
@@ -41,7 +41,7 @@ def _read_all(stdin: TextIO) -> str:
     return data.decode("utf-8", errors="replace") if isinstance(data, bytes) else str(data)
 
 
-def piped_input(stdin: Optional[TextIO]) -> Optional[str]:
+def piped_input(stdin: TextIO | None) -> str | None:
     """What a pipe or a regular file on standard input holds; None for anything else (R-CLI-11)."""
     fd = _stdin_fd(stdin)
     if fd is None or stdin is None:
@@ -55,7 +55,7 @@ def piped_input(stdin: Optional[TextIO]) -> Optional[str]:
     return _read_all(stdin)
 
 
-def read_prompt(prompt: str, stdin: Optional[TextIO]) -> str:
+def read_prompt(prompt: str, stdin: TextIO | None) -> str:
     """The prompt ``run`` sends (R-CLI-11).
 
     Raises:

@@ -17,7 +17,8 @@ import os
 import queue
 import re
 import time
-from typing import TYPE_CHECKING, Callable, Final, NamedTuple, Optional, TextIO, Union
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final, NamedTuple, TextIO
 
 from ..engine import (
     CANCELLED,
@@ -68,7 +69,7 @@ class Note(NamedTuple):
     line: str
 
 
-RunItem = Union[WorkerItem, Note]
+RunItem = WorkerItem | Note
 
 
 def without_type_name(message: str) -> str:
@@ -145,8 +146,8 @@ def run_prompt(
     out: TextIO,
     err: TextIO,
     *,
-    items: Optional[queue.Queue[RunItem]] = None,
-    interrupt: Optional[Callable[[], None]] = None,
+    items: queue.Queue[RunItem] | None = None,
+    interrupt: Callable[[], None] | None = None,
     notice: Callable[[CompactionData], str] = compaction_notice,
 ) -> int:
     """Run ``prompt`` and report it; returns the exit status (0, 1, or 128 + a signal's number).
@@ -161,7 +162,7 @@ def run_prompt(
     queued: queue.Queue[RunItem] = items if items is not None else queue.Queue()
     printer = _Printer(out, err, notice)
     worker = RunWorker(engine, prompt, queued.put).start()
-    signalled: Optional[BaseException] = None
+    signalled: BaseException | None = None
     deadline = 0.0
     while True:
         try:

@@ -11,9 +11,10 @@ folder of ``--db``) are in ``_wiring``.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, Final, Literal, Mapping, NamedTuple, Optional
+from typing import ClassVar, Final, Literal, NamedTuple
 from urllib.parse import urlsplit
 
 from ..engine import DEFAULT_MAX_TURNS
@@ -91,7 +92,7 @@ class ProviderChoice(NamedTuple):
     provider: ProviderName
     fell_back: bool
     api_key: str
-    base_url: Optional[str]
+    base_url: str | None
     missing_key: str = ""
 
 
@@ -109,35 +110,35 @@ class Settings:
     """
 
     command: Command
-    prompt: Optional[str]
+    prompt: str | None
     model: str
     provider: ProviderName
     fell_back: bool
     api_key: str
-    base_url: Optional[str]
+    base_url: str | None
     db_path: Path
-    context_window: Optional[int]
-    resume: Optional[str]
+    context_window: int | None
+    resume: str | None
     workdir: str
     max_turns: int
     missing_key: str = ""
-    db_source: Optional[str] = None
-    db_url: Optional[str] = None
+    db_source: str | None = None
+    db_url: str | None = None
     continue_last: bool = False
     yes: bool = False
     lang: str = LANGUAGES[0]
-    ttl_days: Optional[int] = None
-    target: Optional[str] = None  # show SESSION
-    query: Optional[str] = None  # search QUERY…
-    limit: Optional[int] = None  # sessions / search --limit
-    older_than_days: Optional[int] = None  # prune --older-than
+    ttl_days: int | None = None
+    target: str | None = None  # show SESSION
+    query: str | None = None  # search QUERY…
+    limit: int | None = None  # sessions / search --limit
+    older_than_days: int | None = None  # prune --older-than
     dry_run: bool = False
-    source: Optional[str] = None  # copy SRC
-    destination: Optional[str] = None  # copy DST
+    source: str | None = None  # copy SRC
+    destination: str | None = None  # copy DST
     overwrite: bool = False  # copy --overwrite
 
     @property
-    def notice(self) -> Optional[str]:
+    def notice(self) -> str | None:
         """R-CLI-4's offline notice when it is due, naming only the default provider's key."""
         return offline_notice(self.missing_key) if self.fell_back else None
 
@@ -174,7 +175,7 @@ def check_base_url(provider: str, url: str) -> None:
         raise CliError(f"{provider}: invalid base URL {url!r}: expected http:// or https:// and a host")
 
 
-def choose_provider(model: str, requested: Optional[str], env: Mapping[str, str]) -> ProviderChoice:
+def choose_provider(model: str, requested: str | None, env: Mapping[str, str]) -> ProviderChoice:
     """The provider to use (R-CLI-4, R-CLI-13).
 
     Args:
@@ -225,7 +226,7 @@ def _default_db(env: Mapping[str, str], cwd: str) -> Path:
 
 def resolve_db(
     options: Mapping[str, object], env: Mapping[str, str], cwd: str
-) -> tuple[Path, Optional[str], Optional[str]]:
+) -> tuple[Path, str | None, str | None]:
     """The database: the file, the name it came from (``--db``, ``HARNESS9_DB`` or None for
     R-MGR-1's default) and the PostgreSQL URL when one was given (R-CLI-13, R-PG-1).
 
@@ -236,7 +237,7 @@ def resolve_db(
             must not appear. Only the scheme is echoed, never a password the URL may hold.
     """
     given = options.get("db")
-    source: Optional[str] = "--db" if given is not None else None
+    source: str | None = "--db" if given is not None else None
     text = str(given) if given is not None else _env(env, ENV_DB)
     if given is None and text:
         source = ENV_DB
@@ -262,7 +263,7 @@ def _language(options: Mapping[str, object], env: Mapping[str, str]) -> str:
     return value
 
 
-def _ttl_days(env: Mapping[str, str]) -> Optional[int]:
+def _ttl_days(env: Mapping[str, str]) -> int | None:
     value = _env(env, ENV_TTL_DAYS)
     if not value:
         return None
@@ -272,7 +273,7 @@ def _ttl_days(env: Mapping[str, str]) -> Optional[int]:
     return days
 
 
-def _query(words: object) -> Optional[str]:
+def _query(words: object) -> str | None:
     """R-CLI-12: the words of ``search`` joined by one space."""
     if words is None:
         return None
@@ -281,7 +282,7 @@ def _query(words: object) -> Optional[str]:
     return str(words)
 
 
-def _int_or_none(value: object) -> Optional[int]:
+def _int_or_none(value: object) -> int | None:
     return None if value is None else int(str(value))
 
 

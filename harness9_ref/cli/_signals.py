@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import signal
 import threading
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from types import FrameType
-from typing import Callable, Final, Iterator, Optional, Sequence, Union
+from typing import Final
 
 __all__ = ["EXIT_SIGNAL_BASE", "RUN_SIGNALS", "TUI_SIGNALS", "SignalState", "Signalled", "exit_status", "on_signals"]
 
@@ -28,7 +29,7 @@ EXIT_SIGNAL_BASE: Final = 128  # R-INT-4: the shell's status of a program ended 
 RUN_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 TUI_SIGNALS: Final = (signal.SIGTERM, signal.SIGHUP)  # Ctrl+C is a key of the UI (R-TUI-9)
 
-_Handler = Union[Callable[[int, Optional[FrameType]], object], int, None]
+_Handler = Callable[[int, FrameType | None], object] | int | None
 
 
 class Signalled(BaseException):
@@ -53,10 +54,10 @@ class SignalState:
     """The first signal received, and whether the handler raises (it does until ``quiet``)."""
 
     def __init__(self) -> None:
-        self.first: Optional[int] = None
+        self.first: int | None = None
         self.raising = True
 
-    def handler(self, signum: int, frame: Optional[FrameType]) -> None:
+    def handler(self, signum: int, frame: FrameType | None) -> None:
         if self.first is None:
             self.first = signum
         if self.raising:

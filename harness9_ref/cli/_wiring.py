@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Final, Optional
+from typing import TYPE_CHECKING, Final
 
 from ..engine import AgentEngine
 from ..memory import Manager, new_summarization_compactor
@@ -79,7 +79,7 @@ def open_manager(settings: Settings) -> Manager:
     return Manager(db_path, db_path.parent / TOOL_RESULTS_DIR)
 
 
-def prune_expired(manager: Manager, settings: Settings) -> Optional[PruneResult]:
+def prune_expired(manager: Manager, settings: Settings) -> PruneResult | None:
     """R-PRUNE-2: with HARNESS9_SESSION_TTL_DAYS, delete the expired sessions before the session
     of ``--resume`` or ``--continue`` is looked up; the result when something was deleted."""
     if settings.ttl_days is None:
@@ -105,7 +105,7 @@ def open_session(manager: Manager, settings: Settings) -> Session:
     return manager.new_session(draft=True)
 
 
-def build_registry(settings: Settings, approve: Optional[Approve]) -> Registry:
+def build_registry(settings: Settings, approve: Approve | None) -> Registry:
     """The tools on the working directory (R-TOOL), asking ``approve`` before each command
     (R-APPR-1); None runs every command (``--yes``)."""
     if approve is None:

@@ -6,7 +6,8 @@ of Python's ``str.splitlines`` and joining the lines with one space.
 
 from __future__ import annotations
 
-from typing import Callable, Final
+from collections.abc import Callable
+from typing import Final
 
 __all__ = [  # gets re-exported
     "CANCELLED",

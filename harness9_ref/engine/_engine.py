@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import TYPE_CHECKING, Generator, Sequence
+from collections.abc import Generator, Sequence
+from typing import TYPE_CHECKING
 
 from ..memory import Compactor, Session, SessionError, SummarizationCompactor, estimate_tool_tokens
 from ..schema import CHUNK_DONE, CHUNK_TEXT, ROLE_SYSTEM, ROLE_USER, Message, ToolCall, ToolDefinition, Usage

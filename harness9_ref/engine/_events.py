@@ -7,9 +7,10 @@ gives exactly the lines of the example in SPEC section 16.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Final, Mapping, Union
+from typing import Any, Final
 
 from ..schema import Message
 
@@ -127,9 +128,7 @@ class ErrorData:
         return {"code": self.code, "message": self.message}
 
 
-EventData = Union[
-    TokenUpdateData, CompactionData, TextDeltaData, ToolCallData, ToolResultData, DoneData, ErrorData
-]
+EventData = TokenUpdateData | CompactionData | TextDeltaData | ToolCallData | ToolResultData | DoneData | ErrorData
 
 # R-EVT-1: the one data class of each event type.
 DATA_TYPES: Final[Mapping[EventType, type]] = {

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 
 from ._events import Event
 

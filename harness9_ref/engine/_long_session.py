@@ -17,8 +17,9 @@ the full history, so a long conversation is summarised from scratch again and ag
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Final, Sequence
+from typing import Final
 
 from ..memory import (
     Checkpoint,

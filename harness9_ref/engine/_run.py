@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Iterator, Sequence
 
 from ..memory import Compactor, Session
 from ..schema import Message

@@ -6,21 +6,20 @@ number): no clock, no database, no network. Sessions (``Manager``, ``SQLiteSessi
 part that does I/O.
 """
 
-from ._checkpoint import Checkpoint, checkpoint_problem, message_anchor
 from ._budget import (
     DEFAULT_MAX_TOKENS,
     DEFAULT_MIN_TAIL_MESSAGES,
     TokenBudgetCompactor,
     new_token_budget_compactor,
 )
+from ._checkpoint import Checkpoint, checkpoint_problem, message_anchor
 from ._compactor import BUDGET_PERCENT, Compactor, budget_for_context_window
 from ._copy import CopyResult, copy_sessions
 from ._find import TITLE_LIMIT, SessionSummary
 from ._manager import HOME_ENV, Manager, default_db_path
 from ._memory_session import MemorySession
-from ._repair import STUB_TEXT, repair_orphaned_tool_pairs
-from ._shorten import SHORTEN_KEEP_MIN, SHORTENED_MARKER, shorten_text, shorten_view
 from ._prune import PruneResult
+from ._repair import STUB_TEXT, repair_orphaned_tool_pairs
 from ._search import SearchHit
 from ._session import (
     SESSION_ID_PATTERN,
@@ -39,6 +38,7 @@ from ._session import (
     is_session_id,
     new_session_id,
 )
+from ._shorten import SHORTEN_KEEP_MIN, SHORTENED_MARKER, shorten_text, shorten_view
 from ._sliding import DEFAULT_MAX_MESSAGES, SlidingWindowCompactor
 from ._sqlite_session import SQLiteSession
 from ._store import POSTGRES_SCHEMES, url_scheme
@@ -99,12 +99,12 @@ __all__ = (
     "SessionInfo",
     "SessionNotFound",
     "SessionSummary",
-    "UnsupportedSchema",
     "SlidingWindowCompactor",
     "SummarizationCompactor",
     "Summarized",
     "Summarizer",
     "TokenBudgetCompactor",
+    "UnsupportedSchema",
     "budget_for_context_window",
     "checkpoint_problem",
     "copy_sessions",
@@ -115,8 +115,8 @@ __all__ = (
     "is_session_id",
     "is_summary",
     "message_anchor",
-    "new_summarization_compactor",
     "new_session_id",
+    "new_summarization_compactor",
     "new_token_budget_compactor",
     "repair_orphaned_tool_pairs",
     "shorten_text",

@@ -9,9 +9,10 @@ check and every candidate in O(1), and the search returns exactly what the seed'
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import Final, Sequence
+from typing import Final
 
 from ..schema import Message
 from ._compactor import budget_for_context_window, is_compactable

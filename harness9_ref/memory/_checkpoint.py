@@ -10,8 +10,9 @@ cleared, popped or replaced by another program) is recognised and ignored, never
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from ..schema import Message, SchemaError, canonical_json, check_keys, check_str
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Final, Protocol, Sequence, runtime_checkable
+from collections.abc import Sequence
+from typing import Final, Protocol, runtime_checkable
 
 from ..schema import ROLE_SYSTEM, Message
 

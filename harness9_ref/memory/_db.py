@@ -12,9 +12,10 @@ import functools
 import os
 import sqlite3
 import threading
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Callable, Final, Iterator
+from typing import Final
 
 from ._index import index_available, index_state, index_tail, install_index, mark_damaged, reconcile_index
 from ._rows import decode_message_row

@@ -8,8 +8,9 @@ from __future__ import annotations
 import codecs
 import re
 import sqlite3
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Final, Iterable
+from typing import Any, Final
 
 from ._index import searchable_text
 from ._session import AmbiguousSessionId, InvalidSessionId, SessionNotFound, is_session_id

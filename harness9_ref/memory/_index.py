@@ -31,7 +31,8 @@ from __future__ import annotations
 import functools
 import sqlite3
 import unicodedata
-from typing import Final, Sequence
+from collections.abc import Sequence
+from typing import Final
 
 __all__ = [
     "INDEX_FORMAT",

@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Callable, Final
+from typing import Final
 
 from ._find import SessionSummary
 from ._prune import PruneResult

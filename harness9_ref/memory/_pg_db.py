@@ -14,8 +14,9 @@ database by its URL without the password or query (R-PG-3).
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
-from typing import TYPE_CHECKING, Any, Final, Iterator
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qsl, urlsplit
 
 from ._session import SessionClosed, SessionDatabaseError, UnsupportedSchema

@@ -9,7 +9,8 @@ any string are BYTEA holding UTF-8 (R-PG-4).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final
 
 from ..planning import TodoItem
 from ..schema import Message

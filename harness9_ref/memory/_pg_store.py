@@ -9,8 +9,9 @@ is no index to keep. A prune deletes rows only: the server reclaims their space 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Final, Iterable
+from typing import TYPE_CHECKING, Any, Final
 
 from ._copy import record_text, refuse_existing
 from ._find import AMBIGUOUS_LISTED, TITLE_PREFIX, SessionSummary, parse_session_ref, resolved_prefix, title_from_head

@@ -10,9 +10,10 @@ much smaller the files became.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Final
+from typing import Any, Final
 
 from ._db import Database
 from ._index import forget_messages

@@ -5,7 +5,8 @@ The output is exactly that of the seed's nested-loop algorithm; two sets make it
 
 from __future__ import annotations
 
-from typing import Final, Sequence
+from collections.abc import Sequence
+from typing import Final
 
 from ..schema import ROLE_USER, Message
 

@@ -1,4 +1,6 @@
-"""Stored rows as values: messages, todos and checkpoints, the same for every backend (SPEC R-DB-5, R-DB-6, R-SES-7, R-CKP-8, R-PG-4).
+"""Stored rows as values: messages, todos and checkpoints, the same for every backend.
+
+SPEC R-DB-5, R-DB-6, R-SES-7, R-CKP-8, R-PG-4.
 
 Both backends hand these functions what a row holds as Python values, text that was not valid
 UTF-8 arriving with lone surrogates (``surrogateescape``), so that a row SQLite or PostgreSQL
@@ -7,7 +9,8 @@ cannot decode is reported as the same CorruptRow, naming it, whichever holds it.
 
 from __future__ import annotations
 
-from typing import Final, Iterable
+from collections.abc import Iterable
+from typing import Final
 
 from ..planning import TodoItem
 from ..schema import Message, SchemaError

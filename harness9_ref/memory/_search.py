@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Final, Iterable, Sequence
+from typing import Any, Final
 
 from ._find import session_details
 from ._index import candidate_query, searchable_text, watermark

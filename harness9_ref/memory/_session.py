@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, ClassVar, Final, Protocol, Sequence
+from typing import Any, ClassVar, Final, Protocol
 
 from ..planning import TodoItem
 from ..schema import Message, SchemaError

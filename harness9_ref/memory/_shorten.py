@@ -9,7 +9,8 @@ so no tool call loses its result.
 
 from __future__ import annotations
 
-from typing import Final, Sequence
+from collections.abc import Sequence
+from typing import Final
 
 from ..schema import Message
 from ._tokens import CHARS_PER_TOKEN, message_bytes, utf8_len

@@ -14,7 +14,7 @@ that outlived the messages it covers.
 from __future__ import annotations
 
 import sqlite3
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..planning import TodoItem
 from ..schema import Message

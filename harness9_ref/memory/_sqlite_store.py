@@ -6,9 +6,10 @@ hands out are ``SQLiteSession``s on the same connection (R-MGR-2).
 
 from __future__ import annotations
 
+import functools
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from ._copy import record_int, record_optional_text, record_text, refuse_existing
 from ._db import Database
@@ -111,7 +112,7 @@ class SQLiteStore:
                 overwrite,
             )
             for record in records:
-                self.db.upkeep(cur, lambda c: forget_messages(c, _FORGET_SESSION, (record.id,)))
+                self.db.upkeep(cur, functools.partial(forget_messages, ids_sql=_FORGET_SESSION, params=(record.id,)))
                 cur.execute("DELETE FROM sessions WHERE id = ?", (record.id,))
                 _write_record(cur, record)
             self.db.upkeep(cur, index_tail)

@@ -11,9 +11,10 @@ only for such a URL, so the package needs nothing beyond the standard library ot
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Final, Protocol
+from typing import Final, Protocol
 
 from ._find import SessionSummary
 from ._prune import PruneResult

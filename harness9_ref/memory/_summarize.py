@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Final, Protocol, Sequence
+from typing import Final, Protocol
 
 from ..schema import ROLE_SYSTEM, ROLE_USER, Message, ToolDefinition, Usage
 from ._budget import (
@@ -30,16 +31,16 @@ from ._shorten import marker_bytes, shorten_text
 from ._tokens import CHARS_PER_TOKEN, bytes_to_tokens, estimate_tokens, utf8_len
 
 __all__ = [
-    "SUMMARY_MARKER",
-    "SUMMARY_TEMPLATE",
-    "SUMMARY_SYSTEM_PROMPT",
     "SUMMARY_FIRST_PROMPT",
-    "SUMMARY_INCREMENTAL_PROMPT",
-    "SUMMARY_TIMEOUT_SECONDS",
     "SUMMARY_FOCUS",
+    "SUMMARY_INCREMENTAL_PROMPT",
+    "SUMMARY_MARKER",
+    "SUMMARY_SYSTEM_PROMPT",
+    "SUMMARY_TEMPLATE",
+    "SUMMARY_TIMEOUT_SECONDS",
+    "SummarizationCompactor",
     "Summarized",
     "Summarizer",
-    "SummarizationCompactor",
     "SummaryFailed",
     "is_summary",
     "new_summarization_compactor",

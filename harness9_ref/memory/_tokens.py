@@ -7,7 +7,8 @@ it three- to four-fold.
 
 from __future__ import annotations
 
-from typing import Final, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Final
 
 from ..schema import Message, ToolDefinition, canonical_json
 

@@ -10,7 +10,8 @@ model's bytes come back unchanged either way. "Valid JSON" is RFC 8259's grammar
 
 from __future__ import annotations
 
-from typing import Any, Final, Sequence
+from collections.abc import Sequence
+from typing import Any, Final
 
 from ..schema import ToolCall, canonical_json
 from ..schema.strict_json import JSONError, describe, element_spans, loads, members, value_start

@@ -9,8 +9,9 @@ conformance ops ``provider_request`` and ``provider_parse`` call.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Callable, Final, Iterator, Protocol, Sequence, runtime_checkable
+from typing import Final, Protocol, runtime_checkable
 
 from ..schema import CHUNK_ERROR, Message, StreamChunk, ToolDefinition, Usage
 from ._errors import REDACTED, ProviderError, error_chunk, redact

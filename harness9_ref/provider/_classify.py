@@ -11,9 +11,10 @@ from __future__ import annotations
 import email.utils
 import re
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timezone
-from typing import Any, Final, Literal, Mapping, Sequence
+from typing import Any, Final, Literal
 
 from ._errors import (
     AuthenticationError,

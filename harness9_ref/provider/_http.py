@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final, Sequence
+from typing import Final
 
 __all__ = [  # gets re-exported
-    "HttpRequest",
     "SECRET_HEADERS",
+    "HttpRequest",
     "header_value",
     "json_body",
     "strip_base_url",

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import threading
-from typing import Final, Generic, Iterator, NamedTuple, Sequence, TypeVar
+from collections.abc import Iterator, Sequence
+from typing import Final, Generic, NamedTuple, TypeVar
 
 from ..schema import CHUNK_DONE, CHUNK_TEXT, Message, StreamChunk, ToolDefinition, Usage
 from ._errors import ScriptExhausted, error_chunk

@@ -14,7 +14,8 @@ h11, which converts its protocol errors in one place:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Callable, ClassVar, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
 
 from ..schema import Message, StreamChunk, Usage
 from ..schema.strict_json import JSONError

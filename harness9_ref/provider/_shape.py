@@ -11,7 +11,8 @@
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Final, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any, Final
 
 from ..schema.strict_json import describe
 from ..schema.strict_json import loads as strict_loads

@@ -11,7 +11,8 @@ conformance op ``provider_parse``).
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Iterator, Protocol, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Protocol
 
 from ..schema import CHUNK_DONE, Message, StreamChunk, Usage
 from ._errors import ProviderError, error_chunk

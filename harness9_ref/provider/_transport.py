@@ -14,7 +14,8 @@ from __future__ import annotations
 import http.client
 import urllib.error
 import urllib.request
-from typing import Callable, Final, Generator, TypeVar
+from collections.abc import Callable, Generator
+from typing import Final, TypeVar
 
 from ._errors import ProviderConnectionError, ProviderTimeout
 from ._http import HttpRequest

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from decimal import Decimal
-from typing import Final, Mapping
+from typing import Final
 
 __all__ = ["canonical_json"]
 

@@ -6,27 +6,28 @@ the fixtures and the conformance adapter all go through ``to_dict`` / ``from_dic
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, ClassVar, Final, Mapping, Sequence
+from typing import Any, ClassVar, Final
 
 from .strict_json import describe
 
 __all__ = [
-    "ROLE_SYSTEM",
-    "ROLE_USER",
-    "ROLE_ASSISTANT",
-    "ROLES",
-    "CHUNK_TEXT",
     "CHUNK_DONE",
     "CHUNK_ERROR",
+    "CHUNK_TEXT",
     "CHUNK_TYPES",
+    "ROLES",
+    "ROLE_ASSISTANT",
+    "ROLE_SYSTEM",
+    "ROLE_USER",
+    "Message",
     "SchemaError",
+    "StreamChunk",
     "ToolCall",
     "ToolDefinition",
     "Usage",
-    "Message",
-    "StreamChunk",
     "check_keys",
     "check_str",
     "messages_from_list",

@@ -20,7 +20,8 @@ import json
 import math
 import re
 import sys
-from typing import Any, Callable, Final, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any, Final
 
 from ._unicode import replace_lone_surrogates
 
@@ -41,7 +42,7 @@ _DESCRIBE_LIMIT: Final = 40  # characters of a value quoted in an error message
 _INT_DIGITS_LIMIT: Final[int] = getattr(sys, "get_int_max_str_digits", lambda: 0)()
 _RAW_DECODER: Final = json.JSONDecoder()  # for value ends in texts already accepted
 # The standard library's string scanner (not in its type stubs): (text, index after the quote) -> (value, end).
-_scanstring: Final[Callable[[str, int], tuple[str, int]]] = getattr(json.decoder, "scanstring")
+_scanstring: Final[Callable[[str, int], tuple[str, int]]] = getattr(json.decoder, "scanstring")  # noqa: B009
 
 
 class JSONError(json.JSONDecodeError):
@@ -94,7 +95,7 @@ def _scanner(finite: bool, unique_keys: bool) -> Callable[[str, int], tuple[Any,
         parse_float=_finite_float if finite else None,
         object_pairs_hook=_unique_pairs if unique_keys else None,
     )
-    scan: Callable[[str, int], tuple[Any, int]] = getattr(decoder, "scan_once")  # not in the type stubs
+    scan: Callable[[str, int], tuple[Any, int]] = getattr(decoder, "scan_once")  # noqa: B009 (not in the type stubs)
     return scan
 
 

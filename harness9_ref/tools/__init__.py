@@ -19,8 +19,8 @@ from ._bash import (
     START_FAILED,
     TIMEOUT_NOTE,
 )
-from ._process import INTERRUPT_GRACE_SECONDS
 from ._output import DEFAULT_OUTPUT_CAP, TRUNCATED_NOTE
+from ._process import INTERRUPT_GRACE_SECONDS
 from ._read_file import (
     ESCAPES_WORKDIR,
     IS_A_DIRECTORY,

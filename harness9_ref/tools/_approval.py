@@ -9,8 +9,9 @@ said no" and "nobody was there to ask" call for different next steps.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Final, Literal, Union
+from typing import Final, Literal
 
 __all__ = ["APPROVAL_REQUIRED", "DECLINED", "Answer", "Approve", "Refusal", "require_yes"]
 
@@ -25,7 +26,7 @@ class Refusal:
     observation: str
 
 
-Answer = Union[Literal["yes", "no", "always"], Refusal]
+Answer = Literal["yes", "no", "always"] | Refusal
 """What an approval callback returns: run it, do not, run this and every later one, or a ``Refusal``."""
 
 Approve = Callable[[str], Answer]

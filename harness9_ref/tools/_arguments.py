@@ -6,7 +6,7 @@ from typing import Any, Final
 
 from ..schema.strict_json import JSONError, json_kind, loads
 
-__all__ = ["ArgumentsError", "INVALID_ARGUMENTS", "string_member"]
+__all__ = ["INVALID_ARGUMENTS", "ArgumentsError", "string_member"]
 
 INVALID_ARGUMENTS: Final = "error: invalid arguments for {name}: {detail}"  # R-TOOL-2
 

@@ -23,7 +23,8 @@ import signal
 import subprocess
 import threading
 import time
-from typing import Callable, Final
+from collections.abc import Callable
+from typing import Final
 
 from ..schema import ToolDefinition
 from ._output import capped_text

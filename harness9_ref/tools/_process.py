@@ -25,7 +25,8 @@ import os
 import signal
 import subprocess
 import time
-from typing import Callable, Final, Sequence
+from collections.abc import Callable, Sequence
+from typing import Final
 
 __all__ = ["INTERRUPT_GRACE_SECONDS", "end_groups", "exit_status", "group_alive", "signal_group"]
 
@@ -35,7 +36,7 @@ _AFTER_KILL_SECONDS: Final = 0.5  # the most spent waiting for SIGKILLed process
 _PROC: Final = "/proc"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _proc_is_ours() -> bool:
     """True when ``/proc`` shows this process's own pid namespace (not absent, not another's)."""
     return os.path.isdir(f"{_PROC}/{os.getpid()}")

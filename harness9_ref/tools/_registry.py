@@ -12,15 +12,16 @@ import os
 import subprocess
 import threading
 import time
+from collections.abc import Callable, Mapping
 from types import TracebackType
-from typing import Callable, Final, Mapping
+from typing import Final
 
 from ..schema import ToolDefinition
-from ._arguments import INVALID_ARGUMENTS, ArgumentsError, string_member
 from ._approval import DECLINED, Approve, Refusal
+from ._arguments import INVALID_ARGUMENTS, ArgumentsError, string_member
 from ._bash import BASH_TOOL, DEFAULT_BASH_TIMEOUT, run_bash
-from ._process import end_groups, group_alive
 from ._output import DEFAULT_OUTPUT_CAP, clean_text
+from ._process import end_groups, group_alive
 from ._read_file import READ_FILE_TOOL, read_file
 
 __all__ = ["TOOL_FAILED", "UNKNOWN_TOOL", "Registry"]  # gets re-exported

@@ -12,7 +12,8 @@ from __future__ import annotations
 import logging
 import queue
 import time
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Union
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 from ..engine import (
     CANCELLED,
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = ["App", "QueueItem"]  # gets re-exported
 
-QueueItem = Union[WorkerItem, PaneLine, ApprovalRequest]
+QueueItem = WorkerItem | PaneLine | ApprovalRequest
 """What reaches the UI thread: engine events, RUN_FINISHED, a line to show (a log warning), or
 a command waiting for approval."""
 

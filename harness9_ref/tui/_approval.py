@@ -11,7 +11,8 @@ without a yes, and the worker never hangs.
 from __future__ import annotations
 
 import threading
-from typing import Callable, Final, Literal
+from collections.abc import Callable
+from typing import Final, Literal
 
 from ..engine import one_line
 from ._strings import DEFAULT_LANG, strings_for

@@ -53,7 +53,7 @@ def complete_command(text: str) -> str:
     candidates = [command for command in COMMANDS if command.startswith(text)]
     if not candidates:
         return text
-    return os.path.commonprefix(candidates)
+    return os.path.commonprefix(candidates)  # noqa: RUF071 (command names, not paths: a character prefix is meant)
 
 
 def help_lines(lang: str = DEFAULT_LANG) -> list[str]:

@@ -10,7 +10,7 @@ them) and the tool definitions, scaled by R-LONG-3's prior in long-session mode.
 from __future__ import annotations
 
 import logging
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..engine import LOGGER_NAME
 from ..memory import (

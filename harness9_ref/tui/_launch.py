@@ -1,4 +1,6 @@
-"""Starting the terminal UI without importing curses before it is needed (SPEC R-TUI-13): only the screen module imports curses, so the rest works on a Python without it.
+"""Starting the terminal UI without importing curses before it is needed (SPEC R-TUI-13).
+
+Only the screen module imports curses, so the rest works on a Python without it.
 
 ``run_tui`` imports the screen module, the only one that imports curses, on first use. When
 curses is missing it raises ``TuiUnavailable`` with a one-line message, so the rest of the
@@ -9,7 +11,8 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import TYPE_CHECKING, Callable, ClassVar, Final
+from collections.abc import Callable
+from typing import TYPE_CHECKING, ClassVar, Final
 
 from ._text import CURSES_MISSING
 

@@ -6,7 +6,8 @@ pane and ``harness9-ref run`` both use them. A line has a kind that the screen m
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal, Mapping, NamedTuple, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, Literal, NamedTuple
 
 from ..engine import CompactionData, one_line
 from ..memory import SUMMARY_MARKER, format_token_count

@@ -7,8 +7,9 @@ next page exists without counting every session.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Literal, Sequence
+from typing import Any, Literal
 
 from ._resume import Choice, listing_lines, parse_listing_choice
 from ._text import PAGE_SIZE

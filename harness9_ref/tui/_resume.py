@@ -9,7 +9,8 @@ numbered across pages (page 2 lists [11] … [20]), so a number always names one
 from __future__ import annotations
 
 import re
-from typing import Any, Final, Literal, Mapping, Sequence, Union
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, Literal
 
 from ._strings import DEFAULT_LANG, strings_for
 from ._text import LIST_ITEM, LIST_TITLE, PAGE_SIZE
@@ -22,11 +23,11 @@ __all__ = [  # gets re-exported
     "parse_listing_choice",
 ]
 
-ListedSession = Union[Mapping[str, Any], Any]
+ListedSession = Mapping[str, Any] | Any
 """A ``SessionSummary`` or ``SearchHit`` (R-FIND-3, R-SRCH-1), or its JSON object with at least
 ``id``, ``updated_at``, ``message_count`` and ``title`` (``snippet`` for a search)."""
 
-Choice = Union[int, Literal["next", "previous"], None]
+Choice = int | Literal["next", "previous"] | None
 """What a typed answer asks for: the item number to open, a page, or None (cancel)."""
 
 MINUTE: Final = 60

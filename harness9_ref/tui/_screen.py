@@ -20,7 +20,8 @@ from __future__ import annotations
 import curses
 import locale
 import os
-from typing import Callable, Final, Mapping
+from collections.abc import Callable, Mapping
+from typing import Final
 
 from ._app import App
 from ._cells import cut_cells
@@ -157,7 +158,7 @@ class _Screen:
                 background = curses.COLOR_BLACK
             for pair, colour in enumerate(_BASIC_COLOURS, start=1):
                 # R-TUI-3: the 256-colour number itself when the terminal has it, else its basic colour.
-                fg = colour if curses.COLORS > colour else _BASIC_COLOURS[colour]
+                fg = colour if colour < curses.COLORS else _BASIC_COLOURS[colour]
                 curses.init_pair(pair, fg, background)
                 self.colours[colour] = curses.color_pair(pair) | curses.A_BOLD
             curses.init_pair(len(_BASIC_COLOURS) + 1, curses.COLOR_CYAN, background)

@@ -6,8 +6,9 @@ token updates. Neither knows curses; the screen draws the segments.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional
+from typing import Any
 
 from ..memory import format_token_count
 from ._cells import cell_width, cut_cells
@@ -27,7 +28,7 @@ from ._text import (
 
 __all__ = ["Segment", "StatusState", "ctx_colour", "display_model", "render_status"]  # gets re-exported
 
-Segment = tuple[str, Optional[int]]
+Segment = tuple[str, int | None]
 """A piece of the status bar: its text and its ANSI 256-colour number, or None (default colour)."""
 
 
@@ -81,8 +82,8 @@ def render_status(
         fits (R-TUI-16): the start of ``workdir`` (replaced by ``…``, down to ``…`` and the
         last path component), the workdir part with the gap before it, the model; then the
         part left of ``ctx:`` is cut where that keeps the whole session part (and one space
-        before ``ctx:``), else the separator and session part go and the rest is cut, and the ctx part itself only when it alone is wider than
-        the screen. ``width <= 0`` gives ``[]``.
+        before ``ctx:``), else the separator and session part go and the rest is cut, and the
+        ctx part itself only when it alone is wider than the screen. ``width <= 0`` gives ``[]``.
     """
     texts = strings_for(lang)
     ctx: Segment | None = None if used is None else _ctx_segment(used, window, texts)

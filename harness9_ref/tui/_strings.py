@@ -9,8 +9,9 @@ stay in the code. Templates use ``str.format`` fields.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Final, Mapping
+from typing import Final
 
 __all__ = ["DEFAULT_LANG", "LANGS", "STRINGS", "STRINGS_TABLE", "parse_strings", "strings_for"]  # gets re-exported
 

@@ -61,7 +61,8 @@ STATUS_WORKDIR_GAP: Final = "  "  # between the model and "workdir:"; left out w
 STATUS_SEPARATOR: Final = "  \u2502  "
 STATUS_MODEL: Final = "{name} {model}"  # the name part: STRINGS' status_name, one space, the model
 STATUS_BAR: Final = (
-    STATUS_MODEL.replace("{name}", _ZH["status_name"]) + STATUS_WORKDIR_GAP + _ZH["status_workdir"] + STATUS_SEPARATOR + _ZH["status_session"]
+    STATUS_MODEL.replace("{name}", _ZH["status_name"])
+    + STATUS_WORKDIR_GAP + _ZH["status_workdir"] + STATUS_SEPARATOR + _ZH["status_session"]
 )
 STATUS_CTX_GAP: Final = "  "  # R-TUI-1: between "<id8>..." and "ctx:"
 STATUS_CTX: Final = _ZH["status_ctx"]  # R-TUI-2, counts formatted by R-FMT

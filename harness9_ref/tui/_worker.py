@@ -10,7 +10,8 @@ R-ENG-12 allows.
 from __future__ import annotations
 
 import threading
-from typing import Callable, Final, Union
+from collections.abc import Callable
+from typing import Final
 
 from ..engine import INTERNAL_ERROR, AgentEngine, EngineError, ErrorData, Event, EventType, one_line
 
@@ -28,7 +29,7 @@ class RunFinished:
 
 RUN_FINISHED: Final = RunFinished()
 
-WorkerItem = Union[Event, RunFinished]
+WorkerItem = Event | RunFinished
 
 
 class RunWorker:

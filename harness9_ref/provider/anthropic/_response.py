@@ -7,7 +7,8 @@ the text that was parsed.
 
 from __future__ import annotations
 
-from typing import Any, Final, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
 
 from ...schema import ROLE_ASSISTANT, Message, ToolCall, Usage
 from ...schema.strict_json import describe, element_spans, member_spans, value_start

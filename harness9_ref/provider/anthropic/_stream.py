@@ -9,8 +9,9 @@ value replaces an earlier one, since they are running totals (R-USE-5).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Final, Iterable, Mapping, Sequence
+from typing import Any, Final
 
 from ...schema import CHUNK_TEXT, ROLE_ASSISTANT, Message, StreamChunk, ToolCall, Usage
 from .._classify import error_from_object
@@ -21,7 +22,7 @@ from .._streaming import stream_chunks
 from ._request import BLOCK_TEXT, BLOCK_TOOL_USE, PROVIDER
 from ._response import parse_error, read_usage_fields, usage_from_fields
 
-__all__ = ["EVENT_TYPES", "EMPTY_ARGUMENTS", "StreamAssembler", "parse_stream"]
+__all__ = ["EMPTY_ARGUMENTS", "EVENT_TYPES", "StreamAssembler", "parse_stream"]
 
 EMPTY_ARGUMENTS: Final = "{}"  # R-PRV-18: the arguments of a tool_use block that streamed no partial_json
 DELTA_TEXT: Final = "text_delta"  # R-PRV-18

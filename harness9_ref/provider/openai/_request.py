@@ -6,7 +6,8 @@ produced, even when it is not valid JSON (R-MSG-3): the API takes a string there
 
 from __future__ import annotations
 
-from typing import Any, Callable, Final, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
 
 from ...schema import ROLE_ASSISTANT, ROLE_SYSTEM, ROLE_USER, Message, ToolDefinition
 from .._errors import RequestBuildError

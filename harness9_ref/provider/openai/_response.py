@@ -6,7 +6,8 @@ The body is parsed as JSON, never matched as text (R-PRV-20); members not named 
 
 from __future__ import annotations
 
-from typing import Any, Final, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
 
 from ...schema import ROLE_ASSISTANT, Message, ToolCall, Usage
 from ...schema.strict_json import describe

@@ -13,8 +13,9 @@ as a stream error, as R-PRV-13 refuses them in a whole body, so that ``generate`
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Iterable, Mapping, NamedTuple, Sequence
+from typing import Any, Final, NamedTuple
 
 from ...schema import CHUNK_TEXT, ROLE_ASSISTANT, Message, StreamChunk, ToolCall, Usage
 from ...schema.strict_json import describe
@@ -56,7 +57,8 @@ def _choice_paths(i: int) -> _ChoicePaths:
     event of a stream cost more than reading the event's members."""
     choice = f"choices[{i}]"
     delta = f"{choice}.delta"
-    return _ChoicePaths(choice, f"{choice}.index", delta, tuple((name, f"{delta}.{name}") for name in TEXT_FIELDS), f"{delta}.tool_calls")
+    texts = tuple((name, f"{delta}.{name}") for name in TEXT_FIELDS)
+    return _ChoicePaths(choice, f"{choice}.index", delta, texts, f"{delta}.tool_calls")
 
 
 class StreamAssembler(EventAssembler):
