@@ -1,11 +1,13 @@
 """Long runs of the suite that start when collection ends and go on beside the other tests.
 
-Two parts of the suite are mostly waiting on other processes: the seeded-bug catalogue (one
-adapter process per mutant, ``conformance/_mutants.py`` in its "targeted" scope) and every case
-through the reference adapter (one process, and cases that wait on timeouts by design). Each
+Three parts of the suite are mostly waiting on other processes: the seeded-bug catalogue (one
+adapter process per mutant, ``conformance/_mutants.py`` in its "targeted" scope), every case
+through the reference adapter (one process, and cases that wait on timeouts by design) and
+the seeded bugs of pending requirements (a child pytest process per bug, ``tests/pending_bugs.py``). Each
 runs in a background thread from the end of collection (``tests/conftest.py``), on the
 core the serial tests leave idle, and the tests that assert their verdicts
-(``tests/test_seeded_bugs.py``, ``tests/test_conformance.py``) wait for them. A run that selects
+(``tests/test_seeded_bugs.py``, ``tests/test_conformance.py``,
+``tests/conformance/test_pending_mutants.py``) wait for them. A run that selects
 none of those tests starts nothing; a run that ends early skips the mutants not yet started.
 
 Both take the environment as it is when they start: tests running alongside may change
@@ -25,14 +27,17 @@ import pytest
 
 from conformance import DEFAULT_ADAPTER_COMMAND, PROJECT_ROOT, Adapter, Verdict, load_cases, run_case
 from conformance._mutants import MutantResult, run_mutants
+from tests import pending_bugs
 
-__all__ = ["CATALOGUE", "MUTANTS_DIR", "REFERENCE", "result", "start", "stop"]
+__all__ = ["CATALOGUE", "MUTANTS_DIR", "PENDING", "REFERENCE", "RUNS", "result", "start", "stop"]
 
 MUTANTS_DIR: Final = PROJECT_ROOT / "conformance" / "mutants"
 # The fixture through which a test asks for each run's results; conftest.py starts the runs
 # that the selected tests ask for.
 CATALOGUE: Final = "catalogue"
 REFERENCE: Final = "reference_verdicts"
+PENDING: Final = "pending_verdicts"
+RUNS: Final = (CATALOGUE, REFERENCE, PENDING)
 
 _Run = tuple[ThreadPoolExecutor, "Future[Any]", threading.Event]
 _RUNS: Final = pytest.StashKey[dict[str, _Run]]()
@@ -60,11 +65,13 @@ def _work(name: str) -> Callable[[threading.Event], Any]:
         return _catalogue
     if name == REFERENCE:
         return functools.partial(_reference, env=dict(os.environ))
+    if name == PENDING:
+        return pending_bugs.judge
     raise LookupError(f"no background run named {name!r}")
 
 
 def start(config: pytest.Config, name: str) -> None:
-    """Start the run ``name`` (``CATALOGUE`` or ``REFERENCE``) unless it has started already."""
+    """Start the run ``name`` (one of ``RUNS``) unless it has started already."""
     runs = config.stash.setdefault(_RUNS, {})
     if name not in runs:
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)

@@ -1,8 +1,9 @@
 """Fixtures shared by every test directory, and the start of the runs that go on in the background.
 
-The seeded-bug catalogue and the reference adapter's run of every case (``tests/background.py``)
-start when collection ends if any selected test asks for their results, so that they run beside
-the other tests instead of after them.
+The seeded-bug catalogue, the reference adapter's run of every case and the judging of the
+pending requirements' seeded bugs (``tests/background.py``) start when collection ends if any
+selected test asks for their results, so that they run beside the other tests instead of after
+them.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if session.config.option.collectonly:
         return
     wanted = {name for item in session.items for name in getattr(item, "fixturenames", ())}
-    for name in (background.CATALOGUE, background.REFERENCE):
+    for name in background.RUNS:
         if name in wanted:
             background.start(session.config, name)
 
