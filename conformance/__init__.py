@@ -4,32 +4,63 @@ Run ``python -m conformance run --adapter CMD`` against any implementation's ada
 v1, see ``conformance/schema/protocol-v1``), ``lint`` to check the case files, and ``mutants``
 to check that the suite catches the seeded bugs in ``conformance/mutants``. The names below
 let tests drive the same machinery in-process. Standard library only.
+
+The names are loaded when first used (PEP 562), so that importing a submodule (the pytest
+plugin ``conformance.pytest_plugin``, which pytest loads before anything else) does not import
+the runner and the reference with it.
 """
 
-from ._cases import (
-    CASES_DIR,
-    PROJECT_ROOT,
-    SPEC_PATH,
-    Case,
-    CaseError,
-    lint_cases,
-    load_cases,
-    read_id_list,
-    spec_requirement_ids,
-)
-from ._compare import Verdict, evaluate, first_difference, json_equal
-from ._mutants import MutantResult, run_mutants
-from ._ops import OPS, PROTOCOL_VERSION
-from ._report import CaseResult, SuiteResult
-from ._runner import (
-    DEFAULT_ADAPTER_COMMAND,
-    DEFAULT_TIMEOUT,
-    Adapter,
-    AdapterError,
-    Response,
-    run_case,
-    run_suite,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._cases import (
+        CASES_DIR,
+        PROJECT_ROOT,
+        SPEC_PATH,
+        Case,
+        CaseError,
+        lint_cases,
+        load_cases,
+        read_id_list,
+        spec_requirement_ids,
+    )
+    from ._compare import Verdict, evaluate, first_difference, json_equal
+    from ._mutants import MutantResult, run_mutants
+    from ._ops import OPS, PROTOCOL_VERSION
+    from ._report import CaseResult, SuiteResult
+    from ._runner import (
+        DEFAULT_ADAPTER_COMMAND,
+        DEFAULT_TIMEOUT,
+        Adapter,
+        AdapterError,
+        Response,
+        run_case,
+        run_suite,
+    )
+
+_HOMES = {
+    **dict.fromkeys(("CASES_DIR", "PROJECT_ROOT", "SPEC_PATH", "Case", "CaseError", "lint_cases", "load_cases",
+                     "read_id_list", "spec_requirement_ids"), "_cases"),
+    **dict.fromkeys(("Verdict", "evaluate", "first_difference", "json_equal"), "_compare"),
+    **dict.fromkeys(("MutantResult", "run_mutants"), "_mutants"),
+    **dict.fromkeys(("OPS", "PROTOCOL_VERSION"), "_ops"),
+    **dict.fromkeys(("CaseResult", "SuiteResult"), "_report"),
+    **dict.fromkeys(("DEFAULT_ADAPTER_COMMAND", "DEFAULT_TIMEOUT", "Adapter", "AdapterError", "Response", "run_case",
+                     "run_suite"), "_runner"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = (
     "CASES_DIR",
