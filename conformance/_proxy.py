@@ -111,7 +111,7 @@ class Forwarder:
                 answer = error_body(provider, reason, "proxy_error")
                 responder.begin(502, [("content-type", "application/json")], len(answer))
                 responder.piece(answer)
-                responder.finish()
+                responder.end_body()
                 raise OSError(reason) from None
             received = [(name.lower(), value) for name, value in response.getheaders()]
             responder.begin(response.status, received, None)
@@ -131,4 +131,4 @@ class Forwarder:
         try:  # written before the answer ends, so a client that read it all finds it on disk
             return self.cassette.write(number, upstream.url, request, response.status, received, pieces)
         finally:
-            responder.finish()
+            responder.end_body()

@@ -96,7 +96,7 @@ class Responder(Protocol):
 
     def piece(self, piece: bytes) -> None: ...
 
-    def finish(self) -> None: ...
+    def end_body(self) -> None: ...
 
 
 class Forward(Protocol):
@@ -164,7 +164,7 @@ class _Handler(BaseHTTPRequestHandler):
                 if number and replay.pause:
                     time.sleep(replay.pause)
                 self.piece(piece)
-            self.finish()
+            self.end_body()
             return
         if replay.forward is not None:
             try:
@@ -179,7 +179,7 @@ class _Handler(BaseHTTPRequestHandler):
         mismatch = error_body(provider_of(self.path, headers), difference)
         self.begin(MISMATCH_STATUS, [("content-type", "application/json")], len(mismatch))
         self.piece(mismatch)
-        self.finish()
+        self.end_body()
 
     def begin(self, status: int, headers: Iterable[tuple[str, str]], length: int | None) -> None:
         """Send the status line and headers; the connection closes after this one answer."""
@@ -202,8 +202,8 @@ class _Handler(BaseHTTPRequestHandler):
         if piece:
             self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece) if self._chunked else piece)
 
-    def finish(self) -> None:
-        """End the body."""
+    def end_body(self) -> None:
+        """End the body (not ``finish``, which the server calls to close the streams after every request)."""
         if self._chunked:
             self.wfile.write(b"0\r\n\r\n")
 

@@ -17,8 +17,8 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-import psycopg
 import pytest
 
 from harness9_ref.memory import Manager, SessionDatabaseError
@@ -33,6 +33,11 @@ from tests.memory.session_worker import (
 from tests.memory.test_session_reliability import finish, start_worker, wait_for_line
 from tests.postgres.conftest import schema_url
 from tests.postgres.server import PgServer, find_bindir
+
+if TYPE_CHECKING:
+    import psycopg
+else:  # a machine without the postgres extra skips this module, saying why
+    psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed (pip install '.[postgres]')")
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="uses SIGKILL")
 
