@@ -22,6 +22,7 @@ from ._automut import (
     run_auto,
     sample,
 )
+from ._backends import BACKENDS, per_backend
 from ._cases import Case
 
 __all__ = ["run_auto_command", "summarize", "write_report"]
@@ -86,6 +87,9 @@ def run_auto_command(args: argparse.Namespace, cases: Sequence[Case]) -> int:
         print(f"[{done[0]}/{len(picked)}] {r.status}: {r.mutant.file}:{r.mutant.line} "
               f"{r.mutant.operator} ({r.detail})", flush=True)
 
+    # Given a server, the session cases also run as <id>@postgresql, so that mutants of the
+    # PostgreSQL store meet the cases that reach it (R-PG-2), as `conformance run` does.
+    cases = list(per_backend(cases, BACKENDS, args.postgres))
     results = run_auto(
         root, picked, cases, timeout=args.timeout, workers=args.workers, on_result=show
     )

@@ -148,8 +148,8 @@ def _mutants(args: argparse.Namespace) -> int:
             return run_auto_command(args, _load(root / "conformance" / "cases"))
         except (BaselineError, ValueError) as exc:
             raise Abort(str(exc)) from None
-    if args.sample is not None or args.module or args.report is not None:
-        raise Abort("--sample, --module and --report need --auto")
+    if args.sample is not None or args.module or args.report is not None or args.postgres is not None:
+        raise Abort("--sample, --module, --report and --postgres need --auto")
     mutants_dir: Path = args.mutants or root / "conformance" / "mutants"
     if not mutants_dir.is_dir():
         raise Abort(f"no such directory: {mutants_dir}")
@@ -275,6 +275,7 @@ def _parser() -> argparse.ArgumentParser:
         help="--auto: only memory, provider/openai/*, …; repeatable",
     )
     mutants.add_argument("--report", type=Path, metavar="FILE", help="--auto: JSON report")
+    add_postgres_option(mutants)
     mutants.set_defaults(handler=_mutants)
 
     add_traffic_commands(commands)

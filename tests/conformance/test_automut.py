@@ -180,5 +180,7 @@ def test_auto_flags_need_auto_and_the_catalogue_flags_do_not_mix(
 ) -> None:
     assert main(["mutants", "--sample", "3"]) == 2
     assert "need --auto" in capsys.readouterr().err
+    assert main(["mutants", "--postgres", "postgresql://u@/db"]) == 2
+    assert "need --auto" in capsys.readouterr().err
     assert main(["mutants", "--auto", "--only", "x"]) == 2
     assert "do not apply" in capsys.readouterr().err
