@@ -32,6 +32,7 @@ __all__ = [
     "POSTGRES_ENV",
     "POSTGRES_KEY",
     "case_backends",
+    "check_server",
     "fresh_schema",
     "on_a_backend",
     "per_backend",
@@ -160,6 +161,26 @@ def _plain(value: object) -> object:
         except UnicodeDecodeError:
             return raw.hex()  # as the SQLite observer shows a blob
     return value
+
+
+def check_server(url: str) -> None:
+    """Connect once to the server the session cases will also run on (R-PG-2).
+
+    The runner is standard library only; only this option needs a driver, so a missing psycopg
+    or a server that cannot be reached is one line before any case runs, never a traceback.
+
+    Raises:
+        ValueError: psycopg is not installed, or the server refuses the connection.
+    """
+    try:
+        import psycopg
+    except ImportError:
+        raise ValueError("running the session cases on PostgreSQL needs psycopg: pip install 'psycopg[binary]'") from None
+    try:
+        psycopg.connect(url, autocommit=True, connect_timeout=10).close()
+    except psycopg.Error as exc:
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ValueError(f"cannot reach the PostgreSQL server of --postgres or ${POSTGRES_ENV}: {reason}") from None
 
 
 @contextmanager

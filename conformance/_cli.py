@@ -13,6 +13,7 @@ for a failing implementation.
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 from collections.abc import Sequence
@@ -20,6 +21,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from ._automut_command import run_auto_command
+from ._backends import POSTGRES_ENV, check_server
 from ._cases import (
     CASES_DIR,
     PROJECT_ROOT,
@@ -83,6 +85,16 @@ def _known_failures(path: Path, cases: Sequence[Case]) -> list[str]:
     return listed
 
 
+def _check_postgres(url: str | None) -> None:
+    """A server given by --postgres or the environment must be reachable before any case runs."""
+    url = url or os.environ.get(POSTGRES_ENV)
+    if url:
+        try:
+            check_server(url)
+        except ValueError as exc:
+            raise Abort(str(exc)) from None
+
+
 def _selected(cases: Sequence[Case], patterns: Sequence[str] | None) -> list[Case]:
     if not patterns:
         return list(cases)
@@ -97,6 +109,7 @@ def _selected(cases: Sequence[Case], patterns: Sequence[str] | None) -> list[Cas
 
 
 def _run(args: argparse.Namespace) -> int:
+    _check_postgres(args.postgres)
     cases = _load(args.cases)
     known = None if args.known_failures is None else _known_failures(args.known_failures, cases)
     for kind, _ in args.report:
@@ -144,6 +157,7 @@ def _mutants(args: argparse.Namespace) -> int:
     if args.auto:
         if args.only is not None or args.mutants is not None:
             raise Abort("--auto generates its mutants: --only and --mutants do not apply")
+        _check_postgres(args.postgres)
         try:
             return run_auto_command(args, _load(root / "conformance" / "cases"))
         except (BaselineError, ValueError) as exc:
