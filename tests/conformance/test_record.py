@@ -8,11 +8,8 @@ The key must reach the stand-in and must never reach a written file.
 from __future__ import annotations
 
 import json
-import threading
 import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +19,7 @@ from conformance._cli import main
 from conformance._record import RecordError, load_exchange, record
 from conformance._replay import ReplayServer
 from harness9_ref.provider import get_model_limits
+from tests.conformance.proxy_upstream import StandIn, stand_in_server
 
 KEY = "sk-test-Zq8Yx7Wv6Ut5Sr4Qp3On2Ml1"
 SSE_PIECES = (
@@ -31,57 +29,10 @@ SSE_PIECES = (
 )
 
 
-@dataclass
-class StandIn:
-    """What the stand-in answers next, and what it received."""
-
-    status: int = 200
-    headers: list[tuple[str, str]] = field(default_factory=list)
-    pieces: tuple[bytes, ...] = (b'{"ok": true}\n',)
-    received: list[tuple[str, dict[str, str], bytes]] = field(default_factory=list)
-    base_url: str = ""
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: Any
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        stand_in: StandIn = self.server.stand_in
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        stand_in.received.append((self.path, {k.lower(): v for k, v in self.headers.items()}, body))
-        self.send_response(stand_in.status)
-        for name, value in stand_in.headers:
-            self.send_header(name, value)
-        self.send_header("Transfer-Encoding", "chunked")
-        self.send_header("Connection", "close")
-        self.end_headers()
-        for piece in stand_in.pieces:
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
-            self.wfile.flush()
-        self.wfile.write(b"0\r\n\r\n")
-        self.close_connection = True
-
-
 @pytest.fixture
 def stand_in() -> Iterator[StandIn]:
-    state = StandIn()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    server.daemon_threads = True
-    server.stand_in = state  # type: ignore[attr-defined]
-    state.base_url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.daemon = True
-    thread.start()
-    try:
+    with stand_in_server() as state:
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
 
 
 def written_bytes(folder: Path) -> bytes:
@@ -98,13 +49,13 @@ def test_openai_recording_keeps_the_exchange_and_never_the_key(
         ("X-Request-Id", "req_0123456789abcdef"),
         ("X-Echo", f"Bearer {KEY}"),
     ]
-    stand_in.pieces = (b'{\n  "id": "chatcmpl-1",\n', b'  "echo": "' + KEY.encode() + b'"\n}\n')
+    stand_in.answers = [(b'{\n  "id": "chatcmpl-1",\n', b'  "echo": "' + KEY.encode() + b'"\n}\n')]
     out = tmp_path / "openai" / "hello"
     exchange = record(
-        "openai", "gpt-4o-mini", "Say hello.", out, base_url=stand_in.base_url + "/v1/", api_key=KEY
+        "openai", "gpt-4o-mini", "Say hello.", out, base_url=stand_in.url + "/v1/", api_key=KEY
     )
 
-    path, headers, body = stand_in.received[0]
+    _, path, headers, body = stand_in.received[0]
     assert path == "/v1/chat/completions"
     assert headers["authorization"] == f"Bearer {KEY}"
     assert headers["accept"] == "application/json"
@@ -126,7 +77,7 @@ def test_openai_recording_keeps_the_exchange_and_never_the_key(
     assert exchange.body == b'{\n  "id": "chatcmpl-1",\n  "echo": "<redacted>"\n}\n'
     assert exchange.chunks == (len(exchange.body),)
     assert exchange.provenance.startswith(
-        f"Recorded from {stand_in.base_url}/v1/chat/completions on "
+        f"Recorded from {stand_in.url}/v1/chat/completions on "
     )
     assert "by python -m conformance record." in exchange.provenance
     assert "replaced by <redacted>" in exchange.provenance
@@ -141,13 +92,13 @@ def test_anthropic_stream_recording_keeps_every_read_and_replays_byte_for_byte(
         ("anthropic-organization-id", "5f0c8d2e-3b7a-4c19-9e64-a1d2b3c4e5f6"),
         ("request-id", "req_011CabcdefGHIJKLMNOP"),
     ]
-    stand_in.pieces = SSE_PIECES
+    stand_in.answers = [SSE_PIECES]
     out = tmp_path / "stream"
     exchange = record(
-        "anthropic", "claude-sonnet-4-20250514", "Hi", out, stream=True, base_url=stand_in.base_url
+        "anthropic", "claude-sonnet-4-20250514", "Hi", out, stream=True, base_url=stand_in.url
     )
 
-    path, headers, body = stand_in.received[0]
+    _, path, headers, body = stand_in.received[0]
     assert path == "/v1/messages"
     assert headers["x-api-key"] == KEY and "authorization" not in headers
     assert headers["anthropic-version"] == "2023-06-01"
@@ -175,9 +126,9 @@ def test_anthropic_stream_recording_keeps_every_read_and_replays_byte_for_byte(
 def test_an_error_status_is_recorded_too(stand_in: StandIn, tmp_path: Path) -> None:
     stand_in.status = 401
     stand_in.headers = [("Content-Type", "application/json")]
-    stand_in.pieces = (b'{"error": {"message": "Incorrect key: ' + KEY.encode() + b'"}}\n',)
+    stand_in.answers = [(b'{"error": {"message": "Incorrect key: ' + KEY.encode() + b'"}}\n',)]
     exchange = record(
-        "openai", "gpt-4o", "Hi", tmp_path / "e", base_url=stand_in.base_url, api_key=KEY
+        "openai", "gpt-4o", "Hi", tmp_path / "e", base_url=stand_in.url, api_key=KEY
     )
     assert exchange.status == 401
     assert b"<redacted>" in exchange.body and KEY.encode() not in written_bytes(tmp_path / "e")
@@ -187,7 +138,7 @@ def test_refusals_name_what_is_missing(
     stand_in: StandIn, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def hi(out: str, text: str = "Hi", **options: Any) -> object:
-        options.setdefault("base_url", stand_in.base_url)
+        options.setdefault("base_url", stand_in.url)
         return record("openai", "gpt-4o", text, tmp_path / out, **options)
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
@@ -211,18 +162,18 @@ def test_record_command_writes_the_fixture_and_says_what_to_fill_in(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    stand_in.pieces = SSE_PIECES
+    stand_in.answers = [SSE_PIECES]
     out = tmp_path / "cli"
     argv = ["record", "--provider", "openai", "--model", "gpt-4o-mini", "--stream"]
     argv += ["--message", "Hi"]
-    code = main([*argv, "--out", str(out), "--base-url", stand_in.base_url + "/v1"])
+    code = main([*argv, "--out", str(out), "--base-url", stand_in.url + "/v1"])
     printed = capsys.readouterr().out
     assert code == 0
     assert "recorded HTTP 200" in printed
     assert "fill in its description, quirks and expect" in printed
-    sent = json.loads(stand_in.received[0][2])
+    sent = json.loads(stand_in.received[0][3])
     assert sent["stream"] is True and sent["stream_options"] == {"include_usage": True}
     assert KEY.encode() not in written_bytes(out)
     monkeypatch.delenv("OPENAI_API_KEY")
-    assert main([*argv, "--out", str(tmp_path / "x"), "--base-url", stand_in.base_url]) == 2
+    assert main([*argv, "--out", str(tmp_path / "x"), "--base-url", stand_in.url]) == 2
     assert "set OPENAI_API_KEY" in capsys.readouterr().err
