@@ -76,6 +76,20 @@ def finish(proc: subprocess.Popen[bytes]) -> tuple[str, str]:
     return out.decode(), err.decode()
 
 
+def run_together(workers: list[subprocess.Popen[bytes]]) -> None:
+    """Start the ready workers at once, and require each to end cleanly with no error reported."""
+    for worker in workers:
+        wait_for_line(worker, "ready")
+    for worker in workers:
+        assert worker.stdin is not None
+        worker.stdin.write(b"go\n")
+        worker.stdin.flush()
+    for worker in workers:
+        out, err = finish(worker)
+        assert worker.returncode == 0, err
+        assert json.loads(out.splitlines()[-1]) == {"errors": []}
+
+
 def integrity(path: Path) -> list[tuple[str]]:
     conn = sqlite3.connect(path, timeout=5)
     try:
@@ -141,16 +155,7 @@ def test_two_processes_of_four_threads_lose_nothing_and_never_interleave_batches
         )
         for p in range(2)
     ]
-    for worker in workers:
-        wait_for_line(worker, "ready")
-    for worker in workers:
-        assert worker.stdin is not None
-        worker.stdin.write(b"go\n")
-        worker.stdin.flush()
-    for worker in workers:
-        out, err = finish(worker)
-        assert worker.returncode == 0, err
-        assert json.loads(out.splitlines()[-1]) == {"errors": []}
+    run_together(workers)
 
     assert integrity(db_path) == [("ok",)]
     expected = {w: [(b, batch_size(w, b)) for b in range(BATCHES_PER_THREAD)] for w in own}

@@ -9,7 +9,6 @@ a batch the server refuses midway, a connection the server drops between two cal
 
 from __future__ import annotations
 
-import json
 import random
 import signal
 import subprocess
@@ -30,7 +29,7 @@ from tests.memory.session_worker import (
     batch_size,
     split_batches,
 )
-from tests.memory.test_session_reliability import finish, start_worker, wait_for_line
+from tests.memory.test_session_reliability import finish, run_together, start_worker, wait_for_line
 from tests.postgres.conftest import schema_url
 from tests.postgres.server import PgServer, find_bindir
 
@@ -58,16 +57,7 @@ def test_processes_of_threads_lose_nothing_and_never_interleave_batches(pg_url: 
         )
         for p in range(PROCESSES)
     ]
-    for worker in workers:
-        wait_for_line(worker, "ready")
-    for worker in workers:
-        assert worker.stdin is not None
-        worker.stdin.write(b"go\n")
-        worker.stdin.flush()
-    for worker in workers:
-        out, err = finish(worker)
-        assert worker.returncode == 0, err
-        assert json.loads(out.splitlines()[-1]) == {"errors": []}
+    run_together(workers)
     expected = {w: [(b, batch_size(w, b)) for b in range(BATCHES)] for w in own}
     with Manager(pg_url) as manager:
         assert split_batches(manager.open_session(shared).get_messages()) == expected
