@@ -2,8 +2,10 @@
 
 The stand-in keeps what it received and answers with chunked pieces; between its first piece
 and the rest it can wait for ``gate``, so a test can tell whether the proxy passed the first
-piece on before the upstream sent the last. ``recording`` runs the proxy of ``python -m
-conformance proxy`` in the test process: a ``ReplayServer`` with a ``Forwarder``.
+piece on before the upstream sent the last: ``gate_expired`` is set when nobody opened the
+gate within ten seconds, which only a proxy that holds the first piece back makes happen.
+``recording`` runs the proxy of ``python -m conformance proxy`` in the test process: a
+``ReplayServer`` with a ``Forwarder``.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ class StandIn:
     answers: list[tuple[bytes, ...]] = field(default_factory=lambda: [(b'{"ok": true}\n',)])
     gate: threading.Event | None = None
     received: list[tuple[str, str, dict[str, str], bytes]] = field(default_factory=list)
-    finished: threading.Event = field(default_factory=threading.Event)
+    gate_expired: threading.Event = field(default_factory=threading.Event)
     url: str = ""
 
 
@@ -59,12 +61,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         for number, piece in enumerate(pieces):
             if number == 1 and stand_in.gate is not None:
-                stand_in.gate.wait(5)
+                if not stand_in.gate.wait(10):
+                    stand_in.gate_expired.set()
             self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
             self.wfile.flush()
         self.wfile.write(b"0\r\n\r\n")
         self.close_connection = True
-        stand_in.finished.set()
 
     do_POST = do_GET = _answer
 
