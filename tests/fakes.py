@@ -7,6 +7,7 @@ Only the standard library and harness9_ref are imported here, so that
 from __future__ import annotations
 
 import random
+import signal
 import time
 from collections.abc import Sequence
 from typing import Final
@@ -21,6 +22,7 @@ __all__ = [
     "SummaryReply",
     "assistant",
     "call",
+    "ctrl_c_default",
     "is_stub",
     "padded",
     "realistic_history",
@@ -165,3 +167,13 @@ def realistic_history(n: int, seed: int = 0) -> list[Message]:
             msgs.extend(result(c.id, _tool_output(rng)) for c in calls)
         msgs.append(assistant("Done: the change is in place and the tests pass."))
     return msgs[:n]
+
+
+def ctrl_c_default() -> None:
+    """Give a child process Ctrl+C's default action (a ``preexec_fn``).
+
+    A shell without job control starts background jobs with SIGINT ignored, and a child
+    inherits that; a test that stops a program with Ctrl+C must not depend on how its own
+    run was started.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

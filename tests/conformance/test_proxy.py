@@ -31,6 +31,7 @@ from tests.conformance.proxy_upstream import (
     recording,
     stand_in_server,
 )
+from tests.fakes import ctrl_c_default
 
 KEY = "sk-proj-Vb7Nq2Lx9Kw4Hj6Gf3Ds1Aa8Zc5"
 SECRETS = {
@@ -229,6 +230,7 @@ def proxy_command(*args: str | Path) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        preexec_fn=ctrl_c_default,
     )
 
 

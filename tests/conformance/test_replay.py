@@ -27,6 +27,7 @@ from conformance._cases import PROJECT_ROOT
 from conformance._record import Exchange, FixtureError, find_exchanges, load_exchange
 from conformance._replay import CHUNKINGS, MISMATCH_STATUS, ReplayServer, split_body
 from harness9_ref.provider import get_model_limits
+from tests.fakes import ctrl_c_default
 
 PROVIDERS_DIR = PROJECT_ROOT / "fixtures" / "providers"
 EXCHANGES = find_exchanges([PROVIDERS_DIR])
@@ -209,6 +210,7 @@ def test_serve_command_prints_base_urls_and_answers_until_interrupted() -> None:
         cwd=PROJECT_ROOT,
         stdout=subprocess.PIPE,
         text=True,
+        preexec_fn=ctrl_c_default,
     )
     try:
         assert process.stdout is not None
@@ -257,6 +259,7 @@ def test_serve_replays_once_with_ignored_members_and_lists_what_was_never_asked_
         cwd=PROJECT_ROOT,
         stdout=subprocess.PIPE,
         text=True,
+        preexec_fn=ctrl_c_default,
     )
     try:
         assert process.stdout is not None
