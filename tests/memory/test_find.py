@@ -71,10 +71,10 @@ def test_a_prefix_never_matches_a_mis_cased_stored_id(db_path: Path) -> None:
     with Manager(db_path) as manager:
         manager.new_session()
     with raw(db_path) as conn:
-        conn.execute("UPDATE sessions SET id = upper(id)")
-        stored = conn.execute("SELECT id FROM sessions").fetchone()[0]
+        # letters in the prefix: an upper-cased random id may start with eight digits
+        conn.execute("UPDATE sessions SET id = 'ABCDEF01-2345-4678-89AB-CDEF01234567'")
     with Manager(db_path) as manager, pytest.raises(SessionNotFound):
-        manager.resolve_session_id(stored[:8])
+        manager.resolve_session_id("abcdef01")
 
 
 # --- R-FIND-2 ---
