@@ -30,9 +30,10 @@ from pathlib import Path
 from typing import Final, Literal
 
 from ._cases import Case
+from ._forkserver import fork_server
 from ._mutant_copy import Broken, Edit, template
-from ._mutants import _check_baseline, _fails, _patched_adapter
-from ._runner import DEFAULT_TIMEOUT
+from ._mutants import _check_baseline, _fails, _isolated_environment, _patched_adapter
+from ._runner import DEFAULT_TIMEOUT, Spawn, popen
 
 __all__ = [
     "AutoMutant", "AutoResult", "AutoStatus", "find_mutants", "load_equivalents", "mutants_of_source", "run_auto",
@@ -289,12 +290,12 @@ def sample(mutants: Sequence[AutoMutant], size: int | None, seed: int) -> list[A
 
 
 def _judge(
-    root: Path, mutant: AutoMutant, cases: Sequence[Case], timeout: float, limit: float
+    root: Path, mutant: AutoMutant, cases: Sequence[Case], timeout: float, limit: float, spawn: Spawn
 ) -> tuple[AutoResult, Case | None]:
     """The verdict, and the case that killed the mutant."""
     edit = Edit(mutant.file, (root / mutant.file).read_text(encoding="utf-8"), mutant.source)
     try:
-        with _patched_adapter(root, (edit,), timeout) as adapter:
+        with _patched_adapter(root, (edit,), timeout, None, spawn) as adapter:
             began = time.monotonic()
             for case in cases:
                 if time.monotonic() - began > limit:
@@ -315,15 +316,17 @@ def run_auto(root: Path, mutants: Sequence[AutoMutant], cases: Sequence[Case], *
     ``limit``: seconds for one mutant's cases (default: 3 × the baseline run, at least 30).
     Cases that killed a mutant run first for the next: that changes which case is named only.
     """
-    with template(root) as compiled:  # compiled once; each mutant's copy links to it
+    # compiled once; each mutant's copy links to it, and its adapter is forked where possible
+    with template(root) as compiled, fork_server(compiled, _isolated_environment()) as server:
+        spawn = popen if server is None else server.spawn
         began = time.monotonic()
-        _check_baseline(compiled, cases, timeout)
+        _check_baseline(compiled, cases, timeout, spawn)
         limit = limit if limit is not None else max(30.0, 3 * (time.monotonic() - began))
         ordered, lock = list(cases), threading.Lock()
         def judge(mutant: AutoMutant) -> AutoResult:
             with lock:
                 todo = list(ordered)
-            result, killer = _judge(compiled, mutant, todo, timeout, limit)
+            result, killer = _judge(compiled, mutant, todo, timeout, limit, spawn)
             if killer is not None:
                 with lock:
                     ordered.remove(killer)

@@ -40,6 +40,8 @@ __all__ = [
     "Adapter",
     "AdapterError",
     "Response",
+    "Spawn",
+    "popen",
     "run_case",
     "run_suite",
 ]
@@ -48,6 +50,8 @@ __all__ = [
 DEFAULT_ADAPTER_COMMAND: Final = (sys.executable, "-m", "conformance.reference_adapter")
 DEFAULT_TIMEOUT: Final = 10.0  # seconds per message, handshake included
 _STDERR_TAIL: Final = 5  # stderr lines quoted when an adapter dies
+# Starts an adapter: command, working directory, environment -> a Popen (or what passes for one).
+Spawn = Callable[[Sequence[str], "Path | None", "Mapping[str, str] | None"], Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,17 +81,16 @@ class _Fault(Exception):
         self.restart = restart
 
 
+def popen(command: Sequence[str], cwd: Path | None, env: Mapping[str, str] | None) -> Any:
+    """Start an adapter as a new process; ``_forkserver.ForkServer.spawn`` forks one instead."""
+    pipe = subprocess.PIPE
+    return subprocess.Popen(list(command), cwd=cwd, env=env and dict(env), stdin=pipe, stdout=pipe, stderr=pipe)
+
+
 class _Process:
-    def __init__(self, command: Sequence[str], cwd: Path | None, env: Mapping[str, str] | None) -> None:
+    def __init__(self, command: Sequence[str], cwd: Path | None, env: Mapping[str, str] | None, spawn: Spawn) -> None:
         try:
-            self.popen = subprocess.Popen(
-                list(command),
-                cwd=cwd,
-                env=None if env is None else dict(env),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-            )
+            self.popen = spawn(command, cwd, env)
         except OSError as exc:
             raise AdapterError(f"cannot start adapter {list(command)}: {exc}") from exc
         self.lines: queue.Queue[bytes | None] = queue.Queue()
@@ -149,6 +152,7 @@ class Adapter:
         timeout: seconds to wait for each answer; a slower adapter is killed and restarted.
         validate: check every message both ways against ``conformance/schema/protocol-v1``.
         env: its environment; defaults to the runner's.
+        spawn: what starts its process (``popen``, or a fork server's ``spawn``).
     """
 
     def __init__(
@@ -159,11 +163,9 @@ class Adapter:
         timeout: float = DEFAULT_TIMEOUT,
         validate: bool = False,
         env: Mapping[str, str] | None = None,
+        spawn: Spawn = popen,
     ) -> None:
-        self.command = tuple(command)
-        self.cwd = cwd
-        self.timeout = timeout
-        self.env = env
+        self.command, self.cwd, self.timeout, self.env, self.spawn = tuple(command), cwd, timeout, env, spawn
         self.implementation: dict[str, Any] = {}
         self.ops: frozenset[str] = frozenset()
         self.declared = Declarations()  # wording, own ids, own clock (conformance/_porting.py)
@@ -240,7 +242,7 @@ class Adapter:
             AdapterError: it cannot be started or its start answer is unusable.
         """
         self._stop_process()
-        process = _Process(self.command, self.cwd, self.env)
+        process = _Process(self.command, self.cwd, self.env, self.spawn)
         try:
             answer = self._exchange(process, {"cmd": "start", "protocol": PROTOCOL_VERSION})
             self._check("start.response", answer)

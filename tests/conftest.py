@@ -3,7 +3,7 @@
 The seeded-bug catalogue, the reference adapter's run of every case and the judging of the
 pending requirements' seeded bugs (``tests/background.py``) start when collection ends if any
 selected test asks for their results, so that they run beside the other tests instead of after
-them.
+them; so do the wait-bound test modules, in a second pytest process (``tests/side_run.py``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import background
+from tests import background, side_run
 from tests.fakes import Clock
 
 
@@ -28,13 +28,27 @@ def clock() -> Clock:
     return Clock()
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    side_run.configure(config)
+
+
+def _waits(item: pytest.Item) -> bool:
+    return any(name in background.RUNS for name in getattr(item, "fixturenames", ()))
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the background runs asked for; the tests that wait for them go last.
+
+    The second process's tests (``tests/side_run.py``) are reported after those, so this process
+    runs everything it can while the background runs and the second process work.
+    """
     if session.config.option.collectonly:
         return
     wanted = {name for item in session.items for name in getattr(item, "fixturenames", ())}
     for name in background.RUNS:
         if name in wanted:
             background.start(session.config, name)
+    session.items.sort(key=lambda item: (side_run.handed_over(session.config, item), _waits(item)))
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -60,9 +60,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Connection", "close")
         self.end_headers()
         for number, piece in enumerate(pieces):
-            if number == 1 and stand_in.gate is not None:
-                if not stand_in.gate.wait(10):
-                    stand_in.gate_expired.set()
+            if number == 1 and stand_in.gate is not None and not stand_in.gate.wait(10):
+                stand_in.gate_expired.set()
             self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
             self.wfile.flush()
         self.wfile.write(b"0\r\n\r\n")

@@ -1,0 +1,75 @@
+"""Adapters forked by the fork server behave as adapters started anew (conformance/_forkserver.py)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conformance import PROJECT_ROOT, load_cases, run_case
+from conformance._forkserver import ForkServer, available
+from conformance._mutant_copy import Edit, patched_copy
+from conformance._mutant_copy import template as project_template
+from conformance._runner import DEFAULT_ADAPTER_COMMAND, Adapter, AdapterError
+
+pytestmark = pytest.mark.skipif(not available(), reason="no fork or descriptor passing on this platform")
+
+ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSAFEPATH")}
+
+
+@pytest.fixture(scope="module")
+def template() -> Iterator[Path]:
+    with project_template(PROJECT_ROOT) as folder:
+        yield folder
+
+
+@pytest.fixture
+def server(template: Path) -> Iterator[ForkServer]:
+    with ForkServer(template, ENV) as running:
+        yield running
+
+
+def test_a_forked_adapter_imports_the_project_from_its_own_copy(
+    server: ForkServer, template: Path
+) -> None:
+    case = next(c for c in load_cases() if c.op == "format_token_count")
+    edit = Edit("harness9_ref/__init__.py", '"0.1.0"', '"9.9.9-copy"')
+    with patched_copy(template, [edit]) as copy, \
+            Adapter(DEFAULT_ADAPTER_COMMAND, cwd=copy, env=ENV, spawn=server.spawn) as adapter:
+        assert adapter.implementation["version"] == "9.9.9-copy"
+        assert run_case(adapter, case).status == "passed"
+    with Adapter(DEFAULT_ADAPTER_COMMAND, cwd=template, env=ENV, spawn=server.spawn) as adapter:
+        assert adapter.implementation["version"] == "0.1.0"  # nothing of the first copy stayed
+
+
+def test_a_copy_that_cannot_be_imported_dies_with_its_traceback(
+    server: ForkServer, template: Path
+) -> None:
+    edit = Edit("harness9_ref/__init__.py", '__version__ = "0.1.0"', "raise ImportError('seeded')")
+    expected = r"adapter exited with status 1; stderr ends: .*ImportError: seeded"
+    with patched_copy(template, [edit]) as copy, pytest.raises(AdapterError, match=expected):
+        Adapter(DEFAULT_ADAPTER_COMMAND, cwd=copy, env=ENV, spawn=server.spawn).start()
+
+
+def test_a_hung_adapter_is_killed_after_the_timeout_and_the_next_one_starts(
+    server: ForkServer, template: Path
+) -> None:
+    answer = '        return {"seq": seq, "output": op(request.get("input", {}))}'
+    edit = Edit("conformance/reference_adapter.py", answer, '        __import__("time").sleep(60)\n' + answer)
+    case = next(c for c in load_cases() if c.op == "format_token_count")
+    started = time.monotonic()
+    with patched_copy(template, [edit]) as copy, \
+            Adapter(DEFAULT_ADAPTER_COMMAND, cwd=copy, env=ENV, spawn=server.spawn, timeout=1) as adapter:
+        assert run_case(adapter, case).status == "errored"
+    assert time.monotonic() - started < 10
+    with Adapter(DEFAULT_ADAPTER_COMMAND, cwd=template, env=ENV, spawn=server.spawn) as adapter:
+        assert run_case(adapter, case).status == "passed"
+
+
+def test_closing_the_server_ends_it(template: Path) -> None:
+    server = ForkServer(template, ENV)
+    server.close()
+    assert server._process.returncode == 0

@@ -1,0 +1,83 @@
+"""The second pytest process of tests/side_run.py: its tests are reported as if run here."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from conformance import PROJECT_ROOT
+from tests.side_run import OPT_OUT_ENV
+
+CONFTEST = """
+from tests import side_run
+
+def pytest_configure(config):
+    side_run.configure(config, frozenset({"test_side.py"}))
+"""
+SIDE = """
+import os, pytest
+
+def test_passes():
+    assert os.environ["H9_SIDE_REPORTS"]  # it runs in the second process
+
+def test_fails():
+    assert 1 == 2, "seeded failure"
+
+@pytest.mark.skip(reason="seeded skip")
+def test_skipped():
+    pass
+
+@pytest.mark.parametrize("text", ["a b", "tab\\there", "line\\nbreak"])
+def test_odd_ids(text):
+    assert text
+"""
+MAIN = """
+import os
+
+def test_here():
+    assert "H9_SIDE_REPORTS" not in os.environ
+"""
+
+
+def run(project: Path, **env: str) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:
+    environment = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT), **env}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs", "--junitxml", "junit.xml", "-o",
+         "junit_family=xunit2"],
+        cwd=project, env=environment, capture_output=True, text=True, timeout=120, check=False,
+    )
+    outcomes = {}
+    for case in ET.parse(project / "junit.xml").iter("testcase"):
+        kinds = [child.tag for child in case if child.tag in ("failure", "skipped", "error")]
+        outcomes[case.get("name", "")] = kinds[0] if kinds else "passed"
+    return done, outcomes
+
+
+def test_side_tests_are_reported_in_their_place_with_their_outcomes(tmp_path: Path) -> None:
+    (tmp_path / "conftest.py").write_text(CONFTEST, encoding="utf-8")
+    (tmp_path / "test_side.py").write_text(SIDE, encoding="utf-8")
+    (tmp_path / "test_main.py").write_text(MAIN, encoding="utf-8")
+    done, outcomes = run(tmp_path)
+    assert done.returncode == 1
+    assert "1 failed, 5 passed, 1 skipped" in done.stdout
+    assert "seeded failure" in done.stdout and "seeded skip" in done.stdout
+    assert outcomes["test_fails"] == "failure" and outcomes["test_skipped"] == "skipped"
+    assert outcomes["test_passes"] == "passed" and outcomes["test_here"] == "passed"
+    assert outcomes["test_odd_ids[line\\nbreak]"] == "passed"
+
+    alone, _ = run(tmp_path, **{OPT_OUT_ENV: "1"})  # everything in one process: test_passes fails
+    assert "2 failed, 4 passed, 1 skipped" in alone.stdout
+
+
+def test_a_second_process_that_dies_fails_its_tests_with_its_output(tmp_path: Path) -> None:
+    (tmp_path / "conftest.py").write_text(CONFTEST, encoding="utf-8")
+    (tmp_path / "test_main.py").write_text(MAIN, encoding="utf-8")
+    (tmp_path / "test_side.py").write_text("import os\nif os.environ.get('H9_SIDE_REPORTS'):\n    os._exit(3)\n"
+                                           "def test_gone(): pass\n", encoding="utf-8")
+    done, outcomes = run(tmp_path)
+    assert done.returncode == 1
+    assert outcomes["test_gone"] == "failure"
+    assert "the second pytest process ended without running this test" in done.stdout
