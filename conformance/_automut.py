@@ -33,7 +33,7 @@ from ._cases import Case
 from ._forkserver import fork_server
 from ._mutant_copy import Broken, Edit, template
 from ._mutants import _check_baseline, _fails, _isolated_environment, _patched_adapter
-from ._runner import DEFAULT_TIMEOUT, Spawn, popen
+from ._runner import DEFAULT_ADAPTER_COMMAND, DEFAULT_TIMEOUT, Spawn, popen
 
 __all__ = [
     "AutoMutant", "AutoResult", "AutoStatus", "find_mutants", "load_equivalents", "mutants_of_source", "run_auto",
@@ -317,7 +317,7 @@ def run_auto(root: Path, mutants: Sequence[AutoMutant], cases: Sequence[Case], *
     Cases that killed a mutant run first for the next: that changes which case is named only.
     """
     # compiled once; each mutant's copy links to it, and its adapter is forked where possible
-    with template(root) as compiled, fork_server(compiled, _isolated_environment()) as server:
+    with template(root) as compiled, fork_server(compiled, _isolated_environment(), DEFAULT_ADAPTER_COMMAND[2:3]) as server:
         spawn = popen if server is None else server.spawn
         began = time.monotonic()
         _check_baseline(compiled, cases, timeout, spawn)

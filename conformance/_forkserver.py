@@ -1,19 +1,19 @@
-"""Adapter processes forked from one that has already imported the standard library.
+"""``python -m`` processes forked from one that has already imported what they need.
 
 The seeded-bug catalogue starts one reference adapter per mutant, each in its own patched copy
-of the project. Most of such a start is the interpreter importing the standard library modules
-that ``harness9_ref`` uses, the same for every mutant. The fork server (``python -m
-conformance._forkserver``, run in the unpatched copy) imports the reference adapter once, forgets
-the project's own modules, and then forks an adapter per request: the child imports the project
-afresh from the copy it is given and speaks the protocol on the pipes the runner handed over,
-exactly as a started adapter would. A forked adapter is a process of its own, so a mutant that
-crashes or hangs takes only itself down.
+of the project, and the judging of the pending requirements' seeded bugs one pytest per bug.
+Most of such a start is the interpreter importing the same standard-library and third-party
+modules every time. A fork server (``python -m conformance._forkserver``, run in an unpatched
+copy) imports the modules it is told to once, forgets the project's own, and then forks a
+process per request: the child imports the project afresh from the copy it is given and runs
+``python -m <module> <args>`` there on the pipes the caller handed over, exactly as a process
+started anew would. A forked process is a process of its own, so a mutant that crashes or
+hangs takes only itself down.
 
-A request is one SOCK_SEQPACKET message (its copy, environment and command-line arguments as
+A request is one SOCK_SEQPACKET message (the copy, the environment and the command line as
 JSON) carrying four descriptors: the child's stdin, stdout and stderr, and a status pipe. An
-intermediate process forks the adapter, writes the adapter's pid to the status pipe, waits for
-it and writes its exit status, so the runner can kill the adapter and learn how it ended
-without being its parent.
+intermediate process forks the child, writes its pid to the status pipe, waits for it and writes
+its exit status, so the caller can kill it and learn how it ended without being its parent.
 """
 
 from __future__ import annotations
@@ -21,20 +21,21 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import runpy
 import select
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import traceback
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Final
 
-__all__ = ["ForkServer", "Forked", "available"]
+__all__ = ["ForkServer", "Forked", "available", "fork_server"]
 
-_ADAPTER: Final = "conformance.reference_adapter"
-_PROJECT_PACKAGES: Final = ("conformance", "harness9_ref")
+_PROJECT_PACKAGES: Final = ("conformance", "harness9_ref", "tests")
 _MAX_REQUEST: Final = 1 << 20
 
 
@@ -44,12 +45,11 @@ def available() -> bool:
 
 
 class Forked:
-    """A forked adapter, seen through the part of ``subprocess.Popen`` that the runner uses."""
+    """A forked process, seen through the part of ``subprocess.Popen`` that callers use."""
 
     def __init__(self, stdin: IO[bytes], stdout: IO[bytes], stderr: IO[bytes], status: IO[bytes]) -> None:
-        # ``status`` is unbuffered, so select() on it sees every line not yet read.
         self.stdin, self.stdout, self.stderr = stdin, stdout, stderr
-        self._status = status
+        self._status = status  # unbuffered, so select() on it sees every line not yet read
         self.pid = int(status.readline() or b"0")  # 0: the fork server is gone
         self.returncode: int | None = None if self.pid else -1
 
@@ -57,7 +57,7 @@ class Forked:
         if self.returncode is None:
             ready, _, _ = select.select([self._status], [], [], timeout)
             if not ready:
-                raise subprocess.TimeoutExpired(_ADAPTER, timeout or 0.0)
+                raise subprocess.TimeoutExpired("forked process", timeout or 0.0)
             line = self._status.readline()
             self.returncode = int(line) if line.strip() else -1
             self._status.close()
@@ -70,21 +70,25 @@ class Forked:
 
 
 class ForkServer:
-    """The fork server for adapters in copies of ``template``; ``spawn`` suits ``Adapter(spawn=…)``."""
+    """A fork server run in ``template`` that has imported ``preload`` (module names)."""
 
-    def __init__(self, template: Path, env: Mapping[str, str]) -> None:
+    def __init__(self, template: Path, env: Mapping[str, str], preload: Sequence[str]) -> None:
         self._socket, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "conformance._forkserver", str(theirs.fileno())],
+            [sys.executable, "-m", "conformance._forkserver", str(theirs.fileno()), *preload],
             cwd=template, env=dict(env), stdin=subprocess.DEVNULL, pass_fds=[theirs.fileno()],
         )
         theirs.close()
 
     def spawn(self, command: Sequence[str], cwd: Path | None, env: Mapping[str, str] | None) -> Forked:
-        """Fork an adapter in ``cwd`` (a copy of the project); ``command`` is the usual one, unused."""
+        """Fork ``command`` (``python -m module args…``) in ``cwd``: a drop-in for ``Popen`` with pipes."""
+        if len(command) < 3 or command[1] != "-m":
+            raise ValueError(f"a fork server runs python -m commands only, not {list(command)}")
         ends = [os.pipe() for _ in range(4)]  # stdin, stdout, stderr, status
         theirs = [ends[0][0], ends[1][1], ends[2][1], ends[3][1]]
-        request = {"cwd": str(cwd or Path.cwd()), "env": dict(env if env is not None else os.environ)}
+        request = {
+            "cwd": str(cwd or Path.cwd()), "env": dict(env if env is not None else os.environ), "argv": list(command[2:])
+        }
         try:
             socket.send_fds(self._socket, [json.dumps(request).encode()], theirs)
         finally:
@@ -92,8 +96,34 @@ class ForkServer:
                 os.close(fd)
         return Forked(
             os.fdopen(ends[0][1], "wb"), os.fdopen(ends[1][0], "rb"), os.fdopen(ends[2][0], "rb"),
-            os.fdopen(ends[3][0], "rb", buffering=0),  # unbuffered: select() sees what is unread
+            os.fdopen(ends[3][0], "rb", buffering=0),
         )
+
+    def run(
+        self, command: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float
+    ) -> subprocess.CompletedProcess[str]:
+        """As ``subprocess.run(command, capture_output=True, text=True)``, forked; killed after ``timeout``."""
+        child = self.spawn(command, cwd, env)
+        child.stdin.close()
+        out: dict[str, bytes] = {}
+        readers = [
+            threading.Thread(target=lambda name=name, stream=stream: out.__setitem__(name, stream.read()), daemon=True)
+            for name, stream in (("stdout", child.stdout), ("stderr", child.stderr))
+        ]
+        for reader in readers:
+            reader.start()
+        try:
+            code = child.wait(timeout)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            raise
+        finally:
+            for reader in readers:
+                reader.join(timeout)
+            child.stdout.close()
+            child.stderr.close()
+        text = {name: out.get(name, b"").decode("utf-8", "replace") for name in ("stdout", "stderr")}
+        return subprocess.CompletedProcess(list(command), code, text["stdout"], text["stderr"])
 
     def close(self) -> None:
         self._socket.close()  # the server reads end of file and exits
@@ -110,14 +140,24 @@ class ForkServer:
         self.close()
 
 
+@contextlib.contextmanager
+def fork_server(template: Path, env: Mapping[str, str], preload: Sequence[str]) -> Iterator[ForkServer | None]:
+    """A fork server where the platform has one, else None (processes are then started anew)."""
+    if not available():
+        yield None
+        return
+    with ForkServer(template, env, preload) as server:
+        yield server
+
+
 def _forget_project() -> None:
     for name in list(sys.modules):
-        if name.partition(".")[0] in _PROJECT_PACKAGES and name != __name__:
+        if name.partition(".")[0] in _PROJECT_PACKAGES:
             del sys.modules[name]
 
 
-def _run_adapter(request: dict[str, object], fds: Sequence[int]) -> int:
-    """In the adapter process: take the pipes, move to the copy and run the adapter's loop."""
+def _run_module(request: dict[str, object], fds: Sequence[int]) -> int:
+    """In the forked child: take the pipes, move to the copy and run ``python -m`` there."""
     for fd, target in zip(fds[:3], (0, 1, 2), strict=True):
         os.dup2(fd, target)
     for fd in fds:
@@ -126,36 +166,38 @@ def _run_adapter(request: dict[str, object], fds: Sequence[int]) -> int:
     sys.stdin = open(0, encoding=sys.stdin.encoding, errors=sys.stdin.errors, closefd=False)  # noqa: SIM115
     sys.stdout = open(1, "w", encoding=sys.stdout.encoding, errors=sys.stdout.errors, closefd=False)  # noqa: SIM115
     sys.stderr = open(2, "w", encoding=sys.stderr.encoding, errors="backslashreplace", closefd=False, buffering=1)  # noqa: SIM115
-    cwd = str(request["cwd"])
+    cwd, env, argv = str(request["cwd"]), request["env"], request["argv"]
+    assert isinstance(env, dict) and isinstance(argv, list)
     os.chdir(cwd)
-    env = request["env"]
-    assert isinstance(env, dict)
     os.environ.clear()
     os.environ.update(env)
     sys.path[0] = cwd
+    extra = [part for part in env.get("PYTHONPATH", "").split(os.pathsep) if part]
+    sys.path[1:1] = [path for path in extra if path not in sys.path]
     _forget_project()
+    sys.argv = ["-m", *argv[1:]]
     try:
-        adapter = __import__(_ADAPTER, fromlist=["main"])
-        code = adapter.main()
+        runpy.run_module(argv[0], run_name="__main__", alter_sys=True)
+        code = 0
     except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except BaseException:
         traceback.print_exc()
         code = 1
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):
             stream.flush()
-    return int(code or 0)
+    return code
 
 
 def _serve_one(request: dict[str, object], fds: Sequence[int]) -> None:
-    """In the intermediate process: fork the adapter, report its pid, then its exit status."""
+    """In the intermediate process: fork the child, report its pid, then its exit status."""
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     status = os.fdopen(fds[3], "w")
     pid = os.fork()
     if pid == 0:
         status.close()
-        os._exit(_run_adapter(request, fds[:3]))
+        os._exit(_run_module(request, fds[:3]))
     for fd in fds[:3]:
         os.close(fd)
     status.write(f"{pid}\n")
@@ -166,7 +208,7 @@ def _serve_one(request: dict[str, object], fds: Sequence[int]) -> None:
 
 
 def _serve(channel: socket.socket) -> None:
-    """Fork an intermediate process per request until the runner closes its end."""
+    """Fork an intermediate process per request until the caller closes its end."""
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the intermediates are reaped by the kernel
     while True:
         message, fds, _, _ = socket.recv_fds(channel, _MAX_REQUEST, 4)
@@ -185,19 +227,10 @@ def _serve(channel: socket.socket) -> None:
 def _main(argv: Sequence[str]) -> None:
     channel = socket.socket(fileno=int(argv[0]))
     sys.path[0] = os.getcwd()
-    __import__(_ADAPTER)  # what it imports from the standard library stays
+    for name in argv[1:]:
+        __import__(name)  # what it imports from outside the project stays
     _forget_project()
     _serve(channel)
-
-
-@contextlib.contextmanager
-def fork_server(template: Path, env: Mapping[str, str]) -> Iterator[ForkServer | None]:
-    """A fork server where the platform has one, else None (adapters are then started anew)."""
-    if not available():
-        yield None
-        return
-    with ForkServer(template, env) as server:
-        yield server
 
 
 if __name__ == "__main__":

@@ -8,7 +8,9 @@ format, with ``tests`` naming the pytest tests that must fail instead of ``kills
 
 The project is copied once; the named tests must pass on the unmutated copy (the baseline), and
 each bug is applied to it in turn, its tests run in a child pytest process, and the file
-restored. The children's PostgreSQL tests share one server, started here (or the one
+restored. The children are forked from a fork server (``conformance/_forkserver.py``) that has
+imported pytest and what the tests import from outside the project, so each imports only the
+project itself, from the copy as it is at that moment. The children's PostgreSQL tests share one server, started here (or the one
 ``HARNESS9_TEST_POSTGRES_URL`` names) and handed on in that variable, so no child pays for
 initdb. The whole judging is mostly waiting on child processes, so ``tests/background.py`` runs
 it beside the other tests; ``tests/conformance/test_pending_mutants.py`` asserts its verdicts.
@@ -25,10 +27,12 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from subprocess import CompletedProcess
 from typing import Any, Final
 
 from conformance._backends import POSTGRES_ENV
 from conformance._cases import PROJECT_ROOT
+from conformance._forkserver import ForkServer, fork_server
 from conformance._mutant_copy import Edit, apply, copy_project
 from tests.postgres.server import PgServer, find_bindir
 
@@ -51,19 +55,34 @@ class PendingVerdicts:
     """What the judging saw: the baseline's output, and each judged bug's child pytest run."""
 
     postgres: bool
-    baseline: subprocess.CompletedProcess[str] | None = None
-    runs: dict[str, subprocess.CompletedProcess[str]] = field(default_factory=dict)
+    baseline: CompletedProcess[str] | None = None
+    runs: dict[str, CompletedProcess[str]] = field(default_factory=dict)
 
 
-def _pytest(copy: Path, tests: list[str], postgres: str | None) -> subprocess.CompletedProcess[str]:
+def _environment(copy: Path, postgres: str | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in HIDDEN}
     env.update(PYTHONPATH=str(copy), PYTHONDONTWRITEBYTECODE="1")
     if postgres is not None:
         env[POSTGRES_ENV] = postgres
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", *CHILD_OPTIONS, *tests],
-        check=False, cwd=copy, env=env, capture_output=True, text=True, timeout=300,
-    )
+    return env
+
+
+def _preload(tests: list[str]) -> list[str]:
+    """What the fork server imports first: pytest, the conftest and the listed tests' modules.
+
+    The project's own modules are forgotten again; what they import from elsewhere stays.
+    """
+    modules = {test.split("::")[0].removesuffix(".py").replace("/", ".") for test in tests}
+    return ["pytest", "pytest_cov.plugin", "tests.conftest", *sorted(modules)]
+
+
+def _pytest(copy: Path, tests: list[str], postgres: str | None, server: ForkServer | None) -> CompletedProcess[str]:
+    """The listed tests in a child pytest, forked from ``server`` when there is one."""
+    command = [sys.executable, "-m", "pytest", *CHILD_OPTIONS, *tests]
+    env = _environment(copy, postgres)
+    if server is not None:
+        return server.run(command, copy, env, timeout=300)
+    return subprocess.run(command, check=False, cwd=copy, env=env, capture_output=True, text=True, timeout=300)
 
 
 def _server() -> PgServer | None:
@@ -91,18 +110,20 @@ def judge(cancel: threading.Event) -> PendingVerdicts:
         copy_project(PROJECT_ROOT, copy)
         shutil.copytree(PROJECT_ROOT / "tests", copy / "tests", ignore=shutil.ignore_patterns("__pycache__"))
         shutil.copy(PROJECT_ROOT / "pyproject.toml", copy)
-        verdicts.baseline = _pytest(copy, sorted({t for m in runnable.values() for t in m["tests"]}), postgres)
-        if verdicts.baseline.returncode != 0:
-            return verdicts
-        for name, mutant in runnable.items():
-            if cancel.is_set():
-                break
-            original = (copy / mutant["file"]).read_text(encoding="utf-8")
-            apply([Edit(mutant["file"], mutant["find"], mutant["replace"])], copy)
-            try:
-                verdicts.runs[name] = _pytest(copy, mutant["tests"], postgres)
-            finally:
-                (copy / mutant["file"]).write_text(original, encoding="utf-8")
+        listed = sorted({t for m in runnable.values() for t in m["tests"]})
+        with fork_server(copy, _environment(copy, postgres), _preload(listed)) as forks:
+            verdicts.baseline = _pytest(copy, listed, postgres, forks)
+            if verdicts.baseline.returncode != 0:
+                return verdicts
+            for name, mutant in runnable.items():
+                if cancel.is_set():
+                    break
+                original = (copy / mutant["file"]).read_text(encoding="utf-8")
+                apply([Edit(mutant["file"], mutant["find"], mutant["replace"])], copy)
+                try:
+                    verdicts.runs[name] = _pytest(copy, mutant["tests"], postgres, forks)
+                finally:
+                    (copy / mutant["file"]).write_text(original, encoding="utf-8")
         return verdicts
     finally:
         if server is not None:

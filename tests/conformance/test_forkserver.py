@@ -28,7 +28,7 @@ def template() -> Iterator[Path]:
 
 @pytest.fixture
 def server(template: Path) -> Iterator[ForkServer]:
-    with ForkServer(template, ENV) as running:
+    with ForkServer(template, ENV, DEFAULT_ADAPTER_COMMAND[2:3]) as running:
         yield running
 
 
@@ -70,6 +70,19 @@ def test_a_hung_adapter_is_killed_after_the_timeout_and_the_next_one_starts(
 
 
 def test_closing_the_server_ends_it(template: Path) -> None:
-    server = ForkServer(template, ENV)
+    server = ForkServer(template, ENV, DEFAULT_ADAPTER_COMMAND[2:3])
     server.close()
     assert server._process.returncode == 0
+
+
+def test_run_captures_both_streams_and_the_exit_status(server: ForkServer, template: Path) -> None:
+    edit = Edit("conformance/reference_adapter.py", "def main() -> int:\n", "def main() -> int:\n"
+                "    print('to stdout')\n    print('to stderr', file=sys.stderr)\n    return 7\n")
+    with patched_copy(template, [edit]) as copy:
+        done = server.run(DEFAULT_ADAPTER_COMMAND, copy, ENV, timeout=30)
+    assert (done.returncode, done.stdout, done.stderr) == (7, "to stdout\n", "to stderr\n")
+
+
+def test_only_python_dash_m_commands_are_forked(server: ForkServer, template: Path) -> None:
+    with pytest.raises(ValueError, match="python -m commands only"):
+        server.spawn(["node", "adapter.js"], template, ENV)
