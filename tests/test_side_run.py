@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from conformance import PROJECT_ROOT
-from tests.side_run import OPT_OUT_ENV
+from tests.side_run import ITEMS_ENV, OPT_OUT_ENV, REPORTS_ENV
 
 CONFTEST = """
 from tests import side_run
@@ -43,7 +43,8 @@ def test_here():
 
 
 def run(project: Path, **env: str) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:
-    environment = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT), **env}
+    inherited = {k: v for k, v in os.environ.items() if k not in (ITEMS_ENV, REPORTS_ENV, OPT_OUT_ENV)}
+    environment = {**inherited, "PYTHONPATH": str(PROJECT_ROOT), **env}
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs", "--junitxml", "junit.xml", "-o",
          "junit_family=xunit2"],
