@@ -37,13 +37,33 @@ EXTRA_BODY = json.loads({extra!r})
 ANTHROPIC_BODY = json.loads({anthropic!r})
 
 
-def chat():
-    import anthropic, openai
+def post(url, body, headers):
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers)
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.load(response)
 
-    client = openai.OpenAI(max_retries=0, timeout=10)
+
+def plain_chat(body):
+    """The same requests as chat() without the SDKs (APP_PLAIN: runs that test the plugin alone)."""
+    key = {{"authorization": "Bearer " + os.environ.get("OPENAI_API_KEY", ""), "content-type": "application/json"}}
+    text = post(os.environ["OPENAI_BASE_URL"] + "/chat/completions", body, key)["choices"][0]["message"]["content"]
+    if os.environ.get("APP_EXTRA"):
+        answer = post(os.environ["OPENAI_BASE_URL"] + "/chat/completions", EXTRA_BODY, key)
+        text += answer["choices"][0]["message"]["tool_calls"][0]["function"]["name"]
+    headers = {{"x-api-key": os.environ.get("ANTHROPIC_API_KEY", ""), "content-type": "application/json"}}
+    message = post(os.environ["ANTHROPIC_BASE_URL"] + "/v1/messages", ANTHROPIC_BODY, headers)
+    return [text, message["content"][0]["text"], message["usage"]["output_tokens"]]
+
+
+def chat():
     body = dict(OPENAI_BODY)
     if os.environ.get("APP_CHANGE"):
         body["messages"] = [{{"role": "user", "content": "Something else entirely."}}]
+    if os.environ.get("APP_PLAIN"):
+        return plain_chat(body)
+    import anthropic, openai
+
+    client = openai.OpenAI(max_retries=0, timeout=10)
     text = client.chat.completions.create(**body).choices[0].message.content
     if os.environ.get("APP_EXTRA"):
         call = client.chat.completions.create(**EXTRA_BODY).choices[0].message.tool_calls[0]
@@ -131,18 +151,20 @@ def test_record_once_replay_without_keys_refuse_a_change_record_new_episodes(pro
     assert "2 passed" in replayed.stdout
     assert json.loads((project / "result.json").read_text()) == first
 
-    changed = run(project, "-k", "test_chat", APP_CHANGE="1")
+    # The SDKs are slow to import and proven above; the runs below test the plugin alone.
+    changed = run(project, "-k", "test_chat", APP_CHANGE="1", APP_PLAIN="1")
     assert changed.returncode == 1
     assert "1 requests matched no recorded exchange" in changed.stdout
     assert "closest is openai/0001-post-v1-chat-completions, body /messages" in changed.stdout
 
     with ReplayServer([BY_NAME["openai/tool-call"]]) as upstream:  # only the new request
         configure(project, upstream.base_url)
-        extra = run(project, "--h9-record=new_episodes", "-k", "test_chat", APP_EXTRA="1", **keys)
+        extra = run(project, "--h9-record=new_episodes", "-k", "test_chat", APP_EXTRA="1", APP_PLAIN="1", **keys)
         assert extra.returncode == 0, extra.stdout
         assert len(upstream.requests_seen) == 1
     assert [e.name for e in load_cassette(cassette)][2] == "openai/0003-post-v1-chat-completions"
-    assert run(project, "-k", "test_chat", APP_EXTRA="1").returncode == 0
+    assert run(project, "-k", "test_chat", APP_EXTRA="1", APP_PLAIN="1").returncode == 0
+    assert json.loads((project / "result.json").read_text())[1:] == first[1:]
 
 
 def test_a_missing_cassette_fails_in_replay_and_is_skipped_without_keys_when_recording(
