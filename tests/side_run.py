@@ -30,7 +30,9 @@ import pytest
 
 __all__ = ["SIDE_MODULES", "Side", "configure", "handed_over"]
 
-# Each of these spends its time in child processes, sleeps or other programs, little in this one.
+# Each of these spends its time in child processes, sleeps or other programs, little in this one;
+# about half the suite's time, so that both processes end together (the rest waits on children
+# too, but this process also hosts tests/background.py).
 SIDE_MODULES: Final = frozenset({
     "tests/cli/test_cli.py",  # the command line as a child process
     "tests/cli/test_long_session_cli.py",
@@ -38,14 +40,9 @@ SIDE_MODULES: Final = frozenset({
     "tests/cli/test_sessions_cli.py",
     "tests/cli/test_tui_cli.py",
     "tests/conformance/test_plugin.py",  # child pytest runs of a user's project
-    "tests/conformance/test_porting.py",  # adapters as child processes
-    "tests/conformance/test_proxy.py",
-    "tests/conformance/test_starter_adapters.py",  # Node and Go adapters
     "tests/memory/test_session_reliability.py",  # writer processes, killed mid-batch
     "tests/postgres/test_pg_reliability.py",
-    "tests/test_side_run.py",  # child pytest runs of a toy project
-    "tests/tools/test_bash.py",  # timeouts of real commands
-    "tests/tools/test_interrupt.py",
+    "tests/tools/test_interrupt.py",  # timeouts and signals of real commands
     "tests/tui/test_screen_tmux.py",  # the terminal UI under tmux
     "tests/tui/test_screen_tmux_daily.py",
 })
