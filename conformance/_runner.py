@@ -50,8 +50,7 @@ __all__ = [
 DEFAULT_ADAPTER_COMMAND: Final = (sys.executable, "-m", "conformance.reference_adapter")
 DEFAULT_TIMEOUT: Final = 10.0  # seconds per message, handshake included
 _STDERR_TAIL: Final = 5  # stderr lines quoted when an adapter dies
-# Starts an adapter: command, working directory, environment -> a Popen (or what passes for one).
-Spawn = Callable[[Sequence[str], "Path | None", "Mapping[str, str] | None"], Any]
+Spawn = Callable[[Sequence[str], "Path | None", "Mapping[str, str] | None"], Any]  # see popen
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +81,7 @@ class _Fault(Exception):
 
 
 def popen(command: Sequence[str], cwd: Path | None, env: Mapping[str, str] | None) -> Any:
-    """Start an adapter as a new process; ``_forkserver.ForkServer.spawn`` forks one instead."""
+    """A Spawn: start an adapter as a new process (``_forkserver.ForkServer.spawn`` forks one)."""
     pipe = subprocess.PIPE
     return subprocess.Popen(list(command), cwd=cwd, env=env and dict(env), stdin=pipe, stdout=pipe, stderr=pipe)
 
