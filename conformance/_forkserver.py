@@ -3,11 +3,11 @@
 The seeded-bug catalogue starts one reference adapter per mutant, each in its own patched copy
 of the project, and the judging of the pending requirements' seeded bugs one pytest per bug.
 Most of such a start is the interpreter importing the same standard-library and third-party
-modules every time. A fork server (``python -m conformance._forkserver``, run in an unpatched
-copy) imports the modules it is told to once, forgets the project's own, and then forks a
-process per request: the child imports the project afresh from the copy it is given and runs
-``python -m <module> <args>`` there on the pipes the caller handed over, exactly as a process
-started anew would. A forked process is a process of its own, so a mutant that crashes or
+modules every time. A fork server (this file run as a script, in an unpatched copy) imports
+the modules it is told to once, forgets the project's own, and then forks a process per
+request: the child imports the project afresh from the copy it is given and runs ``python -m
+<module> <args>`` there on the pipes the caller handed over, exactly as a process started anew
+would. A forked process is a process of its own, so a mutant that crashes or
 hangs takes only itself down.
 
 A request is one SOCK_SEQPACKET message (the copy, the environment and the command line as
@@ -74,8 +74,8 @@ class ForkServer:
 
     def __init__(self, template: Path, env: Mapping[str, str], preload: Sequence[str]) -> None:
         self._socket, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self._process = subprocess.Popen(
-            [sys.executable, "-m", "conformance._forkserver", str(theirs.fileno()), *preload],
+        self._process = subprocess.Popen(  # by path: the template's own conformance/ may be a toy
+            [sys.executable, __file__, str(theirs.fileno()), *preload],
             cwd=template, env=dict(env), stdin=subprocess.DEVNULL, pass_fds=[theirs.fileno()],
         )
         theirs.close()
@@ -226,7 +226,7 @@ def _serve(channel: socket.socket) -> None:
 
 def _main(argv: Sequence[str]) -> None:
     channel = socket.socket(fileno=int(argv[0]))
-    sys.path[0] = os.getcwd()
+    sys.path[0] = os.getcwd()  # the copy, as for python -m, not this file's folder
     for name in argv[1:]:
         __import__(name)  # what it imports from outside the project stays
     _forget_project()
