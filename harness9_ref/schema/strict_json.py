@@ -82,6 +82,16 @@ def _finite_float(text: str) -> float:
     return value
 
 
+def _finite_int(text: str) -> int:
+    """An integer literal, refused as ``1e400`` is when its value rounds to an infinite double."""
+    value = int(text)
+    try:
+        float(value)  # rounds to nearest, as float(text) does; too large only past the largest double
+    except OverflowError:
+        raise _Refused("number", text) from None
+    return value
+
+
 def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     value = dict(pairs)
     if len(value) != len(pairs):
@@ -93,6 +103,7 @@ def _scanner(finite: bool, unique_keys: bool) -> Callable[[str, int], tuple[Any,
     decoder = json.JSONDecoder(
         parse_constant=_refuse_constant,
         parse_float=_finite_float if finite else None,
+        parse_int=_finite_int if finite else None,
         object_pairs_hook=_unique_pairs if unique_keys else None,
     )
     scan: Callable[[str, int], tuple[Any, int]] = getattr(decoder, "scan_once")  # noqa: B009 (not in the type stubs)
@@ -110,7 +121,8 @@ def loads(text: str, *, finite: bool = True, unique_keys: bool = False, replace_
 
     Args:
         text: the JSON text.
-        finite: refuse a number that overflows binary64 (``1e400``), which RFC 8259's grammar allows.
+        finite: refuse a number that overflows binary64 (``1e400``, or an integer of 310 digits),
+            which RFC 8259's grammar allows.
         unique_keys: refuse an object in which a member name occurs twice (by default the last wins).
         replace_surrogates: turn unpaired surrogates made by escapes into U+FFFD (R-PRV-21).
 
