@@ -28,6 +28,8 @@ from harness9_ref.schema.strict_json import (
         ('["NaN", Infinity]', "Infinity is not JSON (RFC 8259)", 8),
         ('{"x": 1e400}', "the number '1e400' is out of range", 6),
         ('{"a": 1, "b": {"c": 2, "c": 3}}', 'duplicate key "c"', 23),
+        ('[{"a": 1}, {"b": 2, "b": 3}]', 'duplicate key "b"', 20),
+        ('{"n": -' + "9" * 310 + "}", f"the number '-{'9' * 35}... is out of range", 6),
         ("[1, 2", "Expecting ',' delimiter", 5),
     ],
 )
