@@ -1,4 +1,4 @@
-"""Seeded bugs of pending requirements (SPEC R-REC, R-ERR-7, R-PG, R-CASE), each caught by the Python tests.
+"""Seeded bugs of pending requirements (SPEC R-REC, R-PG, R-CASE), each caught by the Python tests.
 
 The bugs live in conformance/mutants/pytest/ and are judged in the background, beside the other
 tests (``tests/pending_bugs.py``, started by ``tests/conftest.py``); the tests here assert the
