@@ -143,10 +143,14 @@ class ForkServer:
 @contextlib.contextmanager
 def fork_server(template: Path, env: Mapping[str, str], preload: Sequence[str]) -> Iterator[ForkServer | None]:
     """A fork server where the platform has one, else None (processes are then started anew)."""
-    if not available():
+    try:
+        server = ForkServer(template, env, preload) if available() else None
+    except OSError:  # a platform without SOCK_SEQPACKET pairs of Unix sockets (macOS)
+        server = None
+    if server is None:
         yield None
         return
-    with ForkServer(template, env, preload) as server:
+    with server:
         yield server
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conformance import PROJECT_ROOT, load_cases, run_case
-from conformance._forkserver import ForkServer, available
+from conformance._forkserver import ForkServer, available, fork_server
 from conformance._mutant_copy import Edit, patched_copy
 from conformance._mutant_copy import template as project_template
 from conformance._runner import DEFAULT_ADAPTER_COMMAND, Adapter, AdapterError
@@ -86,3 +87,14 @@ def test_run_captures_both_streams_and_the_exit_status(server: ForkServer, templ
 def test_only_python_dash_m_commands_are_forked(server: ForkServer, template: Path) -> None:
     with pytest.raises(ValueError, match="python -m commands only"):
         server.spawn(["node", "adapter.js"], template, ENV)
+
+
+def test_without_unix_seqpacket_pairs_adapters_are_started_anew(
+    template: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(*args: object) -> None:
+        raise OSError("Protocol not supported")
+
+    monkeypatch.setattr(socket, "socketpair", refuse)
+    with fork_server(template, ENV, DEFAULT_ADAPTER_COMMAND[2:3]) as server:
+        assert server is None
