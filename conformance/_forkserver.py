@@ -232,7 +232,10 @@ def _main(argv: Sequence[str]) -> None:
     channel = socket.socket(fileno=int(argv[0]))
     sys.path[0] = os.getcwd()  # the copy, as for python -m, not this file's folder
     for name in argv[1:]:
-        __import__(name)  # what it imports from outside the project stays
+        try:
+            __import__(name)  # what it imports from outside the project stays
+        except Exception:  # only a head start: a child imports it again and reports what fails
+            continue
     _forget_project()
     _serve(channel)
 

@@ -82,8 +82,8 @@ class _Fault(Exception):
 
 def popen(command: Sequence[str], cwd: Path | None, env: Mapping[str, str] | None) -> Any:
     """A Spawn: start an adapter as a new process (``_forkserver.ForkServer.spawn`` forks one)."""
-    pipe = subprocess.PIPE
-    return subprocess.Popen(list(command), cwd=cwd, env=env and dict(env), stdin=pipe, stdout=pipe, stderr=pipe)
+    pipe, environment = subprocess.PIPE, None if env is None else dict(env)
+    return subprocess.Popen(list(command), cwd=cwd, env=environment, stdin=pipe, stdout=pipe, stderr=pipe)
 
 
 class _Process:

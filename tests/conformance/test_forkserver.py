@@ -98,3 +98,10 @@ def test_without_unix_seqpacket_pairs_adapters_are_started_anew(
     monkeypatch.setattr(socket, "socketpair", refuse)
     with fork_server(template, ENV, DEFAULT_ADAPTER_COMMAND[2:3]) as server:
         assert server is None
+
+
+def test_a_preload_that_fails_only_costs_the_head_start(template: Path) -> None:
+    case = next(c for c in load_cases() if c.op == "format_token_count")
+    with ForkServer(template, ENV, ["no_such_module_anywhere", *DEFAULT_ADAPTER_COMMAND[2:3]]) as server, \
+            Adapter(DEFAULT_ADAPTER_COMMAND, cwd=template, env=ENV, spawn=server.spawn) as adapter:
+        assert run_case(adapter, case).status == "passed"
