@@ -25,11 +25,11 @@ from typing import Any, Final
 
 import pytest
 
-from conformance import DEFAULT_ADAPTER_COMMAND, PROJECT_ROOT, Adapter, Verdict, load_cases, run_case
+from conformance import DEFAULT_ADAPTER_COMMAND, PROJECT_ROOT, Adapter, Case, Verdict, load_cases, run_case
 from conformance._mutants import MutantResult, run_mutants
 from tests import pending_bugs
 
-__all__ = ["CATALOGUE", "MUTANTS_DIR", "PENDING", "REFERENCE", "RUNS", "result", "start", "stop"]
+__all__ = ["CATALOGUE", "MUTANTS_DIR", "PENDING", "REFERENCE", "RUNS", "result", "start", "stop", "suite_cases"]
 
 MUTANTS_DIR: Final = PROJECT_ROOT / "conformance" / "mutants"
 # The fixture through which a test asks for each run's results; conftest.py starts the runs
@@ -39,20 +39,29 @@ REFERENCE: Final = "reference_verdicts"
 PENDING: Final = "pending_verdicts"
 RUNS: Final = (CATALOGUE, REFERENCE, PENDING)
 
+
+
+@functools.cache
+def suite_cases() -> tuple[Case, ...]:
+    """Every case of the suite, read once per process (half a second a read): collection and the
+    background runs all need them, and nothing changes a ``Case``."""
+    return tuple(load_cases())
+
+
 _Run = tuple[ThreadPoolExecutor, "Future[Any]", threading.Event]
 _RUNS: Final = pytest.StashKey[dict[str, _Run]]()
 
 
 def _catalogue(cancel: threading.Event) -> dict[str, MutantResult]:
     workers = max(1, (os.cpu_count() or 1) - 1)  # one core for the tests in the foreground
-    judged = run_mutants(PROJECT_ROOT, MUTANTS_DIR, load_cases(), workers=workers, scope="targeted", cancel=cancel)
+    judged = run_mutants(PROJECT_ROOT, MUTANTS_DIR, suite_cases(), workers=workers, scope="targeted", cancel=cancel)
     return {result.id: result for result in judged}
 
 
 def _reference(cancel: threading.Event, *, env: Mapping[str, str]) -> dict[str, Verdict]:
     verdicts: dict[str, Verdict] = {}
     with Adapter(DEFAULT_ADAPTER_COMMAND, cwd=PROJECT_ROOT, env=env) as adapter:
-        for case in load_cases():
+        for case in suite_cases():
             if cancel.is_set():
                 break
             verdicts[case.id] = run_case(adapter, case)

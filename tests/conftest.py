@@ -8,10 +8,12 @@ them; so do the wait-bound test modules, in a second pytest process (``tests/sid
 
 from __future__ import annotations
 
+import compileall
 from pathlib import Path
 
 import pytest
 
+from conformance import PROJECT_ROOT
 from tests import background, side_run
 from tests.fakes import Clock
 
@@ -29,7 +31,20 @@ def clock() -> Clock:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    _compile_project()
     side_run.configure(config)
+
+
+def _compile_project() -> None:
+    """Compile the project's packages where they are, as pip does for an installed package.
+
+    The run starts hundreds of Python processes (the command line, adapters, servers) that
+    import them from this folder; where ``PYTHONDONTWRITEBYTECODE`` is set and nothing compiled
+    them before, each would compile every module it imports again, about 0.6 s of CPU a process.
+    Up-to-date bytecode is left as it is.
+    """
+    for package in ("harness9_ref", "conformance"):
+        compileall.compile_dir(PROJECT_ROOT / package, quiet=1)
 
 
 def _waits(item: pytest.Item) -> bool:

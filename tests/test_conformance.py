@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from conformance import Case, Verdict, lint_cases, load_cases
+from conformance import Case, Verdict, lint_cases
 from tests import background
 
-CASES = load_cases()
+CASES = background.suite_cases()
 assert CASES, "no conformance cases found"
 
 

@@ -12,7 +12,6 @@ import json
 
 import pytest
 
-from conformance import load_cases
 from conformance._cases import PROJECT_ROOT
 from conformance._mutants import MutantResult, edit_problems
 from tests import background
@@ -30,7 +29,7 @@ def catalogue(request: pytest.FixtureRequest) -> dict[str, MutantResult]:
 
 @pytest.fixture(scope="module")
 def edits() -> dict[str, str]:
-    return edit_problems(PROJECT_ROOT, background.MUTANTS_DIR, {case.id for case in load_cases()})
+    return edit_problems(PROJECT_ROOT, background.MUTANTS_DIR, {case.id for case in background.suite_cases()})
 
 
 def test_catalogue_has_at_least_twelve_mutants() -> None:

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from conformance import PROJECT_ROOT, load_cases, run_case
+from conformance import PROJECT_ROOT, run_case
 from conformance._forkserver import ForkServer, available, fork_server
 from conformance._mutant_copy import Edit, patched_copy
 from conformance._mutant_copy import template as project_template
 from conformance._runner import DEFAULT_ADAPTER_COMMAND, Adapter, AdapterError
+from tests import background
 
 pytestmark = pytest.mark.skipif(not available(), reason="no fork or descriptor passing on this platform")
 
@@ -36,7 +37,7 @@ def server(template: Path) -> Iterator[ForkServer]:
 def test_a_forked_adapter_imports_the_project_from_its_own_copy(
     server: ForkServer, template: Path
 ) -> None:
-    case = next(c for c in load_cases() if c.op == "format_token_count")
+    case = next(c for c in background.suite_cases() if c.op == "format_token_count")
     edit = Edit("harness9_ref/__init__.py", '"0.1.0"', '"9.9.9-copy"')
     with patched_copy(template, [edit]) as copy, \
             Adapter(DEFAULT_ADAPTER_COMMAND, cwd=copy, env=ENV, spawn=server.spawn) as adapter:
@@ -60,7 +61,7 @@ def test_a_hung_adapter_is_killed_after_the_timeout_and_the_next_one_starts(
 ) -> None:
     answer = '        return {"seq": seq, "output": op(request.get("input", {}))}'
     edit = Edit("conformance/reference_adapter.py", answer, '        __import__("time").sleep(60)\n' + answer)
-    case = next(c for c in load_cases() if c.op == "format_token_count")
+    case = next(c for c in background.suite_cases() if c.op == "format_token_count")
     started = time.monotonic()
     with patched_copy(template, [edit]) as copy, \
             Adapter(DEFAULT_ADAPTER_COMMAND, cwd=copy, env=ENV, spawn=server.spawn, timeout=1) as adapter:
@@ -101,7 +102,7 @@ def test_without_unix_seqpacket_pairs_adapters_are_started_anew(
 
 
 def test_a_preload_that_fails_only_costs_the_head_start(template: Path) -> None:
-    case = next(c for c in load_cases() if c.op == "format_token_count")
+    case = next(c for c in background.suite_cases() if c.op == "format_token_count")
     with ForkServer(template, ENV, ["no_such_module_anywhere", *DEFAULT_ADAPTER_COMMAND[2:3]]) as server, \
             Adapter(DEFAULT_ADAPTER_COMMAND, cwd=template, env=ENV, spawn=server.spawn) as adapter:
         assert run_case(adapter, case).status == "passed"

@@ -16,9 +16,9 @@ from conformance._cassette import load_cassette
 from conformance._record import find_exchanges
 from conformance._replay import ReplayServer
 from tests.conformance.proxy_upstream import recording
+from tests.provider import test_official_sdks as official
 
 pytestmark = pytest.mark.sdk
-official = pytest.importorskip("tests.provider.test_official_sdks")
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "providers"
 ROUND_TRIP = [

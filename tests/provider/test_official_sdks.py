@@ -8,6 +8,7 @@ SDKs are not installed (``pip install '.[sdk]'``).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,8 +24,13 @@ from harness9_ref.provider import openai as openai_wire
 from harness9_ref.schema import CHUNK_DONE, CHUNK_ERROR
 
 pytestmark = pytest.mark.sdk
-openai = pytest.importorskip("openai")
-anthropic = pytest.importorskip("anthropic")
+
+
+@functools.cache
+def _sdks() -> tuple[Any, Any]:
+    """The ``openai`` and ``anthropic`` modules, imported by the first test that needs them (they
+    take seconds to import, which collection would pay in every run), or that test is skipped."""
+    return pytest.importorskip("openai"), pytest.importorskip("anthropic")
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "providers"
 EXCHANGES = sorted(find_exchanges([FIXTURES]), key=lambda e: e.name)
@@ -112,6 +118,7 @@ def _anthropic_read(client: Any, body: dict[str, Any]) -> dict[str, Any]:
 
 def _sdk_read(exchange: Exchange, server: ReplayServer) -> dict[str, Any]:
     base_url = server.base_url_for(exchange.provider)
+    openai, anthropic = _sdks()
     try:
         if exchange.provider == "openai":
             client = openai.OpenAI(api_key="test-key", base_url=base_url, max_retries=0, timeout=10)
