@@ -18,7 +18,7 @@ from typing import Any
 
 from conformance._reference_memory import InvalidInput, compactor_from_json
 from conformance._reference_session import checkpoint_from_json
-from harness9_ref.engine import AgentEngine, EngineError, ErrorData, Event, EventType
+from harness9_ref.engine import AgentEngine, EngineBusy, EngineError, ErrorData, Event, EventType
 from harness9_ref.memory import (
     Compactor,
     MemorySession,
@@ -56,12 +56,32 @@ def _session(inp: Mapping[str, Any]) -> MemorySession | None:
     return session
 
 
+def _error(exc: EngineError) -> dict[str, Any]:
+    return Event(EventType.ERROR, ErrorData(exc.code, exc.message)).to_dict()
+
+
+def _state(engine: AgentEngine) -> dict[str, Any]:
+    return {"running": engine.running, "context_window": engine.context_window}
+
+
+def _second_run(engine: AgentEngine) -> str:
+    """``engine_busy`` when a second run is refused at once, as R-ENG-16 says; else ``started``."""
+    try:
+        engine.run_stream("a second prompt").close()
+    except EngineBusy as exc:
+        return exc.code
+    return "started"
+
+
 def op_engine_run(inp: Mapping[str, Any]) -> dict[str, Any]:
     """Run the case's prompts (``prompt``, or the actions of ``script``) on one session.
 
-    ``cancel_after_events`` cancels the run in progress after that many events in all;
-    ``{"compact": focus}`` calls ``compact_now`` and records its data as a compaction event or
-    its error as an error event; ``{"restart": true}`` builds a new engine on the same session.
+    ``cancel_after_events`` cancels the run in progress after that many events in all, and
+    ``probe_after_events`` records the engine's state then (R-ENG-16); ``{"compact": focus}``
+    calls ``compact_now`` and records its data as a compaction event or its error as an error
+    event; ``{"restart": true}`` builds a new engine on the same session; ``{"run": prompt}``
+    runs the blocking ``run`` and records its result (R-ENG-1); ``{"probe": true}`` records the
+    state between runs.
     """
     provider = ScriptedProvider(steps_from_json(inp["provider"], "provider"))
     registry = ScriptedRegistry.from_json(inp.get("registry", {}))
@@ -83,7 +103,9 @@ def op_engine_run(inp: Mapping[str, Any]) -> dict[str, Any]:
 
     engine = new_engine()
     cancel_after = inp.get("cancel_after_events")
+    probe_after = inp.get("probe_after_events")
     events: list[dict[str, Any]] = []
+    received = 0  # the engine's events, which the two counts above count
     for action in inp.get("script", [{"prompt": inp.get("prompt")}]):
         if "restart" in action:
             engine = new_engine()
@@ -91,11 +113,21 @@ def op_engine_run(inp: Mapping[str, Any]) -> dict[str, Any]:
             try:
                 events.append(Event(EventType.COMPACTION, engine.compact_now(action["compact"])).to_dict())
             except EngineError as exc:
-                events.append(Event(EventType.ERROR, ErrorData(exc.code, exc.message)).to_dict())
+                events.append(_error(exc))
+        elif "run" in action:
+            try:
+                events.append({"type": "result", "data": engine.run(action["run"]).to_dict()})
+            except EngineError as exc:
+                events.append(_error(exc))
+        elif "probe" in action:
+            events.append({"type": "probe", "data": _state(engine)})
         else:
             for event in engine.run_stream(action["prompt"]):
                 events.append(event.to_dict())
-                if len(events) == cancel_after:
+                received += 1
+                if received == probe_after:
+                    events.append({"type": "probe", "data": {**_state(engine), "second_run": _second_run(engine)}})
+                if received == cancel_after:
                     engine.cancel()
     out: dict[str, Any] = {
         "events": events,

@@ -14,10 +14,12 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from harness9_ref.memory import (
+    AmbiguousSessionId,
     Checkpoint,
     Manager,
     Session,
     SessionError,
+    copy_sessions,
     is_session_id,
     new_session_id,
 )
@@ -36,6 +38,8 @@ class _Run:
 
     def __init__(self, inp: Mapping[str, Any]) -> None:
         self.database = inp["database"]
+        self.second_database = inp.get("second_database")  # for the managers named in second_managers
+        self.on_second = frozenset(inp.get("second_managers", ()))
         self.tool_results_dir = inp["tool_results_dir"]
         self.now = int(inp.get("now", DEFAULT_NOW))
         self.next_id: str | None = None
@@ -48,8 +52,9 @@ class _Run:
 
     def manager(self, name: str) -> Manager:
         if name not in self.managers:
+            database = self.second_database if name in self.on_second else self.database
             self.managers[name] = Manager(
-                self.database, self.tool_results_dir, clock=lambda: self.now, new_id=self._new_id
+                database, self.tool_results_dir, clock=lambda: self.now, new_id=self._new_id
             )
         return self.managers[name]
 
@@ -69,9 +74,15 @@ class _Run:
         return session
 
 
+def _given(step: Mapping[str, Any], *names: str) -> dict[str, Any]:
+    """The step's optional fields that are present: an absent one takes the library's own default,
+    which the cases check too (PORTING's defaults are the API's)."""
+    return {name: step[name] for name in names if name in step}
+
+
 def _new(run: _Run, name: str, step: Mapping[str, Any]) -> Any:
     run.next_id = step.get("id")
-    session = run.remember(name, run.manager(name).new_session(draft=bool(step.get("draft", False))))
+    session = run.remember(name, run.manager(name).new_session(**_given(step, "draft")))
     return {"id": session.session_id} if "id" in step else {"well_formed": is_session_id(session.session_id)}
 
 
@@ -106,18 +117,24 @@ def _save_checkpoint(run: _Run, name: str, step: Mapping[str, Any]) -> None:
 
 
 def _recent(run: _Run, name: str, step: Mapping[str, Any]) -> Any:
-    summaries = run.manager(name).recent_sessions(step.get("limit", 10), step.get("offset", 0))
+    summaries = run.manager(name).recent_sessions(**_given(step, "limit", "offset"))
     return [summary.to_dict() for summary in summaries]
 
 
 def _search(run: _Run, name: str, step: Mapping[str, Any]) -> Any:
-    return [hit.to_dict() for hit in run.manager(name).search(step["query"], step.get("limit", 20))]
+    return [hit.to_dict() for hit in run.manager(name).search(step["query"], **_given(step, "limit"))]
 
 
 def _prune(run: _Run, name: str, step: Mapping[str, Any]) -> Any:
     """R-PRUNE-1 without bytes_reclaimed, which depends on the SQLite build's page layout."""
-    result = run.manager(name).prune(step["older_than"], dry_run=bool(step.get("dry_run", False)))
+    result = run.manager(name).prune(step["older_than"], **_given(step, "dry_run"))
     return {"sessions": result.sessions, "messages": result.messages}
+
+
+def _copy(run: _Run, name: str, step: Mapping[str, Any]) -> Any:
+    """R-PG-9: every session of this manager's database into the database of manager ``to``."""
+    destination = run.manager(step["to"])
+    return copy_sessions(run.manager(name), destination, **_given(step, "overwrite")).to_dict()
 
 
 _Step = Callable[[_Run, str, Mapping[str, Any]], Any]
@@ -126,7 +143,7 @@ STEPS: Final[Mapping[str, _Step]] = {
     "new": _new,
     "open": lambda run, name, step: {"id": run.remember(name, run.manager(name).open_session(step["id"])).session_id},
     "add": lambda run, name, step: run.session(name, step).add_messages(messages_from_list(step["messages"])),
-    "get": lambda run, name, step: messages_to_list(run.session(name, step).get_messages(step.get("limit", 0))),
+    "get": lambda run, name, step: messages_to_list(run.session(name, step).get_messages(**_given(step, "limit"))),
     "get_from": lambda run, name, step: messages_to_list(run.session(name, step).get_messages_from(step["start"])),
     "pop": lambda run, name, step: (m := run.session(name, step).pop_message()) and m.to_dict(),
     "clear": lambda run, name, step: run.session(name, step).clear(),
@@ -143,7 +160,16 @@ STEPS: Final[Mapping[str, _Step]] = {
     "recent": _recent,
     "search": _search,
     "prune": _prune,
+    "copy": _copy,
 }
+
+
+def _error_answer(exc: SessionError | SchemaError | ValueError) -> dict[str, Any]:
+    """``{"error": code}``; an ambiguous prefix adds its candidates and message, which R-FIND-1 fixes."""
+    answer: dict[str, Any] = {"error": getattr(exc, "code", "invalid_argument")}
+    if isinstance(exc, AmbiguousSessionId):
+        answer.update(candidates=list(exc.candidates), message=str(exc))
+    return answer
 
 
 def op_session(inp: Mapping[str, Any]) -> dict[str, Any]:
@@ -159,7 +185,7 @@ def op_session(inp: Mapping[str, Any]) -> dict[str, Any]:
             try:
                 results.append({"ok": action(run, name, step)})
             except (SessionError, SchemaError, ValueError) as exc:
-                results.append({"error": getattr(exc, "code", "invalid_argument")})
+                results.append(_error_answer(exc))
     finally:
         for name in list(run.managers):
             run.close(name)

@@ -28,6 +28,7 @@ FIXTURES_DIR: Final = PROJECT_ROOT / "fixtures"
 WORKSPACE_OPS: Final = frozenset({"session", "tool_execute"})
 LAYOUT_KEYS: Final = ("fixture", "files", "symlinks", POSTGRES_KEY)  # case input the runner consumes
 DB_PATH: Final = "db/sessions.db"  # its folder does not exist unless a fixture is given
+SECOND_DB_PATH: Final = "db2/sessions.db"  # for a case's second_managers; its folder does not exist
 TOOL_RESULTS_DIR: Final = "tool-results"
 WORKDIR: Final = "work"  # the tool_execute op's working directory
 _TRANSIENT: Final = ("-wal", "-shm", "-journal")  # SQLite side files come and go
@@ -125,6 +126,8 @@ def prepared(case: Case) -> Iterator[tuple[dict[str, Any], Callable[[], dict[str
         root = Path(tmp)
         _lay_out(root, case.input)
         send = {k: v for k, v in case.input.items() if k not in LAYOUT_KEYS}
+        if "second_managers" in case.input:  # always an SQLite file: a PostgreSQL run copies across backends
+            send["second_database"] = str(root / SECOND_DB_PATH)
         if case.op == "tool_execute":
             (root / WORKDIR).mkdir(exist_ok=True)
             send["workdir"] = str(root / WORKDIR)
