@@ -126,9 +126,11 @@ def _search(run: _Run, name: str, step: Mapping[str, Any]) -> Any:
 
 
 def _prune(run: _Run, name: str, step: Mapping[str, Any]) -> Any:
-    """R-PRUNE-1 without bytes_reclaimed, which depends on the SQLite build's page layout."""
+    """R-PRUNE-1; ``bytes_reclaimed`` only when the step asks (``"bytes": true``): on SQLite it
+    depends on the build's page layout, so the cases ask only where it does not."""
     result = run.manager(name).prune(step["older_than"], **_given(step, "dry_run"))
-    return {"sessions": result.sessions, "messages": result.messages}
+    answer = {"sessions": result.sessions, "messages": result.messages}
+    return {**answer, "bytes_reclaimed": result.bytes_reclaimed} if step.get("bytes") else answer
 
 
 def _copy(run: _Run, name: str, step: Mapping[str, Any]) -> Any:
