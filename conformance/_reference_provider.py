@@ -70,11 +70,20 @@ def op_provider_request(inp: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _attributes(exc: ProviderError) -> dict[str, Any]:
+    """R-ERR-2's attributes of an error the provider reported in a whole response."""
+    return {
+        "status": exc.status, "error_type": exc.error_type, "request_id": exc.request_id,
+        "retry_after": exc.retry_after, "should_retry": exc.should_retry,
+    }
+
+
 def _whole(call: Callable[[], tuple[Message, Usage | None]]) -> dict[str, Any]:
     try:
         message, usage = call()
     except ProviderError as exc:
-        return {"error": _error(exc.code, str(exc))}
+        error = _error(exc.code, str(exc))
+        return {"error": {**error, **_attributes(exc)} if exc.code in REPORTED_CODES else error}
     return {"message": message.to_dict(), "usage": None if usage is None else usage.to_dict()}
 
 
