@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Final
 
 from ._index import searchable_text
-from ._session import AmbiguousSessionId, InvalidSessionId, SessionNotFound, is_session_id
+from ._session import INT64_MAX, AmbiguousSessionId, InvalidSessionId, SessionNotFound, is_session_id
 
 __all__ = [
     "AMBIGUOUS_LISTED",
@@ -34,7 +34,6 @@ AMBIGUOUS_LISTED: Final = 10  # R-FIND-1: candidates named in the error
 _PREFIX: Final = re.compile(r"[0-9a-f-]{4,35}")
 _LINE_BREAK: Final = re.compile(r"[\r\n]")
 _ORDER: Final = "ORDER BY s.updated_at DESC, s.created_at DESC, s.id DESC"  # R-MGR-5
-_SQLITE_MAX_INT: Final = 2**63 - 1
 # The title comes from the first bytes of a message in all but odd cases (a first line that
 # is blank for thousands of characters); reading only this many keeps a listing cheap when a
 # session starts with a large paste, and the full content is read when they do not settle it.
@@ -184,7 +183,7 @@ def recent_sessions(cur: sqlite3.Cursor, limit: int, offset: int) -> list[Sessio
         f" ({_FIRST_PROMPT})"
         " FROM sessions s WHERE EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id)"
         f" {_ORDER} LIMIT ? OFFSET ?",
-        (min(limit, _SQLITE_MAX_INT), min(offset, _SQLITE_MAX_INT)),
+        (min(limit, INT64_MAX), min(offset, INT64_MAX)),
     ).fetchall()
     return [SessionSummary(sid, created, updated, count, title_of(cur, first)) for sid, created, updated, count, first in rows]
 

@@ -17,7 +17,7 @@ from ..schema import Message
 from ._checkpoint import Checkpoint
 from ._pg_db import PgDatabase, as_bytes, as_text
 from ._rows import decode_checkpoint_row, decode_message_row, decode_todo_rows
-from ._session import Clock, SessionNotFound, check_checkpoint, check_limit, check_start
+from ._session import INT64_MAX, Clock, SessionNotFound, check_checkpoint, check_limit, check_start
 from ._tool_calls_column import encode_tool_calls
 
 if TYPE_CHECKING:
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 
 __all__ = ["PostgresSession", "decode_pg_message"]
 
-_MAX_INT: Final = 2**63 - 1  # a larger limit means "all" and must not overflow BIGINT
 _SELECT_MESSAGES: Final = "SELECT id, role, content, tool_calls, tool_call_id FROM messages WHERE session_id = %s"
 _SELECT_FROM: Final = (
     _SELECT_MESSAGES
@@ -96,7 +95,7 @@ class PostgresSession:
         with self._db.read() as cur:
             self._exists(cur)
             if limit:
-                rows = cur.execute(_SELECT_MESSAGES + " ORDER BY id DESC LIMIT %s", (self._id, min(limit, _MAX_INT)))
+                rows = cur.execute(_SELECT_MESSAGES + " ORDER BY id DESC LIMIT %s", (self._id, min(limit, INT64_MAX)))
                 found = rows.fetchall()
                 found.reverse()
             else:
@@ -107,7 +106,7 @@ class PostgresSession:
         check_start(start)
         with self._db.read() as cur:
             self._exists(cur)
-            rows = cur.execute(_SELECT_FROM, (self._id, self._id, min(start, _MAX_INT))).fetchall()
+            rows = cur.execute(_SELECT_FROM, (self._id, self._id, min(start, INT64_MAX))).fetchall()
         return [decode_pg_message(row) for row in rows]
 
     def add_messages(self, msgs: Sequence[Message]) -> None:

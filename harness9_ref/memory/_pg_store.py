@@ -20,7 +20,7 @@ from ._pg_db import PgDatabase, as_bytes, as_text
 from ._pg_session import PostgresSession
 from ._prune import PruneResult, prune_cutoff, remove_folders
 from ._search import Found, SearchHit, collect_matches, rank_hits
-from ._session import Clock, SessionInfo, SessionNotFound
+from ._session import INT64_MAX, Clock, SessionInfo, SessionNotFound
 from ._store import SessionRecord
 
 if TYPE_CHECKING:
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 __all__ = ["SCAN_BATCH", "PostgresStore"]
 
 SCAN_BATCH: Final = 2000  # messages per fetch of a search scan
-_MAX_INT: Final = 2**63 - 1
 _ORDER: Final = "ORDER BY s.updated_at DESC, s.created_at DESC, s.id DESC"  # R-MGR-5
 _COUNT: Final = "(SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id)"
 _FIRST_PROMPT: Final = (  # R-FIND-3
@@ -94,7 +93,7 @@ class PostgresStore:
             rows = cur.execute(
                 f"SELECT s.id, s.created_at, s.updated_at, {_COUNT}, {_FIRST_PROMPT} FROM sessions s"
                 f" WHERE EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id) {_ORDER} LIMIT %s OFFSET %s",
-                (min(limit, _MAX_INT), min(offset, _MAX_INT)),
+                (min(limit, INT64_MAX), min(offset, INT64_MAX)),
             ).fetchall()
             return [SessionSummary(i, c, u, n, _title(cur, first)) for i, c, u, n, first in rows]
 

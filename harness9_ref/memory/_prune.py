@@ -17,11 +17,10 @@ from typing import Any, Final
 
 from ._db import Database
 from ._index import forget_messages
-from ._session import InvalidArgument, SessionDatabaseError, is_session_id
+from ._session import INT64_MIN, InvalidArgument, SessionDatabaseError, is_session_id
 
 __all__ = ["PruneResult", "prune", "prune_cutoff", "remove_folders"]
 
-_INT64_MIN: Final = -(2**63)
 _OLD: Final = "SELECT id FROM sessions WHERE updated_at < ?"
 
 
@@ -72,7 +71,7 @@ def prune_cutoff(now: int, older_than: object) -> int:
     """
     if not isinstance(older_than, int) or isinstance(older_than, bool) or older_than < 1:
         raise InvalidArgument(f"older_than must be a whole number of seconds, at least 1, got {older_than!r}")
-    return max(now - older_than, _INT64_MIN)
+    return max(now - older_than, INT64_MIN)
 
 
 def remove_folders(

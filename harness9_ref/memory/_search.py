@@ -33,7 +33,6 @@ __all__ = [
 
 SNIPPET_BEFORE: Final = 30  # R-SRCH-2: characters kept before the first term
 SNIPPET_AFTER: Final = 50  # R-SRCH-2: characters kept after it
-_SQLITE_MAX_INT: Final = 2**63 - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,7 +163,7 @@ def rank_hits(
     counts. ``details_of`` gives ``{id: (message_count, title)}`` for the sessions kept.
     """
     ordered.sort(key=lambda row: found[row[0]].count, reverse=True)
-    best = ordered[: min(limit, _SQLITE_MAX_INT)]
+    best = ordered[:limit]
     details = details_of(session_id for session_id, _ in best)
     return [
         SearchHit(

@@ -13,6 +13,8 @@ from ..schema import Message, SchemaError
 from ._checkpoint import Checkpoint
 
 __all__ = [
+    "INT64_MAX",
+    "INT64_MIN",
     "SESSION_ID_PATTERN",
     "AmbiguousSessionId",
     "Clock",
@@ -130,8 +132,10 @@ def check_start(start: int) -> int:
 
 # SQLite stores integers in 64 bits; both backends refuse what SQLiteSession could not store, so
 # that MemorySession keeps the same semantics (R-SES-9).
-_INT64_MIN: Final = -(2**63)
-_INT64_MAX: Final = 2**63 - 1
+# The integers a store holds (SQLite's INTEGER, PostgreSQL's BIGINT): a larger limit, offset or
+# start means "all" or "none" and is clamped to this range before it reaches SQL.
+INT64_MIN: Final = -(2**63)
+INT64_MAX: Final = 2**63 - 1
 
 
 def check_checkpoint(checkpoint: object) -> Checkpoint:
@@ -148,7 +152,7 @@ def check_checkpoint(checkpoint: object) -> Checkpoint:
     if not isinstance(checkpoint, Checkpoint):
         raise SchemaError("checkpoint", f"expected a Checkpoint, got {type(checkpoint).__name__}")
     checked = Checkpoint(checkpoint.covered, checkpoint.anchor, checkpoint.summary)
-    if not _INT64_MIN <= checked.covered <= _INT64_MAX:
+    if not INT64_MIN <= checked.covered <= INT64_MAX:
         raise SchemaError("checkpoint.covered", "is outside the 64-bit range SQLite stores")
     return checked
 

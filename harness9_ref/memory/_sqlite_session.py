@@ -22,12 +22,11 @@ from ._checkpoint import Checkpoint
 from ._db import Database
 from ._index import forget_messages, index_tail
 from ._rows import decode_checkpoint_row, decode_message_row, decode_todo_rows
-from ._session import Clock, SessionNotFound, check_checkpoint, check_limit, check_start
+from ._session import INT64_MAX, Clock, SessionNotFound, check_checkpoint, check_limit, check_start
 from ._tool_calls_column import encode_tool_calls
 
 __all__ = ["SQLiteSession"]
 
-_SQLITE_MAX_INT = 2**63 - 1  # a larger limit means "all" and must not overflow the binding
 _SELECT_MESSAGES = "SELECT id, role, content, tool_calls, tool_call_id FROM messages WHERE session_id = ?"
 # R-CKP-4: the id of the message at position ``start`` comes from a walk of idx_messages_session
 # alone (the index holds session_id and id, so no covered row is read, let alone decoded); only
@@ -108,7 +107,7 @@ class SQLiteSession:
             self._exists(cur)
             if limit:
                 rows = cur.execute(
-                    _SELECT_MESSAGES + " ORDER BY id DESC LIMIT ?", (self._id, min(limit, _SQLITE_MAX_INT))
+                    _SELECT_MESSAGES + " ORDER BY id DESC LIMIT ?", (self._id, min(limit, INT64_MAX))
                 ).fetchall()
                 rows.reverse()
             else:
@@ -128,7 +127,7 @@ class SQLiteSession:
         check_start(start)
         with self._db.read() as cur:
             self._exists(cur)
-            rows = cur.execute(_SELECT_FROM, (self._id, self._id, min(start, _SQLITE_MAX_INT))).fetchall()
+            rows = cur.execute(_SELECT_FROM, (self._id, self._id, min(start, INT64_MAX))).fetchall()
         return [decode_message_row(*row) for row in rows]
 
     def add_messages(self, msgs: Sequence[Message]) -> None:
