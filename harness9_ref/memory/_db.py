@@ -127,9 +127,8 @@ class Database:
         self._lock = threading.RLock()
         _prepare_path(path)
         try:
-            self._conn: sqlite3.Connection | None = sqlite3.connect(
-                path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
-            )
+            # Opening takes no lock; the busy timeout is set by _configure's first statement.
+            self._conn: sqlite3.Connection | None = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
             raise SessionDatabaseError(f"cannot open the session database {path}: {exc}") from exc
         # Text that is not UTF-8 comes back with lone surrogates, which Message refuses, so a bad

@@ -19,6 +19,7 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qsl, urlsplit
 
+from ._db import BUSY_TIMEOUT_MS
 from ._session import SessionClosed, SessionDatabaseError, UnsupportedSchema
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["EXTRA_MISSING", "FORMAT_VERSION", "LOCK_TIMEOUT_MS", "PG_SCHEMA", "PgDatabase", "as_bytes", "as_text", "redact_url"]
 
 FORMAT_VERSION: Final = 2  # R-PG-4: the one row of harness9_schema, the counterpart of R-DB-2's user_version
-LOCK_TIMEOUT_MS: Final = 5000  # R-PG-7: as R-DB-3's busy timeout
+LOCK_TIMEOUT_MS: Final = BUSY_TIMEOUT_MS  # R-PG-7: as R-DB-3's busy timeout
 CONNECT_TIMEOUT_S: Final = 10
 # R-PG-2: the one line a user sees when psycopg is missing.
 EXTRA_MISSING: Final = (
