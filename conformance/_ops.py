@@ -20,6 +20,7 @@ OPS: Final = (
     "compact",
     "shorten_view",
     "session",
+    "memory_session",
     "provider_request",
     "provider_parse",
     "provider_call",

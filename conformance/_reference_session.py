@@ -17,8 +17,10 @@ from harness9_ref.memory import (
     AmbiguousSessionId,
     Checkpoint,
     Manager,
+    MemorySession,
     Session,
     SessionError,
+    SessionNotFound,
     copy_sessions,
     is_session_id,
     new_session_id,
@@ -26,7 +28,7 @@ from harness9_ref.memory import (
 from harness9_ref.planning import todos_from_list
 from harness9_ref.schema import SchemaError, messages_from_list, messages_to_list
 
-__all__ = ["DEFAULT_NOW", "checkpoint_from_json", "op_session"]
+__all__ = ["DEFAULT_NOW", "checkpoint_from_json", "op_memory_session", "op_session"]
 
 DEFAULT_NOW: Final = 1_700_000_000  # the clock's start when the case gives no "now"
 DEFAULT_MANAGER: Final = "a"
@@ -172,6 +174,49 @@ def _error_answer(exc: SessionError | SchemaError | ValueError) -> dict[str, Any
     if isinstance(exc, AmbiguousSessionId):
         answer.update(candidates=list(exc.candidates), message=str(exc))
     return answer
+
+
+class _Memory:
+    """What the ``memory_session`` op has for a Manager: MemorySessions kept by id (R-SES-9)."""
+
+    def __init__(self) -> None:
+        self.sessions: dict[str, MemorySession] = {}
+
+    def new_session(self, session_id: str) -> MemorySession:
+        self.sessions[session_id] = MemorySession(session_id)
+        return self.sessions[session_id]
+
+    def open_session(self, session_id: str) -> MemorySession:
+        if session_id not in self.sessions:
+            raise SessionNotFound(f"no session with id {session_id}")
+        return self.sessions[session_id]
+
+
+# The steps that act on a session alone, which a MemorySession has too (R-SES-9).
+MEMORY_STEPS: Final = frozenset(
+    {"add", "get", "get_from", "pop", "clear", "save_todos", "get_todos", "save_checkpoint", "get_checkpoint"}
+)
+
+
+def op_memory_session(inp: Mapping[str, Any]) -> dict[str, Any]:
+    """The session-level steps of the ``session`` op on MemorySessions: ``new`` (with ``id``,
+    answering null) and ``open`` name them; nothing is stored anywhere else."""
+    run = _Run({"database": None, "tool_results_dir": None, **inp})
+    memory = _Memory()
+    results: list[dict[str, Any]] = []
+    for step in inp["steps"]:
+        do = step.get("do", "")
+        if do not in MEMORY_STEPS | {"new", "open"}:
+            raise LookupError(f"step {do!r} has no MemorySession form")
+        try:
+            if do == "new":
+                run.remember(DEFAULT_MANAGER, memory.new_session(step["id"]))
+            elif do == "open":
+                run.remember(DEFAULT_MANAGER, memory.open_session(step["id"]))
+            results.append({"ok": None if do in ("new", "open") else STEPS[do](run, DEFAULT_MANAGER, step)})
+        except (SessionError, SchemaError, ValueError) as exc:
+            results.append(_error_answer(exc))
+    return {"steps": results}
 
 
 def op_session(inp: Mapping[str, Any]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ import harness9_ref
 from conformance._reference_engine import op_engine_run, op_tool_execute
 from conformance._reference_memory import INVALID_INPUT, MEMORY_OPS, InvalidInput
 from conformance._reference_provider import PROVIDER_OPS
-from conformance._reference_session import op_session
+from conformance._reference_session import op_memory_session, op_session
 from conformance._reference_tui import TUI_OPS
 from harness9_ref.provider import ProviderError
 from harness9_ref.schema import SchemaError
@@ -25,6 +25,7 @@ PROTOCOL_VERSION: Final = 1
 OPS: Final[Mapping[str, Callable[[Mapping[str, Any]], Any]]] = {
     **MEMORY_OPS,
     "session": op_session,
+    "memory_session": op_memory_session,
     **PROVIDER_OPS,
     "engine_run": op_engine_run,
     "tool_execute": op_tool_execute,
