@@ -92,9 +92,7 @@ def save_history_with(session: Session | None, history: Sequence[Message], start
     """
     if session is None:
         return True
-    batch = list(history[start_len:end])
-    if not batch:
-        return True
+    batch = list(history[start_len:end])  # never empty: it holds the prompt at least
     try:
         session.add_messages(batch)
     except Exception as exc:
