@@ -209,11 +209,12 @@ def op_memory_session(inp: Mapping[str, Any]) -> dict[str, Any]:
         if do not in MEMORY_STEPS | {"new", "open"}:
             raise LookupError(f"step {do!r} has no MemorySession form")
         try:
-            if do == "new":
-                run.remember(DEFAULT_MANAGER, memory.new_session(step["id"]))
-            elif do == "open":
-                run.remember(DEFAULT_MANAGER, memory.open_session(step["id"]))
-            results.append({"ok": None if do in ("new", "open") else STEPS[do](run, DEFAULT_MANAGER, step)})
+            if do in ("new", "open"):
+                named = memory.new_session(step["id"]) if do == "new" else memory.open_session(step["id"])
+                run.remember(DEFAULT_MANAGER, named)
+                results.append({"ok": None})
+            else:
+                results.append({"ok": STEPS[do](run, DEFAULT_MANAGER, step)})
         except (SessionError, SchemaError, ValueError) as exc:
             results.append(_error_answer(exc))
     return {"steps": results}
