@@ -105,7 +105,7 @@ def op_engine_run(inp: Mapping[str, Any]) -> dict[str, Any]:
     cancel_after = inp.get("cancel_after_events")
     probe_after = inp.get("probe_after_events")
     events: list[dict[str, Any]] = []
-    received = 0  # the engine's events, which the two counts above count
+    probes = 0  # records of the engine's state, which the two counts above leave out
     for action in inp.get("script", [{"prompt": inp.get("prompt")}]):
         if "restart" in action:
             engine = new_engine()
@@ -121,13 +121,14 @@ def op_engine_run(inp: Mapping[str, Any]) -> dict[str, Any]:
                 events.append(_error(exc))
         elif "probe" in action:
             events.append({"type": "probe", "data": _state(engine)})
+            probes += 1
         else:
             for event in engine.run_stream(action["prompt"]):
                 events.append(event.to_dict())
-                received += 1
-                if received == probe_after:
+                if len(events) - probes == probe_after:
                     events.append({"type": "probe", "data": {**_state(engine), "second_run": _second_run(engine)}})
-                if received == cancel_after:
+                    probes += 1
+                if len(events) - probes == cancel_after:
                     engine.cancel()
     out: dict[str, Any] = {
         "events": events,
