@@ -8,16 +8,21 @@ the modules it is told to once, forgets the project's own, and then forks a proc
 request: the child imports the project afresh from the copy it is given and runs ``python -m
 <module> <args>`` there on the pipes the caller handed over, exactly as a process started anew
 would. A forked process is a process of its own, so a mutant that crashes or
-hangs takes only itself down.
+hangs takes only itself down. A server told to keep the project (``keep_project``) keeps what it
+imported of it too: the command-line tests start the unpatched command that way, paying for its
+imports once.
 
 A request is one SOCK_SEQPACKET message (the copy, the environment and the command line as
-JSON) carrying four descriptors: the child's stdin, stdout and stderr, and a status pipe. An
+JSON) carrying four descriptors: the child's stdin (a pipe, or the caller's own file or
+terminal), stdout and stderr, and a status pipe. The child ends as an interpreter does: exit
+functions run and non-daemon threads are joined before it exits. An
 intermediate process forks the child, writes its pid to the status pipe, waits for it and writes
 its exit status, so the caller can kill it and learn how it ended without being its parent.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -36,6 +41,8 @@ from typing import IO, Final
 __all__ = ["ForkServer", "Forked", "available", "fork_server"]
 
 _PROJECT_PACKAGES: Final = ("conformance", "harness9_ref", "tests")
+_KEEP_PROJECT: Final = "--keep-project"
+_SERVER_ENV: Final = dict(os.environ)  # in the server: its own environment, before any child's
 _MAX_REQUEST: Final = 1 << 20
 
 
@@ -47,7 +54,7 @@ def available() -> bool:
 class Forked:
     """A forked process, seen through the part of ``subprocess.Popen`` that callers use."""
 
-    def __init__(self, stdin: IO[bytes], stdout: IO[bytes], stderr: IO[bytes], status: IO[bytes]) -> None:
+    def __init__(self, stdin: IO[bytes] | None, stdout: IO[bytes], stderr: IO[bytes], status: IO[bytes]) -> None:
         self.stdin, self.stdout, self.stderr = stdin, stdout, stderr
         self._status = status  # unbuffered, so select() on it sees every line not yet read
         self.pid = int(status.readline() or b"0")  # 0: the fork server is gone
@@ -70,21 +77,29 @@ class Forked:
 
 
 class ForkServer:
-    """A fork server run in ``template`` that has imported ``preload`` (module names)."""
+    """A fork server run in ``template`` that has imported ``preload`` (module names); its
+    children import the project afresh unless ``keep_project``."""
 
-    def __init__(self, template: Path, env: Mapping[str, str], preload: Sequence[str]) -> None:
+    def __init__(
+        self, template: Path, env: Mapping[str, str], preload: Sequence[str], *, keep_project: bool = False
+    ) -> None:
         self._socket, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        keep = [_KEEP_PROJECT] if keep_project else []
         self._process = subprocess.Popen(  # by path: the template's own conformance/ may be a toy
-            [sys.executable, __file__, str(theirs.fileno()), *preload],
+            [sys.executable, __file__, str(theirs.fileno()), *keep, *preload],
             cwd=template, env=dict(env), stdin=subprocess.DEVNULL, pass_fds=[theirs.fileno()],
         )
         theirs.close()
 
-    def spawn(self, command: Sequence[str], cwd: Path | None, env: Mapping[str, str] | None) -> Forked:
-        """Fork ``command`` (``python -m module args…``) in ``cwd``: a drop-in for ``Popen`` with pipes."""
+    def spawn(
+        self, command: Sequence[str], cwd: Path | None, env: Mapping[str, str] | None, stdin: int | None = None
+    ) -> Forked:
+        """Fork ``command`` (``python -m module args…``) in ``cwd``: a drop-in for ``Popen`` with
+        pipes; ``stdin``, a descriptor, is given to the child instead of a pipe (``Forked.stdin`` is
+        then None)."""
         if len(command) < 3 or command[1] != "-m":
             raise ValueError(f"a fork server runs python -m commands only, not {list(command)}")
-        ends = [os.pipe() for _ in range(4)]  # stdin, stdout, stderr, status
+        ends = [os.pipe() if n or stdin is None else (os.dup(stdin), -1) for n in range(4)]  # in, out, err, status
         theirs = [ends[0][0], ends[1][1], ends[2][1], ends[3][1]]
         request = {
             "cwd": str(cwd or Path.cwd()), "env": dict(env if env is not None else os.environ), "argv": list(command[2:])
@@ -95,21 +110,24 @@ class ForkServer:
             for fd in theirs:
                 os.close(fd)
         return Forked(
-            os.fdopen(ends[0][1], "wb"), os.fdopen(ends[1][0], "rb"), os.fdopen(ends[2][0], "rb"),
-            os.fdopen(ends[3][0], "rb", buffering=0),
+            None if stdin is not None else os.fdopen(ends[0][1], "wb"), os.fdopen(ends[1][0], "rb"),
+            os.fdopen(ends[2][0], "rb"), os.fdopen(ends[3][0], "rb", buffering=0),
         )
 
     def run(
-        self, command: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float
-    ) -> subprocess.CompletedProcess[str]:
-        """As ``subprocess.run(command, capture_output=True, text=True)``, forked; killed after ``timeout``."""
-        child = self.spawn(command, cwd, env)
-        child.stdin.close()
+        self, command: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float,
+        *, input: bytes = b"", stdin: int | None = None,
+    ) -> subprocess.CompletedProcess[bytes]:
+        """As ``subprocess.run(command, capture_output=True, input=input)``, forked; killed after
+        ``timeout``. ``stdin``, a descriptor, replaces the pipe that ``input`` is written to."""
+        child = self.spawn(command, cwd, env, stdin)
         out: dict[str, bytes] = {}
         readers = [
             threading.Thread(target=lambda name=name, stream=stream: out.__setitem__(name, stream.read()), daemon=True)
             for name, stream in (("stdout", child.stdout), ("stderr", child.stderr))
         ]
+        if child.stdin is not None:
+            readers.append(threading.Thread(target=_write_all, args=(child.stdin, input), daemon=True))
         for reader in readers:
             reader.start()
         try:
@@ -122,8 +140,7 @@ class ForkServer:
                 reader.join(timeout)
             child.stdout.close()
             child.stderr.close()
-        text = {name: out.get(name, b"").decode("utf-8", "replace") for name in ("stdout", "stderr")}
-        return subprocess.CompletedProcess(list(command), code, text["stdout"], text["stderr"])
+        return subprocess.CompletedProcess(list(command), code, out.get("stdout", b""), out.get("stderr", b""))
 
     def close(self) -> None:
         self._socket.close()  # the server reads end of file and exits
@@ -140,6 +157,11 @@ class ForkServer:
         self.close()
 
 
+def _write_all(stream: IO[bytes], data: bytes) -> None:
+    with contextlib.suppress(BrokenPipeError), stream:  # a child that stops reading has its reasons
+        stream.write(data)
+
+
 @contextlib.contextmanager
 def fork_server(template: Path, env: Mapping[str, str], preload: Sequence[str]) -> Iterator[ForkServer | None]:
     """A fork server where the platform has one, else None (processes are then started anew)."""
@@ -152,6 +174,10 @@ def fork_server(template: Path, env: Mapping[str, str], preload: Sequence[str]) 
         return
     with server:
         yield server
+
+
+def _python_path(env: Mapping[str, str]) -> list[str]:
+    return [os.path.abspath(part) for part in env.get("PYTHONPATH", "").split(os.pathsep) if part]
 
 
 def _forget_project() -> None:
@@ -175,22 +201,44 @@ def _run_module(request: dict[str, object], fds: Sequence[int]) -> int:
     os.chdir(cwd)
     os.environ.clear()
     os.environ.update(env)
-    sys.path[0] = cwd
-    extra = [part for part in env.get("PYTHONPATH", "").split(os.pathsep) if part]
-    sys.path[1:1] = [path for path in extra if path not in sys.path]
-    _forget_project()
+    extra = _python_path(env)
+    rest = [path for path in sys.path[1:] if path not in _python_path(_SERVER_ENV)]  # as the server began
+    sys.path[:] = [cwd, *extra, *(path for path in rest if path not in extra)]
+    if not request["keep_project"]:
+        _forget_project()
     sys.argv = ["-m", *argv[1:]]
     try:
         runpy.run_module(argv[0], run_name="__main__", alter_sys=True)
         code = 0
     except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        code = _exit_status(exc)
     except BaseException:
         traceback.print_exc()
         code = 1
+    code = _shut_down(code)
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):
             stream.flush()
+    return code
+
+
+def _exit_status(exc: SystemExit) -> int:
+    """The status ``exc`` ends an interpreter with; a message is printed, as Python does."""
+    if exc.code is None or isinstance(exc.code, int):
+        return exc.code or 0
+    print(exc.code, file=sys.stderr)
+    return 1
+
+
+def _shut_down(code: int) -> int:
+    """What an interpreter does before it exits: join non-daemon threads, run exit functions."""
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join()
+    try:
+        atexit._run_exitfuncs()
+    except SystemExit as exc:
+        return _exit_status(exc)
     return code
 
 
@@ -211,7 +259,7 @@ def _serve_one(request: dict[str, object], fds: Sequence[int]) -> None:
     status.close()
 
 
-def _serve(channel: socket.socket) -> None:
+def _serve(channel: socket.socket, keep_project: bool) -> None:
     """Fork an intermediate process per request until the caller closes its end."""
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the intermediates are reaped by the kernel
     while True:
@@ -221,7 +269,7 @@ def _serve(channel: socket.socket) -> None:
         if os.fork() == 0:
             channel.close()
             try:
-                _serve_one(json.loads(message), fds)
+                _serve_one({**json.loads(message), "keep_project": keep_project}, fds)
             finally:
                 os._exit(0)
         for fd in fds:
@@ -230,14 +278,16 @@ def _serve(channel: socket.socket) -> None:
 
 def _main(argv: Sequence[str]) -> None:
     channel = socket.socket(fileno=int(argv[0]))
+    keep_project = argv[1:2] == [_KEEP_PROJECT]
     sys.path[0] = os.getcwd()  # the copy, as for python -m, not this file's folder
-    for name in argv[1:]:
+    for name in argv[1 + keep_project:]:
         try:
             __import__(name)  # what it imports from outside the project stays
         except Exception:  # only a head start: a child imports it again and reports what fails
             continue
-    _forget_project()
-    _serve(channel)
+    if not keep_project:
+        _forget_project()
+    _serve(channel, keep_project)
 
 
 if __name__ == "__main__":

@@ -81,7 +81,9 @@ def _pytest(copy: Path, tests: list[str], postgres: str | None, server: ForkServ
     command = [sys.executable, "-m", "pytest", *CHILD_OPTIONS, *tests]
     env = _environment(copy, postgres)
     if server is not None:
-        return server.run(command, copy, env, timeout=300)
+        done = server.run(command, copy, env, timeout=300)
+        out, err = (stream.decode("utf-8", "replace") for stream in (done.stdout, done.stderr))
+        return CompletedProcess(done.args, done.returncode, out, err)
     return subprocess.run(command, check=False, cwd=copy, env=env, capture_output=True, text=True, timeout=300)
 
 

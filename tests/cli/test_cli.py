@@ -7,7 +7,6 @@ checks that no traceback ever reaches standard error.
 from __future__ import annotations
 
 import importlib
-import os
 import re
 import signal
 import socket
@@ -22,17 +21,7 @@ from harness9_ref import __version__
 from harness9_ref.cli import offline_notice
 from harness9_ref.memory import Manager
 from harness9_ref.tools import INTERRUPTED_NOTE
-
-ROOT = Path(__file__).resolve().parents[2]
-SESSION = re.compile(r"session: ([0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12})")
-
-
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    values = {**os.environ, "PYTHONPATH": str(ROOT), "HARNESS9_HOME": str(tmp_path / "home"), "LANG": "C.UTF-8"}
-    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "LLM_MODEL"):
-        values.pop(name, None)
-    return values
+from tests.cli.helpers import ROOT, SESSION, cli, session_of
 
 
 @pytest.fixture
@@ -41,28 +30,6 @@ def workdir(tmp_path: Path) -> Path:
     path.mkdir()
     (path / "notes.txt").write_text("hello world\nsecond line\n", encoding="utf-8")
     return path
-
-
-def cli(args: list[str], env: dict[str, str], cwd: Path, **extra: str) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
-        [sys.executable, "-m", "harness9_ref", *args],
-        capture_output=True,
-        text=True,
-        env={**env, **extra},
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        timeout=60,
-        check=False,
-    )
-    assert "Traceback" not in result.stderr, result.stderr
-    return result
-
-
-def session_of(result: subprocess.CompletedProcess[str]) -> str:
-    last = result.stderr.splitlines()[-1]
-    match = SESSION.fullmatch(last)
-    assert match is not None, result.stderr
-    return match.group(1)
 
 
 def test_run_without_a_key_uses_the_offline_provider_and_says_so(env: dict[str, str], workdir: Path) -> None:

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,9 +19,9 @@ import pytest
 
 from harness9_ref.cli import main
 from harness9_ref.memory import Manager, message_anchor
+from tests.cli.helpers import ROOT, cli, session_of
 from tests.strict_api import StrictAPI
 
-ROOT = Path(__file__).resolve().parents[2]
 WINDOW = 4000
 SESSION = re.compile(r"session: ([0-9a-f-]{36})")
 
@@ -101,15 +99,13 @@ def test_a_hundred_prompts_in_a_4000_token_window_all_succeed(
 
 def test_the_real_command_resumes_from_the_checkpoint(environment: dict[str, str], api: StrictAPI, workdir: Path) -> None:
     env = {**os.environ, **environment, "PYTHONPATH": str(ROOT)}
-    base = [sys.executable, "-m", "harness9_ref", "--context-window", str(WINDOW), "--workdir", str(workdir)]
+    base = ["--context-window", str(WINDOW), "--workdir", str(workdir)]
     session_id: str | None = None
     for prompt in ["read big.txt", "what did the file say?", "read big.txt", "and the end of it?"]:
         resume: list[str] = ["--resume", session_id] if session_id else []
-        done = subprocess.run([*base, *resume, "run", prompt], capture_output=True, text=True, env=env, timeout=60)
+        done = cli([*base, *resume, "run", prompt], env, workdir)
         assert done.returncode == 0, done.stderr
-        found = SESSION.search(done.stderr)
-        assert found and "Traceback" not in done.stderr
-        session_id = found.group(1)
+        session_id = session_of(done)
     assert api.rejected == 0 and max(api.sizes) <= WINDOW
     assert api.summarizer_prompts, "two 46 KB files in a 4000-token window need a summary"
     assert session_id is not None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import time
@@ -82,7 +83,7 @@ def test_run_captures_both_streams_and_the_exit_status(server: ForkServer, templ
                 "    print('to stdout')\n    print('to stderr', file=sys.stderr)\n    return 7\n")
     with patched_copy(template, [edit]) as copy:
         done = server.run(DEFAULT_ADAPTER_COMMAND, copy, ENV, timeout=30)
-    assert (done.returncode, done.stdout, done.stderr) == (7, "to stdout\n", "to stderr\n")
+    assert (done.returncode, done.stdout, done.stderr) == (7, b"to stdout\n", b"to stderr\n")
 
 
 def test_only_python_dash_m_commands_are_forked(server: ForkServer, template: Path) -> None:
@@ -106,3 +107,63 @@ def test_a_preload_that_fails_only_costs_the_head_start(template: Path) -> None:
     with ForkServer(template, ENV, ["no_such_module_anywhere", *DEFAULT_ADAPTER_COMMAND[2:3]]) as server, \
             Adapter(DEFAULT_ADAPTER_COMMAND, cwd=template, env=ENV, spawn=server.spawn) as adapter:
         assert run_case(adapter, case).status == "passed"
+
+
+PROBE = """\
+import atexit, json, sys, threading, time
+what = sys.argv[1]
+if what == "state":
+    print(json.dumps({"kept": "harness9_ref.cli" in sys.modules, "path": sys.path}))
+elif what == "echo":
+    sys.stdout.write(sys.stdin.read())
+elif what == "exit":
+    raise SystemExit("a message, as the interpreter prints it")
+elif what == "shutdown":
+    atexit.register(lambda: print("exit function"))
+    threading.Thread(target=lambda: (time.sleep(0.2), print("thread"))).start()
+    print("main")
+"""
+
+
+@pytest.fixture
+def probe(tmp_path: Path) -> Path:
+    """A folder holding ``probe.py``, a module whose first argument says what it does."""
+    (tmp_path / "probe.py").write_text(PROBE, encoding="utf-8")
+    return tmp_path
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_the_project_is_kept_only_when_asked(probe: Path, keep: bool) -> None:
+    with ForkServer(PROJECT_ROOT, ENV, ["harness9_ref.cli"], keep_project=keep) as server:
+        done = server.run(["python", "-m", "probe", "state"], probe, ENV, timeout=30)
+    assert json.loads(done.stdout)["kept"] is keep
+
+
+def test_the_servers_python_path_is_not_the_childs(probe: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    with ForkServer(PROJECT_ROOT, {**ENV, "PYTHONPATH": str(elsewhere)}, []) as server:
+        plain = json.loads(server.run(["python", "-m", "probe", "state"], probe, ENV, timeout=30).stdout)
+        given = json.loads(
+            server.run(["python", "-m", "probe", "state"], probe, {**ENV, "PYTHONPATH": str(elsewhere)}, timeout=30).stdout
+        )
+    assert str(elsewhere) not in plain["path"] and plain["path"][0] == str(probe)
+    assert given["path"][:2] == [str(probe), str(elsewhere)]
+
+
+def test_input_goes_through_a_pipe_and_a_descriptor_is_handed_over(probe: Path, tmp_path: Path) -> None:
+    data = tmp_path / "stdin.txt"
+    data.write_bytes(b"from a file\n" * 10_000)
+    with ForkServer(PROJECT_ROOT, ENV, []) as server, data.open("rb") as file:
+        piped = server.run(["python", "-m", "probe", "echo"], probe, ENV, timeout=30, input=b"x" * 200_000)
+        handed = server.run(["python", "-m", "probe", "echo"], probe, ENV, timeout=30, stdin=file.fileno())
+    assert piped.stdout == b"x" * 200_000
+    assert handed.stdout == data.read_bytes()
+
+
+def test_a_child_ends_as_an_interpreter_does(probe: Path) -> None:
+    with ForkServer(PROJECT_ROOT, ENV, []) as server:
+        message = server.run(["python", "-m", "probe", "exit"], probe, ENV, timeout=30)
+        ended = server.run(["python", "-m", "probe", "shutdown"], probe, ENV, timeout=30)
+    assert (message.returncode, message.stderr) == (1, b"a message, as the interpreter prints it\n")
+    assert (ended.returncode, ended.stdout) == (0, b"main\nthread\nexit function\n")

@@ -21,6 +21,7 @@ import pytest
 from conformance._cassette import load_cassette
 from conformance._record import find_exchanges
 from conformance._replay import ReplayServer
+from tests import forks
 from tests.conformance.proxy_upstream import PYTHON_ENV_KEYS
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "providers"
@@ -102,10 +103,12 @@ def plugin_args() -> list[str]:
 def run(project: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     environment = {k: v for k, v in os.environ.items() if k not in PYTHON_ENV_KEYS}
     environment.update(APP_RESULT=str(project / "result.json"), **env)
-    return subprocess.run(
+    done = forks.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs", *plugin_args(), *args],
-        check=False, cwd=project, env=environment, capture_output=True, text=True, timeout=120,
+        project, environment, timeout=120, preload=("pytest", "openai", "anthropic"),
     )
+    out, err = (stream.decode("utf-8", "replace") for stream in (done.stdout, done.stderr))
+    return subprocess.CompletedProcess(done.args, done.returncode, out, err)
 
 
 @pytest.fixture
