@@ -4,18 +4,19 @@ A mutant's reference adapter must import the patched code and nothing else, so i
 copy of ``harness9_ref/``, ``conformance/`` and ``fixtures/``. Copying those folders for every
 mutant, and compiling them again in every adapter, was most of a catalogue's cost; instead the
 project is copied once into a template and compiled there, and each mutant's copy mirrors the
-template: a real folder on the way to each edited file (its ``__pycache__`` too), real copies of
-the edited files, and symbolic links to everything else. An edit therefore never reaches the
-template, and the links keep the template's bytecode valid (Python checks a source's time and
-size, which a link reports from its target). The adapter runs with ``PYTHONDONTWRITEBYTECODE``,
-so nothing writes through a link either.
+template: a real folder on the way to each edited file, real copies of the edited files, and
+symbolic links to everything else, ``__pycache__`` folders included. An edit therefore never
+reaches the template, and the links keep the template's bytecode valid (Python checks a source's
+time and size, which a link reports from its target). An edited file is given a time a second
+before its original's, so that the bytecode compiled from the original, which its folder's linked
+``__pycache__`` still holds, is out of date for it and Python compiles the edited source instead.
+The adapter runs with ``PYTHONDONTWRITEBYTECODE``, so nothing writes through a link either.
 """
 
 from __future__ import annotations
 
 import compileall
 import contextlib
-import importlib.util
 import os
 import shutil
 import tempfile
@@ -31,7 +32,6 @@ __all__ = ["COPIED_DIRS", "Broken", "Edit", "apply", "copy_project", "edited_fil
 # from the original.
 COPIED_DIRS: Final = ("harness9_ref", "conformance", "fixtures")
 _NOT_COPIED: Final = ("__pycache__", "*.pyc", ".*_cache", "cases", "mutants", "known-failures", "adapters")
-_BYTECODE: Final = "__pycache__"
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,13 +86,15 @@ def edited_file(target: Path, edit: Edit) -> Path:
 
 
 def apply(edits: Sequence[Edit], target: Path) -> None:
-    """Make ``edits`` in the copy at ``target``, each file replaced by a new one."""
+    """Make ``edits`` in the copy at ``target``, each file replaced by a new one a second older
+    than the one it replaces, so that no bytecode compiled before the edit is taken for it."""
     for edit in edits:
         path = edited_file(target, edit)
         text = patched(edit, path.read_text(encoding="utf-8"))
+        before = path.stat()
         path.unlink()  # a new file: never a write through a link
         path.write_text(text, encoding="utf-8")
-        Path(importlib.util.cache_from_source(str(path))).unlink(missing_ok=True)
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns - 1_000_000_000))
 
 
 def _mirror(source: Path, target: Path, real: set[PurePosixPath], here: PurePosixPath) -> None:
@@ -102,7 +104,7 @@ def _mirror(source: Path, target: Path, real: set[PurePosixPath], here: PurePosi
     for entry in os.scandir(source):
         name = here / entry.name
         if name not in real:
-            (target / entry.name).symlink_to(entry.path)
+            os.symlink(entry.path, os.path.join(target, entry.name))
         elif entry.is_dir(follow_symlinks=False):
             _mirror(Path(entry.path), target / entry.name, real, name)
         else:
@@ -110,7 +112,7 @@ def _mirror(source: Path, target: Path, real: set[PurePosixPath], here: PurePosi
 
 
 def _real_paths(template_dir: Path, edits: Sequence[Edit]) -> set[PurePosixPath]:
-    """The files the edits name and the folders on their way, with their bytecode folders."""
+    """The files the edits name and the folders on their way."""
     real: set[PurePosixPath] = set()
     for edit in edits:
         file = PurePosixPath(os.path.normpath(edit.file))
@@ -119,7 +121,7 @@ def _real_paths(template_dir: Path, edits: Sequence[Edit]) -> set[PurePosixPath]
         real.add(file)
         for folder in file.parents:
             if folder != PurePosixPath(".") and (template_dir / folder).is_dir():
-                real.update((folder, folder / _BYTECODE))
+                real.add(folder)
     return real
 
 

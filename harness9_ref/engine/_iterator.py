@@ -13,6 +13,8 @@ class RunIterator(Iterator[Event]):
     """The events of one run, as ``AgentEngine.run_stream`` returns them.
 
     ``close()`` cancels a run that has not ended (R-ENG-15); dropping the iterator closes it.
+    The engine is free as soon as the terminal event is handed out, so a consumer that stops
+    there (as the command line and the UI do) can start the next run without closing this one.
     Iterate it from one thread; use ``AgentEngine.cancel()`` from others. (It wraps a generator
     because a generator closed before its first ``next()`` runs none of its code, so it could
     not free the engine.)
@@ -26,7 +28,10 @@ class RunIterator(Iterator[Event]):
         return self
 
     def __next__(self) -> Event:
-        return next(self._events)
+        event = next(self._events)
+        if event.is_terminal:  # the run is over and saved: the next may start at once (R-ENG-16)
+            self._release()
+        return event
 
     def close(self) -> None:
         """Cancel the run if it has not ended: save what R-ENG-12 allows and free the engine."""

@@ -15,7 +15,7 @@ from conformance import PROJECT_ROOT, run_case
 from conformance._forkserver import ForkServer, available, fork_server
 from conformance._mutant_copy import Edit, patched_copy
 from conformance._mutant_copy import template as project_template
-from conformance._runner import DEFAULT_ADAPTER_COMMAND, Adapter, AdapterError
+from conformance._runner import DEFAULT_ADAPTER_COMMAND, Adapter, AdapterError, popen
 from tests import background
 
 pytestmark = pytest.mark.skipif(not available(), reason="no fork or descriptor passing on this platform")
@@ -46,6 +46,19 @@ def test_a_forked_adapter_imports_the_project_from_its_own_copy(
         assert run_case(adapter, case).status == "passed"
     with Adapter(DEFAULT_ADAPTER_COMMAND, cwd=template, env=ENV, spawn=server.spawn) as adapter:
         assert adapter.implementation["version"] == "0.1.0"  # nothing of the first copy stayed
+
+
+def test_an_edit_of_the_same_size_is_run_and_the_templates_bytecode_stays(template: Path) -> None:
+    """The edited file's folder links the template's ``__pycache__``: its compiled original has the
+    same size as the edit, and only the edited file's older time keeps Python from running it."""
+    bytecode = {path: path.read_bytes() for path in (template / "harness9_ref" / "__pycache__").iterdir()}
+    edit = Edit("harness9_ref/__init__.py", '"0.1.0"', '"0.9.9"')
+    env = {**ENV, "PYTHONDONTWRITEBYTECODE": "1"}
+    with patched_copy(template, [edit]) as copy, \
+            Adapter(DEFAULT_ADAPTER_COMMAND, cwd=copy, env=env, spawn=popen) as adapter:
+        assert (copy / "harness9_ref" / "__pycache__").is_symlink()
+        assert adapter.implementation["version"] == "0.9.9"
+    assert {path: path.read_bytes() for path in (template / "harness9_ref" / "__pycache__").iterdir()} == bytecode
 
 
 def test_a_copy_that_cannot_be_imported_dies_with_its_traceback(
