@@ -20,7 +20,6 @@ from harness9_ref.provider import (
     OpenAIProvider,
     ProviderError,
     anthropic,
-    assemble_stream,
     openai,
 )
 from harness9_ref.schema import CHUNK_ERROR, Message, StreamChunk, ToolDefinition, Usage, messages_from_list
@@ -101,7 +100,7 @@ def op_provider_parse(inp: Mapping[str, Any]) -> dict[str, Any]:
     status, headers = inp["status"], [tuple(pair) for pair in inp["headers"]]
     pieces = [base64.b64decode(c) for c in inp["chunks"]]
     if inp["stream"]:
-        return _stream(assemble_stream(wire.parse_error, wire.StreamAssembler, status, headers, pieces))
+        return _stream(wire.parse_stream(status, headers, pieces))
     return _whole(lambda: wire.parse_response(status, headers, b"".join(pieces)))
 
 
