@@ -42,7 +42,6 @@ __all__ = ["ForkServer", "Forked", "available", "fork_server"]
 
 _PROJECT_PACKAGES: Final = ("conformance", "harness9_ref", "tests")
 _KEEP_PROJECT: Final = "--keep-project"
-_SERVER_ENV: Final = dict(os.environ)  # in the server: its own environment, before any child's
 _MAX_REQUEST: Final = 1 << 20
 
 
@@ -177,7 +176,13 @@ def fork_server(template: Path, env: Mapping[str, str], preload: Sequence[str]) 
 
 
 def _python_path(env: Mapping[str, str]) -> list[str]:
+    """The folders ``PYTHONPATH`` in ``env`` puts on ``sys.path``, relative ones from the current folder."""
     return [os.path.abspath(part) for part in env.get("PYTHONPATH", "").split(os.pathsep) if part]
+
+
+# In the server: what its own PYTHONPATH put on sys.path, resolved where it started, so that a
+# child's sys.path holds its own PYTHONPATH instead.
+_SERVER_PATH: Final = _python_path(os.environ)
 
 
 def _forget_project() -> None:
@@ -202,7 +207,7 @@ def _run_module(request: dict[str, object], fds: Sequence[int]) -> int:
     os.environ.clear()
     os.environ.update(env)
     extra = _python_path(env)
-    rest = [path for path in sys.path[1:] if path not in _python_path(_SERVER_ENV)]  # as the server began
+    rest = [path for path in sys.path[1:] if path not in _SERVER_PATH]
     sys.path[:] = [cwd, *extra, *(path for path in rest if path not in extra)]
     if not request["keep_project"]:
         _forget_project()

@@ -29,7 +29,6 @@ KEYS: Final = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHRO
 OURS: Final = ("HARNESS9_DB", "HARNESS9_YES", "HARNESS9_LANG", "HARNESS9_SESSION_TTL_DAYS")
 
 
-
 def environment(tmp_path: Path) -> dict[str, str]:
     values = {
         **os.environ,
