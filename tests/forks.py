@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import functools
+import importlib.metadata
 import os
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
@@ -18,10 +19,19 @@ from typing import IO, Final
 
 from conformance._forkserver import ForkServer, available
 
-__all__ = ["ROOT", "Stdin", "run"]
+__all__ = ["ROOT", "Stdin", "pytest_modules", "run"]
 
 ROOT: Final = Path(__file__).resolve().parents[1]
 Stdin = int | IO[bytes] | None
+
+
+def pytest_modules() -> tuple[str, ...]:
+    """What a child pytest run imports before it collects: pytest, its built-in plugins and the
+    installed ones (the ``pytest11`` entry points), for a fork server to preload."""
+    from _pytest.config import default_plugins
+
+    installed = (entry.module for entry in importlib.metadata.entry_points(group="pytest11"))
+    return ("pytest", *(f"_pytest.{name}" for name in default_plugins), *installed)
 
 
 @functools.cache

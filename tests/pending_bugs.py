@@ -10,7 +10,8 @@ The project is copied once; the named tests must pass on the unmutated copy (the
 each bug is applied to it in turn, its tests run in a child pytest process, and the file
 restored. The children are forked from a fork server (``conformance/_forkserver.py``) that has
 imported pytest and what the tests import from outside the project, so each imports only the
-project itself, from the copy as it is at that moment. The children's PostgreSQL tests share one server, started here (or the one
+project itself, from the copy as it is at that moment: from the bytecode the baseline wrote,
+except the file a bug changed. The children's PostgreSQL tests share one server, started here (or the one
 ``HARNESS9_TEST_POSTGRES_URL`` names) and handed on in that variable, so no child pays for
 initdb. The whole judging is mostly waiting on child processes, so ``tests/background.py`` runs
 it beside the other tests; ``tests/conformance/test_pending_mutants.py`` asserts its verdicts.
@@ -34,6 +35,7 @@ from conformance._backends import POSTGRES_ENV
 from conformance._cases import PROJECT_ROOT
 from conformance._forkserver import ForkServer, fork_server
 from conformance._mutant_copy import Edit, apply, copy_project
+from tests.forks import pytest_modules
 from tests.postgres.server import PgServer, find_bindir
 
 __all__ = ["MUTANTS", "PendingVerdicts", "judge", "needs_postgres"]
@@ -59,27 +61,34 @@ class PendingVerdicts:
     runs: dict[str, CompletedProcess[str]] = field(default_factory=dict)
 
 
-def _environment(copy: Path, postgres: str | None) -> dict[str, str]:
+def _environment(copy: Path, postgres: str | None, *, bytecode: bool = False) -> dict[str, str]:
+    """The children's environment; only the baseline (``bytecode``) writes compiled modules,
+    for the unmutated files, so that no bug's module is ever compiled to disk."""
     env = {k: v for k, v in os.environ.items() if k not in HIDDEN}
-    env.update(PYTHONPATH=str(copy), PYTHONDONTWRITEBYTECODE="1")
+    env["PYTHONPATH"] = str(copy)
+    if not bytecode:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
     if postgres is not None:
         env[POSTGRES_ENV] = postgres
     return env
 
 
 def _preload(tests: list[str]) -> list[str]:
-    """What the fork server imports first: pytest, the conftest and the listed tests' modules.
+    """What the fork server imports first: pytest and its plugins, the conftest and the listed
+    tests' modules.
 
     The project's own modules are forgotten again; what they import from elsewhere stays.
     """
     modules = {test.split("::")[0].removesuffix(".py").replace("/", ".") for test in tests}
-    return ["pytest", "pytest_cov.plugin", "tests.conftest", *sorted(modules)]
+    return [*pytest_modules(), "tests.conftest", *sorted(modules)]
 
 
-def _pytest(copy: Path, tests: list[str], postgres: str | None, server: ForkServer | None) -> CompletedProcess[str]:
+def _pytest(
+    copy: Path, tests: list[str], postgres: str | None, server: ForkServer | None, *, bytecode: bool = False
+) -> CompletedProcess[str]:
     """The listed tests in a child pytest, forked from ``server`` when there is one."""
     command = [sys.executable, "-m", "pytest", *CHILD_OPTIONS, *tests]
-    env = _environment(copy, postgres)
+    env = _environment(copy, postgres, bytecode=bytecode)
     if server is not None:
         done = server.run(command, copy, env, timeout=300)
         out, err = (stream.decode("utf-8", "replace") for stream in (done.stdout, done.stderr))
@@ -114,7 +123,7 @@ def judge(cancel: threading.Event) -> PendingVerdicts:
         shutil.copy(PROJECT_ROOT / "pyproject.toml", copy)
         listed = sorted({t for m in runnable.values() for t in m["tests"]})
         with fork_server(copy, _environment(copy, postgres), _preload(listed)) as forks:
-            verdicts.baseline = _pytest(copy, listed, postgres, forks)
+            verdicts.baseline = _pytest(copy, listed, postgres, forks, bytecode=True)
             if verdicts.baseline.returncode != 0:
                 return verdicts
             for name, mutant in runnable.items():

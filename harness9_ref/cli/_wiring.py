@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 TOOL_RESULTS_DIR: Final = "tool-results"  # R-CLI-5: <home>/tool-results, home = the database's folder
-OFFLINE_CHUNK_DELAY: Final = 0.004  # seconds between the offline provider's words in the terminal UI
+OFFLINE_CHUNK_DELAY: Final = 0.001  # seconds between the offline provider's words in the terminal UI
 SECONDS_PER_DAY: Final = 86400  # R-PRUNE-2
 
 

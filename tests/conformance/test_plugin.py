@@ -10,6 +10,7 @@ cassette and ``new_episodes`` (SPEC R-REC-7).
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.util
 import json
 import os
 import subprocess
@@ -105,7 +106,7 @@ def run(project: Path, *args: str, **env: str) -> subprocess.CompletedProcess[st
     environment.update(APP_RESULT=str(project / "result.json"), **env)
     done = forks.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs", *plugin_args(), *args],
-        project, environment, timeout=120, preload=("pytest", "openai", "anthropic"),
+        project, environment, timeout=120, preload=(*forks.pytest_modules(), "openai", "anthropic"),
     )
     out, err = (stream.decode("utf-8", "replace") for stream in (done.stdout, done.stderr))
     return subprocess.CompletedProcess(done.args, done.returncode, out, err)
@@ -129,8 +130,10 @@ def configure(project: Path, upstream: str) -> None:
 
 @pytest.mark.sdk
 def test_record_once_replay_without_keys_refuse_a_change_record_new_episodes(project: Path) -> None:
-    pytest.importorskip("openai")
-    pytest.importorskip("anthropic")
+    # Only the child runs use the SDKs: finding them is enough here, importing takes seconds.
+    missing = [name for name in ("openai", "anthropic") if importlib.util.find_spec(name) is None]
+    if missing:
+        pytest.skip(f"the official SDKs are not installed: {', '.join(missing)}")
     keys = {"OPENAI_API_KEY": OPENAI_KEY, "ANTHROPIC_API_KEY": ANTHROPIC_KEY}
     with ReplayServer([BY_NAME["openai/text"], BY_NAME["anthropic/text"]]) as upstream:
         configure(project, upstream.base_url)
