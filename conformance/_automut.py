@@ -316,8 +316,11 @@ def run_auto(root: Path, mutants: Sequence[AutoMutant], cases: Sequence[Case], *
     ``limit``: seconds for one mutant's cases (default: 3 × the baseline run, at least 30).
     Cases that killed a mutant run first for the next: that changes which case is named only.
     """
-    # compiled once; each mutant's copy links to it, and its adapter is forked where possible
-    with template(root) as compiled, fork_server(compiled, _isolated_environment(), DEFAULT_ADAPTER_COMMAND[2:3]) as server:
+    # compiled once; each mutant's copy links to it, and its adapter is forked where possible,
+    # from a server keeping the modules the mutant leaves unchanged
+    adapter_module = DEFAULT_ADAPTER_COMMAND[2:3]
+    with template(root) as compiled, \
+            fork_server(compiled, _isolated_environment(), adapter_module, keep="unchanged") as server:
         spawn = popen if server is None else server.spawn
         began = time.monotonic()
         _check_baseline(compiled, cases, timeout, spawn)

@@ -8,9 +8,13 @@ the modules it is told to once, forgets the project's own, and then forks a proc
 request: the child imports the project afresh from the copy it is given and runs ``python -m
 <module> <args>`` there on the pipes the caller handed over, exactly as a process started anew
 would. A forked process is a process of its own, so a mutant that crashes or
-hangs takes only itself down. A server told to keep the project (``keep_project``) keeps what it
+hangs takes only itself down. A server told to keep the project (``keep="all"``) keeps what it
 imported of it too: the command-line tests start the unpatched command that way, paying for its
-imports once. Once its imports are done the server freezes what it holds (``gc.freeze``): a
+imports once. A server told to keep what is unchanged (``keep="unchanged"``, the mutants'
+adapters) lets each child forget only the project modules whose file in the child's copy is not
+the file the server imported (a mutant's edited file), and every module that imports one of
+those, directly or through others, anywhere in its source; the rest stays, and the packages kept
+look for their submodules in the child's copy. Once its imports are done the server freezes what it holds (``gc.freeze``): a
 child's garbage collections then leave those objects alone instead of walking, and so copying,
 every page the server filled, which otherwise costs a short child more than its imports.
 
@@ -24,6 +28,7 @@ its exit status, so the caller can kill it and learn how it ended without being 
 
 from __future__ import annotations
 
+import ast
 import atexit
 import contextlib
 import gc
@@ -38,13 +43,16 @@ import sys
 import threading
 import traceback
 from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
-from typing import IO, Final
+from dataclasses import dataclass
+from pathlib import Path, PurePath
+from types import ModuleType
+from typing import IO, Final, Literal
 
-__all__ = ["ForkServer", "Forked", "available", "fork_server"]
+__all__ = ["ForkServer", "Forked", "Keep", "available", "fork_server"]
 
 _PROJECT_PACKAGES: Final = ("conformance", "harness9_ref", "tests")
-_KEEP_PROJECT: Final = "--keep-project"
+Keep = Literal["none", "unchanged", "all"]
+_KEEP_OPTION: Final = "--keep="
 _MAX_REQUEST: Final = 1 << 20
 
 
@@ -80,15 +88,14 @@ class Forked:
 
 class ForkServer:
     """A fork server run in ``template`` that has imported ``preload`` (module names); its
-    children import the project afresh unless ``keep_project``."""
+    children import the project afresh, or keep what ``keep`` says (see the module's docstring)."""
 
     def __init__(
-        self, template: Path, env: Mapping[str, str], preload: Sequence[str], *, keep_project: bool = False
+        self, template: Path, env: Mapping[str, str], preload: Sequence[str], *, keep: Keep = "none"
     ) -> None:
         self._socket, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        keep = [_KEEP_PROJECT] if keep_project else []
         self._process = subprocess.Popen(  # by path: the template's own conformance/ may be a toy
-            [sys.executable, __file__, str(theirs.fileno()), *keep, *preload],
+            [sys.executable, __file__, str(theirs.fileno()), _KEEP_OPTION + keep, *preload],
             cwd=template, env=dict(env), stdin=subprocess.DEVNULL, pass_fds=[theirs.fileno()],
         )
         theirs.close()
@@ -165,10 +172,12 @@ def _write_all(stream: IO[bytes], data: bytes) -> None:
 
 
 @contextlib.contextmanager
-def fork_server(template: Path, env: Mapping[str, str], preload: Sequence[str]) -> Iterator[ForkServer | None]:
+def fork_server(
+    template: Path, env: Mapping[str, str], preload: Sequence[str], *, keep: Keep = "none"
+) -> Iterator[ForkServer | None]:
     """A fork server where the platform has one, else None (processes are then started anew)."""
     try:
-        server = ForkServer(template, env, preload) if available() else None
+        server = ForkServer(template, env, preload, keep=keep) if available() else None
     except OSError:  # a platform without SOCK_SEQPACKET pairs of Unix sockets (macOS)
         server = None
     if server is None:
@@ -194,6 +203,98 @@ def _forget_project() -> None:
             del sys.modules[name]
 
 
+@dataclass(frozen=True)
+class _Loaded:
+    """The project modules a server imported: where each one's file lies below its root, what
+    that file was, and which of them import each one."""
+
+    files: dict[str, PurePath]
+    identities: dict[str, tuple[int, ...]]
+    importers: dict[str, set[str]]
+
+    @classmethod
+    def now(cls) -> _Loaded:
+        files: dict[str, PurePath] = {}
+        identities: dict[str, tuple[int, ...]] = {}
+        importers: dict[str, set[str]] = {}
+        for name, module in list(sys.modules.items()):
+            origin = getattr(module, "__file__", None)
+            if name.partition(".")[0] in _PROJECT_PACKAGES and origin:
+                path = Path(origin)
+                files[name] = path.relative_to(path.parents[name.count(".") + (path.stem == "__init__")])
+                identities[name] = _identity(path)
+        for name in files:
+            for imported in _imports(name, sys.modules[name]) & files.keys():
+                importers.setdefault(imported, set()).add(name)
+        return cls(files, identities, importers)
+
+    def stale(self, roots: Mapping[str, Path]) -> set[str]:
+        """The modules whose file under ``roots`` (by top package) differs, and their importers."""
+        changed = [
+            name for name, file in self.files.items()
+            if _identity(roots.get(name.partition(".")[0], Path("/nonexistent")) / file) != self.identities[name]
+        ]
+        stale: set[str] = set()
+        while changed:
+            name = changed.pop()
+            if name not in stale:
+                stale.add(name)
+                changed.extend(self.importers.get(name, ()))
+                # A package imported anew would lack its kept submodules as attributes.
+                changed.extend(other for other in self.files if other.startswith(name + "."))
+        return stale
+
+
+def _identity(path: Path) -> tuple[int, ...]:
+    """Which file ``path`` is, as of now (links followed): a copy's link to a template's file is
+    that file, an edited file is another one."""
+    try:
+        found = path.stat()
+    except OSError:
+        return ()
+    return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns)
+
+
+def _imports(name: str, module: ModuleType) -> set[str]:
+    """Every module ``module``'s source names in an import statement, wherever the statement is
+    (a function's imports run later, in the child), with each name a ``from`` import takes as if
+    it were a submodule."""
+    source = Path(module.__file__ or "").read_text(encoding="utf-8")
+    package = name if hasattr(module, "__path__") else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            parts = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+            base = ".".join([*parts, *([node.module] if node.module else [])])
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return found
+
+
+def _forget_stale(loaded: _Loaded, search_path: Sequence[str]) -> None:
+    """In a child of a ``keep="unchanged"`` server: forget the stale modules, and point the kept
+    packages at the child's copy so that what is imported anew comes from there."""
+    roots: dict[str, Path] = {}
+    for entry in search_path:  # where the child imports each package from: the first folder holding it
+        for top in _PROJECT_PACKAGES:
+            if top not in roots and (Path(entry) / top / "__init__.py").is_file():
+                roots[top] = Path(entry)
+    for name in loaded.stale(roots):
+        del sys.modules[name]
+        parent, _, child = name.rpartition(".")
+        if parent in sys.modules and child in vars(sys.modules[parent]):
+            delattr(sys.modules[parent], child)
+    for name, module in sys.modules.items():
+        top = name.partition(".")[0]
+        if top in roots and name in loaded.files and hasattr(module, "__path__"):
+            folder = str(roots[top] / loaded.files[name].parent)
+            module.__path__ = [folder]
+            if module.__spec__ is not None:
+                module.__spec__.submodule_search_locations = [folder]
+
+
 def _run_module(request: dict[str, object], fds: Sequence[int]) -> int:
     """In the forked child: take the pipes, move to the copy and run ``python -m`` there."""
     for fd, target in zip(fds[:3], (0, 1, 2), strict=True):
@@ -212,8 +313,11 @@ def _run_module(request: dict[str, object], fds: Sequence[int]) -> int:
     extra = _python_path(env)
     rest = [path for path in sys.path[1:] if path not in _SERVER_PATH]
     sys.path[:] = [cwd, *extra, *(path for path in rest if path not in extra)]
-    if not request["keep_project"]:
+    keep = request["keep"]
+    if keep == "none":
         _forget_project()
+    elif isinstance(keep, _Loaded):
+        _forget_stale(keep, sys.path)
     sys.argv = ["-m", *argv[1:]]
     try:
         runpy.run_module(argv[0], run_name="__main__", alter_sys=True)
@@ -267,7 +371,7 @@ def _serve_one(request: dict[str, object], fds: Sequence[int]) -> None:
     status.close()
 
 
-def _serve(channel: socket.socket, keep_project: bool) -> None:
+def _serve(channel: socket.socket, keep: Keep | _Loaded) -> None:
     """Fork an intermediate process per request until the caller closes its end."""
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the intermediates are reaped by the kernel
     while True:
@@ -277,7 +381,7 @@ def _serve(channel: socket.socket, keep_project: bool) -> None:
         if os.fork() == 0:
             channel.close()
             try:
-                _serve_one({**json.loads(message), "keep_project": keep_project}, fds)
+                _serve_one({**json.loads(message), "keep": keep}, fds)
             finally:
                 os._exit(0)
         for fd in fds:
@@ -286,18 +390,19 @@ def _serve(channel: socket.socket, keep_project: bool) -> None:
 
 def _main(argv: Sequence[str]) -> None:
     channel = socket.socket(fileno=int(argv[0]))
-    keep_project = argv[1:2] == [_KEEP_PROJECT]
+    keep = argv[1].removeprefix(_KEEP_OPTION)
     sys.path[0] = os.getcwd()  # the copy, as for python -m, not this file's folder
-    for name in argv[1 + keep_project:]:
+    for name in argv[2:]:
         try:
             __import__(name)  # what it imports from outside the project stays
         except Exception:  # only a head start: a child imports it again and reports what fails
             continue
-    if not keep_project:
+    if keep == "none":
         _forget_project()
+    loaded = _Loaded.now() if keep == "unchanged" else None
     gc.collect()
     gc.freeze()
-    _serve(channel, keep_project)
+    _serve(channel, loaded or keep)  # type: ignore[arg-type]
 
 
 if __name__ == "__main__":

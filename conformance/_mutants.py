@@ -276,7 +276,7 @@ def run_mutants(
         if not mutants:
             raise LookupError(f"no mutant in {mutants_dir} has id {only!r}")
     env = _isolated_environment()  # as it is now: tests running alongside may change os.environ
-    with project_template(root) as copy, fork_server(copy, env, DEFAULT_ADAPTER_COMMAND[2:3]) as server:
+    with project_template(root) as copy, fork_server(copy, env, DEFAULT_ADAPTER_COMMAND[2:3], keep="unchanged") as server:
         spawn = popen if server is None else server.spawn
         with contextlib.closing(_Baseline(copy, timeout, env, spawn)) as baseline:
             if scope == "full":

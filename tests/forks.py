@@ -38,7 +38,9 @@ def pytest_modules() -> tuple[str, ...]:
 def _server(preload: tuple[str, ...], keep_project: bool) -> ForkServer | None:
     if not available():
         return None
-    server = ForkServer(ROOT, {**os.environ, "PYTHONPATH": str(ROOT)}, preload, keep_project=keep_project)
+    server = ForkServer(
+        ROOT, {**os.environ, "PYTHONPATH": str(ROOT)}, preload, keep="all" if keep_project else "none"
+    )
     atexit.register(server.close)
     return server
 

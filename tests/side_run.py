@@ -39,8 +39,10 @@ SIDE_MODULES: Final = frozenset({
     "tests/cli/test_run_cli.py",  # signals and their grace periods
     "tests/cli/test_sessions_cli.py",
     "tests/cli/test_tui_cli.py",
+    "tests/conformance/test_forkserver.py",  # forked adapters, one of them hung until killed
     "tests/conformance/test_plugin.py",  # child pytest runs of a user's project
     "tests/conformance/test_porting.py",  # the runner against adapter processes
+    "tests/conformance/test_proxy.py",  # the recording proxy as a process, and its upstreams
     "tests/conformance/test_starter_adapters.py",  # the Node and Go adapters
     "tests/memory/test_session_reliability.py",  # writer processes, killed mid-batch
     "tests/postgres/test_pg_reliability.py",

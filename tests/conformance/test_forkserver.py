@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conformance import PROJECT_ROOT, run_case
-from conformance._forkserver import ForkServer, available, fork_server
+from conformance._forkserver import ForkServer, Keep, available, fork_server
 from conformance._mutant_copy import Edit, patched_copy
 from conformance._mutant_copy import template as project_template
 from conformance._runner import DEFAULT_ADAPTER_COMMAND, Adapter, AdapterError, popen
@@ -145,11 +145,11 @@ def probe(tmp_path: Path) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize("keep", [True, False])
-def test_the_project_is_kept_only_when_asked(probe: Path, keep: bool) -> None:
-    with ForkServer(PROJECT_ROOT, ENV, ["harness9_ref.cli"], keep_project=keep) as server:
+@pytest.mark.parametrize("keep", ["all", "none"])
+def test_the_project_is_kept_only_when_asked(probe: Path, keep: Keep) -> None:
+    with ForkServer(PROJECT_ROOT, ENV, ["harness9_ref.cli"], keep=keep) as server:
         done = server.run(["python", "-m", "probe", "state"], probe, ENV, timeout=30)
-    assert json.loads(done.stdout)["kept"] is keep
+    assert json.loads(done.stdout)["kept"] is (keep == "all")
 
 
 def test_the_servers_python_path_is_not_the_childs(probe: Path, tmp_path: Path) -> None:
@@ -180,3 +180,40 @@ def test_a_child_ends_as_an_interpreter_does(probe: Path) -> None:
         ended = server.run(["python", "-m", "probe", "shutdown"], probe, ENV, timeout=30)
     assert (message.returncode, message.stderr) == (1, b"a message, as the interpreter prints it\n")
     assert (ended.returncode, ended.stdout) == (0, b"main\nthread\nexit function\n")
+
+
+KEPT_PROBE = """\
+import json, sys
+import conformance.reference_adapter
+import harness9_ref.tui._status as status
+print(json.dumps({
+    "edited": getattr(status, "PROBE_EDIT", None),
+    "files": {name: module.__file__ for name, module in sys.modules.items() if name.startswith("harness9_ref")},
+    "tui_path": sys.modules["harness9_ref.tui"].__path__,
+    "schema_path": sys.modules["harness9_ref.schema"].__path__,
+}))
+"""
+
+
+def test_a_server_keeping_what_is_unchanged_reloads_an_edited_module_and_its_importers(template: Path) -> None:
+    edit = Edit("harness9_ref/tui/_status.py", "Segment = tuple[str, int | None]",
+                'Segment = tuple[str, int | None]\nPROBE_EDIT = "copy"')
+    seen = {}
+    with ForkServer(template, ENV, DEFAULT_ADAPTER_COMMAND[2:3], keep="unchanged") as server:
+        for name, edits in (("edited", [edit]), ("unedited", [])):
+            with patched_copy(template, edits) as copy:
+                (copy / "kept_probe.py").write_text(KEPT_PROBE, encoding="utf-8")
+                done = server.run(["python", "-m", "kept_probe"], copy, ENV, timeout=30)
+                seen[name] = (copy, json.loads(done.stdout))
+    copy, edited = seen["edited"]
+    files = edited["files"]
+    assert edited["edited"] == "copy"
+    for importer in ("harness9_ref.tui._status", "harness9_ref.tui", "harness9_ref.tui._app"):
+        assert files[importer].startswith(str(copy)), importer  # edited, or holding its names
+    for unrelated in ("harness9_ref.schema._message", "harness9_ref.provider._http", "harness9_ref.memory._tokens"):
+        assert files[unrelated].startswith(str(template)), unrelated
+    assert edited["tui_path"] == [str(copy / "harness9_ref" / "tui")]
+    assert edited["schema_path"] == [str(copy / "harness9_ref" / "schema")]  # kept, looking in the copy
+    unedited = seen["unedited"][1]
+    assert unedited["edited"] is None
+    assert all(file.startswith(str(template)) for file in unedited["files"].values())

@@ -18,10 +18,11 @@ from conformance._backends import case_backends
 from conformance._porting import case_pins, read_declarations
 from conformance._report import SuiteResult
 from harness9_ref import memory
+from tests.background import suite_cases
 
 from .toy import FAKES, case_data, write_json
 
-CASES = load_cases()
+CASES = suite_cases()
 WORDING_AREAS = ("summarization", "repair", "sliding_window", "token_budget")
 
 
