@@ -255,6 +255,19 @@ def _identity(path: Path) -> tuple[int, ...]:
     return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns)
 
 
+def _data_edited(package: Path) -> bool:
+    """Whether ``package`` in a child's copy holds a file of its own that is not Python source:
+    a mutant's copy links every folder and file it leaves alone, so such a file is an edited
+    one (a folder that is not such a copy counts as edited throughout)."""
+    if package.is_symlink():
+        return False
+    for folder, _, files in os.walk(package):  # linked folders are not entered
+        for name in files:
+            if not name.endswith(".py") and not os.path.islink(os.path.join(folder, name)):
+                return True
+    return False
+
+
 def _imports(name: str, module: ModuleType) -> set[str]:
     """Every module ``module``'s source names in an import statement, wherever the statement is
     (a function's imports run later, in the child), with each name a ``from`` import takes as if
@@ -281,6 +294,9 @@ def _forget_stale(loaded: _Loaded, search_path: Sequence[str]) -> None:
         for top in _PROJECT_PACKAGES:
             if top not in roots and (Path(entry) / top / "__init__.py").is_file():
                 roots[top] = Path(entry)
+    if any(_data_edited(roots[top] / top) for top in roots):
+        _forget_project()  # a kept module would read the server's copy of that file
+        return
     for name in loaded.stale(roots):
         del sys.modules[name]
         parent, _, child = name.rpartition(".")

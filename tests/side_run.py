@@ -30,9 +30,10 @@ import pytest
 
 __all__ = ["SIDE_MODULES", "Side", "configure", "handed_over"]
 
-# Each of these spends its time in child processes, sleeps or other programs, little in this one;
-# about half the suite's time, so that both processes end together (the rest waits on children
-# too, but this process also hosts tests/background.py).
+# Each of these spends its time in child processes, sleeps or other programs, little in this one,
+# except the official SDKs' tests, which pay seconds for importing the SDKs; about half the
+# suite's time, so that both processes end together (the rest waits on children too, but this
+# process also hosts tests/background.py).
 SIDE_MODULES: Final = frozenset({
     "tests/cli/test_cli.py",  # the command line as a child process
     "tests/cli/test_long_session_cli.py",
@@ -43,9 +44,11 @@ SIDE_MODULES: Final = frozenset({
     "tests/conformance/test_plugin.py",  # child pytest runs of a user's project
     "tests/conformance/test_porting.py",  # the runner against adapter processes
     "tests/conformance/test_proxy.py",  # the recording proxy as a process, and its upstreams
+    "tests/conformance/test_proxy_sdks.py",  # the official SDKs through the proxy
     "tests/conformance/test_starter_adapters.py",  # the Node and Go adapters
     "tests/memory/test_session_reliability.py",  # writer processes, killed mid-batch
     "tests/postgres/test_pg_reliability.py",
+    "tests/provider/test_official_sdks.py",  # the official SDKs (seconds to import) against a replay server
     "tests/tools/test_interrupt.py",  # timeouts and signals of real commands
     "tests/tui/test_screen_tmux.py",  # the terminal UI under tmux
     "tests/tui/test_screen_tmux_daily.py",

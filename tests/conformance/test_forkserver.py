@@ -217,3 +217,13 @@ def test_a_server_keeping_what_is_unchanged_reloads_an_edited_module_and_its_imp
     unedited = seen["unedited"][1]
     assert unedited["edited"] is None
     assert all(file.startswith(str(template)) for file in unedited["files"].values())
+
+
+def test_an_edit_of_a_file_that_is_not_python_source_forgets_the_whole_project(template: Path) -> None:
+    """A kept module would read the server's copy of that file (the schemas, the cases)."""
+    edit = Edit("conformance/schema/case.json", '"$schema"', '"$schema" ')
+    with ForkServer(template, ENV, DEFAULT_ADAPTER_COMMAND[2:3], keep="unchanged") as server, \
+            patched_copy(template, [edit]) as copy:
+        (copy / "kept_probe.py").write_text(KEPT_PROBE, encoding="utf-8")
+        seen = json.loads(server.run(["python", "-m", "kept_probe"], copy, ENV, timeout=30).stdout)
+    assert all(file.startswith(str(copy)) for file in seen["files"].values())
