@@ -9,6 +9,12 @@ second process wrote: pytest's own report serialisation, so pass, fail, skip, du
 JUnit come out as if the test had run here. Coverage is measured in both processes and
 combined by pytest-cov at the end.
 
+A run given no paths (the whole suite, as the README's command runs it) starts the second
+process as soon as it is configured, so that the two collections overlap: the second process
+collects every side module, then waits for this one to list the tests it hands over (none if
+this run selected only side tests or none) and runs only those. A run given paths starts it when
+its own collection ends.
+
 Nothing is handed over when the run selects no side test or only side tests, under ``--pdb``
 or ``--collect-only``, or with ``H9_NO_SIDE_RUN=1`` in the environment.
 """
@@ -107,8 +113,12 @@ class Side:
             self._stream.close()
 
 
+def _allowed(config: pytest.Config) -> bool:
+    return not (os.environ.get(OPT_OUT_ENV) or config.option.usepdb or config.option.collectonly)
+
+
 def _wanted(config: pytest.Config, items: list[pytest.Item], modules: frozenset[str]) -> list[pytest.Item]:
-    if os.environ.get(OPT_OUT_ENV) or config.option.usepdb or config.option.collectonly:
+    if not _allowed(config):
         return []
     side = [item for item in items if item.nodeid.split("::")[0] in modules]
     return side if 0 < len(side) < len(items) else []
@@ -122,9 +132,19 @@ def handed_over(config: pytest.Config, item: pytest.Item) -> bool:
 
 
 def configure(config: pytest.Config, modules: frozenset[str] = SIDE_MODULES) -> None:
-    """Register this process's part: the second process's reporter, or the first's delegator."""
+    """Register this process's part: the second process's reporter, or the first's delegator
+    (which starts the second process now if the run was given no paths)."""
     reports = os.environ.get(REPORTS_ENV)
-    config.pluginmanager.register(_Reporter(config, Path(reports)) if reports else _Delegator(modules), _PLUGIN)
+    if reports:
+        config.pluginmanager.register(_Reporter(config, Path(reports)), _PLUGIN)
+        return
+    delegator = _Delegator(modules)
+    config.pluginmanager.register(delegator, _PLUGIN)
+    given_paths = config.args_source == pytest.Config.ArgsSource.ARGS
+    present = sorted(module for module in modules if (config.rootpath / module).is_file())
+    if _allowed(config) and not given_paths and present:
+        delegator.start(config, present)
+        config.add_cleanup(delegator.end)
 
 
 class _Reporter:
@@ -133,11 +153,12 @@ class _Reporter:
     def __init__(self, config: pytest.Config, reports: Path) -> None:
         self.config = config
         self.reports = reports
-        self.listed = set(json.loads(Path(os.environ[ITEMS_ENV]).read_text(encoding="utf-8")))
+        self.first = os.getppid()
 
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
-        config.hook.pytest_deselected(items=[item for item in items if item.nodeid not in self.listed])
-        items[:] = [item for item in items if item.nodeid in self.listed]
+        listed = set(_listed(Path(os.environ[ITEMS_ENV]), self.first))
+        config.hook.pytest_deselected(items=[item for item in items if item.nodeid not in listed])
+        items[:] = [item for item in items if item.nodeid in listed]
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -146,32 +167,63 @@ class _Reporter:
             out.write(json.dumps(data) + "\n")
 
 
+def _listed(items: Path, first: int) -> list[str]:
+    """The node ids the first process (``first``) hands over, once it has written them."""
+    while not items.exists():
+        if os.getppid() != first:
+            pytest.exit("the first pytest process ended before handing any test over", returncode=2)
+        time.sleep(0.02)
+    listed: list[str] = json.loads(items.read_text(encoding="utf-8"))
+    return listed
+
+
 class _Delegator:
     """In the first process: hand the side tests over, then report them in their place."""
 
     def __init__(self, modules: frozenset[str]) -> None:
         self.modules = modules
         self.side: Side | None = None
+        self._started: tuple[subprocess.Popen[bytes], Path] | None = None
 
-    @pytest.hookimpl(tryfirst=True)  # before conftest.py orders the tests by where they run
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
-        config = session.config
-        side = _wanted(config, session.items, self.modules)
-        if not side:
-            return
+    def start(self, config: pytest.Config, modules: list[str]) -> None:
+        """Start the second process on ``modules``; it runs what ``items.json`` lists, once written."""
         folder = Path(tempfile.mkdtemp(prefix="h9-side-"))
-        nodeids = [item.nodeid for item in side]
-        (folder / "items.json").write_text(json.dumps(nodeids), encoding="utf-8")
         (folder / "reports.jsonl").touch()
         coverage = ["--cov", "--cov-report=", "--cov-fail-under=0"] if config.getoption("cov_source", None) else []
         env = {**os.environ, ITEMS_ENV: str(folder / "items.json"), REPORTS_ENV: str(folder / "reports.jsonl")}
         with (folder / "output.txt").open("wb") as output:
             process = subprocess.Popen(
-                [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *coverage,
-                 *sorted({nodeid.split("::")[0] for nodeid in nodeids})],
+                [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *coverage, *modules],
                 cwd=config.rootpath, env=env, stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT,
             )
-        self.side = Side(process, folder, frozenset(nodeids))
+        self._started = (process, folder)
+
+    def end(self) -> None:
+        """Stop a second process started early that the run ended before handing anything."""
+        if self._started is not None and self.side is None:
+            process, folder = self._started
+            process.terminate()
+            process.wait()
+            shutil.rmtree(folder, ignore_errors=True)
+
+    @pytest.hookimpl(tryfirst=True)  # before conftest.py orders the tests by where they run
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        config = session.config
+        nodeids = [item.nodeid for item in _wanted(config, session.items, self.modules)]
+        if self._started is None and nodeids:
+            self.start(config, sorted({nodeid.split("::")[0] for nodeid in nodeids}))
+        if self._started is None:
+            return
+        process, folder = self._started
+        items = folder / "items.json"
+        items.with_suffix(".tmp").write_text(json.dumps(nodeids), encoding="utf-8")
+        items.with_suffix(".tmp").replace(items)  # whole, or not there yet
+        if nodeids:
+            self.side = Side(process, folder, frozenset(nodeids))
+        else:  # started early, handed nothing: it ends at once, its coverage saved before ours
+            process.wait()
+            self._started = None
+            shutil.rmtree(folder, ignore_errors=True)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> bool | None:

@@ -5,8 +5,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
+
+import pytest
 
 from conformance import PROJECT_ROOT
 from tests.side_run import ITEMS_ENV, OPT_OUT_ENV, REPORTS_ENV
@@ -42,12 +45,12 @@ def test_here():
 """
 
 
-def run(project: Path, **env: str) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:
+def run(project: Path, *args: str, **env: str) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:
     inherited = {k: v for k, v in os.environ.items() if k not in (ITEMS_ENV, REPORTS_ENV, OPT_OUT_ENV)}
     environment = {**inherited, "PYTHONPATH": str(PROJECT_ROOT), **env}
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs", "--junitxml", "junit.xml", "-o",
-         "junit_family=xunit2"],
+         "junit_family=xunit2", *args],
         cwd=project, env=environment, capture_output=True, text=True, timeout=120, check=False,
     )
     outcomes = {}
@@ -57,11 +60,12 @@ def run(project: Path, **env: str) -> tuple[subprocess.CompletedProcess[str], di
     return done, outcomes
 
 
-def test_side_tests_are_reported_in_their_place_with_their_outcomes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("paths", [(), ("test_main.py", "test_side.py")], ids=["started-early", "given-paths"])
+def test_side_tests_are_reported_in_their_place_with_their_outcomes(tmp_path: Path, paths: tuple[str, ...]) -> None:
     (tmp_path / "conftest.py").write_text(CONFTEST, encoding="utf-8")
     (tmp_path / "test_side.py").write_text(SIDE, encoding="utf-8")
     (tmp_path / "test_main.py").write_text(MAIN, encoding="utf-8")
-    done, outcomes = run(tmp_path)
+    done, outcomes = run(tmp_path, *paths)
     assert done.returncode == 1
     assert "1 failed, 5 passed, 1 skipped" in done.stdout
     assert "seeded failure" in done.stdout and "seeded skip" in done.stdout
@@ -82,3 +86,16 @@ def test_a_second_process_that_dies_fails_its_tests_with_its_output(tmp_path: Pa
     assert done.returncode == 1
     assert outcomes["test_gone"] == "failure"
     assert "the second pytest process ended without running this test" in done.stdout
+
+
+def test_a_second_process_started_early_but_handed_nothing_ends_and_leaves_nothing(tmp_path: Path) -> None:
+    (tmp_path / "conftest.py").write_text(CONFTEST, encoding="utf-8")
+    (tmp_path / "test_side.py").write_text(SIDE, encoding="utf-8")
+    (tmp_path / "test_main.py").write_text(MAIN, encoding="utf-8")
+    before = set(Path(tempfile.gettempdir()).glob("h9-side-*"))
+    main_only, outcomes = run(tmp_path, "-k", "test_here")
+    assert main_only.returncode == 0 and "1 passed, 6 deselected" in main_only.stdout
+    assert outcomes == {"test_here": "passed"}
+    side_only, _ = run(tmp_path, "-k", "test_passes")  # nothing left here to run beside it
+    assert side_only.returncode == 1 and "1 failed, 6 deselected" in side_only.stdout
+    assert set(Path(tempfile.gettempdir()).glob("h9-side-*")) <= before
