@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Final
@@ -39,26 +40,28 @@ __all__ = ["SIDE_MODULES", "Side", "configure", "handed_over"]
 # Each of these spends its time in child processes, sleeps or other programs, little in this one,
 # except the official SDKs' tests, which pay seconds for importing the SDKs; about half the
 # suite's time, so that both processes end together (the rest waits on children too, but this
-# process also hosts tests/background.py).
-SIDE_MODULES: Final = frozenset({
-    "tests/cli/test_cli.py",  # the command line as a child process
-    "tests/cli/test_long_session_cli.py",
-    "tests/cli/test_run_cli.py",  # signals and their grace periods
-    "tests/cli/test_sessions_cli.py",
-    "tests/cli/test_tui_cli.py",
-    "tests/conformance/test_forkserver.py",  # forked adapters, one of them hung until killed
-    "tests/conformance/test_plugin.py",  # child pytest runs of a user's project
-    "tests/conformance/test_porting.py",  # the runner against adapter processes
-    "tests/conformance/test_proxy.py",  # the recording proxy as a process, and its upstreams
-    "tests/conformance/test_proxy_sdks.py",  # the official SDKs through the proxy
-    "tests/conformance/test_starter_adapters.py",  # the Node and Go adapters
-    "tests/memory/test_session_reliability.py",  # writer processes, killed mid-batch
-    "tests/postgres/test_pg_reliability.py",
-    "tests/provider/test_official_sdks.py",  # the official SDKs (seconds to import) against a replay server
-    "tests/tools/test_interrupt.py",  # timeouts and signals of real commands
+# process also hosts tests/background.py). In the order they run: those that mostly sleep
+# first, while the background runs keep the cores busy, and those that keep a core busy
+# themselves last, when this process is the only other one left.
+SIDE_MODULES: Final = (
     "tests/tui/test_screen_tmux.py",  # the terminal UI under tmux
     "tests/tui/test_screen_tmux_daily.py",
-})
+    "tests/cli/test_run_cli.py",  # signals and their grace periods
+    "tests/tools/test_interrupt.py",  # timeouts and signals of real commands
+    "tests/cli/test_tui_cli.py",
+    "tests/cli/test_cli.py",  # the command line as a child process
+    "tests/cli/test_sessions_cli.py",
+    "tests/cli/test_long_session_cli.py",
+    "tests/conformance/test_forkserver.py",  # forked adapters, one of them hung until killed
+    "tests/conformance/test_proxy.py",  # the recording proxy as a process, and its upstreams
+    "tests/memory/test_session_reliability.py",  # writer processes, killed mid-batch
+    "tests/postgres/test_pg_reliability.py",
+    "tests/conformance/test_plugin.py",  # child pytest runs of a user's project
+    "tests/conformance/test_porting.py",  # the runner against adapter processes
+    "tests/conformance/test_starter_adapters.py",  # the Node and Go adapters
+    "tests/provider/test_official_sdks.py",  # the official SDKs (seconds to import) against a replay server
+    "tests/conformance/test_proxy_sdks.py",  # the official SDKs through the proxy
+)
 ITEMS_ENV: Final = "H9_SIDE_ITEMS"  # in the second process: the file listing its tests
 REPORTS_ENV: Final = "H9_SIDE_REPORTS"  # in the second process: the file its reports go to
 OPT_OUT_ENV: Final = "H9_NO_SIDE_RUN"
@@ -117,7 +120,7 @@ def _allowed(config: pytest.Config) -> bool:
     return not (os.environ.get(OPT_OUT_ENV) or config.option.usepdb or config.option.collectonly)
 
 
-def _wanted(config: pytest.Config, items: list[pytest.Item], modules: frozenset[str]) -> list[pytest.Item]:
+def _wanted(config: pytest.Config, items: list[pytest.Item], modules: Sequence[str]) -> list[pytest.Item]:
     if not _allowed(config):
         return []
     side = [item for item in items if item.nodeid.split("::")[0] in modules]
@@ -131,7 +134,7 @@ def handed_over(config: pytest.Config, item: pytest.Item) -> bool:
     return side is not None and item.nodeid in side.nodeids
 
 
-def configure(config: pytest.Config, modules: frozenset[str] = SIDE_MODULES) -> None:
+def configure(config: pytest.Config, modules: Sequence[str] = SIDE_MODULES) -> None:
     """Register this process's part: the second process's reporter, or the first's delegator
     (which starts the second process now if the run was given no paths)."""
     reports = os.environ.get(REPORTS_ENV)
@@ -141,7 +144,7 @@ def configure(config: pytest.Config, modules: frozenset[str] = SIDE_MODULES) -> 
     delegator = _Delegator(modules)
     config.pluginmanager.register(delegator, _PLUGIN)
     given_paths = config.args_source == pytest.Config.ArgsSource.ARGS
-    present = sorted(module for module in modules if (config.rootpath / module).is_file())
+    present = [module for module in modules if (config.rootpath / module).is_file()]
     if _allowed(config) and not given_paths and present:
         delegator.start(config, present)
         config.add_cleanup(delegator.end)
@@ -180,7 +183,7 @@ def _listed(items: Path, first: int) -> list[str]:
 class _Delegator:
     """In the first process: hand the side tests over, then report them in their place."""
 
-    def __init__(self, modules: frozenset[str]) -> None:
+    def __init__(self, modules: Sequence[str]) -> None:
         self.modules = modules
         self.side: Side | None = None
         self._started: tuple[subprocess.Popen[bytes], Path] | None = None
@@ -211,7 +214,8 @@ class _Delegator:
         config = session.config
         nodeids = [item.nodeid for item in _wanted(config, session.items, self.modules)]
         if self._started is None and nodeids:
-            self.start(config, sorted({nodeid.split("::")[0] for nodeid in nodeids}))
+            handed = {nodeid.split("::")[0] for nodeid in nodeids}
+            self.start(config, [module for module in self.modules if module in handed])
         if self._started is None:
             return
         process, folder = self._started

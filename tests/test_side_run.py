@@ -18,7 +18,7 @@ CONFTEST = """
 from tests import side_run
 
 def pytest_configure(config):
-    side_run.configure(config, frozenset({"test_side.py"}))
+    side_run.configure(config, ("test_side.py",))
 """
 SIDE = """
 import os, pytest
