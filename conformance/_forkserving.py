@@ -69,8 +69,10 @@ class _Loaded:
             origin = getattr(module, "__file__", None)
             if name.partition(".")[0] in _PROJECT_PACKAGES and origin:
                 path = Path(origin)
-                files[name] = path.relative_to(path.parents[name.count(".") + (path.stem == "__init__")])
-                identities[name] = _identity(path)
+                file = PurePath(*name.split("."), *(["__init__.py"] if path.stem == "__init__" else []))
+                files[name] = file if path.stem == "__init__" else file.with_suffix(".py")
+                # A module whose file is not where its name says is imported anew by every child.
+                identities[name] = _identity(path) if path.as_posix().endswith(files[name].as_posix()) else (-1,)
         for name in files:
             for imported in _imports(name, sys.modules[name]) & files.keys():
                 importers.setdefault(imported, set()).add(name)
