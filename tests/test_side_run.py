@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from conformance import PROJECT_ROOT
+from tests import forks
 from tests.side_run import ITEMS_ENV, OPT_OUT_ENV, REPORTS_ENV
 
 CONFTEST = """
@@ -48,11 +49,12 @@ def test_here():
 def run(project: Path, *args: str, **env: str) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:
     inherited = {k: v for k, v in os.environ.items() if k not in (ITEMS_ENV, REPORTS_ENV, OPT_OUT_ENV)}
     environment = {**inherited, "PYTHONPATH": str(PROJECT_ROOT), **env}
-    done = subprocess.run(
+    forked = forks.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs", "--junitxml", "junit.xml", "-o",
          "junit_family=xunit2", *args],
-        cwd=project, env=environment, capture_output=True, text=True, timeout=120, check=False,
+        project, environment, timeout=120, preload=forks.pytest_modules(),
     )
+    done = subprocess.CompletedProcess(forked.args, forked.returncode, forked.stdout.decode(), forked.stderr.decode())
     outcomes = {}
     for case in ET.parse(project / "junit.xml").iter("testcase"):
         kinds = [child.tag for child in case if child.tag in ("failure", "skipped", "error")]
