@@ -1,11 +1,11 @@
-"""Long runs of the suite that start when collection ends and go on beside the other tests.
+"""Long runs of the suite that start early (``tests/conftest.py``) and go on beside the other tests.
 
 Three parts of the suite are mostly waiting on other processes: the seeded-bug catalogue (one
 adapter process per mutant, ``conformance/_mutants.py`` in its "targeted" scope), every case
 through the reference adapter (one process, and cases that wait on timeouts by design) and
 the seeded bugs of pending requirements (a child pytest process per bug, ``tests/pending_bugs.py``). Each
-runs in a background thread from the end of collection (``tests/conftest.py``), on the
-core the serial tests leave idle, and the tests that assert their verdicts
+runs in a background thread from the end of collection, or from the start in a run of the
+whole suite (``tests/conftest.py``), on the core the serial tests leave idle, and the tests that assert their verdicts
 (``tests/test_seeded_bugs.py``, ``tests/test_conformance.py``,
 ``tests/conformance/test_pending_mutants.py``) wait for them. A run that selects
 none of those tests starts nothing; a run that ends early skips the mutants not yet started.

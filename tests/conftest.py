@@ -2,8 +2,9 @@
 
 The seeded-bug catalogue, the reference adapter's run of every case and the judging of the
 pending requirements' seeded bugs (``tests/background.py``) start when collection ends if any
-selected test asks for their results, so that they run beside the other tests instead of after
-them; so do the wait-bound test modules, in a second pytest process (``tests/side_run.py``).
+selected test asks for their results (when the run is configured, if it runs the whole suite),
+so that they run beside the other tests instead of after them; so do the wait-bound test
+modules, in a second pytest process (``tests/side_run.py``).
 """
 
 from __future__ import annotations
@@ -42,6 +43,21 @@ settings.load_profile("loaded-machine")
 def pytest_configure(config: pytest.Config) -> None:
     _keep_bytecode()
     side_run.configure(config)
+    if _whole_suite(config):  # every test is selected, those waiting for the runs too
+        for name in background.RUNS:
+            background.start(config, name)
+
+
+def _whole_suite(config: pytest.Config) -> bool:
+    """Whether this run selects every test: no paths, no selecting option, not just collecting.
+
+    Such a run starts the background runs as soon as it is configured, while it collects.
+    """
+    selecting = ("keyword", "markexpr", "deselect", "ignore", "ignore_glob", "lf", "failedfirst", "stepwise",
+                 "collectonly")
+    return config.args_source != pytest.Config.ArgsSource.ARGS and not any(
+        config.getoption(option, None) for option in selecting
+    )
 
 
 def _keep_bytecode() -> None:
@@ -65,7 +81,8 @@ def _waits(item: pytest.Item) -> bool:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Start the background runs asked for; the tests that wait for them go last.
+    """Start the background runs asked for (those of a whole-suite run have started already);
+    the tests that wait for them go last.
 
     The second process's tests (``tests/side_run.py``) are reported after those, so this process
     runs everything it can while the background runs and the second process work.
