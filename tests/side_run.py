@@ -139,7 +139,7 @@ def configure(config: pytest.Config, modules: Sequence[str] = SIDE_MODULES) -> N
     (which starts the second process now if the run was given no paths)."""
     reports = os.environ.get(REPORTS_ENV)
     if reports:
-        config.pluginmanager.register(_Reporter(config, Path(reports)), _PLUGIN)
+        config.pluginmanager.register(_Reporter(config, Path(reports), modules), _PLUGIN)
         return
     delegator = _Delegator(modules)
     config.pluginmanager.register(delegator, _PLUGIN)
@@ -153,15 +153,18 @@ def configure(config: pytest.Config, modules: Sequence[str] = SIDE_MODULES) -> N
 class _Reporter:
     """In the second process: run only the tests handed over, and write each report to the file."""
 
-    def __init__(self, config: pytest.Config, reports: Path) -> None:
+    def __init__(self, config: pytest.Config, reports: Path, modules: Sequence[str]) -> None:
         self.config = config
         self.reports = reports
+        self.order = {module: n for n, module in enumerate(modules)}
         self.first = os.getppid()
 
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        """Keep the tests handed over, in the modules' order (they were collected in another)."""
         listed = set(_listed(Path(os.environ[ITEMS_ENV]), self.first))
         config.hook.pytest_deselected(items=[item for item in items if item.nodeid not in listed])
         items[:] = [item for item in items if item.nodeid in listed]
+        items.sort(key=lambda item: self.order.get(item.nodeid.split("::")[0], len(self.order)))
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -189,14 +192,18 @@ class _Delegator:
         self._started: tuple[subprocess.Popen[bytes], Path] | None = None
 
     def start(self, config: pytest.Config, modules: list[str]) -> None:
-        """Start the second process on ``modules``; it runs what ``items.json`` lists, once written."""
+        """Start the second process on ``modules``; it runs what ``items.json`` lists, once written.
+
+        It collects them in the reverse of this process's order, so that on a fresh checkout the
+        two compile different test modules first instead of the same ones at once.
+        """
         folder = Path(tempfile.mkdtemp(prefix="h9-side-"))
         (folder / "reports.jsonl").touch()
         coverage = ["--cov", "--cov-report=", "--cov-fail-under=0"] if config.getoption("cov_source", None) else []
         env = {**os.environ, ITEMS_ENV: str(folder / "items.json"), REPORTS_ENV: str(folder / "reports.jsonl")}
         with (folder / "output.txt").open("wb") as output:
             process = subprocess.Popen(
-                [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *coverage, *modules],
+                [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *coverage, *sorted(modules, reverse=True)],
                 cwd=config.rootpath, env=env, stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT,
             )
         self._started = (process, folder)

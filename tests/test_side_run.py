@@ -101,3 +101,18 @@ def test_a_second_process_started_early_but_handed_nothing_ends_and_leaves_nothi
     side_only, _ = run(tmp_path, "-k", "test_passes")  # nothing left here to run beside it
     assert side_only.returncode == 1 and "1 failed, 6 deselected" in side_only.stdout
     assert set(Path(tempfile.gettempdir()).glob("h9-side-*")) <= before
+
+
+def test_the_second_process_runs_its_modules_in_the_order_given(tmp_path: Path) -> None:
+    """It collects them in the reverse order (tests/side_run.py), and runs them in the given one."""
+    conftest = CONFTEST.replace('("test_side.py",)', '("test_side_a.py", "test_side_b.py")')
+    (tmp_path / "conftest.py").write_text(conftest, encoding="utf-8")
+    for name in ("a", "b"):
+        (tmp_path / f"test_side_{name}.py").write_text(
+            f"def test_{name}():\n    with open('ran.txt', 'a') as log:\n        log.write('{name}')\n",
+            encoding="utf-8",
+        )
+    (tmp_path / "test_main.py").write_text(MAIN, encoding="utf-8")
+    done, _ = run(tmp_path)
+    assert done.returncode == 0, done.stdout
+    assert (tmp_path / "ran.txt").read_text(encoding="utf-8") == "ab"
