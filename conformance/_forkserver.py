@@ -3,8 +3,8 @@
 The seeded-bug catalogue starts one reference adapter per mutant, each in its own patched copy
 of the project, and the judging of the pending requirements' seeded bugs one pytest per bug.
 Most of such a start is the interpreter importing the same standard-library and third-party
-modules every time. A fork server (``_forkserving.py`` run as a script, in an unpatched copy) imports
-the modules it is told to once, forgets the project's own, and then forks a process per
+modules every time. A fork server (``_forkserving.py`` run as a script, in an unpatched copy)
+imports the modules it is told to once, forgets the project's own, and then forks a process per
 request: the child imports the project afresh from the copy it is given and runs ``python -m
 <module> <args>`` there on the pipes the caller handed over, exactly as a process started anew
 would. A forked process is a process of its own, so a mutant that crashes or
@@ -13,10 +13,12 @@ imported of it too: the command-line tests start the unpatched command that way,
 imports once. A server told to keep what is unchanged (``keep="unchanged"``, the mutants'
 adapters) lets each child forget only the project modules whose file in the child's copy is not
 the file the server imported (a mutant's edited file), and every module that imports one of
-those, directly or through others, anywhere in its source; the rest stays, and the packages kept
-look for their submodules in the child's copy. Once its imports are done the server freezes what it holds (``gc.freeze``): a
-child's garbage collections then leave those objects alone instead of walking, and so copying,
-every page the server filled, which otherwise costs a short child more than its imports.
+those, directly or through others, anywhere in its source; the rest stays, and the packages
+kept look for their submodules in the child's copy.
+
+Once its imports are done the server freezes what it holds (``gc.freeze``): a child's garbage
+collections then leave those objects alone instead of walking, and so copying, every page the
+server filled, which otherwise costs a short child more than its imports.
 
 A request is one SOCK_SEQPACKET message (the copy, the environment and the command line as
 JSON) carrying four descriptors: the child's stdin (a pipe, or the caller's own file or

@@ -31,6 +31,7 @@ __all__ = ["KEEP_OPTION", "Keep"]
 
 _PROJECT_PACKAGES: Final = ("conformance", "harness9_ref", "tests")
 Keep = Literal["none", "unchanged", "all"]
+KEEPS: Final[tuple[Keep, ...]] = ("none", "unchanged", "all")
 KEEP_OPTION: Final = "--keep="
 _MAX_REQUEST: Final = 1 << 20
 
@@ -79,11 +80,9 @@ class _Loaded:
         return cls(files, identities, importers)
 
     def stale(self, roots: Mapping[str, Path]) -> set[str]:
-        """The modules whose file under ``roots`` (by top package) differs, and their importers."""
-        changed = [
-            name for name, file in self.files.items()
-            if _identity(roots.get(name.partition(".")[0], Path("/nonexistent")) / file) != self.identities[name]
-        ]
+        """The modules whose file under ``roots`` (by top package) differs or is not there, and
+        their importers."""
+        changed = [name for name in self.files if not self._same(name, roots.get(name.partition(".")[0]))]
         stale: set[str] = set()
         while changed:
             name = changed.pop()
@@ -93,6 +92,9 @@ class _Loaded:
                 # A package imported anew would lack its kept submodules as attributes.
                 changed.extend(other for other in self.files if other.startswith(name + "."))
         return stale
+
+    def _same(self, name: str, root: Path | None) -> bool:
+        return root is not None and _identity(root / self.files[name]) == self.identities[name]
 
 
 def _identity(path: Path) -> tuple[int, ...]:
@@ -161,7 +163,7 @@ def _forget_stale(loaded: _Loaded, search_path: Sequence[str]) -> None:
                 module.__spec__.submodule_search_locations = [folder]
 
 
-def _run_module(request: dict[str, object], fds: Sequence[int]) -> int:
+def _run_module(request: dict[str, object], fds: Sequence[int], keep: Keep | _Loaded) -> int:
     """In the forked child: take the pipes, move to the copy and run ``python -m`` there."""
     for fd, target in zip(fds[:3], (0, 1, 2), strict=True):
         os.dup2(fd, target)
@@ -179,7 +181,6 @@ def _run_module(request: dict[str, object], fds: Sequence[int]) -> int:
     extra = _python_path(env)
     rest = [path for path in sys.path[1:] if path not in _SERVER_PATH]
     sys.path[:] = [cwd, *extra, *(path for path in rest if path not in extra)]
-    keep = request["keep"]
     if keep == "none":
         _forget_project()
     elif isinstance(keep, _Loaded):
@@ -220,14 +221,14 @@ def _shut_down(code: int) -> int:
     return code
 
 
-def _serve_one(request: dict[str, object], fds: Sequence[int]) -> None:
+def _serve_one(request: dict[str, object], fds: Sequence[int], keep: Keep | _Loaded) -> None:
     """In the intermediate process: fork the child, report its pid, then its exit status."""
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     status = os.fdopen(fds[3], "w")
     pid = os.fork()
     if pid == 0:
         status.close()
-        os._exit(_run_module(request, fds[:3]))
+        os._exit(_run_module(request, fds[:3], keep))
     for fd in fds[:3]:
         os.close(fd)
     status.write(f"{pid}\n")
@@ -238,7 +239,8 @@ def _serve_one(request: dict[str, object], fds: Sequence[int]) -> None:
 
 
 def _serve(channel: socket.socket, keep: Keep | _Loaded) -> None:
-    """Fork an intermediate process per request until the caller closes its end."""
+    """Fork an intermediate process per request until the caller closes its end; ``keep`` says
+    what a child keeps of the project (for "unchanged", what the server imported of it)."""
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the intermediates are reaped by the kernel
     while True:
         message, fds, _, _ = socket.recv_fds(channel, _MAX_REQUEST, 4)
@@ -247,7 +249,7 @@ def _serve(channel: socket.socket, keep: Keep | _Loaded) -> None:
         if os.fork() == 0:
             channel.close()
             try:
-                _serve_one({**json.loads(message), "keep": keep}, fds)
+                _serve_one(json.loads(message), fds, keep)
             finally:
                 os._exit(0)
         for fd in fds:
@@ -256,7 +258,9 @@ def _serve(channel: socket.socket, keep: Keep | _Loaded) -> None:
 
 def _main(argv: Sequence[str]) -> None:
     channel = socket.socket(fileno=int(argv[0]))
-    keep = argv[1].removeprefix(KEEP_OPTION)
+    keep = next((keep for keep in KEEPS if argv[1] == KEEP_OPTION + keep), None)
+    if keep is None:
+        raise SystemExit(f"fork server: expected {KEEP_OPTION}{'|'.join(KEEPS)}, not {argv[1]!r}")
     sys.path[0] = os.getcwd()  # the copy, as for python -m, not this file's folder
     for name in argv[2:]:
         try:
@@ -265,10 +269,10 @@ def _main(argv: Sequence[str]) -> None:
             continue
     if keep == "none":
         _forget_project()
-    loaded = _Loaded.now() if keep == "unchanged" else None
+    policy = _Loaded.now() if keep == "unchanged" else keep
     gc.collect()
     gc.freeze()
-    _serve(channel, loaded or keep)  # type: ignore[arg-type]
+    _serve(channel, policy)
 
 
 if __name__ == "__main__":

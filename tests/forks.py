@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Final
 
-from conformance._forkserver import ForkServer, available
+from conformance._forkserver import ForkServer, Keep, available
 
 __all__ = ["ROOT", "Stdin", "pytest_modules", "run"]
 
@@ -35,24 +35,22 @@ def pytest_modules() -> tuple[str, ...]:
 
 
 @functools.cache
-def _server(preload: tuple[str, ...], keep_project: bool) -> ForkServer | None:
+def _server(preload: tuple[str, ...], keep: Keep) -> ForkServer | None:
     if not available():
         return None
-    server = ForkServer(
-        ROOT, {**os.environ, "PYTHONPATH": str(ROOT)}, preload, keep="all" if keep_project else "none"
-    )
+    server = ForkServer(ROOT, {**os.environ, "PYTHONPATH": str(ROOT)}, preload, keep=keep)
     atexit.register(server.close)
     return server
 
 
 def run(
     command: Sequence[str], cwd: Path, env: Mapping[str, str], *, timeout: float, preload: tuple[str, ...],
-    keep_project: bool = False, stdin: Stdin = subprocess.DEVNULL, input: bytes | None = None,
+    keep: Keep = "none", stdin: Stdin = subprocess.DEVNULL, input: bytes | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     """As ``subprocess.run(command, capture_output=True)`` for ``python -m`` commands, forked from
-    a server that has imported ``preload`` (and kept the project's modules if ``keep_project``);
+    a server that has imported ``preload`` (and keeps of the project what ``keep`` says);
     started anew where the platform cannot fork one."""
-    server = _server(preload, keep_project)
+    server = _server(preload, keep)
     if server is None:
         return subprocess.run(
             list(command), capture_output=True, env=dict(env), cwd=cwd,

@@ -11,9 +11,9 @@ each bug is applied to it in turn, its tests run in a child pytest process, and 
 restored. The children are forked from a fork server (``conformance/_forkserver.py``) that has
 imported pytest and what the tests import from outside the project, so each imports only the
 project itself, from the copy as it is at that moment: from the bytecode the baseline wrote,
-except the file a bug changed. The children's PostgreSQL tests share one server, started here (or the one
-``HARNESS9_TEST_POSTGRES_URL`` names) and handed on in that variable, so no child pays for
-initdb. The whole judging is mostly waiting on child processes, so ``tests/background.py`` runs
+except the file a bug changed. The children's PostgreSQL tests share one server, started here
+(or the one ``HARNESS9_TEST_POSTGRES_URL`` names) and handed on in that variable, so no child
+pays for initdb. The whole judging is mostly waiting on child processes, so ``tests/background.py`` runs
 it beside the other tests; ``tests/conformance/test_pending_mutants.py`` asserts its verdicts.
 """
 

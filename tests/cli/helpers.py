@@ -59,7 +59,7 @@ def cli(
     """
     result = forks.run(
         [sys.executable, "-m", "harness9_ref", *args], cwd, {**env, **extra}, timeout=60,
-        preload=("harness9_ref.cli",), keep_project=True, stdin=stdin, input=input,
+        preload=("harness9_ref.cli",), keep="all", stdin=stdin, input=input,
     )
     done = subprocess.CompletedProcess(
         result.args, result.returncode, result.stdout.decode("utf-8"), result.stderr.decode("utf-8")
