@@ -3,24 +3,28 @@
 Three parts of the suite are mostly waiting on other processes: the seeded-bug catalogue (one
 adapter process per mutant, ``conformance/_mutants.py`` in its "targeted" scope), every case
 through the reference adapter (one process, and cases that wait on timeouts by design) and
-the seeded bugs of pending requirements (a child pytest process per bug, ``tests/pending_bugs.py``). Each
-runs in a background thread from the end of collection, or from the start in a run of the
-whole suite (``tests/conftest.py``), on the core the serial tests leave idle, and the tests that assert their verdicts
+the seeded bugs of pending requirements (a child pytest process per bug, ``tests/pending_bugs.py``).
+Each runs in a process of its own from the end of collection, or from the start in a run of
+the whole suite (``tests/conftest.py``), and the tests that assert their verdicts
 (``tests/test_seeded_bugs.py``, ``tests/test_conformance.py``,
-``tests/conformance/test_pending_mutants.py``) wait for them. A run that selects
-none of those tests starts nothing; a run that ends early skips the mutants not yet started.
+``tests/conformance/test_pending_mutants.py``) wait for its results. A process and not a thread:
+judging what the adapters answer is Python work that would otherwise hold this process's
+interpreter lock against the tests in the foreground. A run that selects none of those tests
+starts nothing; a run that ends early skips the mutants not yet started.
 
-Both take the environment as it is when they start: tests running alongside may change
-``os.environ`` (``PATH``, ``HOME``), which must not reach an adapter started later.
+Each run's process is started with the environment as it is then: tests running alongside may
+change ``os.environ`` (``PATH``, ``HOME``), which must not reach an adapter started later.
 """
 
 from __future__ import annotations
 
 import functools
+import multiprocessing
 import os
 import threading
-from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from multiprocessing.synchronize import Event
 from typing import Any, Final
 
 import pytest
@@ -40,7 +44,6 @@ PENDING: Final = "pending_verdicts"
 RUNS: Final = (CATALOGUE, REFERENCE, PENDING)
 
 
-
 @functools.cache
 def suite_cases() -> tuple[Case, ...]:
     """Every case of the suite, read once per process (half a second a read): collection and the
@@ -48,7 +51,7 @@ def suite_cases() -> tuple[Case, ...]:
     return tuple(load_cases())
 
 
-_Run = tuple[ThreadPoolExecutor, "Future[Any]", threading.Event]
+_Run = tuple[ProcessPoolExecutor, "Future[Any]", Event]
 _RUNS: Final = pytest.StashKey[dict[str, _Run]]()
 
 
@@ -58,9 +61,9 @@ def _catalogue(cancel: threading.Event) -> dict[str, MutantResult]:
     return {result.id: result for result in judged}
 
 
-def _reference(cancel: threading.Event, *, env: Mapping[str, str]) -> dict[str, Verdict]:
+def _reference(cancel: threading.Event) -> dict[str, Verdict]:
     verdicts: dict[str, Verdict] = {}
-    with Adapter(DEFAULT_ADAPTER_COMMAND, cwd=PROJECT_ROOT, env=env) as adapter:
+    with Adapter(DEFAULT_ADAPTER_COMMAND, cwd=PROJECT_ROOT) as adapter:
         for case in suite_cases():
             if cancel.is_set():
                 break
@@ -69,23 +72,51 @@ def _reference(cancel: threading.Event, *, env: Mapping[str, str]) -> dict[str, 
 
 
 def _work(name: str) -> Callable[[threading.Event], Any]:
-    """The run ``name``, with the environment as it is now (run_mutants copies it as it starts)."""
+    """The run ``name``."""
     if name == CATALOGUE:
         return _catalogue
     if name == REFERENCE:
-        return functools.partial(_reference, env=dict(os.environ))
+        return _reference
     if name == PENDING:
         return pending_bugs.judge
     raise LookupError(f"no background run named {name!r}")
 
 
+_cancelled: Event | None = None  # in a run's process: set by stop() in the pytest process
+
+
+def _listen(cancel: Event) -> None:
+    """Set up a run's process: keep the event through which stop() cancels the run."""
+    global _cancelled
+    _cancelled = cancel
+
+
+def _run(name: str) -> Any:
+    """In a run's process: the run ``name``, told to stop early when the pytest process says so."""
+    cancel = threading.Event()
+    stopped = _cancelled
+
+    def relay() -> None:
+        if stopped is not None and stopped.wait():
+            cancel.set()
+
+    threading.Thread(target=relay, daemon=True).start()
+    return _work(name)(cancel)
+
+
 def start(config: pytest.Config, name: str) -> None:
-    """Start the run ``name`` (one of ``RUNS``) unless it has started already."""
+    """Start the run ``name`` (one of ``RUNS``) in a process of its own, unless it has started already.
+
+    The process is spawned, not forked: this one has threads, and a fresh interpreter takes the
+    environment as it is now.
+    """
+    _work(name)  # an unknown name fails here, not in the process
     runs = config.stash.setdefault(_RUNS, {})
     if name not in runs:
-        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
-        cancel = threading.Event()
-        runs[name] = (executor, executor.submit(_work(name), cancel), cancel)
+        context = multiprocessing.get_context("spawn")
+        cancel = context.Event()
+        executor = ProcessPoolExecutor(1, mp_context=context, initializer=_listen, initargs=(cancel,))
+        runs[name] = (executor, executor.submit(_run, name), cancel)
 
 
 def result(config: pytest.Config, name: str) -> Any:

@@ -10,8 +10,11 @@ modules, in a second pytest process (``tests/side_run.py``).
 from __future__ import annotations
 
 import compileall
+import gc
 import os
+import subprocess
 import sys
+from collections.abc import Generator
 from pathlib import Path
 
 import pytest
@@ -41,9 +44,11 @@ settings.load_profile("loaded-machine")
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    gc.disable()  # until collection ends (pytest_collection_finish)
     _keep_bytecode()
     side_run.configure(config)
     if _whole_suite(config):  # every test is selected, those waiting for the runs too
+        _head_start(config)
         for name in background.RUNS:
             background.start(config, name)
 
@@ -58,6 +63,20 @@ def _whole_suite(config: pytest.Config) -> bool:
     return config.args_source != pytest.Config.ArgsSource.ARGS and not any(
         config.getoption(option, None) for option in selecting
     )
+
+
+def _head_start(config: pytest.Config) -> None:
+    """Build the caches of a fresh checkout in an untraced process beside this one (``tests/head_start.py``)."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.head_start"], cwd=config.rootpath,
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+
+    def end() -> None:  # long done in a whole run; one interrupted early need not wait for it
+        process.kill()
+        process.wait()
+
+    config.add_cleanup(end)
 
 
 def _keep_bytecode() -> None:
@@ -87,6 +106,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     The second process's tests (``tests/side_run.py``) are reported after those, so this process
     runs everything it can while the background runs and the second process work.
     """
+    _settle_heap()
     if session.config.option.collectonly:
         return
     wanted = {name for item in session.items for name in getattr(item, "fixturenames", ())}
@@ -94,6 +114,28 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         if name in wanted:
             background.start(session.config, name)
     session.items.sort(key=lambda item: (side_run.handed_over(session.config, item), _waits(item)))
+
+
+def _settle_heap() -> None:
+    """Collect once, then leave what collection built out of every later garbage collection.
+
+    The collected tests, their parameters and the cases live until the run ends, yet each full
+    collection walks them all again: with the cyclic collector on, collecting the suite triggers
+    a dozen full collections over a growing heap, and the tests then trigger dozens more, several
+    seconds of one core in each pytest process. So it is off while collecting, and what survives
+    one collection at the end is frozen (``gc.freeze``), as the fork server does after its imports.
+    """
+    gc.enable()
+    gc.collect()
+    gc.freeze()
+
+
+@pytest.hookimpl(hookwrapper=True, trylast=True)  # innermost: before pytest-cov reports
+def pytest_runtestloop(session: pytest.Session) -> Generator[None, None, None]:
+    """Freeze the heap the tests leave before coverage parses every source file for its report,
+    which would otherwise run full collections over it (seconds at the end of the run)."""
+    yield
+    gc.freeze()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
