@@ -47,22 +47,10 @@ def pytest_configure(config: pytest.Config) -> None:
     gc.disable()  # until collection ends (pytest_collection_finish)
     _keep_bytecode()
     side_run.configure(config)
-    if _whole_suite(config):  # every test is selected, those waiting for the runs too
+    if side_run.whole_suite(config):  # every test is selected, those waiting for the runs too
         _head_start(config)
         for name in background.RUNS:
             background.start(config, name)
-
-
-def _whole_suite(config: pytest.Config) -> bool:
-    """Whether this run selects every test: no paths, no selecting option, not just collecting.
-
-    Such a run starts the background runs as soon as it is configured, while it collects.
-    """
-    selecting = ("keyword", "markexpr", "deselect", "ignore", "ignore_glob", "lf", "failedfirst", "stepwise",
-                 "collectonly")
-    return config.args_source != pytest.Config.ArgsSource.ARGS and not any(
-        config.getoption(option, None) for option in selecting
-    )
 
 
 def _head_start(config: pytest.Config) -> None:

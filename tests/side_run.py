@@ -9,11 +9,13 @@ second process wrote: pytest's own report serialisation, so pass, fail, skip, du
 JUnit come out as if the test had run here. Coverage is measured in both processes and
 combined by pytest-cov at the end.
 
-A run given no paths (the whole suite, as the README's command runs it) starts the second
-process as soon as it is configured, so that the two collections overlap: the second process
-collects every side module, then waits for this one to list the tests it hands over (none if
-this run selected only side tests or none) and runs only those. A run given paths starts it when
-its own collection ends.
+A run given no paths starts the second process as soon as it is configured, so that the two
+collections overlap: the second process collects every side module, then waits for this one to
+list the tests it hands over (none if this run selected only side tests or none) and runs only
+those. A run of the whole suite (``whole_suite``, as the README's command runs it) selects every
+test of every side module, so the second process does not wait for the list: it runs what it
+collected at once, beside this process's collection. A run given paths starts it when its own
+collection ends.
 
 Nothing is handed over when the run selects no side test or only side tests, under ``--pdb``
 or ``--collect-only``, or with ``H9_NO_SIDE_RUN=1`` in the environment.
@@ -35,7 +37,7 @@ from typing import IO, Final
 
 import pytest
 
-__all__ = ["SIDE_MODULES", "Side", "configure", "handed_over"]
+__all__ = ["SIDE_MODULES", "Side", "configure", "handed_over", "whole_suite"]
 
 # Each of these spends its time in child processes, sleeps or other programs, little in this one,
 # except the official SDKs' tests, which pay seconds for importing the SDKs; about half the
@@ -116,6 +118,15 @@ class Side:
             self._stream.close()
 
 
+def whole_suite(config: pytest.Config) -> bool:
+    """Whether this run selects every test: no paths, no selecting option, not just collecting."""
+    selecting = ("keyword", "markexpr", "deselect", "ignore", "ignore_glob", "lf", "failedfirst", "stepwise",
+                 "collectonly")
+    return config.args_source != pytest.Config.ArgsSource.ARGS and not any(
+        config.getoption(option, None) for option in selecting
+    )
+
+
 def _allowed(config: pytest.Config) -> bool:
     return not (os.environ.get(OPT_OUT_ENV) or config.option.usepdb or config.option.collectonly)
 
@@ -146,7 +157,7 @@ def configure(config: pytest.Config, modules: Sequence[str] = SIDE_MODULES) -> N
     given_paths = config.args_source == pytest.Config.ArgsSource.ARGS
     present = [module for module in modules if (config.rootpath / module).is_file()]
     if _allowed(config) and not given_paths and present:
-        delegator.start(config, present)
+        delegator.start(config, present, listed=not whole_suite(config))
         config.add_cleanup(delegator.end)
 
 
@@ -160,10 +171,12 @@ class _Reporter:
         self.first = os.getppid()
 
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
-        """Keep the tests handed over, in the modules' order (they were collected in another)."""
-        listed = set(_listed(Path(os.environ[ITEMS_ENV]), self.first))
-        config.hook.pytest_deselected(items=[item for item in items if item.nodeid not in listed])
-        items[:] = [item for item in items if item.nodeid in listed]
+        """Keep the tests handed over (all, in a whole-suite run), in the modules' order (they were
+        collected in another)."""
+        if ITEMS_ENV in os.environ:
+            listed = set(_listed(Path(os.environ[ITEMS_ENV]), self.first))
+            config.hook.pytest_deselected(items=[item for item in items if item.nodeid not in listed])
+            items[:] = [item for item in items if item.nodeid in listed]
         items.sort(key=lambda item: self.order.get(item.nodeid.split("::")[0], len(self.order)))
 
     @pytest.hookimpl(trylast=True)
@@ -190,9 +203,11 @@ class _Delegator:
         self.modules = modules
         self.side: Side | None = None
         self._started: tuple[subprocess.Popen[bytes], Path] | None = None
+        self._listed = True
 
-    def start(self, config: pytest.Config, modules: list[str]) -> None:
-        """Start the second process on ``modules``; it runs what ``items.json`` lists, once written.
+    def start(self, config: pytest.Config, modules: list[str], *, listed: bool = True) -> None:
+        """Start the second process on ``modules``; it runs what ``items.json`` lists, once written,
+        or, not ``listed``, everything it collects.
 
         It collects them in the reverse of this process's order, so that on a fresh checkout the
         two compile different test modules first instead of the same ones at once.
@@ -200,13 +215,17 @@ class _Delegator:
         folder = Path(tempfile.mkdtemp(prefix="h9-side-"))
         (folder / "reports.jsonl").touch()
         coverage = ["--cov", "--cov-report=", "--cov-fail-under=0"] if config.getoption("cov_source", None) else []
-        env = {**os.environ, ITEMS_ENV: str(folder / "items.json"), REPORTS_ENV: str(folder / "reports.jsonl")}
+        env = {**os.environ, REPORTS_ENV: str(folder / "reports.jsonl")}
+        env.pop(ITEMS_ENV, None)
+        if listed:
+            env[ITEMS_ENV] = str(folder / "items.json")
         with (folder / "output.txt").open("wb") as output:
             process = subprocess.Popen(
                 [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *coverage, *sorted(modules, reverse=True)],
                 cwd=config.rootpath, env=env, stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT,
             )
         self._started = (process, folder)
+        self._listed = listed
 
     def end(self) -> None:
         """Stop a second process started early that the run ended before handing anything."""
@@ -232,6 +251,8 @@ class _Delegator:
         if nodeids:
             self.side = Side(process, folder, frozenset(nodeids))
         else:  # started early, handed nothing: it ends at once, its coverage saved before ours
+            if not self._listed:  # ... unless it is running everything it collected
+                process.terminate()
             process.wait()
             self._started = None
             shutil.rmtree(folder, ignore_errors=True)

@@ -116,3 +116,23 @@ def test_the_second_process_runs_its_modules_in_the_order_given(tmp_path: Path) 
     done, _ = run(tmp_path)
     assert done.returncode == 0, done.stdout
     assert (tmp_path / "ran.txt").read_text(encoding="utf-8") == "ab"
+
+
+def test_in_a_whole_suite_run_the_second_process_starts_its_tests_while_the_first_collects(tmp_path: Path) -> None:
+    """Nothing is left out of a whole-suite run, so the second process does not wait for the list."""
+    conftest = CONFTEST + """
+import os, time
+
+def pytest_collection_modifyitems(items):
+    if not os.environ.get("H9_SIDE_REPORTS"):  # the first process: wait here for the second's test
+        deadline = time.monotonic() + 20
+        while not os.path.exists("ran.txt") and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert os.path.exists("ran.txt"), "the second process ran nothing before this one's list"
+"""
+    (tmp_path / "conftest.py").write_text(conftest, encoding="utf-8")
+    (tmp_path / "test_side.py").write_text("def test_side():\n    open('ran.txt', 'w').close()\n", encoding="utf-8")
+    (tmp_path / "test_main.py").write_text(MAIN, encoding="utf-8")
+    done, outcomes = run(tmp_path)
+    assert done.returncode == 0, done.stdout
+    assert outcomes == {"test_side": "passed", "test_here": "passed"}
