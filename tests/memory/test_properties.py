@@ -39,6 +39,10 @@ TOOL_NAMES = ("bash", "read_file", "write_file", "读取")
 # Ids of results whose call is elsewhere or nowhere: some match generated call ids on purpose.
 stray_ids = st.sampled_from(("ghost", "call_1", "call_2", "call_3", "shared"))
 KINDS = ("user", "assistant", "tool calls", "tool calls", "tool calls", "stray result", "summary")
+# Built once, not at every draw (Hypothesis validates each strategy object it is given).
+kind_lists = st.lists(st.sampled_from(KINDS), max_size=12)
+call_choices = st.lists(st.integers(0, 19), min_size=1, max_size=3)
+damages = st.integers(0, 7)
 
 
 @st.composite
@@ -46,7 +50,7 @@ def histories(draw: st.DrawFn) -> list[Message]:
     """A system prompt followed by a random, possibly damaged, agent conversation."""
     msgs = [system(draw(texts))]
     next_id = 0
-    for kind in draw(st.lists(st.sampled_from(KINDS), max_size=12)):
+    for kind in draw(kind_lists):
         if kind == "user":
             msgs.append(user(draw(texts)))
         elif kind == "assistant":
@@ -58,14 +62,14 @@ def histories(draw: st.DrawFn) -> list[Message]:
         else:
             calls = []
             # 0 and 1: an empty or a shared id; otherwise a fresh one.
-            for choice in draw(st.lists(st.integers(0, 19), min_size=1, max_size=3)):
+            for choice in draw(call_choices):
                 next_id += 1
                 call_id = ("", "shared")[choice] if choice < 2 else f"call_{next_id}"
                 calls.append(ToolCall(call_id, TOOL_NAMES[choice % len(TOOL_NAMES)], draw(texts)))
             msgs.append(assistant(draw(texts), *calls))
             # Usually every call is answered in order; sometimes results are missing,
             # shuffled or duplicated.
-            damage = draw(st.integers(0, 7))
+            damage = draw(damages)
             answered = [c.id for c in calls if c.id]
             if damage == 1:
                 answered = [call_id for call_id in answered if draw(st.booleans())]
@@ -79,6 +83,7 @@ def histories(draw: st.DrawFn) -> list[Message]:
     return msgs
 
 
+HISTORIES = histories()
 messages = st.builds(
     Message,
     st.sampled_from(ROLES),
@@ -136,15 +141,19 @@ def budgets(msgs: list[Message]) -> st.SearchStrategy[int]:
 CompactionCase = tuple[list[Message], Compactor, int]
 
 
+compactor_kinds = st.sampled_from(("budget", "summarize", "sliding"))
+min_tails = st.integers(-1, 8)
+
+
 @st.composite
 def compactions(draw: st.DrawFn) -> CompactionCase:
-    msgs = draw(histories())
-    kind = draw(st.sampled_from(("budget", "summarize", "sliding")))
+    msgs = draw(HISTORIES)
+    kind = draw(compactor_kinds)
     if kind == "sliding":
         max_messages = draw(st.integers(-1, len(msgs)))
         return msgs, SlidingWindowCompactor(max_messages), window_of(max_messages) - 1
     max_tokens = draw(budgets(msgs))
-    min_tail = draw(st.integers(-1, 8))
+    min_tail = draw(min_tails)
     if kind == "budget":
         return msgs, TokenBudgetCompactor(max_tokens, min_tail), tail_of(min_tail)
     summarizer = RecordingSummarizer(draw(summaries))
@@ -152,13 +161,13 @@ def compactions(draw: st.DrawFn) -> CompactionCase:
 
 
 @PROPERTY
-@given(histories())
+@given(HISTORIES)
 def test_repair_matches_the_literal_seed(msgs: list[Message]) -> None:
     assert repair_orphaned_tool_pairs(msgs) == literal_seed.repair_orphaned_tool_pairs(msgs)
 
 
 @PROPERTY
-@given(histories())
+@given(HISTORIES)
 def test_after_repair_every_result_has_its_call_and_every_call_a_result(msgs: list[Message]) -> None:
     repaired = repair_orphaned_tool_pairs(msgs)
     assert_pairs_complete(repaired)
@@ -166,19 +175,19 @@ def test_after_repair_every_result_has_its_call_and_every_call_a_result(msgs: li
 
 
 @PROPERTY
-@given(histories())
+@given(HISTORIES)
 def test_estimate_matches_the_literal_seed(msgs: list[Message]) -> None:
     assert estimate_tokens(msgs) == literal_seed.estimate_tokens(msgs)
 
 
 @PROPERTY
-@given(histories(), st.integers(-2, 30))
+@given(HISTORIES, st.integers(-2, 30))
 def test_sliding_window_matches_the_literal_seed(msgs: list[Message], max_messages: int) -> None:
     assert SlidingWindowCompactor(max_messages).compact(msgs) == literal_seed.sliding_window_compact(msgs, max_messages)
 
 
 @PROPERTY
-@given(histories(), st.integers(-1, 10), st.data())
+@given(HISTORIES, st.integers(-1, 10), st.data())
 def test_token_budget_matches_the_literal_seed(msgs: list[Message], min_tail: int, data: st.DataObject) -> None:
     max_tokens = data.draw(budgets(msgs), label="max_tokens")
     expected = literal_seed.token_budget_compact(msgs, max_tokens, min_tail)
@@ -233,7 +242,7 @@ def test_no_compactor_changes_its_input(case: CompactionCase) -> None:
 
 
 @PROPERTY
-@given(histories(), st.integers(-1, 10), st.data())
+@given(HISTORIES, st.integers(-1, 10), st.data())
 def test_token_budget_meets_the_budget_whenever_the_minimum_tail_fits(
     msgs: list[Message], min_tail: int, data: st.DataObject
 ) -> None:
@@ -246,7 +255,7 @@ def test_token_budget_meets_the_budget_whenever_the_minimum_tail_fits(
 
 
 @PROPERTY
-@given(histories(), st.integers(-1, 10), summaries, st.data())
+@given(HISTORIES, st.integers(-1, 10), summaries, st.data())
 def test_summarization_is_system_summary_and_repaired_tail(
     msgs: list[Message], min_tail: int, summary: str, data: st.DataObject
 ) -> None:
@@ -264,7 +273,7 @@ def test_summarization_is_system_summary_and_repaired_tail(
 
 
 @PROPERTY
-@given(histories(), st.integers(-1, 10), st.data())
+@given(HISTORIES, st.integers(-1, 10), st.data())
 def test_a_failing_summarizer_gives_the_token_budget_result(
     msgs: list[Message], min_tail: int, data: st.DataObject
 ) -> None:
