@@ -202,8 +202,7 @@ class _Delegator:
     def __init__(self, modules: Sequence[str]) -> None:
         self.modules = modules
         self.side: Side | None = None
-        self._started: tuple[subprocess.Popen[bytes], Path] | None = None
-        self._listed = True
+        self._started: tuple[subprocess.Popen[bytes], Path, bool] | None = None  # and whether it waits for a list
 
     def start(self, config: pytest.Config, modules: list[str], *, listed: bool = True) -> None:
         """Start the second process on ``modules``; it runs what ``items.json`` lists, once written,
@@ -224,13 +223,12 @@ class _Delegator:
                 [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *coverage, *sorted(modules, reverse=True)],
                 cwd=config.rootpath, env=env, stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT,
             )
-        self._started = (process, folder)
-        self._listed = listed
+        self._started = (process, folder, listed)
 
     def end(self) -> None:
         """Stop a second process started early that the run ended before handing anything."""
         if self._started is not None and self.side is None:
-            process, folder = self._started
+            process, folder, _ = self._started
             process.terminate()
             process.wait()
             shutil.rmtree(folder, ignore_errors=True)
@@ -244,14 +242,14 @@ class _Delegator:
             self.start(config, [module for module in self.modules if module in handed])
         if self._started is None:
             return
-        process, folder = self._started
+        process, folder, listed = self._started
         items = folder / "items.json"
         items.with_suffix(".tmp").write_text(json.dumps(nodeids), encoding="utf-8")
         items.with_suffix(".tmp").replace(items)  # whole, or not there yet
         if nodeids:
             self.side = Side(process, folder, frozenset(nodeids))
         else:  # started early, handed nothing: it ends at once, its coverage saved before ours
-            if not self._listed:  # ... unless it is running everything it collected
+            if not listed:  # ... unless it is running everything it collected
                 process.terminate()
             process.wait()
             self._started = None

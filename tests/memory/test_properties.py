@@ -46,7 +46,7 @@ damages = st.integers(0, 7)
 
 
 @st.composite
-def histories(draw: st.DrawFn) -> list[Message]:
+def _history(draw: st.DrawFn) -> list[Message]:
     """A system prompt followed by a random, possibly damaged, agent conversation."""
     msgs = [system(draw(texts))]
     next_id = 0
@@ -83,7 +83,7 @@ def histories(draw: st.DrawFn) -> list[Message]:
     return msgs
 
 
-HISTORIES = histories()
+histories = _history()
 messages = st.builds(
     Message,
     st.sampled_from(ROLES),
@@ -147,7 +147,7 @@ min_tails = st.integers(-1, 8)
 
 @st.composite
 def compactions(draw: st.DrawFn) -> CompactionCase:
-    msgs = draw(HISTORIES)
+    msgs = draw(histories)
     kind = draw(compactor_kinds)
     if kind == "sliding":
         max_messages = draw(st.integers(-1, len(msgs)))
@@ -161,13 +161,13 @@ def compactions(draw: st.DrawFn) -> CompactionCase:
 
 
 @PROPERTY
-@given(HISTORIES)
+@given(histories)
 def test_repair_matches_the_literal_seed(msgs: list[Message]) -> None:
     assert repair_orphaned_tool_pairs(msgs) == literal_seed.repair_orphaned_tool_pairs(msgs)
 
 
 @PROPERTY
-@given(HISTORIES)
+@given(histories)
 def test_after_repair_every_result_has_its_call_and_every_call_a_result(msgs: list[Message]) -> None:
     repaired = repair_orphaned_tool_pairs(msgs)
     assert_pairs_complete(repaired)
@@ -175,19 +175,19 @@ def test_after_repair_every_result_has_its_call_and_every_call_a_result(msgs: li
 
 
 @PROPERTY
-@given(HISTORIES)
+@given(histories)
 def test_estimate_matches_the_literal_seed(msgs: list[Message]) -> None:
     assert estimate_tokens(msgs) == literal_seed.estimate_tokens(msgs)
 
 
 @PROPERTY
-@given(HISTORIES, st.integers(-2, 30))
+@given(histories, st.integers(-2, 30))
 def test_sliding_window_matches_the_literal_seed(msgs: list[Message], max_messages: int) -> None:
     assert SlidingWindowCompactor(max_messages).compact(msgs) == literal_seed.sliding_window_compact(msgs, max_messages)
 
 
 @PROPERTY
-@given(HISTORIES, st.integers(-1, 10), st.data())
+@given(histories, st.integers(-1, 10), st.data())
 def test_token_budget_matches_the_literal_seed(msgs: list[Message], min_tail: int, data: st.DataObject) -> None:
     max_tokens = data.draw(budgets(msgs), label="max_tokens")
     expected = literal_seed.token_budget_compact(msgs, max_tokens, min_tail)
@@ -242,7 +242,7 @@ def test_no_compactor_changes_its_input(case: CompactionCase) -> None:
 
 
 @PROPERTY
-@given(HISTORIES, st.integers(-1, 10), st.data())
+@given(histories, st.integers(-1, 10), st.data())
 def test_token_budget_meets_the_budget_whenever_the_minimum_tail_fits(
     msgs: list[Message], min_tail: int, data: st.DataObject
 ) -> None:
@@ -255,7 +255,7 @@ def test_token_budget_meets_the_budget_whenever_the_minimum_tail_fits(
 
 
 @PROPERTY
-@given(HISTORIES, st.integers(-1, 10), summaries, st.data())
+@given(histories, st.integers(-1, 10), summaries, st.data())
 def test_summarization_is_system_summary_and_repaired_tail(
     msgs: list[Message], min_tail: int, summary: str, data: st.DataObject
 ) -> None:
@@ -273,7 +273,7 @@ def test_summarization_is_system_summary_and_repaired_tail(
 
 
 @PROPERTY
-@given(HISTORIES, st.integers(-1, 10), st.data())
+@given(histories, st.integers(-1, 10), st.data())
 def test_a_failing_summarizer_gives_the_token_budget_result(
     msgs: list[Message], min_tail: int, data: st.DataObject
 ) -> None:
