@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import ClassVar, Final, Literal, NamedTuple
 from urllib.parse import urlsplit
 
+from .._errors import Harness9Error
 from ..engine import DEFAULT_MAX_TURNS
 from ..memory import POSTGRES_SCHEMES, url_scheme
 
@@ -80,7 +81,7 @@ _ANTHROPIC_MODEL_PREFIX: Final = "claude"
 DB_HINT: Final = "give the path of an SQLite file or a postgresql:// URL"  # R-CLI-13
 
 
-class CliError(Exception):
+class CliError(Harness9Error):
     """A problem with what the user asked for, reported as one line with exit status 1 (R-CLI-6)."""
 
     code: ClassVar[str] = "invalid_argument"

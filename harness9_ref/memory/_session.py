@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Final, Protocol
 
+from .._errors import Harness9Error
 from ..planning import TodoItem
 from ..schema import Message, SchemaError
 from ._checkpoint import Checkpoint
@@ -43,7 +44,7 @@ Clock = Callable[[], float]
 """Returns the current Unix time in seconds; sessions store it in whole seconds (R-DB-4)."""
 
 
-class SessionError(Exception):
+class SessionError(Harness9Error):
     """Base of every session error (R-MGR-9); ``code`` is the conformance error code."""
 
     code: ClassVar[str] = "session_error"

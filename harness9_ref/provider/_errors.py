@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Final
 
+from .._errors import Harness9Error
 from ..schema import CHUNK_ERROR, StreamChunk
 
 __all__ = [  # gets re-exported
@@ -65,7 +66,7 @@ def redact(text: str, secret: str) -> str:
     return text.replace(secret, REDACTED)
 
 
-class ProviderError(Exception):
+class ProviderError(Harness9Error):
     """A provider call failed (R-ERR-1).
 
     ``str(error)`` is the message. For an error the provider reported it has the form of R-ERR-4,

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar, Final
 
+from .._errors import Harness9Error
 from .strict_json import describe
 
 __all__ = [
@@ -47,7 +48,7 @@ CHUNK_ERROR: Final = "error"
 CHUNK_TYPES: Final = (CHUNK_TEXT, CHUNK_DONE, CHUNK_ERROR)
 
 
-class SchemaError(ValueError):
+class SchemaError(Harness9Error, ValueError):
     """A value does not have the shape R-MSG-1 … R-MSG-9 require.
 
     Attributes:

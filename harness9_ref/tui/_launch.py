@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar, Final
 
+from .._errors import Harness9Error
 from ._text import CURSES_MISSING
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ NOT_A_TERMINAL: Final = "the terminal UI needs a terminal; use 'harness9-ref run
 _CURSES_MODULES: Final = ("curses", "_curses")
 
 
-class ScreenError(RuntimeError):
+class ScreenError(Harness9Error, RuntimeError):
     """The terminal UI cannot start: no terminal, or one curses cannot drive."""
 
     code: ClassVar[str] = "screen_error"
