@@ -1,48 +1,26 @@
-"""Memory: token estimation, tool-pair repair and the three compactors (SPEC sections 3 … 7).
+"""Memory: the two halves of what an agent remembers (SPEC sections 3 … 7 and R-SES onwards).
 
-The token, repair and compaction code maps ``list[Message]`` to ``list[Message]`` (or a
-number): no clock, no database, no network. Sessions (``Manager``, ``SQLiteSession``,
-``MemorySession``, and PostgreSQL's sessions behind ``Manager("postgresql://…")``) are the only
-part that does I/O.
+- ``memory.context``, context engineering: token estimation, tool-pair repair, the three
+  compactors (sliding window, token budget, summarisation with long-session folding) and
+  shortening. It maps ``list[Message]`` to ``list[Message]`` (or a number): no clock, no
+  database, no network.
+- ``memory.storage``: sessions and where they are kept (``Manager``, ``SQLiteSession``,
+  ``MemorySession``, and PostgreSQL's sessions behind ``Manager("postgresql://…")``), with
+  finding, search, prune, copy and checkpoints. It is the only part that does I/O.
+
+This package is their public face: every name of both is importable from here, as SPEC and the
+README write them (``from harness9_ref.memory import Manager, estimate_tokens``).
 """
 
-from ._budget import (
+from .context import (
+    BUDGET_PERCENT,
+    CHARS_PER_TOKEN,
+    DEFAULT_MAX_MESSAGES,
     DEFAULT_MAX_TOKENS,
     DEFAULT_MIN_TAIL_MESSAGES,
-    TokenBudgetCompactor,
-    new_token_budget_compactor,
-)
-from ._checkpoint import Checkpoint, checkpoint_problem, message_anchor
-from ._compactor import BUDGET_PERCENT, Compactor, budget_for_context_window
-from ._copy import CopyResult, copy_sessions
-from ._find import TITLE_LIMIT, SessionSummary
-from ._manager import HOME_ENV, Manager, default_db_path
-from ._memory_session import MemorySession
-from ._prune import PruneResult
-from ._repair import STUB_TEXT, repair_orphaned_tool_pairs
-from ._search import SearchHit
-from ._session import (
-    SESSION_ID_PATTERN,
-    AmbiguousSessionId,
-    Clock,
-    CorruptRow,
-    InvalidArgument,
-    InvalidSessionId,
-    Session,
-    SessionClosed,
-    SessionDatabaseError,
-    SessionError,
-    SessionInfo,
-    SessionNotFound,
-    UnsupportedSchema,
-    is_session_id,
-    new_session_id,
-)
-from ._shorten import SHORTEN_KEEP_MIN, SHORTENED_MARKER, shorten_text, shorten_view
-from ._sliding import DEFAULT_MAX_MESSAGES, SlidingWindowCompactor
-from ._sqlite_session import SQLiteSession
-from ._store import POSTGRES_SCHEMES, url_scheme
-from ._summarize import (
+    SHORTEN_KEEP_MIN,
+    SHORTENED_MARKER,
+    STUB_TEXT,
     SUMMARY_FIRST_PROMPT,
     SUMMARY_FOCUS,
     SUMMARY_INCREMENTAL_PROMPT,
@@ -50,14 +28,57 @@ from ._summarize import (
     SUMMARY_SYSTEM_PROMPT,
     SUMMARY_TEMPLATE,
     SUMMARY_TIMEOUT_SECONDS,
+    Compactor,
+    SlidingWindowCompactor,
     SummarizationCompactor,
     Summarized,
     Summarizer,
+    TokenBudgetCompactor,
+    budget_for_context_window,
+    estimate_tokens,
+    estimate_tool_tokens,
+    format_token_count,
     is_summary,
     new_summarization_compactor,
+    new_token_budget_compactor,
+    repair_orphaned_tool_pairs,
+    shorten_text,
+    shorten_view,
     summary_message,
 )
-from ._tokens import CHARS_PER_TOKEN, estimate_tokens, estimate_tool_tokens, format_token_count
+from .storage import (
+    HOME_ENV,
+    POSTGRES_SCHEMES,
+    SESSION_ID_PATTERN,
+    TITLE_LIMIT,
+    AmbiguousSessionId,
+    Checkpoint,
+    Clock,
+    CopyResult,
+    CorruptRow,
+    InvalidArgument,
+    InvalidSessionId,
+    Manager,
+    MemorySession,
+    PruneResult,
+    SearchHit,
+    Session,
+    SessionClosed,
+    SessionDatabaseError,
+    SessionError,
+    SessionInfo,
+    SessionNotFound,
+    SessionSummary,
+    SQLiteSession,
+    UnsupportedSchema,
+    checkpoint_problem,
+    copy_sessions,
+    default_db_path,
+    is_session_id,
+    message_anchor,
+    new_session_id,
+    url_scheme,
+)
 
 __all__ = (
     "BUDGET_PERCENT",

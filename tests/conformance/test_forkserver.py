@@ -210,7 +210,7 @@ def test_a_server_keeping_what_is_unchanged_reloads_an_edited_module_and_its_imp
     assert edited["edited"] == "copy"
     for importer in ("harness9_ref.tui._status", "harness9_ref.tui", "harness9_ref.tui._app"):
         assert files[importer].startswith(str(copy)), importer  # edited, or holding its names
-    for unrelated in ("harness9_ref.schema._message", "harness9_ref.provider._http", "harness9_ref.memory._tokens"):
+    for unrelated in ("harness9_ref.schema._message", "harness9_ref.provider._http", "harness9_ref.memory.context._tokens"):
         assert files[unrelated].startswith(str(template)), unrelated
     assert edited["tui_path"] == [str(copy / "harness9_ref" / "tui")]
     assert edited["schema_path"] == [str(copy / "harness9_ref" / "schema")]  # kept, looking in the copy

@@ -1,4 +1,4 @@
-"""TokenBudgetCompactor (harness9_ref/memory/_budget.py; SPEC R-TB-1 … R-TB-7)."""
+"""TokenBudgetCompactor (harness9_ref/memory/context/_compactor.py; SPEC R-TB-1 … R-TB-7)."""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ from harness9_ref.memory import (
     SessionNotFound,
     SessionSummary,
 )
-from harness9_ref.memory._find import make_title
+from harness9_ref.memory.storage._find import make_title
 from harness9_ref.planning import TodoItem
 from harness9_ref.schema import Message, ToolCall
 from tests.fakes import user

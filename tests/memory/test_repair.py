@@ -1,4 +1,4 @@
-"""Repair of orphaned tool calls and results (harness9_ref/memory/_repair.py; SPEC R-REP-1 … R-REP-7)."""
+"""Repair of orphaned tool calls and results (harness9_ref/memory/context/_repair.py; SPEC R-REP-1 … R-REP-7)."""
 
 from __future__ import annotations
 

@@ -20,7 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness9_ref.memory import InvalidArgument, Manager, SearchHit, _db, _index
+from harness9_ref.memory import InvalidArgument, Manager, SearchHit
+from harness9_ref.memory.storage import _index, _sqlite_db
 from harness9_ref.schema import Message, ToolCall
 from tests.fakes import user
 from tests.memory.helpers import Clock, raw
@@ -33,7 +34,7 @@ ALPHABET = "abcAB İßẞσΣς\u3000\n\r\x00é修𝄞ǅ"
 def no_fts(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Managers opened inside behave as on an SQLite without FTS5."""
     monkeypatch.setattr(_index, "index_available", lambda: False)
-    monkeypatch.setattr("harness9_ref.memory._db.index_available", lambda: False)
+    monkeypatch.setattr("harness9_ref.memory.storage._sqlite_db.index_available", lambda: False)
     yield
 
 
@@ -186,7 +187,7 @@ def test_search_without_fts_equals_with_it(tmp_path: Path, rows: list[tuple[int,
             sessions[which].add_messages([user(content)])
         with_index = hits(manager, query)
     real = _index.index_available
-    holders: tuple[Any, ...] = (_index, _db)  # each module that holds the name the Manager calls
+    holders: tuple[Any, ...] = (_index, _sqlite_db)  # each module that holds the name the Manager calls
     try:
         for module in holders:
             module.index_available = lambda: False
@@ -212,7 +213,7 @@ def test_writes_without_the_index_are_caught_up(db_path: Path, monkeypatch: pyte
     with Manager(db_path) as indexed:
         session = indexed.new_session()
         session.add_messages([user("needle kept"), user("needle popped")])
-    monkeypatch.setattr("harness9_ref.memory._db.index_available", lambda: False)
+    monkeypatch.setattr("harness9_ref.memory.storage._sqlite_db.index_available", lambda: False)
     with Manager(db_path) as plain:
         plain.open_session(session.session_id).pop_message()
         plain.open_session(session.session_id).add_messages([user("needle added")])

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-import harness9_ref.memory._db
+import harness9_ref.memory.storage._sqlite_db
 from harness9_ref.memory import CorruptRow, Manager, SessionDatabaseError, SessionError, SQLiteSession
 from harness9_ref.planning import TodoItem
 from harness9_ref.schema import Message
@@ -281,7 +281,7 @@ def test_a_lock_held_past_the_busy_timeout_raises_database_error_and_changes_not
     # What is under test is waiting out the busy timeout and then failing cleanly, not its
     # length: 0.6 s here instead of 5 s. That every connection gets 5000 ms is checked on the
     # connection itself (test_manager.py, R-DB-3).
-    monkeypatch.setattr(harness9_ref.memory._db, "BUSY_TIMEOUT_MS", 600)
+    monkeypatch.setattr(harness9_ref.memory.storage._sqlite_db, "BUSY_TIMEOUT_MS", 600)
     with Manager(db_path) as manager:
         session = manager.new_session()
         session.add_messages([user("before")])

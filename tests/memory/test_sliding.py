@@ -1,4 +1,4 @@
-"""SlidingWindowCompactor (harness9_ref/memory/_sliding.py; SPEC R-SW-1 … R-SW-5)."""
+"""SlidingWindowCompactor (harness9_ref/memory/context/_compactor.py; SPEC R-SW-1 … R-SW-5)."""
 
 from __future__ import annotations
 

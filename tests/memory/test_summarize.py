@@ -1,4 +1,4 @@
-"""SummarizationCompactor (harness9_ref/memory/_summarize.py; SPEC R-SUM-1 … R-SUM-12)."""
+"""SummarizationCompactor (harness9_ref/memory/context/_summarize.py; SPEC R-SUM-1 … R-SUM-12)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Token estimation and display (harness9_ref/memory/_tokens.py; SPEC R-TOK, R-FMT)."""
+"""Token estimation and display (harness9_ref/memory/context/_tokens.py; SPEC R-TOK, R-FMT)."""
 
 from __future__ import annotations
 

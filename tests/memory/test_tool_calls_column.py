@@ -1,4 +1,4 @@
-"""The ``messages.tool_calls`` column (harness9_ref/memory/_tool_calls_column.py; SPEC R-DB-5, R-DB-6).
+"""The ``messages.tool_calls`` column (harness9_ref/memory/storage/_rows.py; SPEC R-DB-5, R-DB-6).
 
 Each reading table runs twice: on ``decode_tool_calls`` itself, and on a row written into a real
 file with a plain ``sqlite3`` connection and read through ``SQLiteSession`` (where a bad column
@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness9_ref.memory import CorruptRow, Manager, SQLiteSession
-from harness9_ref.memory._tool_calls_column import decode_tool_calls, encode_tool_calls
+from harness9_ref.memory.storage._rows import decode_tool_calls, encode_tool_calls
 from harness9_ref.schema import ROLE_ASSISTANT, Message, ToolCall
 
 DEEP = 100_000  # nesting depth of a valid JSON text far beyond Python's recursion limit

@@ -18,8 +18,8 @@ from harness9_ref.memory import (
     UnsupportedSchema,
     copy_sessions,
 )
-from harness9_ref.memory._pg_db import EXTRA_MISSING, PG_SCHEMA
-from harness9_ref.memory._pg_store import SCAN_BATCH
+from harness9_ref.memory.storage._pg_db import EXTRA_MISSING, PG_SCHEMA
+from harness9_ref.memory.storage._pg_store import SCAN_BATCH
 from harness9_ref.planning import TodoItem
 from harness9_ref.schema import Message, ToolCall
 

@@ -12,12 +12,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ._copy import record_int, record_optional_text, record_text, refuse_existing
-from ._db import Database
 from ._find import SessionSummary, recent_sessions, resolve_session_id
 from ._index import forget_messages, index_tail, mark_damaged
 from ._prune import PruneResult, prune
 from ._search import SearchHit, search
 from ._session import Clock, SessionDatabaseError, SessionInfo, SessionNotFound
+from ._sqlite_db import Database
 from ._sqlite_session import SQLiteSession
 from ._store import SessionRecord
 

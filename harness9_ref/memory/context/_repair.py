@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from ..schema import ROLE_USER, Message
+from ...schema import ROLE_USER, Message
 
 __all__ = ["STUB_TEXT", "repair_orphaned_tool_pairs"]
 

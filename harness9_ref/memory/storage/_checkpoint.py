@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..schema import Message, SchemaError, canonical_json, check_keys, check_str
+from ...schema import Message, SchemaError, canonical_json, check_keys, check_str
 
 __all__ = ["Checkpoint", "checkpoint_problem", "message_anchor"]
 

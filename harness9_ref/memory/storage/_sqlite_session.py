@@ -16,14 +16,13 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-from ..planning import TodoItem
-from ..schema import Message
+from ...planning import TodoItem
+from ...schema import Message
 from ._checkpoint import Checkpoint
-from ._db import Database
 from ._index import forget_messages, index_tail
-from ._rows import decode_checkpoint_row, decode_message_row, decode_todo_rows
+from ._rows import decode_checkpoint_row, decode_message_row, decode_todo_rows, encode_tool_calls
 from ._session import INT64_MAX, Clock, SessionNotFound, check_checkpoint, check_limit, check_start
-from ._tool_calls_column import encode_tool_calls
+from ._sqlite_db import Database
 
 __all__ = ["SQLiteSession"]
 

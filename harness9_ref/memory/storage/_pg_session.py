@@ -12,13 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from ..planning import TodoItem
-from ..schema import Message
+from ...planning import TodoItem
+from ...schema import Message
 from ._checkpoint import Checkpoint
 from ._pg_db import PgDatabase, as_bytes, as_text
-from ._rows import decode_checkpoint_row, decode_message_row, decode_todo_rows
+from ._rows import decode_checkpoint_row, decode_message_row, decode_todo_rows, encode_tool_calls
 from ._session import INT64_MAX, Clock, SessionNotFound, check_checkpoint, check_limit, check_start
-from ._tool_calls_column import encode_tool_calls
 
 if TYPE_CHECKING:
     import psycopg

@@ -1,7 +1,10 @@
-"""TokenBudgetCompactor: keep the longest newest suffix that fits a token budget
-(SPEC R-TB-1 … R-TB-7).
+"""The Compactor seam, the rules every compactor shares, and the two compactors that only truncate.
 
-The seed estimates the whole history, then binary-searches the tail length, estimating each
+SPEC R-CMP-1 … R-CMP-5 (the seam), R-SW-1 … R-SW-5 (``SlidingWindowCompactor``: the newest
+messages by count), R-TB-1 … R-TB-7 (``TokenBudgetCompactor``: the longest newest suffix that
+fits a token budget). The summarising compactor, which asks a model, is ``_summarize``.
+
+For the token budget the seed estimates the whole history, then binary-searches the tail length, estimating each
 candidate. The estimate of ``[system] + msgs[n-k:]`` is floor((bytes(system) + bytes of the
 suffix) / 4), which only grows with k, so one pass of suffix byte sums answers the whole-history
 check and every candidate in O(1), and the search returns exactly what the seed's does (R-TB-7).
@@ -12,21 +15,79 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import Final
+from typing import Final, Protocol, runtime_checkable
 
-from ..schema import Message
-from ._compactor import budget_for_context_window, is_compactable
+from ...schema import ROLE_SYSTEM, Message
 from ._repair import repair_orphaned_tool_pairs
 from ._tokens import bytes_to_tokens, message_bytes
 
 __all__ = [
+    "BUDGET_PERCENT",
+    "DEFAULT_MAX_MESSAGES",
     "DEFAULT_MAX_TOKENS",
     "DEFAULT_MIN_TAIL_MESSAGES",
+    "MIN_MAX_MESSAGES",
+    "Compactor",
+    "SlidingWindowCompactor",
     "TokenBudgetCompactor",
+    "budget_for_context_window",
     "effective_max_tokens",
     "effective_min_tail",
+    "is_compactable",
     "new_token_budget_compactor",
 ]
+
+BUDGET_PERCENT: Final = 80  # R-CMP-4: compaction budget is 80% of the context window
+
+
+@runtime_checkable
+class Compactor(Protocol):
+    """Trims a history before it is sent to the model.
+
+    Implementations return a new list and never mutate ``msgs`` or its messages; the engine
+    keeps the full history and only sends the compacted view.
+    """
+
+    def compact(self, msgs: Sequence[Message]) -> list[Message]: ...
+
+
+def is_compactable(msgs: Sequence[Message]) -> bool:
+    """R-CMP-1: a compactor only touches a history that starts with a system message."""
+    return bool(msgs) and msgs[0].role == ROLE_SYSTEM
+
+
+def budget_for_context_window(context_window: int) -> int:
+    """R-CMP-4: ``context_window * BUDGET_PERCENT // 100``, in integers."""
+    return context_window * BUDGET_PERCENT // 100
+
+
+DEFAULT_MAX_MESSAGES: Final = 100  # R-SW-1: used when max_messages <= 0, system prompt included
+MIN_MAX_MESSAGES: Final = 2  # R-SW-1: the system prompt plus at least one message
+
+
+@dataclass(frozen=True, slots=True)
+class SlidingWindowCompactor:
+    """Keep the system prompt and the newest ``max_messages - 1`` messages, then repair pairs."""
+
+    max_messages: int = DEFAULT_MAX_MESSAGES
+
+    @property
+    def effective_max_messages(self) -> int:
+        if self.max_messages <= 0:
+            return DEFAULT_MAX_MESSAGES
+        return max(self.max_messages, MIN_MAX_MESSAGES)
+
+    def compact(self, msgs: Sequence[Message]) -> list[Message]:
+        """Return the window of R-SW-2; the input is returned unchanged (as a new list) when it fits."""
+        limit = self.effective_max_messages
+        if not is_compactable(msgs) or len(msgs) <= limit:
+            return list(msgs)
+        start = len(msgs) - limit + 1
+        # Boundary fix A: never start the window inside a run of tool results.
+        while start > 1 and msgs[start].tool_call_id != "":
+            start -= 1
+        return repair_orphaned_tool_pairs([msgs[0], *msgs[start:]])
+
 
 DEFAULT_MAX_TOKENS: Final = 160_000  # R-TB-1: used when max_tokens <= 0 (80% of 200K)
 DEFAULT_MIN_TAIL_MESSAGES: Final = 6  # R-TB-1: the default tail

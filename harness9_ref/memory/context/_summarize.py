@@ -18,14 +18,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final, Protocol
 
-from ..schema import ROLE_SYSTEM, ROLE_USER, Message, ToolDefinition, Usage
-from ._budget import (
+from ...schema import ROLE_SYSTEM, ROLE_USER, Message, ToolDefinition, Usage
+from ._compactor import (
     DEFAULT_MIN_TAIL_MESSAGES,
+    Compactor,
     TokenBudgetCompactor,
+    budget_for_context_window,
     effective_max_tokens,
     effective_min_tail,
+    is_compactable,
 )
-from ._compactor import Compactor, budget_for_context_window, is_compactable
 from ._repair import repair_orphaned_tool_pairs
 from ._shorten import marker_bytes, shorten_text
 from ._tokens import CHARS_PER_TOKEN, bytes_to_tokens, estimate_tokens, utf8_len

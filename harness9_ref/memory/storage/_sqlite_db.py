@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import Final
 
 from ._index import index_available, index_state, index_tail, install_index, mark_damaged, reconcile_index
-from ._rows import decode_message_row
 from ._session import SessionClosed, SessionDatabaseError, UnsupportedSchema
 
-__all__ = ["BUSY_TIMEOUT_MS", "FORMAT_VERSION", "SCHEMA", "Database", "decode_message_row"]
+__all__ = ["BUSY_TIMEOUT_MS", "FORMAT_VERSION", "SCHEMA", "Database"]
 
 FORMAT_VERSION: Final = 2  # R-DB-2: PRAGMA user_version of a file in this format
 # R-DB-2: version 1 is this format before the checkpoints table (R-CKP-6); version 0 is a new

@@ -19,8 +19,8 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qsl, urlsplit
 
-from ._db import BUSY_TIMEOUT_MS
 from ._session import SessionClosed, SessionDatabaseError, UnsupportedSchema
+from ._sqlite_db import BUSY_TIMEOUT_MS
 
 if TYPE_CHECKING:
     import psycopg

@@ -15,9 +15,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from ._db import Database
 from ._index import forget_messages
 from ._session import INT64_MIN, InvalidArgument, SessionDatabaseError, is_session_id
+from ._sqlite_db import Database
 
 __all__ = ["PruneResult", "prune", "prune_cutoff", "remove_folders"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Final
 
-from ..schema import Message, ToolDefinition, canonical_json
+from ...schema import Message, ToolDefinition, canonical_json
 
 __all__ = [
     "CHARS_PER_TOKEN",

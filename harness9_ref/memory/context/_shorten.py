@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from ..schema import Message
+from ...schema import Message
 from ._tokens import CHARS_PER_TOKEN, message_bytes, utf8_len
 
 __all__ = ["SHORTENED_MARKER", "SHORTEN_KEEP_MIN", "marker_bytes", "shorten_text", "shorten_view"]

@@ -1,0 +1,71 @@
+"""Storage: what of a conversation is kept, and where (SPEC R-SES, R-MGR, R-DB, R-PG, R-FIND, R-SRCH, R-PRUNE, R-CKP).
+
+The ``Session`` protocol (messages, todos, checkpoint of one conversation) and its three
+implementations: ``MemorySession`` (no I/O), ``SQLiteSession`` (an SQLite file, R-DB) and
+PostgreSQL's sessions (R-PG), the last two handed out by a ``Manager``, which also finds,
+searches, prunes and copies sessions. The SQL the two databases share is written once, in
+``_sql``, for either placeholder style. psycopg is imported only when a ``postgresql://`` URL is
+opened. This is the half of memory that does I/O; the other half, ``memory.context``, decides
+what the model sees and never imports this one.
+"""
+
+from ._checkpoint import Checkpoint, checkpoint_problem, message_anchor
+from ._copy import CopyResult, copy_sessions
+from ._find import TITLE_LIMIT, SessionSummary
+from ._manager import HOME_ENV, Manager, default_db_path
+from ._prune import PruneResult
+from ._search import SearchHit
+from ._session import (
+    SESSION_ID_PATTERN,
+    AmbiguousSessionId,
+    Clock,
+    CorruptRow,
+    InvalidArgument,
+    InvalidSessionId,
+    MemorySession,
+    Session,
+    SessionClosed,
+    SessionDatabaseError,
+    SessionError,
+    SessionInfo,
+    SessionNotFound,
+    UnsupportedSchema,
+    is_session_id,
+    new_session_id,
+)
+from ._sqlite_session import SQLiteSession
+from ._store import POSTGRES_SCHEMES, url_scheme
+
+__all__ = (
+    "HOME_ENV",
+    "POSTGRES_SCHEMES",
+    "SESSION_ID_PATTERN",
+    "TITLE_LIMIT",
+    "AmbiguousSessionId",
+    "Checkpoint",
+    "Clock",
+    "CopyResult",
+    "CorruptRow",
+    "InvalidArgument",
+    "InvalidSessionId",
+    "Manager",
+    "MemorySession",
+    "PruneResult",
+    "SQLiteSession",
+    "SearchHit",
+    "Session",
+    "SessionClosed",
+    "SessionDatabaseError",
+    "SessionError",
+    "SessionInfo",
+    "SessionNotFound",
+    "SessionSummary",
+    "UnsupportedSchema",
+    "checkpoint_problem",
+    "copy_sessions",
+    "default_db_path",
+    "is_session_id",
+    "message_anchor",
+    "new_session_id",
+    "url_scheme",
+)
