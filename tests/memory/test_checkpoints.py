@@ -28,8 +28,8 @@ from harness9_ref.memory import (
     UnsupportedSchema,
     message_anchor,
 )
+from harness9_ref.memory.storage._sql import SQLITE
 from harness9_ref.memory.storage._sqlite_db import FORMAT_VERSION
-from harness9_ref.memory.storage._sqlite_session import _SELECT_FROM
 from harness9_ref.planning import TodoItem
 from harness9_ref.schema import SchemaError
 from tests.fakes import assistant, user
@@ -352,7 +352,7 @@ def test_get_messages_from_walks_only_the_index_to_its_start(manager: Manager, d
     """R-CKP-4: the start is found in idx_messages_session alone; only returned rows are read."""
     manager.new_session()
     with raw(db_path) as conn:
-        plan = [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + _SELECT_FROM, ("x", "x", 5))]
+        plan = [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + SQLITE.messages_from, ("x", "x", 5))]
     assert any("USING INDEX idx_messages_session" in step for step in plan), plan
     assert any("USING COVERING INDEX idx_messages_session" in step for step in plan), plan
     assert not any(step.startswith("SCAN") for step in plan), plan

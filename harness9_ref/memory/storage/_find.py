@@ -14,6 +14,8 @@ from typing import Any, Final
 
 from ._index import searchable_text
 from ._session import INT64_MAX, AmbiguousSessionId, InvalidSessionId, SessionNotFound, is_session_id
+from ._sql import SESSION_ORDER
+from ._sql import SQLITE as SQL
 
 __all__ = [
     "AMBIGUOUS_LISTED",
@@ -33,16 +35,10 @@ TITLE_LIMIT: Final = 60  # R-FIND-3: characters of a title, the ellipsis include
 AMBIGUOUS_LISTED: Final = 10  # R-FIND-1: candidates named in the error
 _PREFIX: Final = re.compile(r"[0-9a-f-]{4,35}")
 _LINE_BREAK: Final = re.compile(r"[\r\n]")
-_ORDER: Final = "ORDER BY s.updated_at DESC, s.created_at DESC, s.id DESC"  # R-MGR-5
 # The title comes from the first bytes of a message in all but odd cases (a first line that
 # is blank for thousands of characters); reading only this many keeps a listing cheap when a
 # session starts with a large paste, and the full content is read when they do not settle it.
 TITLE_PREFIX: Final = 8192
-# R-FIND-3: the first message with role user that is not a result (R-DB-5: NULL or '' is empty).
-_FIRST_PROMPT: Final = (
-    "SELECT m.id FROM messages m WHERE m.session_id = s.id AND m.role = 'user'"
-    " AND ifnull(m.tool_call_id, '') = '' ORDER BY m.id LIMIT 1"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +156,7 @@ def resolve_session_id(cur: sqlite3.Cursor, text: object) -> str:
     """
     lowered, whole = parse_session_ref(text)
     if whole:
-        if cur.execute("SELECT 1 FROM sessions WHERE id = ?", (lowered,)).fetchone() is None:
+        if cur.execute(SQL.session_exists, (lowered,)).fetchone() is None:
             raise SessionNotFound(f"no session with id {lowered}")
         return lowered
     # GLOB is case-sensitive (a stored id must start with the lower-cased text) and none of
@@ -169,7 +165,7 @@ def resolve_session_id(cur: sqlite3.Cursor, text: object) -> str:
     ids = [
         row[0]
         for row in cur.execute(
-            f"SELECT s.id FROM sessions s WHERE s.id GLOB ? {_ORDER} LIMIT ?", (lowered + "*", AMBIGUOUS_LISTED)
+            f"SELECT s.id FROM sessions s WHERE s.id GLOB ? {SESSION_ORDER} LIMIT ?", (lowered + "*", AMBIGUOUS_LISTED)
         )
     ]
     return resolved_prefix(lowered, count, ids)
@@ -177,14 +173,7 @@ def resolve_session_id(cur: sqlite3.Cursor, text: object) -> str:
 
 def recent_sessions(cur: sqlite3.Cursor, limit: int, offset: int) -> list[SessionSummary]:
     """Sessions holding a message, most recently updated first, with titles (R-FIND-3)."""
-    rows = cur.execute(
-        "SELECT s.id, s.created_at, s.updated_at,"
-        " (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id),"
-        f" ({_FIRST_PROMPT})"
-        " FROM sessions s WHERE EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id)"
-        f" {_ORDER} LIMIT ? OFFSET ?",
-        (min(limit, INT64_MAX), min(offset, INT64_MAX)),
-    ).fetchall()
+    rows = cur.execute(SQL.recent_sessions, (min(limit, INT64_MAX), min(offset, INT64_MAX))).fetchall()
     return [SessionSummary(sid, created, updated, count, title_of(cur, first)) for sid, created, updated, count, first in rows]
 
 
@@ -192,10 +181,6 @@ def session_details(cur: sqlite3.Cursor, ids: Iterable[str]) -> dict[str, tuple[
     """``{id: (message_count, title)}`` for the given sessions (search hits, R-SRCH-1)."""
     details = {}
     for session_id in ids:
-        (count, first) = cur.execute(
-            f"SELECT (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id), ({_FIRST_PROMPT})"
-            " FROM sessions s WHERE s.id = ?",
-            (session_id,),
-        ).fetchone()
+        (count, first) = cur.execute(SQL.session_details, (session_id,)).fetchone()
         details[session_id] = (count, title_of(cur, first))
     return details

@@ -18,24 +18,16 @@ from ._checkpoint import Checkpoint
 from ._pg_db import PgDatabase, as_bytes, as_text
 from ._rows import decode_checkpoint_row, decode_message_row, decode_todo_rows, encode_tool_calls
 from ._session import INT64_MAX, Clock, SessionNotFound, check_checkpoint, check_limit, check_start
+from ._sql import POSTGRES as SQL
 
 if TYPE_CHECKING:
     import psycopg
 
 __all__ = ["PostgresSession", "decode_pg_message"]
 
-_SELECT_MESSAGES: Final = "SELECT id, role, content, tool_calls, tool_call_id FROM messages WHERE session_id = %s"
-_SELECT_FROM: Final = (
-    _SELECT_MESSAGES
-    + " AND id >= (SELECT id FROM messages WHERE session_id = %s ORDER BY id LIMIT 1 OFFSET %s) ORDER BY id ASC"
-)
 _DROP_UNCOVERED_CHECKPOINT: Final = (
     "DELETE FROM checkpoints WHERE session_id = %s AND covered > (SELECT COUNT(*) FROM messages WHERE session_id = %s)"
 )
-_INSERT_MESSAGE: Final = (
-    "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, created_at) VALUES (%s, %s, %s, %s, %s, %s)"
-)
-
 
 
 def decode_pg_message(row: Sequence[Any]) -> Message:
@@ -66,7 +58,7 @@ class PostgresSession:
         Raises:
             SessionNotFound: the row existed once and is gone (R-MGR-8).
         """
-        sql = "SELECT 1 FROM sessions WHERE id = %s" + (" FOR UPDATE" if lock else "")
+        sql = SQL.session_exists + (" FOR UPDATE" if lock else "")
         if cur.execute(sql, (self._id,)).fetchone() is None:
             if not self._created:
                 return False
@@ -77,15 +69,12 @@ class PostgresSession:
     def _create_draft_row(self, cur: psycopg.Cursor[Any]) -> None:
         if not self._created:
             now = self._now()
-            cur.execute(
-                "INSERT INTO sessions (id, created_at, updated_at) VALUES (%s, %s, %s) ON CONFLICT (id) DO NOTHING",
-                (self._id, now, now),
-            )
+            cur.execute(SQL.insert_session + " ON CONFLICT (id) DO NOTHING", (self._id, now, now))
 
     def _touch(self, cur: psycopg.Cursor[Any]) -> None:
         """Set updated_at (which locks the row), first inserting a draft's row; the session must exist."""
         self._create_draft_row(cur)
-        cur.execute("UPDATE sessions SET updated_at = %s WHERE id = %s", (self._now(), self._id))
+        cur.execute(SQL.touch_session, (self._now(), self._id))
         if cur.rowcount == 0:
             raise SessionNotFound(f"session {self._id} does not exist (was it deleted?)")
 
@@ -94,18 +83,17 @@ class PostgresSession:
         with self._db.read() as cur:
             self._exists(cur)
             if limit:
-                rows = cur.execute(_SELECT_MESSAGES + " ORDER BY id DESC LIMIT %s", (self._id, min(limit, INT64_MAX)))
-                found = rows.fetchall()
+                found = cur.execute(SQL.newest_messages, (self._id, min(limit, INT64_MAX))).fetchall()
                 found.reverse()
             else:
-                found = cur.execute(_SELECT_MESSAGES + " ORDER BY id ASC", (self._id,)).fetchall()
+                found = cur.execute(SQL.all_messages, (self._id,)).fetchall()
         return [decode_pg_message(row) for row in found]
 
     def get_messages_from(self, start: int) -> list[Message]:
         check_start(start)
         with self._db.read() as cur:
             self._exists(cur)
-            rows = cur.execute(_SELECT_FROM, (self._id, self._id, min(start, INT64_MAX))).fetchall()
+            rows = cur.execute(SQL.messages_from, (self._id, self._id, min(start, INT64_MAX))).fetchall()
         return [decode_pg_message(row) for row in rows]
 
     def add_messages(self, msgs: Sequence[Message]) -> None:
@@ -127,17 +115,17 @@ class PostgresSession:
         ]
         with self._db.write() as cur:
             self._touch(cur)
-            cur.executemany(_INSERT_MESSAGE, rows)
+            cur.executemany(SQL.insert_message, rows)
         self._created = True
 
     def pop_message(self) -> Message | None:
         with self._db.write() as cur:
             self._exists(cur, lock=True)
-            row = cur.execute(_SELECT_MESSAGES + " ORDER BY id DESC LIMIT 1", (self._id,)).fetchone()
+            row = cur.execute(SQL.newest_message, (self._id,)).fetchone()
             if row is None:
                 return None
             message = decode_pg_message(row)
-            cur.execute("DELETE FROM messages WHERE id = %s", (row[0],))
+            cur.execute(SQL.delete_message, (row[0],))
             cur.execute(_DROP_UNCOVERED_CHECKPOINT, (self._id, self._id))
             self._touch(cur)
         return message
@@ -147,33 +135,27 @@ class PostgresSession:
             if not self._exists(cur, lock=True):
                 return
             self._touch(cur)
-            cur.execute("DELETE FROM messages WHERE session_id = %s", (self._id,))
-            cur.execute("DELETE FROM checkpoints WHERE session_id = %s", (self._id,))
+            cur.execute(SQL.delete_messages, (self._id,))
+            cur.execute(SQL.delete_checkpoint, (self._id,))
 
     def get_todos(self) -> list[TodoItem]:
         with self._db.read() as cur:
             self._exists(cur)
-            rows = cur.execute(
-                "SELECT id, content, status FROM todos WHERE session_id = %s ORDER BY position", (self._id,)
-            ).fetchall()
+            rows = cur.execute(SQL.todos, (self._id,)).fetchall()
         return decode_todo_rows(self._id, ((as_text(i), as_text(c), s) for i, c, s in rows))
 
     def save_todos(self, items: Sequence[TodoItem]) -> None:
         rows = [(self._id, i, as_bytes(t.id), as_bytes(t.content), t.status) for i, t in enumerate(items)]
         with self._db.write() as cur:
             self._touch(cur)
-            cur.execute("DELETE FROM todos WHERE session_id = %s", (self._id,))
-            cur.executemany(
-                "INSERT INTO todos (session_id, position, id, content, status) VALUES (%s, %s, %s, %s, %s)", rows
-            )
+            cur.execute(SQL.delete_todos, (self._id,))
+            cur.executemany(SQL.insert_todo, rows)
         self._created = True
 
     def get_checkpoint(self) -> Checkpoint | None:
         with self._db.read() as cur:
             self._exists(cur)
-            stored = cur.execute(
-                "SELECT covered, anchor, summary FROM checkpoints WHERE session_id = %s", (self._id,)
-            ).fetchone()
+            stored = cur.execute(SQL.checkpoint, (self._id,)).fetchone()
         if stored is None:
             return None
         return decode_checkpoint_row(self._id, stored[0], as_text(stored[1]), as_text(stored[2]))
@@ -185,9 +167,7 @@ class PostgresSession:
             self._create_draft_row(cur)
             self._exists(cur, lock=True)
             cur.execute(
-                "INSERT INTO checkpoints (session_id, covered, anchor, summary, created_at)"
-                " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (session_id) DO UPDATE SET covered = EXCLUDED.covered,"
-                " anchor = EXCLUDED.anchor, summary = EXCLUDED.summary, created_at = EXCLUDED.created_at",
+                SQL.save_checkpoint,
                 (self._id, checked.covered, as_bytes(checked.anchor), as_bytes(checked.summary), self._now()),
             )
         self._created = True

@@ -21,6 +21,8 @@ from ._pg_session import PostgresSession
 from ._prune import PruneResult, prune_cutoff, remove_folders
 from ._search import Found, SearchHit, collect_matches, rank_hits
 from ._session import INT64_MAX, Clock, SessionInfo, SessionNotFound
+from ._sql import POSTGRES as SQL
+from ._sql import SESSION_ORDER
 from ._store import SessionRecord
 
 if TYPE_CHECKING:
@@ -29,13 +31,6 @@ if TYPE_CHECKING:
 __all__ = ["SCAN_BATCH", "PostgresStore"]
 
 SCAN_BATCH: Final = 2000  # messages per fetch of a search scan
-_ORDER: Final = "ORDER BY s.updated_at DESC, s.created_at DESC, s.id DESC"  # R-MGR-5
-_COUNT: Final = "(SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id)"
-_FIRST_PROMPT: Final = (  # R-FIND-3
-    "(SELECT m.id FROM messages m WHERE m.session_id = s.id AND m.role = 'user'"
-    " AND coalesce(m.tool_call_id, ''::bytea) = ''::bytea ORDER BY m.id LIMIT 1)"
-)
-
 
 
 class PostgresStore:
@@ -52,29 +47,29 @@ class PostgresStore:
             return PostgresSession(self.db, session_id, clock, draft=True)
         now = int(clock())
         with self.db.write() as cur:
-            cur.execute("INSERT INTO sessions (id, created_at, updated_at) VALUES (%s, %s, %s)", (session_id, now, now))
+            cur.execute(SQL.insert_session, (session_id, now, now))
         return PostgresSession(self.db, session_id, clock)
 
     def open_session(self, session_id: str, clock: Clock) -> PostgresSession:
         with self.db.read() as cur:
-            if cur.execute("SELECT 1 FROM sessions WHERE id = %s", (session_id,)).fetchone() is None:
+            if cur.execute(SQL.session_exists, (session_id,)).fetchone() is None:
                 raise SessionNotFound(f"no session with id {session_id!r} in {self.name}")
         return PostgresSession(self.db, session_id, clock)
 
     def list_sessions(self) -> list[SessionInfo]:
         with self.db.read() as cur:
-            rows = cur.execute(f"SELECT s.id, s.created_at, s.updated_at, {_COUNT} FROM sessions s {_ORDER}").fetchall()
+            rows = cur.execute(SQL.list_sessions).fetchall()
         return [SessionInfo(*row) for row in rows]
 
     def delete_rows(self, session_id: str) -> None:
         with self.db.write() as cur:
-            cur.execute("DELETE FROM sessions WHERE id = %s", (session_id,))
+            cur.execute(SQL.delete_session, (session_id,))
 
     def resolve_session_id(self, text: str) -> str:
         lowered, whole = parse_session_ref(text)
         with self.db.read() as cur:
             if whole:
-                if cur.execute("SELECT 1 FROM sessions WHERE id = %s", (lowered,)).fetchone() is None:
+                if cur.execute(SQL.session_exists, (lowered,)).fetchone() is None:
                     raise SessionNotFound(f"no session with id {lowered}")
                 return lowered
             # LIKE is case-sensitive here, and none of these characters is special to it.
@@ -83,18 +78,14 @@ class PostgresStore:
             ids = [
                 r[0]
                 for r in cur.execute(
-                    f"SELECT s.id FROM sessions s WHERE s.id LIKE %s {_ORDER} LIMIT %s", (pattern, AMBIGUOUS_LISTED)
+                    f"SELECT s.id FROM sessions s WHERE s.id LIKE %s {SESSION_ORDER} LIMIT %s", (pattern, AMBIGUOUS_LISTED)
                 )
             ]
         return resolved_prefix(lowered, row[0] if row else 0, ids)
 
     def recent_sessions(self, limit: int, offset: int) -> list[SessionSummary]:
         with self.db.read() as cur:
-            rows = cur.execute(
-                f"SELECT s.id, s.created_at, s.updated_at, {_COUNT}, {_FIRST_PROMPT} FROM sessions s"
-                f" WHERE EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id) {_ORDER} LIMIT %s OFFSET %s",
-                (min(limit, INT64_MAX), min(offset, INT64_MAX)),
-            ).fetchall()
+            rows = cur.execute(SQL.recent_sessions, (min(limit, INT64_MAX), min(offset, INT64_MAX))).fetchall()
             return [SessionSummary(i, c, u, n, _title(cur, first)) for i, c, u, n, first in rows]
 
     def search(self, terms: list[str], limit: int) -> list[SearchHit]:
@@ -143,7 +134,7 @@ class PostgresStore:
 
     def export_sessions(self) -> list[SessionRecord]:
         with self.db.read() as cur:
-            sessions = cur.execute("SELECT id, created_at, updated_at FROM sessions ORDER BY id").fetchall()
+            sessions = cur.execute(SQL.export_sessions).fetchall()
             return [_read_record(cur, *session) for session in sessions]
 
     def import_sessions(self, records: list[SessionRecord], overwrite: bool) -> None:
@@ -177,7 +168,7 @@ def _details(cur: psycopg.Cursor[Any], ids: Iterable[str]) -> dict[str, tuple[in
     """``{id: (message_count, title)}`` of search hits (R-SRCH-1)."""
     details = {}
     for session_id in ids:
-        row = cur.execute(f"SELECT {_COUNT}, {_FIRST_PROMPT} FROM sessions s WHERE s.id = %s", (session_id,)).fetchone()
+        row = cur.execute(SQL.session_details, (session_id,)).fetchone()
         assert row is not None  # the session was read in this snapshot
         details[session_id] = (int(row[0]), _title(cur, row[1]))
     return details
@@ -194,20 +185,14 @@ def _read_record(cur: psycopg.Cursor[Any], session_id: str, created_at: int, upd
             row_created,
         )
         for row_id, role, content, tool_calls, tool_call_id, row_created in cur.execute(
-            "SELECT id, role, content, tool_calls, tool_call_id, created_at FROM messages WHERE session_id = %s"
-            " ORDER BY id",
-            (session_id,),
+            SQL.export_messages, (session_id,)
         )
     )
     todos = tuple(
         (record_text(as_text(i), f"todos of {where}"), record_text(as_text(c), f"todos of {where}"), status)
-        for i, c, status in cur.execute(
-            "SELECT id, content, status FROM todos WHERE session_id = %s ORDER BY position", (session_id,)
-        )
+        for i, c, status in cur.execute(SQL.todos, (session_id,))
     )
-    found = cur.execute(
-        "SELECT covered, anchor, summary, created_at FROM checkpoints WHERE session_id = %s", (session_id,)
-    ).fetchone()
+    found = cur.execute(SQL.export_checkpoint, (session_id,)).fetchone()
     checkpoint = None
     if found is not None:
         cp_where = f"the checkpoint of {where}"
@@ -216,25 +201,21 @@ def _read_record(cur: psycopg.Cursor[Any], session_id: str, created_at: int, upd
 
 
 def _write_record(cur: psycopg.Cursor[Any], record: SessionRecord) -> None:
-    cur.execute(
-        "INSERT INTO sessions (id, created_at, updated_at) VALUES (%s, %s, %s)",
-        (record.id, record.created_at, record.updated_at),
-    )
+    cur.execute(SQL.insert_session, (record.id, record.created_at, record.updated_at))
     cur.executemany(
-        "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, created_at)"
-        " VALUES (%s, %s, %s, %s, %s, %s)",
+        SQL.insert_message,
         [
             (record.id, role, as_bytes(content), calls, None if call_id is None else as_bytes(call_id), created)
             for role, content, calls, call_id, created in record.messages
         ],
     )
     cur.executemany(
-        "INSERT INTO todos (session_id, position, id, content, status) VALUES (%s, %s, %s, %s, %s)",
+        SQL.insert_todo,
         [(record.id, position, as_bytes(i), as_bytes(c), s) for position, (i, c, s) in enumerate(record.todos)],
     )
     if record.checkpoint is not None:
         covered, anchor, summary, created = record.checkpoint
         cur.execute(
-            "INSERT INTO checkpoints (session_id, covered, anchor, summary, created_at) VALUES (%s, %s, %s, %s, %s)",
+            SQL.insert_checkpoint,
             (record.id, covered, as_bytes(anchor), as_bytes(summary), created),
         )

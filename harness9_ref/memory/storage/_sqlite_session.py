@@ -22,18 +22,11 @@ from ._checkpoint import Checkpoint
 from ._index import forget_messages, index_tail
 from ._rows import decode_checkpoint_row, decode_message_row, decode_todo_rows, encode_tool_calls
 from ._session import INT64_MAX, Clock, SessionNotFound, check_checkpoint, check_limit, check_start
+from ._sql import SQLITE as SQL
 from ._sqlite_db import Database
 
 __all__ = ["SQLiteSession"]
 
-_SELECT_MESSAGES = "SELECT id, role, content, tool_calls, tool_call_id FROM messages WHERE session_id = ?"
-# R-CKP-4: the id of the message at position ``start`` comes from a walk of idx_messages_session
-# alone (the index holds session_id and id, so no covered row is read, let alone decoded); only
-# the rows from there on are fetched. Past the end the subquery is NULL and nothing matches.
-_SELECT_FROM = (
-    _SELECT_MESSAGES
-    + " AND id >= (SELECT id FROM messages WHERE session_id = ? ORDER BY id LIMIT 1 OFFSET ?) ORDER BY id ASC"
-)
 # R-CKP-3: after a pop, a checkpoint covering more messages than are left goes, and so does a
 # row whose covered is not an integer (another program's; it can never be valid, R-CKP-5), so
 # that no rule here depends on how SQLite compares text or reals with integers. The count is
@@ -68,7 +61,7 @@ class SQLiteSession:
         Raises:
             SessionNotFound: the row existed once and is gone (R-MGR-8).
         """
-        if cur.execute("SELECT 1 FROM sessions WHERE id = ?", (self._id,)).fetchone() is None:
+        if cur.execute(SQL.session_exists, (self._id,)).fetchone() is None:
             if not self._created:
                 return False
             raise SessionNotFound(f"session {self._id} does not exist (was it deleted?)")
@@ -90,7 +83,7 @@ class SQLiteSession:
     def _touch(self, cur: sqlite3.Cursor) -> None:
         """Set updated_at, first inserting a draft's row; the session must still exist."""
         self._create_draft_row(cur)
-        cur.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (self._now(), self._id))
+        cur.execute(SQL.touch_session, (self._now(), self._id))
         if cur.rowcount == 0:
             raise SessionNotFound(f"session {self._id} does not exist (was it deleted?)")
 
@@ -105,12 +98,10 @@ class SQLiteSession:
         with self._db.read() as cur:
             self._exists(cur)
             if limit:
-                rows = cur.execute(
-                    _SELECT_MESSAGES + " ORDER BY id DESC LIMIT ?", (self._id, min(limit, INT64_MAX))
-                ).fetchall()
+                rows = cur.execute(SQL.newest_messages, (self._id, min(limit, INT64_MAX))).fetchall()
                 rows.reverse()
             else:
-                rows = cur.execute(_SELECT_MESSAGES + " ORDER BY id ASC", (self._id,)).fetchall()
+                rows = cur.execute(SQL.all_messages, (self._id,)).fetchall()
         return [decode_message_row(*row) for row in rows]
 
     def get_messages_from(self, start: int) -> list[Message]:
@@ -126,7 +117,7 @@ class SQLiteSession:
         check_start(start)
         with self._db.read() as cur:
             self._exists(cur)
-            rows = cur.execute(_SELECT_FROM, (self._id, self._id, min(start, INT64_MAX))).fetchall()
+            rows = cur.execute(SQL.messages_from, (self._id, self._id, min(start, INT64_MAX))).fetchall()
         return [decode_message_row(*row) for row in rows]
 
     def add_messages(self, msgs: Sequence[Message]) -> None:
@@ -141,11 +132,7 @@ class SQLiteSession:
         ]
         with self._db.write() as cur:
             self._touch(cur)
-            cur.executemany(
-                "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                rows,
-            )
+            cur.executemany(SQL.insert_message, rows)
             self._db.upkeep(cur, index_tail)  # ours, and whatever others appended before them
         self._committed()
 
@@ -157,11 +144,11 @@ class SQLiteSession:
         """
         with self._db.write() as cur:
             self._exists(cur)
-            row = cur.execute(_SELECT_MESSAGES + " ORDER BY id DESC LIMIT 1", (self._id,)).fetchone()
+            row = cur.execute(SQL.newest_message, (self._id,)).fetchone()
             if row is None:
                 return None
             message = decode_message_row(*row)
-            cur.execute("DELETE FROM messages WHERE id = ?", (row[0],))
+            cur.execute(SQL.delete_message, (row[0],))
             cur.execute(_DROP_UNCOVERED_CHECKPOINT, (self._id, self._id))
             self._db.upkeep(cur, lambda c: forget_messages(c, "?", (row[0],)))
             self._touch(cur)
@@ -174,25 +161,23 @@ class SQLiteSession:
                 return  # a draft not saved yet: nothing to clear, and no row to create
             self._touch(cur)
             self._db.upkeep(cur, lambda c: forget_messages(c, "SELECT id FROM messages WHERE session_id = ?", (self._id,)))
-            cur.execute("DELETE FROM messages WHERE session_id = ?", (self._id,))
-            cur.execute("DELETE FROM checkpoints WHERE session_id = ?", (self._id,))
+            cur.execute(SQL.delete_messages, (self._id,))
+            cur.execute(SQL.delete_checkpoint, (self._id,))
 
     def get_todos(self) -> list[TodoItem]:
         """The saved todo list in order (R-SES-7, R-DB-7)."""
         with self._db.read() as cur:
             self._exists(cur)
-            rows = cur.execute(
-                "SELECT position, id, content, status FROM todos WHERE session_id = ? ORDER BY position", (self._id,)
-            ).fetchall()
-        return decode_todo_rows(self._id, (row[1:] for row in rows))
+            rows = cur.execute(SQL.todos, (self._id,)).fetchall()
+        return decode_todo_rows(self._id, rows)
 
     def save_todos(self, items: Sequence[TodoItem]) -> None:
         """Replace the todo list in one transaction (R-SES-7, R-DB-7)."""
         rows = [(self._id, i, t.id, t.content, t.status) for i, t in enumerate(items)]
         with self._db.write() as cur:
             self._touch(cur)
-            cur.execute("DELETE FROM todos WHERE session_id = ?", (self._id,))
-            cur.executemany("INSERT INTO todos (session_id, position, id, content, status) VALUES (?, ?, ?, ?, ?)", rows)
+            cur.execute(SQL.delete_todos, (self._id,))
+            cur.executemany(SQL.insert_todo, rows)
         self._committed()
 
     def get_checkpoint(self) -> Checkpoint | None:
@@ -203,9 +188,7 @@ class SQLiteSession:
         """
         with self._db.read() as cur:
             self._exists(cur)
-            stored = cur.execute(
-                "SELECT covered, anchor, summary FROM checkpoints WHERE session_id = ?", (self._id,)
-            ).fetchone()
+            stored = cur.execute(SQL.checkpoint, (self._id,)).fetchone()
         if stored is None:
             return None
         return decode_checkpoint_row(self._id, *stored)
@@ -225,10 +208,6 @@ class SQLiteSession:
         with self._db.write() as cur:
             self._create_draft_row(cur)
             self._exists(cur)
-            cur.execute(
-                "INSERT OR REPLACE INTO checkpoints (session_id, covered, anchor, summary, created_at)"
-                " VALUES (?, ?, ?, ?, ?)",
-                (self._id, checked.covered, checked.anchor, checked.summary, self._now()),
-            )
+            cur.execute(SQL.save_checkpoint, (self._id, checked.covered, checked.anchor, checked.summary, self._now()))
         self._committed()
 

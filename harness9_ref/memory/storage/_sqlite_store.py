@@ -17,17 +17,13 @@ from ._index import forget_messages, index_tail, mark_damaged
 from ._prune import PruneResult, prune
 from ._search import SearchHit, search
 from ._session import Clock, SessionDatabaseError, SessionInfo, SessionNotFound
+from ._sql import SQLITE as SQL
 from ._sqlite_db import Database
 from ._sqlite_session import SQLiteSession
 from ._store import SessionRecord
 
 __all__ = ["SQLiteStore"]
 
-_LIST: str = (
-    "SELECT s.id, s.created_at, s.updated_at,"
-    " (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id)"
-    " FROM sessions s ORDER BY s.updated_at DESC, s.created_at DESC, s.id DESC"
-)
 _FORGET_SESSION = "SELECT id FROM messages WHERE session_id = ?"
 
 
@@ -48,24 +44,24 @@ class SQLiteStore:
             return SQLiteSession(self.db, session_id, clock, draft=True)
         now = int(clock())
         with self.db.write() as cur:
-            cur.execute("INSERT INTO sessions (id, created_at, updated_at) VALUES (?, ?, ?)", (session_id, now, now))
+            cur.execute(SQL.insert_session, (session_id, now, now))
         return SQLiteSession(self.db, session_id, clock)
 
     def open_session(self, session_id: str, clock: Clock) -> SQLiteSession:
         with self.db.read() as cur:
-            if cur.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
+            if cur.execute(SQL.session_exists, (session_id,)).fetchone() is None:
                 raise SessionNotFound(f"no session with id {session_id!r} in {self.path}")
         return SQLiteSession(self.db, session_id, clock)
 
     def list_sessions(self) -> list[SessionInfo]:
         with self.db.read() as cur:
-            rows = cur.execute(_LIST).fetchall()
+            rows = cur.execute(SQL.list_sessions).fetchall()
         return [SessionInfo(*row) for row in rows]
 
     def delete_rows(self, session_id: str) -> None:
         with self.db.write() as cur:
             self.db.upkeep(cur, lambda c: forget_messages(c, _FORGET_SESSION, (session_id,)))
-            cur.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+            cur.execute(SQL.delete_session, (session_id,))
 
     def resolve_session_id(self, text: str) -> str:
         with self.db.read() as cur:
@@ -96,9 +92,7 @@ class SQLiteStore:
         """Every session in one read transaction, ordered by id (R-PG-9)."""
         records = []
         with self.db.read() as cur:
-            for session_id, created_at, updated_at in cur.execute(
-                "SELECT id, created_at, updated_at FROM sessions ORDER BY id"
-            ).fetchall():
+            for session_id, created_at, updated_at in cur.execute(SQL.export_sessions).fetchall():
                 records.append(_read_record(cur, session_id, created_at, updated_at))
         return records
 
@@ -107,13 +101,13 @@ class SQLiteStore:
         with self.db.write() as cur:
             ids = [record.id for record in records]
             refuse_existing(
-                [i for i in ids if cur.execute("SELECT 1 FROM sessions WHERE id = ?", (i,)).fetchone()],
+                [i for i in ids if cur.execute(SQL.session_exists, (i,)).fetchone()],
                 self.name,
                 overwrite,
             )
             for record in records:
                 self.db.upkeep(cur, functools.partial(forget_messages, ids_sql=_FORGET_SESSION, params=(record.id,)))
-                cur.execute("DELETE FROM sessions WHERE id = ?", (record.id,))
+                cur.execute(SQL.delete_session, (record.id,))
                 _write_record(cur, record)
             self.db.upkeep(cur, index_tail)
 
@@ -132,20 +126,14 @@ def _read_record(cur: sqlite3.Cursor, session_id: str, created_at: object, updat
             record_int(row_created, f"messages row {row_id}"),
         )
         for row_id, role, content, tool_calls, tool_call_id, row_created in cur.execute(
-            "SELECT id, role, content, tool_calls, tool_call_id, created_at FROM messages WHERE session_id = ?"
-            " ORDER BY id",
-            (session_id,),
+            SQL.export_messages, (session_id,)
         ).fetchall()
     )
     todos = tuple(
         (record_text(i, f"todos of {where}"), record_text(c, f"todos of {where}"), record_text(s, f"todos of {where}"))
-        for i, c, s in cur.execute(
-            "SELECT id, content, status FROM todos WHERE session_id = ? ORDER BY position", (session_id,)
-        ).fetchall()
+        for i, c, s in cur.execute(SQL.todos, (session_id,)).fetchall()
     )
-    found = cur.execute(
-        "SELECT covered, anchor, summary, created_at FROM checkpoints WHERE session_id = ?", (session_id,)
-    ).fetchone()
+    found = cur.execute(SQL.export_checkpoint, (session_id,)).fetchone()
     checkpoint = None
     if found is not None:
         cp_where = f"the checkpoint of {where}"
@@ -161,21 +149,8 @@ def _read_record(cur: sqlite3.Cursor, session_id: str, created_at: object, updat
 
 
 def _write_record(cur: sqlite3.Cursor, record: SessionRecord) -> None:
-    cur.execute(
-        "INSERT INTO sessions (id, created_at, updated_at) VALUES (?, ?, ?)",
-        (record.id, record.created_at, record.updated_at),
-    )
-    cur.executemany(
-        "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, created_at)"
-        " VALUES (?, ?, ?, ?, ?, ?)",
-        [(record.id, *message) for message in record.messages],
-    )
-    cur.executemany(
-        "INSERT INTO todos (session_id, position, id, content, status) VALUES (?, ?, ?, ?, ?)",
-        [(record.id, position, *todo) for position, todo in enumerate(record.todos)],
-    )
+    cur.execute(SQL.insert_session, (record.id, record.created_at, record.updated_at))
+    cur.executemany(SQL.insert_message, [(record.id, *message) for message in record.messages])
+    cur.executemany(SQL.insert_todo, [(record.id, position, *todo) for position, todo in enumerate(record.todos)])
     if record.checkpoint is not None:
-        cur.execute(
-            "INSERT INTO checkpoints (session_id, covered, anchor, summary, created_at) VALUES (?, ?, ?, ?, ?)",
-            (record.id, *record.checkpoint),
-        )
+        cur.execute(SQL.insert_checkpoint, (record.id, *record.checkpoint))

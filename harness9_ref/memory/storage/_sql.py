@@ -1,0 +1,89 @@
+"""The SQL both databases run, written once (SPEC R-DB-1, R-PG-2, R-PG-4).
+
+SQLite (R-DB) and PostgreSQL (R-PG) hold the same tables with the same columns, and a session
+or a store asks both the same questions, so each statement they share is written here once and
+built for each driver's placeholder style: ``?`` for sqlite3, ``%s`` for psycopg. What differs
+stays with its backend: SQLite's full-text index and its typeof() guard, ``GLOB`` against
+``LIKE``, ``json_each`` against ``ANY``, row locks (``FOR UPDATE``), and the schemas themselves.
+
+No statement holds a literal ``%`` or ``?``: psycopg would read the first as a placeholder and
+sqlite3 the second.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = ["MESSAGE_COUNT", "POSTGRES", "SESSION_ORDER", "SQLITE", "Statements"]
+
+SESSION_ORDER: Final = "ORDER BY s.updated_at DESC, s.created_at DESC, s.id DESC"  # R-MGR-5
+MESSAGE_COUNT: Final = "(SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id)"
+# R-FIND-3: the first message with role user that is not a result (R-DB-5: NULL or '' is empty;
+# PostgreSQL reads '' as an empty BYTEA here, R-PG-4).
+_FIRST_PROMPT: Final = (
+    "(SELECT m.id FROM messages m WHERE m.session_id = s.id AND m.role = 'user'"
+    " AND coalesce(m.tool_call_id, '') = '' ORDER BY m.id LIMIT 1)"
+)
+
+
+class Statements:
+    """Every shared statement, with ``p`` as its placeholder; the attributes read as the calls that run them."""
+
+    def __init__(self, p: str) -> None:
+        # sessions (R-MGR-3 … R-MGR-6, R-FIND-2)
+        self.session_exists = f"SELECT 1 FROM sessions WHERE id = {p}"
+        self.insert_session = f"INSERT INTO sessions (id, created_at, updated_at) VALUES ({p}, {p}, {p})"
+        self.touch_session = f"UPDATE sessions SET updated_at = {p} WHERE id = {p}"
+        self.delete_session = f"DELETE FROM sessions WHERE id = {p}"
+        self.list_sessions = f"SELECT s.id, s.created_at, s.updated_at, {MESSAGE_COUNT} FROM sessions s {SESSION_ORDER}"
+        # R-FIND-3: sessions that hold a message, with the id of the message their title comes from.
+        self.recent_sessions = (
+            f"SELECT s.id, s.created_at, s.updated_at, {MESSAGE_COUNT}, {_FIRST_PROMPT}"
+            " FROM sessions s WHERE EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id)"
+            f" {SESSION_ORDER} LIMIT {p} OFFSET {p}"
+        )
+        self.session_details = f"SELECT {MESSAGE_COUNT}, {_FIRST_PROMPT} FROM sessions s WHERE s.id = {p}"  # R-SRCH-1
+        # messages (R-SES-3 … R-SES-6)
+        select_messages = f"SELECT id, role, content, tool_calls, tool_call_id FROM messages WHERE session_id = {p}"
+        self.all_messages = select_messages + " ORDER BY id ASC"
+        self.newest_messages = select_messages + f" ORDER BY id DESC LIMIT {p}"
+        self.newest_message = select_messages + " ORDER BY id DESC LIMIT 1"
+        # R-CKP-4: the id of the message at position ``start`` comes from a walk of
+        # idx_messages_session alone (the index holds session_id and id, so no covered row is
+        # read, let alone decoded); only the rows from there on are fetched. Past the end the
+        # subquery is NULL and nothing matches.
+        self.messages_from = (
+            select_messages
+            + f" AND id >= (SELECT id FROM messages WHERE session_id = {p} ORDER BY id LIMIT 1 OFFSET {p}) ORDER BY id ASC"
+        )
+        self.insert_message = (
+            "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, created_at)"
+            f" VALUES ({p}, {p}, {p}, {p}, {p}, {p})"
+        )
+        self.delete_message = f"DELETE FROM messages WHERE id = {p}"
+        self.delete_messages = f"DELETE FROM messages WHERE session_id = {p}"
+        # todos (R-SES-7)
+        self.todos = f"SELECT id, content, status FROM todos WHERE session_id = {p} ORDER BY position"
+        self.delete_todos = f"DELETE FROM todos WHERE session_id = {p}"
+        self.insert_todo = f"INSERT INTO todos (session_id, position, id, content, status) VALUES ({p}, {p}, {p}, {p}, {p})"
+        # checkpoints (R-CKP-2, R-CKP-3, R-CKP-6)
+        self.checkpoint = f"SELECT covered, anchor, summary FROM checkpoints WHERE session_id = {p}"
+        self.insert_checkpoint = (
+            f"INSERT INTO checkpoints (session_id, covered, anchor, summary, created_at) VALUES ({p}, {p}, {p}, {p}, {p})"
+        )
+        self.save_checkpoint = self.insert_checkpoint + (
+            " ON CONFLICT (session_id) DO UPDATE SET covered = excluded.covered, anchor = excluded.anchor,"
+            " summary = excluded.summary, created_at = excluded.created_at"
+        )
+        self.delete_checkpoint = f"DELETE FROM checkpoints WHERE session_id = {p}"
+        # copying every session (R-PG-9)
+        self.export_sessions = "SELECT id, created_at, updated_at FROM sessions ORDER BY id"
+        self.export_messages = (
+            "SELECT id, role, content, tool_calls, tool_call_id, created_at FROM messages"
+            f" WHERE session_id = {p} ORDER BY id"
+        )
+        self.export_checkpoint = f"SELECT covered, anchor, summary, created_at FROM checkpoints WHERE session_id = {p}"
+
+
+SQLITE: Final = Statements("?")
+POSTGRES: Final = Statements("%s")
