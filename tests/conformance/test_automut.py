@@ -107,12 +107,12 @@ def test_sampling_is_deterministic_by_seed_and_keeps_file_order() -> None:
 
 
 def test_module_selection_leaves_out_the_ui_the_command_line_and_test_helpers() -> None:
-    assert _selected("memory/_tokens.py", None)
+    assert _selected("memory/context/_tokens.py", None)
     assert not _selected("tui/_app.py", None) and not _selected("cli/_run.py", ["*"])
     assert not _selected("testing.py", None)
     assert _selected("provider/openai/_stream.py", ["provider"])
     assert _selected("provider/openai/_stream.py", ["provider/openai/*"])
-    assert not _selected("memory/_tokens.py", ["schema", "engine"])
+    assert not _selected("memory/context/_tokens.py", ["schema", "engine"])
 
 
 def test_equivalents_need_a_reason_and_name_existing_mutants(tmp_path: Path) -> None:

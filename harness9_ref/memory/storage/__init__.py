@@ -10,9 +10,8 @@ what the model sees and never imports this one.
 """
 
 from ._checkpoint import Checkpoint, checkpoint_problem, message_anchor
-from ._copy import CopyResult, copy_sessions
 from ._find import TITLE_LIMIT, SessionSummary
-from ._manager import HOME_ENV, Manager, default_db_path
+from ._manager import HOME_ENV, CopyResult, Manager, copy_sessions, default_db_path
 from ._prune import PruneResult
 from ._search import SearchHit
 from ._session import (

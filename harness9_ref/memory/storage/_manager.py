@@ -1,4 +1,8 @@
-"""Manager: the one holder of the session database (SPEC R-MGR-1 … R-MGR-9, R-FIND, R-SRCH, R-PRUNE-1, R-PG)."""
+"""Manager: the one holder of the session database (SPEC R-MGR-1 … R-MGR-9, R-FIND, R-SRCH, R-PRUNE-1, R-PG).
+
+It opens the store its location names (``open_store``) and copies every session of one Manager
+into another (``copy_sessions``, R-PG-9).
+"""
 
 from __future__ import annotations
 
@@ -6,9 +10,10 @@ import os
 import shutil
 import time
 from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Final
+from typing import Any, Final
 
 from ._find import SessionSummary
 from ._prune import PruneResult
@@ -23,9 +28,9 @@ from ._session import (
     check_session_id,
     new_session_id,
 )
-from ._store import Store, open_store
+from ._store import POSTGRES_SCHEMES, Store, url_scheme
 
-__all__ = ["DEFAULT_DB_NAME", "HOME_ENV", "Manager", "default_db_path"]
+__all__ = ["DEFAULT_DB_NAME", "HOME_ENV", "CopyResult", "Manager", "copy_sessions", "default_db_path", "open_store"]
 
 HOME_ENV: Final = "HARNESS9_HOME"  # R-MGR-1: moves the default database
 DEFAULT_DB_NAME: Final = "sessions.db"
@@ -36,6 +41,39 @@ def default_db_path() -> Path:
     """``$HARNESS9_HOME/sessions.db`` when the variable is set, else ``~/.harness9/sessions.db``."""
     home = os.environ.get(HOME_ENV)
     return Path(home) / DEFAULT_DB_NAME if home else Path.home() / DEFAULT_HOME_DIR / DEFAULT_DB_NAME
+
+
+@dataclass(frozen=True, slots=True)
+class CopyResult:
+    """How many sessions and messages a copy wrote (R-PG-9)."""
+
+    sessions: int
+    messages: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def open_store(location: str | Path) -> Store:
+    """The store for a path (SQLite) or a ``postgresql://`` URL (R-PG-1).
+
+    Raises:
+        SessionDatabaseError: another URL scheme (never taken for a path), the PostgreSQL extra
+            missing, or the database cannot be opened.
+        UnsupportedSchema: the database has a format this version does not read.
+    """
+    scheme = url_scheme(location) if isinstance(location, str) else None
+    if scheme is None:
+        from ._sqlite_store import SQLiteStore
+
+        return SQLiteStore(Path(location))
+    if scheme not in POSTGRES_SCHEMES:
+        raise SessionDatabaseError(
+            f"{scheme}:// databases are not supported; give the path of an SQLite file or a postgresql:// URL"
+        )
+    from ._pg_store import PostgresStore
+
+    return PostgresStore(str(location))
 
 
 class Manager:
@@ -189,3 +227,16 @@ def _remove(path: Path) -> None:
             path.unlink()  # a file, a link, a FIFO, a socket: never what a link points to
     except OSError as exc:
         raise SessionDatabaseError(f"cannot remove {path}: {exc.strerror or exc}") from exc
+
+
+def copy_sessions(source: Manager, destination: Manager, *, overwrite: bool = False) -> CopyResult:
+    """Copy every session of ``source`` into ``destination`` in one transaction (R-PG-9).
+
+    Raises:
+        SessionDatabaseError: the destination holds a session id of the source and
+            ``overwrite`` is False (nothing is copied), or a database failed.
+        CorruptRow: a stored value cannot be copied losslessly (nothing is copied).
+    """
+    records = source._store.export_sessions()
+    destination._store.import_sessions(records, overwrite)
+    return CopyResult(len(records), sum(len(record.messages) for record in records))

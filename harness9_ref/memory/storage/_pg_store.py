@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from ._copy import record_text, refuse_existing
 from ._find import AMBIGUOUS_LISTED, TITLE_PREFIX, SessionSummary, parse_session_ref, resolved_prefix, title_from_head
 from ._index import searchable_text
 from ._pg_db import PgDatabase, as_bytes, as_text
@@ -23,7 +22,7 @@ from ._search import Found, SearchHit, collect_matches, rank_hits
 from ._session import INT64_MAX, Clock, SessionInfo, SessionNotFound
 from ._sql import POSTGRES as SQL
 from ._sql import SESSION_ORDER
-from ._store import SessionRecord
+from ._store import SessionRecord, record_text, refuse_existing
 
 if TYPE_CHECKING:
     import psycopg

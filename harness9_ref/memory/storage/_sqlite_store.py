@@ -11,7 +11,6 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from ._copy import record_int, record_optional_text, record_text, refuse_existing
 from ._find import SessionSummary, recent_sessions, resolve_session_id
 from ._index import forget_messages, index_tail, mark_damaged
 from ._prune import PruneResult, prune
@@ -20,7 +19,7 @@ from ._session import Clock, SessionDatabaseError, SessionInfo, SessionNotFound
 from ._sql import SQLITE as SQL
 from ._sqlite_db import Database
 from ._sqlite_session import SQLiteSession
-from ._store import SessionRecord
+from ._store import SessionRecord, record_int, record_optional_text, record_text, refuse_existing
 
 __all__ = ["SQLiteStore"]
 

@@ -3,9 +3,21 @@
 A Manager holds one store: an SQLite file (``SQLiteStore``, R-DB) or a PostgreSQL database
 (``PostgresStore``, R-PG). Both answer the same calls with the same results and errors, and
 both hand out sessions that meet the Session protocol, so everything above the Manager (the
-engine, the command line, the conformance adapter) is the same for both. ``open_store``
-chooses by the location: a ``postgresql://`` URL or a path. The PostgreSQL store is imported
+engine, the command line, the conformance adapter) is the same for both. The Manager chooses
+the store by the location, a ``postgresql://`` URL or a path, and imports the PostgreSQL store
 only for such a URL, so the package needs nothing beyond the standard library otherwise.
+
+A ``SessionRecord`` is what a copy moves (R-PG-9): everything a session stores, as column
+values. A copy reads the source in one snapshot and writes the destination in one transaction,
+so it is whole or absent: a session id the destination already holds refuses the whole copy
+unless ``overwrite`` is given, and then that session is replaced, not merged. What is copied is
+what a session stores (its row's times, its messages in order with their column values, the
+``tool_calls`` text included, its todos and its checkpoint), so the copy reads back exactly as
+the original, in either direction. Message ids are the destination's own; a checkpoint counts
+messages by order (R-CKP-7), so it stays valid. A value that cannot be stored losslessly
+elsewhere (text that is not UTF-8, a number that is not an integer) is CorruptRow, naming it,
+and nothing is copied: the ``record_*`` functions check each value read, the same for both
+stores.
 """
 
 from __future__ import annotations
@@ -19,19 +31,23 @@ from typing import Final, Protocol
 from ._find import SessionSummary
 from ._prune import PruneResult
 from ._search import SearchHit
-from ._session import Clock, Session, SessionDatabaseError, SessionInfo
+from ._session import Clock, CorruptRow, Session, SessionDatabaseError, SessionInfo
 
 __all__ = [
     "POSTGRES_SCHEMES",
     "SessionRecord",
     "Store",
     "StoredMessage",
-    "open_store",
+    "record_int",
+    "record_optional_text",
+    "record_text",
+    "refuse_existing",
     "url_scheme",
 ]
 
 POSTGRES_SCHEMES: Final = ("postgresql", "postgres")  # R-PG-1: the two prefixes libpq reads
 _URL_SCHEME: Final = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
+_LISTED: Final = 3  # ids named in a refusal to copy
 
 StoredMessage = tuple[str, str, "str | None", "str | None", int]
 """A ``messages`` row as copied (R-PG-9): role, content, tool_calls column text, tool_call_id, created_at."""
@@ -99,23 +115,34 @@ def url_scheme(location: str) -> str | None:
     return match.group(1) if match is not None else None
 
 
-def open_store(location: str | Path) -> Store:
-    """The store for a path (SQLite) or a ``postgresql://`` URL (R-PG-1).
+def record_text(value: object, where: str) -> str:
+    """A text column's value to copy; CorruptRow when it is not text or not valid UTF-8."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            raise CorruptRow(f"{where} cannot be copied: it holds text that is not UTF-8") from None
+    raise CorruptRow(f"{where} cannot be copied: a value is not text")
 
-    Raises:
-        SessionDatabaseError: another URL scheme (never taken for a path), the PostgreSQL extra
-            missing, or the database cannot be opened.
-        UnsupportedSchema: the database has a format this version does not read.
-    """
-    scheme = url_scheme(location) if isinstance(location, str) else None
-    if scheme is None:
-        from ._sqlite_store import SQLiteStore
 
-        return SQLiteStore(Path(location))
-    if scheme not in POSTGRES_SCHEMES:
+def record_optional_text(value: object, where: str) -> str | None:
+    """As ``record_text``, NULL allowed."""
+    return None if value is None else record_text(value, where)
+
+
+def record_int(value: object, where: str) -> int:
+    """An integer column's value to copy; CorruptRow when it is not an integer."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise CorruptRow(f"{where} cannot be copied: a value is not an integer")
+
+
+def refuse_existing(existing: list[str], name: str, overwrite: bool) -> None:
+    """Raise before anything is written when the destination holds one of the ids (R-PG-9)."""
+    if existing and not overwrite:
+        shown = ", ".join(existing[:_LISTED]) + (", …" if len(existing) > _LISTED else "")
         raise SessionDatabaseError(
-            f"{scheme}:// databases are not supported; give the path of an SQLite file or a postgresql:// URL"
+            f"{name} already holds {len(existing)} of these sessions ({shown}); nothing was copied"
+            " (overwrite replaces them)"
         )
-    from ._pg_store import PostgresStore
-
-    return PostgresStore(str(location))
