@@ -1,4 +1,4 @@
-"""Manager and the database file (harness9_ref/memory/storage/_manager.py, _db.py; SPEC R-MGR, R-DB-1 … R-DB-3, R-DB-9).
+"""Manager and the database file (harness9_ref/memory/storage/_manager.py, _sqlite_db.py; SPEC R-MGR, R-DB-1 … R-DB-3, R-DB-9).
 
 The expected schema is the ``sql`` block of SPEC.md itself, executed in memory and compared
 column by column with what the Manager creates, so the two cannot drift apart.
