@@ -167,7 +167,8 @@ class PostgresSession:
             self._create_draft_row(cur)
             self._exists(cur, lock=True)
             cur.execute(
-                SQL.save_checkpoint,
+                SQL.insert_checkpoint + " ON CONFLICT (session_id) DO UPDATE SET covered = EXCLUDED.covered,"
+                " anchor = EXCLUDED.anchor, summary = EXCLUDED.summary, created_at = EXCLUDED.created_at",
                 (self._id, checked.covered, as_bytes(checked.anchor), as_bytes(checked.summary), self._now()),
             )
         self._created = True

@@ -4,7 +4,8 @@ SQLite (R-DB) and PostgreSQL (R-PG) hold the same tables with the same columns, 
 or a store asks both the same questions, so each statement they share is written here once and
 built for each driver's placeholder style: ``?`` for sqlite3, ``%s`` for psycopg. What differs
 stays with its backend: SQLite's full-text index and its typeof() guard, ``GLOB`` against
-``LIKE``, ``json_each`` against ``ANY``, row locks (``FOR UPDATE``), and the schemas themselves.
+``LIKE``, ``json_each`` against ``ANY``, row locks (``FOR UPDATE``), SQLite's ``INSERT OR
+IGNORE`` / ``OR REPLACE`` against ``ON CONFLICT``, and the schemas themselves.
 
 No statement holds a literal ``%`` or ``?``: psycopg would read the first as a placeholder and
 sqlite3 the second.
@@ -70,10 +71,6 @@ class Statements:
         self.checkpoint = f"SELECT covered, anchor, summary FROM checkpoints WHERE session_id = {p}"
         self.insert_checkpoint = (
             f"INSERT INTO checkpoints (session_id, covered, anchor, summary, created_at) VALUES ({p}, {p}, {p}, {p}, {p})"
-        )
-        self.save_checkpoint = self.insert_checkpoint + (
-            " ON CONFLICT (session_id) DO UPDATE SET covered = excluded.covered, anchor = excluded.anchor,"
-            " summary = excluded.summary, created_at = excluded.created_at"
         )
         self.delete_checkpoint = f"DELETE FROM checkpoints WHERE session_id = {p}"
         # copying every session (R-PG-9)

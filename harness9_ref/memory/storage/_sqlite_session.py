@@ -35,6 +35,9 @@ _DROP_UNCOVERED_CHECKPOINT = (
     "DELETE FROM checkpoints WHERE session_id = ? AND (typeof(covered) != 'integer'"
     " OR covered > (SELECT COUNT(*) FROM messages WHERE session_id = ?))"
 )
+_SAVE_CHECKPOINT = (
+    "INSERT OR REPLACE INTO checkpoints (session_id, covered, anchor, summary, created_at) VALUES (?, ?, ?, ?, ?)"
+)
 
 
 class SQLiteSession:
@@ -208,6 +211,6 @@ class SQLiteSession:
         with self._db.write() as cur:
             self._create_draft_row(cur)
             self._exists(cur)
-            cur.execute(SQL.save_checkpoint, (self._id, checked.covered, checked.anchor, checked.summary, self._now()))
+            cur.execute(_SAVE_CHECKPOINT, (self._id, checked.covered, checked.anchor, checked.summary, self._now()))
         self._committed()
 
