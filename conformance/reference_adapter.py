@@ -49,6 +49,16 @@ def handle(request: Mapping[str, Any]) -> dict[str, Any]:
         return {"seq": seq, "error": {"code": INVALID_INPUT, "message": f"input has a wrong type: {exc}"}}
 
 
+def start_answer() -> dict[str, Any]:
+    """The answer to ``start``: what this implementation is and runs."""
+    return {
+        "protocol": PROTOCOL_VERSION,
+        "implementation": {"name": "harness9-ref", "version": harness9_ref.__version__, "language": "python"},
+        "ops": sorted(OPS),
+        "backends": ["sqlite", "postgresql"],  # conformance/_backends.py
+    }
+
+
 def main() -> int:
     for stream in (sys.stdin, sys.stdout):
         stream.reconfigure(encoding="utf-8")  # type: ignore[union-attr]
@@ -59,15 +69,7 @@ def main() -> int:
         cmd = request.get("cmd")
         if cmd == "stop":
             return 0
-        if cmd == "start":
-            reply: dict[str, Any] = {
-                "protocol": PROTOCOL_VERSION,
-                "implementation": {"name": "harness9-ref", "version": harness9_ref.__version__, "language": "python"},
-                "ops": sorted(OPS),
-                "backends": ["sqlite", "postgresql"],  # conformance/_backends.py
-            }
-        else:
-            reply = handle(request)
+        reply = start_answer() if cmd == "start" else handle(request)
         sys.stdout.write(json.dumps(reply, ensure_ascii=False) + "\n")
         sys.stdout.flush()
     return 0

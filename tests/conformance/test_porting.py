@@ -18,7 +18,7 @@ from conformance._backends import case_backends
 from conformance._porting import case_pins, read_declarations
 from conformance._report import SuiteResult
 from harness9_ref import memory
-from tests.background import suite_cases
+from tests.reference import suite_cases
 
 from .toy import FAKES, case_data, write_json
 
