@@ -27,7 +27,7 @@ if TYPE_CHECKING:
         read_id_list,
         spec_requirement_ids,
     )
-    from ._compare import Verdict, evaluate, first_difference, json_equal
+    from ._compare import first_difference, json_equal
     from ._mutants import MutantResult, run_mutants
     from ._ops import OPS, PROTOCOL_VERSION
     from ._report import CaseResult, SuiteResult
@@ -36,19 +36,20 @@ if TYPE_CHECKING:
         DEFAULT_TIMEOUT,
         Adapter,
         AdapterError,
-        Response,
         run_case,
         run_suite,
     )
+    from ._verdicts import Response, Verdict, evaluate
 
 _HOMES = {
     **dict.fromkeys(("CASES_DIR", "PROJECT_ROOT", "SPEC_PATH", "Case", "CaseError", "lint_cases", "load_cases",
                      "read_id_list", "spec_requirement_ids"), "_cases"),
-    **dict.fromkeys(("Verdict", "evaluate", "first_difference", "json_equal"), "_compare"),
+    **dict.fromkeys(("first_difference", "json_equal"), "_compare"),
+    **dict.fromkeys(("Response", "Verdict", "evaluate"), "_verdicts"),
     **dict.fromkeys(("MutantResult", "run_mutants"), "_mutants"),
     **dict.fromkeys(("OPS", "PROTOCOL_VERSION"), "_ops"),
     **dict.fromkeys(("CaseResult", "SuiteResult"), "_report"),
-    **dict.fromkeys(("DEFAULT_ADAPTER_COMMAND", "DEFAULT_TIMEOUT", "Adapter", "AdapterError", "Response", "run_case",
+    **dict.fromkeys(("DEFAULT_ADAPTER_COMMAND", "DEFAULT_TIMEOUT", "Adapter", "AdapterError", "run_case",
                      "run_suite"), "_runner"),
 }
 

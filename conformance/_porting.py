@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from . import _identity
 from ._cases import read_json
-from ._compare import Verdict, evaluate
+from ._verdicts import Verdict, evaluate
 from ._wording import SPEC_WORDING, WORDING_PIN, Wording, read_wording, reword_case
 from ._workspace import prepared
 
 if TYPE_CHECKING:
     from ._cases import Case
-    from ._runner import Response
+    from ._verdicts import Response
 
 __all__ = ["Declarations", "Plan", "Target", "case_pins", "plan", "read_declarations", "run_planned"]
 

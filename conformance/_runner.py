@@ -19,28 +19,27 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, Final, Literal
+from typing import IO, Any, Final
 
 from harness9_ref.schema import strict_json
 
 from ._backends import on_a_backend, per_backend, read_backends
 from ._cases import PROJECT_ROOT, Case
-from ._compare import Verdict, compact_json
+from ._compare import compact_json
 from ._jsonschema import Validator, load_schema
 from ._ops import PROTOCOL_VERSION
 from ._porting import Declarations, Target, read_declarations, run_planned
 from ._report import CaseResult, SuiteResult, case_result
 from ._requirements import is_requirement_id
+from ._verdicts import Response, Verdict
 
 __all__ = [
     "DEFAULT_ADAPTER_COMMAND",
     "DEFAULT_TIMEOUT",
     "Adapter",
     "AdapterError",
-    "Response",
     "read_answer",
     "read_start",
     "run_case",
@@ -51,21 +50,6 @@ __all__ = [
 DEFAULT_ADAPTER_COMMAND: Final = (sys.executable, "-m", "conformance.reference_adapter")
 DEFAULT_TIMEOUT: Final = 10.0  # seconds per message, handshake included
 _STDERR_TAIL: Final = 5  # stderr lines quoted when an adapter dies
-
-
-@dataclass(frozen=True, slots=True)
-class Response:
-    """An adapter's answer to one run, or the runner's account of why there is none.
-
-    ``kind`` is "output" (``output`` holds it), "error" (``error_code`` and ``message``),
-    "skipped" (``message`` says why), "unsupported" (the op was not declared) or "errored"
-    (the adapter misbehaved; ``message`` gives the reason and a hint).
-    """
-
-    kind: Literal["output", "error", "skipped", "unsupported", "errored"]
-    output: Any = None
-    error_code: str = ""
-    message: str = ""
 
 
 class AdapterError(Exception):
