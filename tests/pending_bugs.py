@@ -29,9 +29,9 @@ from pathlib import Path
 from subprocess import CompletedProcess
 from typing import Any, Final
 
-from conformance._backends import POSTGRES_ENV
-from conformance._cases import PROJECT_ROOT
-from conformance._mutant_copy import Edit, apply, copy_project
+from conformance.mutation._mutant_copy import Edit, apply, copy_project
+from conformance.porting._backends import POSTGRES_ENV
+from conformance.runner._cases import PROJECT_ROOT
 from tests.postgres.server import PgServer, find_bindir
 
 __all__ = ["MUTANTS", "PendingVerdicts", "judge", "main", "needs_postgres"]

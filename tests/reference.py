@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from conformance import Case, Response, load_cases
-from conformance._runner import read_answer, read_start
 from conformance.reference_adapter import handle, start_answer
+from conformance.runner._runner import read_answer, read_start
 from harness9_ref.schema import strict_json
 
 __all__ = ["InProcessReference", "suite_cases"]

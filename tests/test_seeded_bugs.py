@@ -12,8 +12,8 @@ import json
 
 import pytest
 
-from conformance._cases import PROJECT_ROOT
-from conformance._mutants import edit_problems
+from conformance.mutation._mutants import edit_problems
+from conformance.runner._cases import PROJECT_ROOT
 from tests.reference import suite_cases
 
 MUTANTS_DIR = PROJECT_ROOT / "conformance" / "mutants"

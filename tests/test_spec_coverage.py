@@ -16,7 +16,7 @@ from typing import Any, Final
 import pytest
 
 from conformance import PROJECT_ROOT, SPEC_PATH, read_id_list, spec_requirement_ids
-from conformance._compare import describe_difference
+from conformance.runner._compare import describe_difference
 from tests.reference import suite_cases
 
 PENDING_PATH: Final = PROJECT_ROOT / "conformance" / "pending.txt"

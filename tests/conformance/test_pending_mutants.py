@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from conformance._cases import PROJECT_ROOT, read_id_list, spec_requirement_ids
-from conformance._mutant_copy import Edit, patched
+from conformance.mutation._mutant_copy import Edit, patched
+from conformance.runner._cases import PROJECT_ROOT, read_id_list, spec_requirement_ids
 from tests.pending_bugs import MUTANTS
 
 # Families whose pending requirements must each have a seeded bug here.

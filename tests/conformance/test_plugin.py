@@ -1,4 +1,4 @@
-"""The pytest plugin ``h9`` (conformance/pytest_plugin.py), run the way a user runs it.
+"""The pytest plugin ``h9`` (conformance/traffic/pytest_plugin.py), run the way a user runs it.
 
 Each test writes a small project into a temporary folder, an application test that talks to
 the providers through the official SDKs, and runs pytest on it in a child process: first
@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from conformance._cassette import load_cassette
-from conformance._record import find_exchanges
-from conformance._replay import ReplayServer
+from conformance.traffic._cassette import load_cassette
+from conformance.traffic._record import find_exchanges
+from conformance.traffic._replay import ReplayServer
 from tests.conformance.proxy_upstream import PYTHON_ENV_KEYS
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "providers"
@@ -93,10 +93,10 @@ def test_without_cassette():
 
 
 def plugin_args() -> list[str]:
-    """``-p conformance.pytest_plugin`` unless the installed entry point already loads it."""
+    """``-p conformance.traffic.pytest_plugin`` unless the installed entry point already loads it."""
     installed = importlib.metadata.entry_points(group="pytest11")
-    return [] if any(ep.value == "conformance.pytest_plugin" for ep in installed) else [
-        "-p", "conformance.pytest_plugin"
+    return [] if any(ep.value == "conformance.traffic.pytest_plugin" for ep in installed) else [
+        "-p", "conformance.traffic.pytest_plugin"
     ]
 
 

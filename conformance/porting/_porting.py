@@ -19,15 +19,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
+from ..runner._cases import read_json
+from ..runner._verdicts import Verdict, evaluate
+from ..runner._workspace import prepared
 from . import _identity
-from ._cases import read_json
-from ._verdicts import Verdict, evaluate
 from ._wording import SPEC_WORDING, WORDING_PIN, Wording, read_wording, reword_case
-from ._workspace import prepared
 
 if TYPE_CHECKING:
-    from ._cases import Case
-    from ._verdicts import Response
+    from ..runner._cases import Case
+    from ..runner._verdicts import Response
 
 __all__ = ["Declarations", "Plan", "Target", "case_pins", "plan", "read_declarations", "run_planned"]
 
@@ -102,7 +102,7 @@ class Plan:
         """Give the queries the runner is about to run the adapter's own ids.
 
         Why: ``expect.database`` queries name sessions by the case's ids, and the runner's
-        observation (conformance/_workspace.py) runs the queries of ``case.expect``, which it
+        observation (conformance/runner/_workspace.py) runs the queries of ``case.expect``, which it
         holds by reference; so this case's copy of ``expect`` is updated in place.
         """
         if self.case.op != "session" or not self.declared.own_ids or response.kind != "output":

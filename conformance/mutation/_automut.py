@@ -29,10 +29,10 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Final, Literal
 
-from ._cases import Case
+from ..runner._cases import Case
+from ..runner._runner import DEFAULT_TIMEOUT
 from ._mutant_copy import Broken, Edit, template
 from ._mutants import _check_baseline, _fails, _patched_adapter
-from ._runner import DEFAULT_TIMEOUT
 
 __all__ = [
     "AutoMutant", "AutoResult", "AutoStatus", "find_mutants", "load_equivalents", "mutants_of_source", "run_auto",

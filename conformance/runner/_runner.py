@@ -25,12 +25,12 @@ from typing import IO, Any, Final
 
 from harness9_ref.schema import strict_json
 
-from ._backends import on_a_backend, per_backend, read_backends
+from ..porting._backends import on_a_backend, per_backend, read_backends
+from ..porting._porting import Declarations, Target, read_declarations, run_planned
 from ._cases import PROJECT_ROOT, Case
 from ._compare import compact_json
 from ._jsonschema import Validator, load_schema
 from ._ops import PROTOCOL_VERSION
-from ._porting import Declarations, Target, read_declarations, run_planned
 from ._report import CaseResult, SuiteResult, case_result
 from ._requirements import is_requirement_id
 from ._verdicts import Response, Verdict
@@ -198,8 +198,8 @@ class Adapter:
         self.command, self.cwd, self.timeout, self.env = tuple(command), cwd, timeout, env
         self.implementation: dict[str, Any] = {}
         self.ops: frozenset[str] = frozenset()
-        self.declared = Declarations()  # wording, own ids, own clock (conformance/_porting.py)
-        self.backends: tuple[str, ...] = ("sqlite",)  # conformance/_backends.py
+        self.declared = Declarations()  # wording, own ids, own clock (conformance/porting/_porting.py)
+        self.backends: tuple[str, ...] = ("sqlite",)  # conformance/porting/_backends.py
         self._schemas: dict[str, Validator] | None = None
         if validate:
             self._schemas = {
@@ -336,12 +336,12 @@ class Adapter:
 
 def run_case(adapter: Target, case: Case) -> Verdict:
     """Run one case, in a scratch folder when its op needs one, and judge the answer, fitted to
-    what the adapter declared: its wording, own ids, own clock (conformance/_porting.py).
+    what the adapter declared: its wording, own ids, own clock (conformance/porting/_porting.py).
 
     ``adapter`` has answered its handshake already: a started ``Adapter``, or the in-process
     reference of the tests, which is judged by this same code.
     """
-    runnable = on_a_backend(case, adapter.backends)  # conformance/_backends.py
+    runnable = on_a_backend(case, adapter.backends)  # conformance/porting/_backends.py
     if isinstance(runnable, str):
         return Verdict("unsupported", runnable)
     return run_planned(adapter, runnable, adapter.declared)

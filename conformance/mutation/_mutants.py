@@ -31,11 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
-from ._cases import Case, read_json
-from ._jsonschema import Validator, load_schema
+from ..runner._cases import Case, read_json
+from ..runner._jsonschema import Validator, load_schema
+from ..runner._runner import DEFAULT_ADAPTER_COMMAND, DEFAULT_TIMEOUT, Adapter, AdapterError, run_case
 from ._mutant_copy import Broken, Edit, edited_file, patched, patched_copy
 from ._mutant_copy import template as project_template
-from ._runner import DEFAULT_ADAPTER_COMMAND, DEFAULT_TIMEOUT, Adapter, AdapterError, run_case
 
 __all__ = [
     "SAMPLE_SIZE",
