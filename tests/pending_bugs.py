@@ -40,7 +40,8 @@ MUTANTS_DIR: Final = PROJECT_ROOT / "conformance" / "mutants" / "pytest"
 MUTANTS: Final = {p.stem: json.loads(p.read_text("utf-8")) for p in sorted(MUTANTS_DIR.glob("*.json"))}
 HIDDEN: Final = ("PYTHONSAFEPATH", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", POSTGRES_ENV)
 # The listed tests use no property-based testing; its plugin would double each child's start.
-CHILD_OPTIONS: Final = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-q", "-rf")
+# A child runs a handful of tests: in one process, not on workers of its own (pyproject's -n auto).
+CHILD_OPTIONS: Final = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-n", "0", "-q", "-rf")
 POSTGRES_TESTS: Final = "tests/postgres/"
 
 
