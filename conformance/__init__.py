@@ -6,7 +6,7 @@ to check that the suite catches the seeded bugs in ``conformance/mutants``. The 
 let tests drive the same machinery in-process. Standard library only.
 
 The names are loaded when first used (PEP 562), so that importing a submodule (the pytest
-plugin ``conformance.pytest_plugin``, which pytest loads before anything else) does not import
+plugin ``conformance.traffic.pytest_plugin``, which pytest loads before anything else) does not import
 the runner and the reference with it.
 """
 
@@ -16,7 +16,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._cases import (
+    from .mutation._mutants import MutantResult, run_mutants
+    from .runner._cases import (
         CASES_DIR,
         PROJECT_ROOT,
         SPEC_PATH,
@@ -27,29 +28,29 @@ if TYPE_CHECKING:
         read_id_list,
         spec_requirement_ids,
     )
-    from ._compare import Verdict, evaluate, first_difference, json_equal
-    from ._mutants import MutantResult, run_mutants
-    from ._ops import OPS, PROTOCOL_VERSION
-    from ._report import CaseResult, SuiteResult
-    from ._runner import (
+    from .runner._compare import first_difference, json_equal
+    from .runner._ops import OPS, PROTOCOL_VERSION
+    from .runner._report import CaseResult, SuiteResult
+    from .runner._runner import (
         DEFAULT_ADAPTER_COMMAND,
         DEFAULT_TIMEOUT,
         Adapter,
         AdapterError,
-        Response,
         run_case,
         run_suite,
     )
+    from .runner._verdicts import Response, Verdict, evaluate
 
 _HOMES = {
     **dict.fromkeys(("CASES_DIR", "PROJECT_ROOT", "SPEC_PATH", "Case", "CaseError", "lint_cases", "load_cases",
-                     "read_id_list", "spec_requirement_ids"), "_cases"),
-    **dict.fromkeys(("Verdict", "evaluate", "first_difference", "json_equal"), "_compare"),
-    **dict.fromkeys(("MutantResult", "run_mutants"), "_mutants"),
-    **dict.fromkeys(("OPS", "PROTOCOL_VERSION"), "_ops"),
-    **dict.fromkeys(("CaseResult", "SuiteResult"), "_report"),
-    **dict.fromkeys(("DEFAULT_ADAPTER_COMMAND", "DEFAULT_TIMEOUT", "Adapter", "AdapterError", "Response", "run_case",
-                     "run_suite"), "_runner"),
+                     "read_id_list", "spec_requirement_ids"), "runner._cases"),
+    **dict.fromkeys(("first_difference", "json_equal"), "runner._compare"),
+    **dict.fromkeys(("Response", "Verdict", "evaluate"), "runner._verdicts"),
+    **dict.fromkeys(("MutantResult", "run_mutants"), "mutation._mutants"),
+    **dict.fromkeys(("OPS", "PROTOCOL_VERSION"), "runner._ops"),
+    **dict.fromkeys(("CaseResult", "SuiteResult"), "runner._report"),
+    **dict.fromkeys(("DEFAULT_ADAPTER_COMMAND", "DEFAULT_TIMEOUT", "Adapter", "AdapterError", "run_case",
+                     "run_suite"), "runner._runner"),
 }
 
 

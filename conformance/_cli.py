@@ -1,6 +1,6 @@
 """``python -m conformance run | lint | mutants | serve | record | proxy | new-case``.
 
-``serve``, ``record`` and ``proxy`` live in ``conformance._cli_traffic``.
+``serve``, ``record`` and ``proxy`` live in ``conformance.traffic._cli_traffic``.
 
 Exit codes: 0 when nothing unexpected happened, 1 when cases (or mutants) failed or a
 known-failures entry is stale (a listed case passes, a listed requirement no longer fails), 2
@@ -20,9 +20,11 @@ from collections.abc import Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from ._automut_command import run_auto_command
-from ._backends import POSTGRES_ENV, check_server
-from ._cases import (
+from ._cli_args import Abort, add_postgres_option, count, seconds
+from .mutation._automut_command import run_auto_command
+from .mutation._mutants import BaselineError, MutantResult, mutant_counts, run_mutants
+from .porting._backends import POSTGRES_ENV, check_server
+from .runner._cases import (
     CASES_DIR,
     PROJECT_ROOT,
     SPEC_PATH,
@@ -32,24 +34,22 @@ from ._cases import (
     load_cases,
     read_id_list,
 )
-from ._cli_args import Abort, add_postgres_option, count, seconds
-from ._cli_traffic import add_traffic_commands
-from ._mutants import BaselineError, MutantResult, mutant_counts, run_mutants
-from ._new_case import add_new_case_command
-from ._report import (
+from .runner._new_case import add_new_case_command
+from .runner._report import (
     CaseResult,
     format_result,
     summary_line,
     write_json_report,
     write_junit_report,
 )
-from ._requirements import (
+from .runner._requirements import (
     is_requirement_id,
     requirement_lines,
     requirement_titles,
     write_markdown_report,
 )
-from ._runner import DEFAULT_ADAPTER_COMMAND, DEFAULT_TIMEOUT, AdapterError, run_suite
+from .runner._runner import DEFAULT_ADAPTER_COMMAND, DEFAULT_TIMEOUT, AdapterError, run_suite
+from .traffic._cli_traffic import add_traffic_commands
 
 __all__ = ["main"]
 

@@ -12,11 +12,11 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import harness9_ref
-from conformance._reference_engine import op_engine_run, op_tool_execute
-from conformance._reference_memory import INVALID_INPUT, MEMORY_OPS, InvalidInput
-from conformance._reference_provider import PROVIDER_OPS
-from conformance._reference_session import op_memory_session, op_session
-from conformance._reference_tui import TUI_OPS
+from conformance.reference._reference_engine import op_engine_run, op_tool_execute
+from conformance.reference._reference_memory import INVALID_INPUT, MEMORY_OPS, InvalidInput
+from conformance.reference._reference_provider import PROVIDER_OPS
+from conformance.reference._reference_session import op_memory_session, op_session
+from conformance.reference._reference_tui import TUI_OPS
 from harness9_ref.provider import ProviderError
 from harness9_ref.schema import SchemaError
 
@@ -49,6 +49,16 @@ def handle(request: Mapping[str, Any]) -> dict[str, Any]:
         return {"seq": seq, "error": {"code": INVALID_INPUT, "message": f"input has a wrong type: {exc}"}}
 
 
+def start_answer() -> dict[str, Any]:
+    """The answer to ``start``: what this implementation is and runs."""
+    return {
+        "protocol": PROTOCOL_VERSION,
+        "implementation": {"name": "harness9-ref", "version": harness9_ref.__version__, "language": "python"},
+        "ops": sorted(OPS),
+        "backends": ["sqlite", "postgresql"],  # conformance/porting/_backends.py
+    }
+
+
 def main() -> int:
     for stream in (sys.stdin, sys.stdout):
         stream.reconfigure(encoding="utf-8")  # type: ignore[union-attr]
@@ -59,15 +69,7 @@ def main() -> int:
         cmd = request.get("cmd")
         if cmd == "stop":
             return 0
-        if cmd == "start":
-            reply: dict[str, Any] = {
-                "protocol": PROTOCOL_VERSION,
-                "implementation": {"name": "harness9-ref", "version": harness9_ref.__version__, "language": "python"},
-                "ops": sorted(OPS),
-                "backends": ["sqlite", "postgresql"],  # conformance/_backends.py
-            }
-        else:
-            reply = handle(request)
+        reply = start_answer() if cmd == "start" else handle(request)
         sys.stdout.write(json.dumps(reply, ensure_ascii=False) + "\n")
         sys.stdout.flush()
     return 0

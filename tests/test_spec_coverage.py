@@ -16,8 +16,8 @@ from typing import Any, Final
 import pytest
 
 from conformance import PROJECT_ROOT, SPEC_PATH, read_id_list, spec_requirement_ids
-from conformance._compare import describe_difference
-from tests import background
+from conformance.runner._compare import describe_difference
+from tests.reference import suite_cases
 
 PENDING_PATH: Final = PROJECT_ROOT / "conformance" / "pending.txt"
 _PIN: Final = re.compile(r"<!-- pin: ([A-Za-z_][\w.]*) -->")
@@ -37,7 +37,7 @@ def defined(spec_text: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def cited() -> set[str]:
-    return {requirement for case in background.suite_cases() for requirement in case.spec}
+    return {requirement for case in suite_cases() for requirement in case.spec}
 
 
 @pytest.fixture(scope="module")

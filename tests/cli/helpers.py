@@ -15,18 +15,17 @@ import subprocess
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Final
+from typing import IO, Final
 
 from harness9_ref.memory import Manager
-from tests import forks
 from tests.fakes import Clock, assistant, user
-from tests.forks import Stdin
 
 ROOT: Final = Path(__file__).resolve().parents[2]
 SESSION: Final = re.compile(r"session: ([0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12})")
 EXCEPTION_NAME: Final = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b|Traceback")
 KEYS: Final = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "LLM_MODEL")
 OURS: Final = ("HARNESS9_DB", "HARNESS9_YES", "HARNESS9_LANG", "HARNESS9_SESSION_TTL_DAYS")
+Stdin = int | IO[bytes] | None
 
 
 def environment(tmp_path: Path) -> dict[str, str]:
@@ -51,15 +50,10 @@ def cli(
     input: bytes | None = None,
     **extra: str,
 ) -> subprocess.CompletedProcess[str]:
-    """Run the command to its end; ``input`` goes through a pipe, else ``stdin`` is used as given.
-
-    The command is a process of its own, forked from a server that has already imported it
-    (``tests/forks.py``): a fresh interpreter would spend most of each run importing.
-    The tests that signal the command or watch its process tree start it anew instead.
-    """
-    result = forks.run(
-        [sys.executable, "-m", "harness9_ref", *args], cwd, {**env, **extra}, timeout=60,
-        preload=("harness9_ref.cli",), keep="all", stdin=stdin, input=input,
+    """Run the command to its end; ``input`` goes through a pipe, else ``stdin`` is used as given."""
+    result = subprocess.run(
+        [sys.executable, "-m", "harness9_ref", *args], cwd=cwd, env={**env, **extra}, timeout=60,
+        stdin=None if input is not None else stdin, input=input, capture_output=True, check=False,
     )
     done = subprocess.CompletedProcess(
         result.args, result.returncode, result.stdout.decode("utf-8"), result.stderr.decode("utf-8")

@@ -19,10 +19,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from conformance._cassette import Cassette, compile_redactions
-from conformance._proxy import Forwarder, Upstream
-from conformance._record import PROVIDERS
-from conformance._replay import ReplayServer
+from conformance.traffic._cassette import Cassette, compile_redactions
+from conformance.traffic._proxy import Forwarder, Upstream
+from conformance.traffic._record import PROVIDERS
+from conformance.traffic._replay import ReplayServer
 
 PYTHON_ENV_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")
 

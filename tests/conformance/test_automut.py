@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from conformance import PROJECT_ROOT
-from conformance._automut import (
+from conformance._cli import main
+from conformance.mutation._automut import (
     EQUIVALENT_FILE,
     _selected,
     find_mutants,
@@ -16,7 +17,6 @@ from conformance._automut import (
     mutants_of_source,
     sample,
 )
-from conformance._cli import main
 
 from .test_mutants import make_project
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from conformance import Adapter, CaseError, lint_cases, load_cases, run_case
-from conformance._case_text import LONGEST_LITERAL_RUN, LONGEST_PART, expand, literal_runs
+from conformance.runner._case_text import LONGEST_LITERAL_RUN, LONGEST_PART, expand, literal_runs
 
 from .toy import case_data, fake, toy_suite, write_json
 

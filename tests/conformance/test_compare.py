@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance import Case, Response, evaluate, first_difference, json_equal
-from conformance._compare import MISSING, compact_json, describe_difference
+from conformance.runner._compare import MISSING, compact_json, describe_difference
 
 
 @pytest.mark.parametrize(

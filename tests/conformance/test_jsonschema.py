@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from conformance import OPS, PROTOCOL_VERSION
-from conformance._jsonschema import SCHEMA_DIR, SchemaDefinitionError, Validator, load_schema
+from conformance.runner._jsonschema import SCHEMA_DIR, SchemaDefinitionError, Validator, load_schema
 
 
 def errors(schema: Any, instance: Any) -> list[str]:

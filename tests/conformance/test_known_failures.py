@@ -13,15 +13,15 @@ from pathlib import Path
 import pytest
 
 from conformance._cli import _known_failures
-from tests import background
+from tests.reference import suite_cases
 
 KNOWN_FAILURES = sorted((Path(__file__).resolve().parents[2] / "conformance" / "known-failures").glob("*.txt"))
-CASE_IDS = {case.id for case in background.suite_cases()}
+CASE_IDS = {case.id for case in suite_cases()}
 
 
 @pytest.mark.parametrize("path", KNOWN_FAILURES, ids=lambda p: p.name)
 def test_every_listed_entry_is_a_case_or_a_cited_requirement_and_listed_once(path: Path) -> None:
-    listed = _known_failures(path, background.suite_cases())
+    listed = _known_failures(path, suite_cases())
     assert listed
     assert [entry for entry, n in Counter(listed).items() if n > 1] == []
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from conformance._reference_session import MEMORY_STEPS, op_memory_session, op_session
-from tests import background
+from conformance.reference._reference_session import MEMORY_STEPS, op_memory_session, op_session
+from tests.reference import suite_cases
 
 # The case members a memory run cannot take: files laid out, a fixture database, other managers.
 _LAYOUT = ("fixture", "files", "symlinks", "second_managers")
@@ -31,7 +31,7 @@ def _memory_form(steps: list[dict[str, Any]]) -> bool:
 
 
 CASES = [
-    case for case in background.suite_cases()
+    case for case in suite_cases()
     if case.op == "session" and not any(key in case.input for key in _LAYOUT) and _memory_form(case.input["steps"])
 ]
 

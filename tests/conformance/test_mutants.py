@@ -9,7 +9,7 @@ import pytest
 
 from conformance import load_cases
 from conformance._cli import main
-from conformance._mutants import BaselineError, run_mutants
+from conformance.mutation._mutants import BaselineError, run_mutants
 
 from .toy import toy_suite, write_json
 

@@ -10,7 +10,7 @@ import pytest
 
 from conformance import lint_cases, load_cases
 from conformance._cli import main
-from conformance._new_case import _taken_ids, mint_id
+from conformance.runner._new_case import _taken_ids, mint_id
 
 from .toy import write_json
 

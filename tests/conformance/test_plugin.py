@@ -1,4 +1,4 @@
-"""The pytest plugin ``h9`` (conformance/pytest_plugin.py), run the way a user runs it.
+"""The pytest plugin ``h9`` (conformance/traffic/pytest_plugin.py), run the way a user runs it.
 
 Each test writes a small project into a temporary folder, an application test that talks to
 the providers through the official SDKs, and runs pytest on it in a child process: first
@@ -19,10 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from conformance._cassette import load_cassette
-from conformance._record import find_exchanges
-from conformance._replay import ReplayServer
-from tests import forks
+from conformance.traffic._cassette import load_cassette
+from conformance.traffic._record import find_exchanges
+from conformance.traffic._replay import ReplayServer
 from tests.conformance.proxy_upstream import PYTHON_ENV_KEYS
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "providers"
@@ -94,34 +93,21 @@ def test_without_cassette():
 
 
 def plugin_args() -> list[str]:
-    """``-p conformance.pytest_plugin`` unless the installed entry point already loads it."""
+    """``-p conformance.traffic.pytest_plugin`` unless the installed entry point already loads it."""
     installed = importlib.metadata.entry_points(group="pytest11")
-    return [] if any(ep.value == "conformance.pytest_plugin" for ep in installed) else [
-        "-p", "conformance.pytest_plugin"
+    return [] if any(ep.value == "conformance.traffic.pytest_plugin" for ep in installed) else [
+        "-p", "conformance.traffic.pytest_plugin"
     ]
 
 
 def run(project: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """A child pytest run of ``project`` that may use the official SDKs."""
-    return _run(project, args, env, ("openai", "anthropic"))
-
-
-def run_without_sdks(project: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return _run(project, args, env, ())
-
-
-def _run(
-    project: Path, args: tuple[str, ...], env: dict[str, str], sdks: tuple[str, ...]
-) -> subprocess.CompletedProcess[str]:
-    """Forked from a server that has imported pytest, its plugins and ``sdks`` (seconds to import)."""
+    """A child pytest run of ``project``."""
     environment = {k: v for k, v in os.environ.items() if k not in PYTHON_ENV_KEYS}
     environment.update(APP_RESULT=str(project / "result.json"), **env)
-    done = forks.run(
+    return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs", *plugin_args(), *args],
-        project, environment, timeout=120, preload=(*forks.pytest_modules(), *sdks),
+        cwd=project, env=environment, timeout=120, capture_output=True, text=True, errors="replace", check=False,
     )
-    out, err = (stream.decode("utf-8", "replace") for stream in (done.stdout, done.stderr))
-    return subprocess.CompletedProcess(done.args, done.returncode, out, err)
 
 
 @pytest.fixture
@@ -189,11 +175,11 @@ def test_a_missing_cassette_fails_in_replay_and_is_skipped_without_keys_when_rec
     project: Path,
 ) -> None:
     configure(project, "http://127.0.0.1:9")
-    replay = run_without_sdks(project, "-k", "test_never_recorded")
+    replay = run(project, "-k", "test_never_recorded")
     assert replay.returncode == 1
     assert "there is no recording yet: record it with --h9-record=once" in replay.stdout
     assert "no recorded exchange has this method and path (recorded: none)" in replay.stdout
-    once = run_without_sdks(project, "--h9-record=once", "-k", "test_never_recorded")
+    once = run(project, "--h9-record=once", "-k", "test_never_recorded")
     assert once.returncode == 0 and "1 skipped" in once.stdout
     folder = project / "tests" / "cassettes" / "test_app" / "shared"
     needs = f"--h9-record=once: recording {folder} needs OPENAI_API_KEY or ANTHROPIC_API_KEY"

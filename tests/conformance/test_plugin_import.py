@@ -11,12 +11,12 @@ import json
 import subprocess
 import sys
 
-from conformance._cases import PROJECT_ROOT
+from conformance.runner._cases import PROJECT_ROOT
 
 PROBE = """
 import json, sys
 before = set(sys.modules)
-import conformance.pytest_plugin
+import conformance.traffic.pytest_plugin
 print(json.dumps(sorted(set(sys.modules) - before)))
 """
 
@@ -26,4 +26,4 @@ def test_the_plugin_imports_only_itself_and_its_package() -> None:
         [sys.executable, "-c", PROBE], check=True, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=60
     )
     ours = [name for name in json.loads(result.stdout) if name.split(".")[0] in ("conformance", "harness9_ref")]
-    assert ours == ["conformance", "conformance.pytest_plugin"]
+    assert ours == ["conformance", "conformance.traffic", "conformance.traffic.pytest_plugin"]

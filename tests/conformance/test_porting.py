@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from conformance import Adapter, AdapterError, _identity, _wording, load_cases, run_suite
-from conformance._backends import case_backends
-from conformance._porting import case_pins, read_declarations
-from conformance._report import SuiteResult
+from conformance import Adapter, AdapterError, load_cases, run_suite
+from conformance.porting import _identity, _wording
+from conformance.porting._backends import case_backends
+from conformance.porting._porting import case_pins, read_declarations
+from conformance.runner._report import SuiteResult
 from harness9_ref import memory
-from tests.background import suite_cases
+from tests.reference import suite_cases
 
 from .toy import FAKES, case_data, write_json
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from conformance._backends import POSTGRES_ENV
-from conformance._cases import PROJECT_ROOT
 from conformance._cli import main
+from conformance.porting._backends import POSTGRES_ENV
+from conformance.runner._cases import PROJECT_ROOT
 
 NOWHERE = "postgresql://u@/db?host=/nonexistent-h9-socket-folder"
 WITHOUT_PSYCOPG = "import sys; sys.modules['psycopg'] = None; from conformance._cli import main; sys.exit(main(sys.argv[1:]))"

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance._cases import PROJECT_ROOT
-from conformance._cassette import load_cassette
-from conformance._record import EXCHANGE_FILE, load_exchange
-from conformance._replay import MISMATCH_STATUS, ReplayServer
+from conformance.runner._cases import PROJECT_ROOT
+from conformance.traffic._cassette import load_cassette
+from conformance.traffic._record import EXCHANGE_FILE, load_exchange
+from conformance.traffic._replay import MISMATCH_STATUS, ReplayServer
 from tests.conformance.proxy_upstream import (
     PYTHON_ENV_KEYS,
     StandIn,

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from conformance._cassette import load_cassette
-from conformance._record import find_exchanges
-from conformance._replay import ReplayServer
+from conformance.traffic._cassette import load_cassette
+from conformance.traffic._record import find_exchanges
+from conformance.traffic._replay import ReplayServer
 from tests.conformance.proxy_upstream import recording
 from tests.provider import test_official_sdks as official
 

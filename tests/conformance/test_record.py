@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from conformance._cli import main
-from conformance._record import RecordError, load_exchange, record
-from conformance._replay import ReplayServer
+from conformance.traffic._record import RecordError, load_exchange, record
+from conformance.traffic._replay import ReplayServer
 from harness9_ref.provider import get_model_limits
 from tests.conformance.proxy_upstream import StandIn, stand_in_server
 

@@ -1,4 +1,4 @@
-"""The provider fixtures and the loopback replay server (conformance/_replay.py).
+"""The provider fixtures and the loopback replay server (conformance/traffic/_replay.py).
 
 The fixtures' ``expect`` blocks are checked against their own bytes by a deliberately small
 reading of SPEC R-PRV-13/14/17/18, R-USE and R-ERR written here, independent of
@@ -23,9 +23,9 @@ from typing import Any
 
 import pytest
 
-from conformance._cases import PROJECT_ROOT
-from conformance._record import Exchange, FixtureError, find_exchanges, load_exchange
-from conformance._replay import CHUNKINGS, MISMATCH_STATUS, ReplayServer, split_body
+from conformance.runner._cases import PROJECT_ROOT
+from conformance.traffic._record import Exchange, FixtureError, find_exchanges, load_exchange
+from conformance.traffic._replay import CHUNKINGS, MISMATCH_STATUS, ReplayServer, split_body
 from harness9_ref.provider import get_model_limits
 from tests.fakes import ctrl_c_default
 

@@ -12,8 +12,8 @@ import pytest
 
 from conformance import PROJECT_ROOT, SuiteResult, Verdict, load_cases
 from conformance._cli import main
-from conformance._report import case_result
-from conformance._requirements import (
+from conformance.runner._report import case_result
+from conformance.runner._requirements import (
     requirement_lines,
     requirement_results,
     requirement_titles,

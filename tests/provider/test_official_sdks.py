@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from conformance._record import Exchange, find_exchanges
-from conformance._replay import ReplayServer
+from conformance.traffic._record import Exchange, find_exchanges
+from conformance.traffic._replay import ReplayServer
 from harness9_ref.provider import ProviderError
 from harness9_ref.provider import anthropic as anthropic_wire
 from harness9_ref.provider import openai as openai_wire

@@ -24,7 +24,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 import conformance.reference_adapter as reference
-from conformance import _reference_session
+from conformance.reference import _reference_session
 from harness9_ref.memory.context import _repair, _summarize
 from harness9_ref.schema import messages_to_list
 

@@ -17,19 +17,19 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
+from ..runner._cases import read_json
+from ..runner._verdicts import Verdict, evaluate
+from ..runner._workspace import prepared
 from . import _identity
-from ._cases import read_json
-from ._compare import Verdict, evaluate
 from ._wording import SPEC_WORDING, WORDING_PIN, Wording, read_wording, reword_case
-from ._workspace import prepared
 
 if TYPE_CHECKING:
-    from ._cases import Case
-    from ._runner import Adapter, Response
+    from ..runner._cases import Case
+    from ..runner._verdicts import Response
 
-__all__ = ["Declarations", "Plan", "case_pins", "plan", "read_declarations", "run_planned"]
+__all__ = ["Declarations", "Plan", "Target", "case_pins", "plan", "read_declarations", "run_planned"]
 
 OWN: Final = "own"
 CHOSEN: Final = "chosen"  # the default: the adapter follows the case's ids and clock
@@ -42,6 +42,19 @@ class Declarations:
     wording: Wording = SPEC_WORDING
     own_ids: bool = False
     own_clock: bool = False
+
+
+class Target(Protocol):
+    """What a case runs against once the handshake is done: the adapter process the runner
+    drives (``_runner.Adapter``), or an implementation called in process, judged the same way."""
+
+    @property
+    def ops(self) -> frozenset[str]: ...
+    @property
+    def backends(self) -> tuple[str, ...]: ...
+    @property
+    def declared(self) -> Declarations: ...
+    def run(self, op: str, input: Mapping[str, Any]) -> Response: ...
 
 
 def read_declarations(answer: Mapping[str, Any]) -> Declarations:
@@ -89,7 +102,7 @@ class Plan:
         """Give the queries the runner is about to run the adapter's own ids.
 
         Why: ``expect.database`` queries name sessions by the case's ids, and the runner's
-        observation (conformance/_workspace.py) runs the queries of ``case.expect``, which it
+        observation (conformance/runner/_workspace.py) runs the queries of ``case.expect``, which it
         holds by reference; so this case's copy of ``expect`` is updated in place.
         """
         if self.case.op != "session" or not self.declared.own_ids or response.kind != "output":
@@ -153,7 +166,7 @@ def plan(case: Case, declared: Declarations) -> Plan:
     return Plan(case, declared)
 
 
-def run_planned(adapter: Adapter, case: Case, declared: Declarations) -> Verdict:
+def run_planned(adapter: Target, case: Case, declared: Declarations) -> Verdict:
     """Run one case as planned for the adapter's declarations and judge the answer.
 
     The run's wall-clock span, in whole seconds, is what an adapter's own clock is checked by.

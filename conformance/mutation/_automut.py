@@ -29,11 +29,10 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Final, Literal
 
-from ._cases import Case
-from ._forkserver import fork_server
+from ..runner._cases import Case
+from ..runner._runner import DEFAULT_TIMEOUT
 from ._mutant_copy import Broken, Edit, template
-from ._mutants import _check_baseline, _fails, _isolated_environment, _patched_adapter
-from ._runner import DEFAULT_ADAPTER_COMMAND, DEFAULT_TIMEOUT, Spawn, popen
+from ._mutants import _check_baseline, _fails, _patched_adapter
 
 __all__ = [
     "AutoMutant", "AutoResult", "AutoStatus", "find_mutants", "load_equivalents", "mutants_of_source", "run_auto",
@@ -290,12 +289,12 @@ def sample(mutants: Sequence[AutoMutant], size: int | None, seed: int) -> list[A
 
 
 def _judge(
-    root: Path, mutant: AutoMutant, cases: Sequence[Case], timeout: float, limit: float, spawn: Spawn
+    root: Path, mutant: AutoMutant, cases: Sequence[Case], timeout: float, limit: float
 ) -> tuple[AutoResult, Case | None]:
     """The verdict, and the case that killed the mutant."""
     edit = Edit(mutant.file, (root / mutant.file).read_text(encoding="utf-8"), mutant.source)
     try:
-        with _patched_adapter(root, (edit,), timeout, None, spawn) as adapter:
+        with _patched_adapter(root, (edit,), timeout) as adapter:
             began = time.monotonic()
             for case in cases:
                 if time.monotonic() - began > limit:
@@ -316,20 +315,15 @@ def run_auto(root: Path, mutants: Sequence[AutoMutant], cases: Sequence[Case], *
     ``limit``: seconds for one mutant's cases (default: 3 × the baseline run, at least 30).
     Cases that killed a mutant run first for the next: that changes which case is named only.
     """
-    # compiled once; each mutant's copy links to it, and its adapter is forked where possible,
-    # from a server keeping the modules the mutant leaves unchanged
-    adapter_module = DEFAULT_ADAPTER_COMMAND[2:3]
-    with template(root) as compiled, \
-            fork_server(compiled, _isolated_environment(), adapter_module, keep="unchanged") as server:
-        spawn = popen if server is None else server.spawn
+    with template(root) as compiled:  # compiled once; each mutant's copy links to it
         began = time.monotonic()
-        _check_baseline(compiled, cases, timeout, spawn)
+        _check_baseline(compiled, cases, timeout)
         limit = limit if limit is not None else max(30.0, 3 * (time.monotonic() - began))
         ordered, lock = list(cases), threading.Lock()
         def judge(mutant: AutoMutant) -> AutoResult:
             with lock:
                 todo = list(ordered)
-            result, killer = _judge(compiled, mutant, todo, timeout, limit, spawn)
+            result, killer = _judge(compiled, mutant, todo, timeout, limit)
             if killer is not None:
                 with lock:
                     ordered.remove(killer)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Final
 
-from ._cases import PROJECT_ROOT
+from ..runner._cases import PROJECT_ROOT
 from ._record import load_exchange
 from ._replay import ReplayServer, split_body
 

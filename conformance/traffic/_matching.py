@@ -1,7 +1,7 @@
 """How a request is compared with recorded ones, and how a refusal reads to the provider's client.
 
-Shared by the replay server (``conformance._replay``) and the recording proxy
-(``conformance._proxy``): which provider a request is for, the body members left out of a
+Shared by the replay server (``conformance.traffic._replay``) and the recording proxy
+(``conformance.traffic._proxy``): which provider a request is for, the body members left out of a
 comparison (SPEC R-REC-4), the distance that finds the closest recorded request, and the error
 body in the provider's own shape (SPEC R-REC-5).
 """
@@ -14,7 +14,7 @@ import urllib.parse
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ._compare import first_difference
+from ..runner._compare import first_difference
 
 __all__ = ["distance", "error_body", "provider_of", "without_members"]
 

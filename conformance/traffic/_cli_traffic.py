@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .._cli_args import Abort, port, seconds
 from ._cassette import Cassette, CassetteError, compile_redactions
-from ._cli_args import Abort, port, seconds
 from ._proxy import Forwarder, Upstream
 from ._record import PROVIDERS, FixtureError, RecordError, find_exchanges, record
 from ._replay import CHUNKINGS, MISMATCH_STATUS, REPLAYS, ReplayServer, SeenRequest

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from ._cases import Case
-from ._compare import Verdict
 from ._requirements import junit_requirement_suites, requirement_results, stale_requirements
+from ._verdicts import Verdict
 
 __all__ = [
     "CaseResult",

@@ -36,5 +36,5 @@ OPS: Final = (
 PROTOCOL_VERSION: Final = 1
 
 # Keys of a steps case's ``expect`` that the runner checks itself, by looking at the scratch
-# folder after the run (conformance/_workspace.py), rather than taking the adapter's word.
+# folder after the run (conformance/runner/_workspace.py), rather than taking the adapter's word.
 OBSERVED_KEYS: Final = ("database", "files", "modes", "replay")

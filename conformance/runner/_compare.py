@@ -1,4 +1,4 @@
-"""What counts as a pass: JSON equality, the first differing JSON pointer, and case verdicts.
+"""JSON as the suite compares it: equality, the first differing JSON pointer, compact renderings.
 
 The rules are the suite's, not Python's: values must be exactly equal; numbers compare by value
 (``1 == 1.0``) but a boolean is never a number (Python's ``True == 1`` is not JSON's); object
@@ -10,29 +10,16 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Literal
-
-from ._ops import OBSERVED_KEYS
-
-if TYPE_CHECKING:
-    from ._cases import Case
-    from ._runner import Response
+from typing import Any, Final
 
 __all__ = [
     "MISSING",
-    "Status",
-    "Verdict",
     "compact_json",
     "describe_difference",
-    "evaluate",
     "first_difference",
     "format_pointer",
     "json_equal",
 ]
-
-Status = Literal["passed", "failed", "skipped", "unsupported", "errored"]
 
 # Longest rendering of one value in a failure line; longer values are cut with "…".
 VALUE_LIMIT: Final = 200
@@ -50,14 +37,6 @@ class _Missing:
 
 
 MISSING: Final = _Missing()
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """The outcome of one case; ``detail`` says why for anything but a pass."""
-
-    status: Status
-    detail: str = ""
 
 
 def _kind(value: Any) -> str:
@@ -173,50 +152,3 @@ def describe_difference(pointer: str, expected: Any, got: Any) -> str:
             f"got {_string_window(got, start)} (first difference at character {index})"
         )
     return f"{where}: expected {compact_json(expected)}, got {compact_json(got)}"
-
-
-def evaluate(case: Case, response: Response, observed: Mapping[str, Any] | None = None) -> Verdict:
-    """Judge one adapter response against a case's ``expect``.
-
-    Args:
-        case: the case that was run.
-        response: what the adapter answered (or the runner's note that it could not).
-        observed: what the runner itself saw in the case's folder afterwards (``database``,
-            ``files``, ``modes``); compared as if the adapter's output carried it.
-
-    Returns:
-        A verdict; skipped, unsupported and errored responses keep their reason as the detail.
-    """
-    if response.kind in ("skipped", "unsupported", "errored"):
-        return Verdict(response.kind, response.message)
-    got_error = f"error {compact_json(response.error_code)}"
-    if response.message:
-        got_error += f": {response.message}"
-    if "error" in case.expect:
-        code = case.expect["error"]["code"]
-        if response.kind == "output":
-            return Verdict(
-                "failed",
-                f"expected error {compact_json(code)}, got output {compact_json(response.output)}",
-            )
-        if response.error_code == code:
-            return Verdict("passed")
-        return Verdict("failed", f"expected error {compact_json(code)}, got {got_error}")
-    got = response.output
-    checked = {key: case.expect[key] for key in OBSERVED_KEYS if key in case.expect}
-    if "output" in case.expect:
-        want = case.expect["output"]
-        if checked:
-            want, got = {"output": want, **checked}, {"output": got, **(observed or {})}
-    else:
-        want = {"steps": case.expect["steps"], **checked}
-        if observed and isinstance(got, Mapping):
-            got = {**got, **observed}
-    if response.kind == "error":
-        return Verdict(
-            "failed", f"{format_pointer('')}: expected {compact_json(want)}, got {got_error}"
-        )
-    found = first_difference(want, got)
-    if found is None:
-        return Verdict("passed")
-    return Verdict("failed", describe_difference(*found))

@@ -76,7 +76,7 @@ class Forwarder:
     and records the exchange.
 
     Args:
-        upstreams: the upstream for each provider (``conformance._matching.provider_of``).
+        upstreams: the upstream for each provider (``conformance.traffic._matching.provider_of``).
         cassette: where exchanges are written; it must be open.
         timeout: seconds for connecting and for each read.
     """

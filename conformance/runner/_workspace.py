@@ -18,9 +18,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
 
-from ._backends import POSTGRES_KEY, fresh_schema
+from ..porting._backends import POSTGRES_KEY, fresh_schema
+from ..traffic._provider_setup import call_setup, parse_setup
 from ._cases import PROJECT_ROOT, Case
-from ._provider_setup import call_setup, parse_setup
 
 __all__ = ["FIXTURES_DIR", "WORKSPACE_OPS", "prepared"]
 
@@ -109,11 +109,11 @@ def _observe(root: Path, expect: Mapping[str, Any], query: Callable[[str], Any] 
 def prepared(case: Case) -> Iterator[tuple[dict[str, Any], Callable[[], dict[str, Any]]]]:
     """Yield the input to send and a function that observes the folder after the run.
 
-    The provider ops get their bytes or replay server from conformance/_provider_setup.py. For
+    The provider ops get their bytes or replay server from conformance/traffic/_provider_setup.py. For
     other ops outside WORKSPACE_OPS the input is the case's own and nothing is observed.
     Otherwise the adapter gets ``database`` and ``tool_results_dir`` (absolute paths in a fresh
     folder, deleted afterwards) in place of the layout keys; for a PostgreSQL run ``database``
-    is the URL of a fresh schema (conformance/_backends.py).
+    is the URL of a fresh schema (conformance/porting/_backends.py).
     """
     if case.op in PROVIDER_SETUPS:
         with PROVIDER_SETUPS[case.op](case.input) as prepared_input:
@@ -131,7 +131,7 @@ def prepared(case: Case) -> Iterator[tuple[dict[str, Any], Callable[[], dict[str
         if case.op == "tool_execute":
             (root / WORKDIR).mkdir(exist_ok=True)
             send["workdir"] = str(root / WORKDIR)
-        elif POSTGRES_KEY in case.input:  # a session case's PostgreSQL run (conformance/_backends.py)
+        elif POSTGRES_KEY in case.input:  # a session case's PostgreSQL run (conformance/porting/_backends.py)
             with fresh_schema(case.input[POSTGRES_KEY]) as (url, query):
                 send["database"] = url
                 send["tool_results_dir"] = str(root / TOOL_RESULTS_DIR)

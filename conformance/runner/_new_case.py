@@ -17,8 +17,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Final
 
+from .._cli_args import Abort
 from ._cases import CASES_DIR, PROJECT_ROOT
-from ._cli_args import Abort
 from ._ops import OPS
 
 __all__ = ["add_new_case_command", "mint_id", "new_case"]

@@ -11,6 +11,7 @@ keeps running.
 
 from __future__ import annotations
 
+import functools
 import json
 import queue
 import subprocess
@@ -18,30 +19,29 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, Final, Literal
+from typing import IO, Any, Final
 
 from harness9_ref.schema import strict_json
 
-from ._backends import on_a_backend, per_backend, read_backends
+from ..porting._backends import on_a_backend, per_backend, read_backends
+from ..porting._porting import Declarations, Target, read_declarations, run_planned
 from ._cases import PROJECT_ROOT, Case
-from ._compare import Verdict, compact_json
+from ._compare import compact_json
 from ._jsonschema import Validator, load_schema
 from ._ops import PROTOCOL_VERSION
-from ._porting import Declarations, read_declarations, run_planned
 from ._report import CaseResult, SuiteResult, case_result
 from ._requirements import is_requirement_id
+from ._verdicts import Response, Verdict
 
 __all__ = [
     "DEFAULT_ADAPTER_COMMAND",
     "DEFAULT_TIMEOUT",
     "Adapter",
     "AdapterError",
-    "Response",
-    "Spawn",
-    "popen",
+    "read_answer",
+    "read_start",
     "run_case",
     "run_suite",
 ]
@@ -50,22 +50,6 @@ __all__ = [
 DEFAULT_ADAPTER_COMMAND: Final = (sys.executable, "-m", "conformance.reference_adapter")
 DEFAULT_TIMEOUT: Final = 10.0  # seconds per message, handshake included
 _STDERR_TAIL: Final = 5  # stderr lines quoted when an adapter dies
-Spawn = Callable[[Sequence[str], "Path | None", "Mapping[str, str] | None"], Any]  # see popen
-
-
-@dataclass(frozen=True, slots=True)
-class Response:
-    """An adapter's answer to one run, or the runner's account of why there is none.
-
-    ``kind`` is "output" (``output`` holds it), "error" (``error_code`` and ``message``),
-    "skipped" (``message`` says why), "unsupported" (the op was not declared) or "errored"
-    (the adapter misbehaved; ``message`` gives the reason and a hint).
-    """
-
-    kind: Literal["output", "error", "skipped", "unsupported", "errored"]
-    output: Any = None
-    error_code: str = ""
-    message: str = ""
 
 
 class AdapterError(Exception):
@@ -80,16 +64,11 @@ class _Fault(Exception):
         self.restart = restart
 
 
-def popen(command: Sequence[str], cwd: Path | None, env: Mapping[str, str] | None) -> Any:
-    """A Spawn: start an adapter as a new process (``_forkserver.ForkServer.spawn`` forks one)."""
-    pipe, environment = subprocess.PIPE, None if env is None else dict(env)
-    return subprocess.Popen(list(command), cwd=cwd, env=environment, stdin=pipe, stdout=pipe, stderr=pipe)
-
-
 class _Process:
-    def __init__(self, command: Sequence[str], cwd: Path | None, env: Mapping[str, str] | None, spawn: Spawn) -> None:
+    def __init__(self, command: Sequence[str], cwd: Path | None, env: Mapping[str, str] | None) -> None:
+        pipe, environment = subprocess.PIPE, None if env is None else dict(env)
         try:
-            self.popen = spawn(command, cwd, env)
+            self.popen = subprocess.Popen(list(command), cwd=cwd, env=environment, stdin=pipe, stdout=pipe, stderr=pipe)
         except OSError as exc:
             raise AdapterError(f"cannot start adapter {list(command)}: {exc}") from exc
         self.lines: queue.Queue[bytes | None] = queue.Queue()
@@ -139,6 +118,60 @@ class _Process:
                 pass
 
 
+def read_start(answer: Any) -> tuple[frozenset[str], Declarations, tuple[str, ...]]:
+    """The ops, declarations and backends of a start answer.
+
+    Raises:
+        _Fault: the answer does not speak this protocol or lists no ops.
+        ValueError: a declaration the runner cannot use.
+    """
+    if not isinstance(answer, dict) or answer.get("protocol") != PROTOCOL_VERSION:
+        raise _Fault(
+            f"start answer does not speak protocol {PROTOCOL_VERSION}: "
+            f"{compact_json(answer)}",
+            'answer {"protocol": 1, "implementation": {…}, "ops": […]}',
+        )
+    ops = answer.get("ops")
+    if not isinstance(ops, list) or not all(isinstance(op, str) for op in ops):
+        raise _Fault(
+            f"start answer's ops is not a list of op names: {compact_json(ops)}",
+            "list the ops the adapter implements",
+        )
+    declared = read_declarations(answer)  # ValueError: a declaration it cannot use
+    return frozenset(ops), declared, read_backends(answer)
+
+
+def read_answer(answer: Any, seq: int, validate: Callable[[Any], None] = lambda answer: None) -> Response:
+    """The Response of one run answer to the request numbered ``seq``; ``validate`` checks its
+    schema once its ``seq`` is seen to match.
+
+    Raises:
+        _Fault: the answer is out of step (restart) or of the wrong shape (no restart).
+    """
+    hint = "answer each request with one JSON object line that echoes its seq"
+    if not isinstance(answer, dict) or "seq" not in answer:
+        raise _Fault(f"answer is not an object with a seq: {compact_json(answer)}", hint)
+    if answer["seq"] != seq or isinstance(answer["seq"], bool):
+        raise _Fault(f"answered seq {compact_json(answer['seq'])} to the request with seq {seq}", hint)
+    validate(answer)
+    kinds = [key for key in ("output", "error", "skipped") if key in answer]
+    shape = "answer with exactly one of output, error or skipped; see protocol-v1/run.json"
+    if len(kinds) != 1:
+        found = " and ".join(kinds) or "none"
+        raise _Fault(f"answer has {found} of output, error, skipped", shape, restart=False)
+    if kinds[0] == "output":
+        return Response("output", output=answer["output"])
+    if kinds[0] == "skipped":
+        if not isinstance(answer["skipped"], str):
+            raise _Fault("skipped is not a string", shape, restart=False)
+        return Response("skipped", message=answer["skipped"])
+    error = answer["error"]
+    if not isinstance(error, dict) or not isinstance(error.get("code"), str):
+        raise _Fault(f"error has no string code: {compact_json(error)}", shape, restart=False)
+    message = error.get("message")
+    return Response("error", error_code=error["code"], message=message if isinstance(message, str) else "")
+
+
 class Adapter:
     """A running adapter, restarted whenever it misbehaves.
 
@@ -151,7 +184,6 @@ class Adapter:
         timeout: seconds to wait for each answer; a slower adapter is killed and restarted.
         validate: check every message both ways against ``conformance/schema/protocol-v1``.
         env: its environment; defaults to the runner's.
-        spawn: what starts its process (``popen``, or a fork server's ``spawn``).
     """
 
     def __init__(
@@ -162,13 +194,12 @@ class Adapter:
         timeout: float = DEFAULT_TIMEOUT,
         validate: bool = False,
         env: Mapping[str, str] | None = None,
-        spawn: Spawn = popen,
     ) -> None:
-        self.command, self.cwd, self.timeout, self.env, self.spawn = tuple(command), cwd, timeout, env, spawn
+        self.command, self.cwd, self.timeout, self.env = tuple(command), cwd, timeout, env
         self.implementation: dict[str, Any] = {}
         self.ops: frozenset[str] = frozenset()
-        self.declared = Declarations()  # wording, own ids, own clock (conformance/_porting.py)
-        self.backends: tuple[str, ...] = ("sqlite",)  # conformance/_backends.py
+        self.declared = Declarations()  # wording, own ids, own clock (conformance/porting/_porting.py)
+        self.backends: tuple[str, ...] = ("sqlite",)  # conformance/porting/_backends.py
         self._schemas: dict[str, Validator] | None = None
         if validate:
             self._schemas = {
@@ -241,30 +272,17 @@ class Adapter:
             AdapterError: it cannot be started or its start answer is unusable.
         """
         self._stop_process()
-        process = _Process(self.command, self.cwd, self.env, self.spawn)
+        process = _Process(self.command, self.cwd, self.env)
         try:
             answer = self._exchange(process, {"cmd": "start", "protocol": PROTOCOL_VERSION})
             self._check("start.response", answer)
-            if not isinstance(answer, dict) or answer.get("protocol") != PROTOCOL_VERSION:
-                raise _Fault(
-                    f"start answer does not speak protocol {PROTOCOL_VERSION}: "
-                    f"{compact_json(answer)}",
-                    'answer {"protocol": 1, "implementation": {…}, "ops": […]}',
-                )
-            ops = answer.get("ops")
-            if not isinstance(ops, list) or not all(isinstance(op, str) for op in ops):
-                raise _Fault(
-                    f"start answer's ops is not a list of op names: {compact_json(ops)}",
-                    "list the ops the adapter implements",
-                )
-            declared = read_declarations(answer)  # ValueError: a declaration it cannot use
-            self.backends = read_backends(answer)
+            ops, declared, self.backends = read_start(answer)
         except (_Fault, ValueError) as fault:
             process.kill()
             raise AdapterError(f"adapter {list(self.command)} failed to start: {fault}") from None
         implementation = answer.get("implementation")
         self.implementation = implementation if isinstance(implementation, dict) else {}
-        self.ops = frozenset(ops)
+        self.ops = ops
         self.declared = declared
         self._process = process
         self._started = True
@@ -291,36 +309,12 @@ class Adapter:
         self._seq += 1
         request = {"cmd": "run", "seq": self._seq, "op": op, "input": dict(input)}
         try:
-            return self._read_answer(self._exchange(self._process, request))
+            answer = self._exchange(self._process, request)
+            return read_answer(answer, self._seq, functools.partial(self._check, "run.response"))
         except _Fault as fault:
             if fault.restart:
                 self._stop_process()
             return Response("errored", message=str(fault))
-
-    def _read_answer(self, answer: Any) -> Response:
-        hint = "answer each request with one JSON object line that echoes its seq"
-        if not isinstance(answer, dict) or "seq" not in answer:
-            raise _Fault(f"answer is not an object with a seq: {compact_json(answer)}", hint)
-        seq = answer["seq"]
-        if seq != self._seq or isinstance(seq, bool):
-            raise _Fault(f"answered seq {compact_json(seq)} to the request with seq {self._seq}", hint)
-        self._check("run.response", answer)
-        kinds = [key for key in ("output", "error", "skipped") if key in answer]
-        shape = "answer with exactly one of output, error or skipped; see protocol-v1/run.json"
-        if len(kinds) != 1:
-            found = " and ".join(kinds) or "none"
-            raise _Fault(f"answer has {found} of output, error, skipped", shape, restart=False)
-        if kinds[0] == "output":
-            return Response("output", output=answer["output"])
-        if kinds[0] == "skipped":
-            if not isinstance(answer["skipped"], str):
-                raise _Fault("skipped is not a string", shape, restart=False)
-            return Response("skipped", message=answer["skipped"])
-        error = answer["error"]
-        if not isinstance(error, dict) or not isinstance(error.get("code"), str):
-            raise _Fault(f"error has no string code: {compact_json(error)}", shape, restart=False)
-        message = error.get("message")
-        return Response("error", error_code=error["code"], message=message if isinstance(message, str) else "")
 
     def _stop_process(self) -> None:
         if self._process is not None:
@@ -340,12 +334,14 @@ class Adapter:
         process.kill()
 
 
-def run_case(adapter: Adapter, case: Case) -> Verdict:
+def run_case(adapter: Target, case: Case) -> Verdict:
     """Run one case, in a scratch folder when its op needs one, and judge the answer, fitted to
-    what the adapter declared: its wording, own ids, own clock (conformance/_porting.py)."""
-    if not adapter._started:
-        adapter.start()
-    runnable = on_a_backend(case, adapter.backends)  # conformance/_backends.py
+    what the adapter declared: its wording, own ids, own clock (conformance/porting/_porting.py).
+
+    ``adapter`` has answered its handshake already: a started ``Adapter``, or the in-process
+    reference of the tests, which is judged by this same code.
+    """
+    runnable = on_a_backend(case, adapter.backends)  # conformance/porting/_backends.py
     if isinstance(runnable, str):
         return Verdict("unsupported", runnable)
     return run_planned(adapter, runnable, adapter.declared)

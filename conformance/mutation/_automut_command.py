@@ -1,6 +1,6 @@
 """``python -m conformance mutants --auto``: the command, its text output and its JSON report.
 
-The mutants and their judging are ``conformance/_automut.py``; this module picks the sample,
+The mutants and their judging are ``conformance/mutation/_automut.py``; this module picks the sample,
 leaves out the known equivalents (``conformance/mutants/equivalent.txt``) and reports.
 """
 
@@ -13,6 +13,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import get_args
 
+from ..porting._backends import BACKENDS, per_backend
+from ..runner._cases import Case
 from ._automut import (
     EQUIVALENT_FILE,
     AutoResult,
@@ -22,8 +24,6 @@ from ._automut import (
     run_auto,
     sample,
 )
-from ._backends import BACKENDS, per_backend
-from ._cases import Case
 
 __all__ = ["run_auto_command", "summarize", "write_report"]
 

@@ -17,7 +17,7 @@ from ._compare import compact_json, format_pointer, json_equal
 
 __all__ = ["SCHEMA_DIR", "SchemaDefinitionError", "Validator", "load_schema"]
 
-SCHEMA_DIR: Final = Path(__file__).parent / "schema"
+SCHEMA_DIR: Final = Path(__file__).parents[1] / "schema"
 
 _ASSERTIONS: Final = frozenset(
     {

@@ -32,7 +32,7 @@ __all__ = [
     "spec_requirement_ids",
 ]
 
-PROJECT_ROOT: Final = Path(__file__).resolve().parent.parent
+PROJECT_ROOT: Final = Path(__file__).resolve().parents[2]
 CASES_DIR: Final = PROJECT_ROOT / "conformance" / "cases"
 SPEC_PATH: Final = PROJECT_ROOT / "SPEC.md"
 
@@ -216,7 +216,7 @@ def lint_cases(root: Path | None = None, spec_path: Path | None = None) -> list[
     if not spec_path.is_file():
         return [*problems, f"{_display(spec_path)}: not found, so cited ids cannot be checked"]
     defined = set(spec_requirement_ids(spec_path))
-    from ._backends import sqlite_only_problem  # here: _backends builds on this module
+    from ..porting._backends import sqlite_only_problem  # here: _backends builds on this module
 
     for case in cases:
         sqlite_only = sqlite_only_problem(case)

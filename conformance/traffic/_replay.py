@@ -1,19 +1,19 @@
 """The loopback server that replays recorded provider exchanges (``python -m conformance serve``).
 
 ``ReplayServer`` answers requests on 127.0.0.1 with the fixtures of ``fixtures/providers``
-(loaded by ``conformance._record.load_exchange``), so a port's real HTTP client can be pointed
+(loaded by ``conformance.traffic._record.load_exchange``), so a port's real HTTP client can be pointed
 at them: the ``provider_call`` op of SPEC §21. It delivers a body whole, in its recorded reads,
 line by line or one byte at a time, and every chunking must give the same parse (SPEC R-PRV-16).
 
 A request is matched on its method, its exact path and its body compared as JSON (key order
-free, ``conformance._compare`` rules; an empty body is ``null``), optionally leaving out listed
+free, ``conformance.runner._compare`` rules; an empty body is ``null``), optionally leaving out listed
 body members (SPEC R-REC-4). Each exchange answers any number of requests (``repeat``) or one
 (``once``); identical requests get identical exchanges in recorded order (R-REC-3). A request
 that matches nothing is answered with status ``MISMATCH_STATUS`` and a provider-shaped error
 body whose message is the first difference from the closest recorded request (R-REC-5), so a
 port's own error message shows it; the same line is kept in ``ReplayServer.unexpected``, and
 ``ReplayServer.unused()`` lists what no request asked for. With a ``forward`` callback (the
-recording proxy of ``conformance._proxy``) an unmatched request goes upstream instead.
+recording proxy of ``conformance.traffic._proxy``) an unmatched request goes upstream instead.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import MappingProxyType, TracebackType
 from typing import Any, Final, Literal, Protocol, get_args
 
-from ._compare import describe_difference, first_difference
+from ..runner._compare import describe_difference, first_difference
 from ._matching import distance, error_body, provider_of, without_members
 from ._record import FRAMING_HEADERS, Exchange
 

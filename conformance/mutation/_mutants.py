@@ -31,12 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
-from ._cases import Case, read_json
-from ._forkserver import fork_server
-from ._jsonschema import Validator, load_schema
+from ..runner._cases import Case, read_json
+from ..runner._jsonschema import Validator, load_schema
+from ..runner._runner import DEFAULT_ADAPTER_COMMAND, DEFAULT_TIMEOUT, Adapter, AdapterError, run_case
 from ._mutant_copy import Broken, Edit, edited_file, patched, patched_copy
 from ._mutant_copy import template as project_template
-from ._runner import DEFAULT_ADAPTER_COMMAND, DEFAULT_TIMEOUT, Adapter, AdapterError, Spawn, popen, run_case
 
 __all__ = [
     "SAMPLE_SIZE",
@@ -135,10 +134,10 @@ def edit_problems(root: Path, mutants_dir: Path, case_ids: Collection[str]) -> d
     return problems
 
 
-def _isolated_adapter(copy: Path, timeout: float, env: dict[str, str] | None, spawn: Spawn = popen) -> Adapter:
+def _isolated_adapter(copy: Path, timeout: float, env: dict[str, str] | None) -> Adapter:
     """The reference adapter in ``copy``; ``env`` defaults to ``_isolated_environment()``."""
     env = _isolated_environment() if env is None else env
-    adapter = Adapter(DEFAULT_ADAPTER_COMMAND, cwd=copy, timeout=timeout, env=env, spawn=spawn)
+    adapter = Adapter(DEFAULT_ADAPTER_COMMAND, cwd=copy, timeout=timeout, env=env)
     try:
         adapter.start()
     except AdapterError as exc:
@@ -148,11 +147,11 @@ def _isolated_adapter(copy: Path, timeout: float, env: dict[str, str] | None, sp
 
 @contextlib.contextmanager
 def _patched_adapter(
-    template: Path, edits: Sequence[Edit], timeout: float, env: dict[str, str] | None = None, spawn: Spawn = popen
+    template: Path, edits: Sequence[Edit], timeout: float, env: dict[str, str] | None = None
 ) -> Iterator[Adapter]:
     """The reference adapter running in a patched copy of ``template``, removed afterwards."""
     with patched_copy(template, edits) as copy:
-        adapter = _isolated_adapter(copy, timeout, env, spawn)
+        adapter = _isolated_adapter(copy, timeout, env)
         try:
             yield adapter
         finally:
@@ -166,14 +165,12 @@ def _fails(adapter: Adapter, case: Case) -> bool:
 class _Baseline:
     """The unmutated template's verdicts, one adapter for all threads, each case run once.
 
-    Its adapter is started as the mutants' are (``spawn``), so a way of starting adapters that
-    broke them all fails the baseline instead of killing every mutant.
+    Its adapter is started as the mutants' are, so a way of starting adapters that broke them
+    all fails the baseline instead of killing every mutant.
     """
 
-    def __init__(
-        self, template: Path, timeout: float, env: dict[str, str] | None = None, spawn: Spawn = popen
-    ) -> None:
-        self._template, self._timeout, self._env, self._spawn = template, timeout, env, spawn
+    def __init__(self, template: Path, timeout: float, env: dict[str, str] | None = None) -> None:
+        self._template, self._timeout, self._env = template, timeout, env
         self._adapter: Adapter | None = None
         self._passed: dict[str, bool] = {}
         self._lock = threading.Lock()
@@ -183,7 +180,7 @@ class _Baseline:
         with self._lock:
             try:
                 if self._adapter is None:
-                    self._adapter = _isolated_adapter(self._template, self._timeout, self._env, self._spawn)
+                    self._adapter = _isolated_adapter(self._template, self._timeout, self._env)
                 for case in cases:
                     if case.id not in self._passed:
                         self._passed[case.id] = not _fails(self._adapter, case)
@@ -233,8 +230,8 @@ def _judge(
     return MutantResult(mutant.id, "weak", detail)
 
 
-def _check_baseline(template: Path, cases: Sequence[Case], timeout: float, spawn: Spawn = popen) -> None:
-    with contextlib.closing(_Baseline(template, timeout, None, spawn)) as baseline:
+def _check_baseline(template: Path, cases: Sequence[Case], timeout: float) -> None:
+    with contextlib.closing(_Baseline(template, timeout, None)) as baseline:
         baseline.require(cases)
 
 
@@ -276,21 +273,19 @@ def run_mutants(
         if not mutants:
             raise LookupError(f"no mutant in {mutants_dir} has id {only!r}")
     env = _isolated_environment()  # as it is now: tests running alongside may change os.environ
-    with project_template(root) as copy, fork_server(copy, env, DEFAULT_ADAPTER_COMMAND[2:3], keep="unchanged") as server:
-        spawn = popen if server is None else server.spawn
-        with contextlib.closing(_Baseline(copy, timeout, env, spawn)) as baseline:
-            if scope == "full":
-                baseline.require(cases)
-            judge = functools.partial(_judge_one, copy, cases, baseline, scope, timeout, env, spawn)
-            return _judge_all(judge, mutants, on_result, workers, cancel or threading.Event())
+    with project_template(root) as copy, contextlib.closing(_Baseline(copy, timeout, env)) as baseline:
+        if scope == "full":
+            baseline.require(cases)
+        judge = functools.partial(_judge_one, copy, cases, baseline, scope, timeout, env)
+        return _judge_all(judge, mutants, on_result, workers, cancel or threading.Event())
 
 
 def _judge_one(
     template: Path, cases: Sequence[Case], baseline: _Baseline, scope: MutantScope,
-    timeout: float, env: dict[str, str], spawn: Spawn, mutant: _Mutant,
+    timeout: float, env: dict[str, str], mutant: _Mutant,
 ) -> MutantResult:
     try:
-        with _patched_adapter(template, mutant.edits, timeout, env, spawn) as adapter:
+        with _patched_adapter(template, mutant.edits, timeout, env) as adapter:
             return _judge(adapter, cases, mutant, baseline, scope)
     except Broken as exc:
         return MutantResult(mutant.id, "broken", str(exc))

@@ -1,0 +1,2 @@
+"""Seeded bugs: the catalogue of ``conformance/mutants/`` and generated AST mutants, each judged
+on a patched copy of the project."""

@@ -1,0 +1,1 @@
+"""The Python reference's ops, grouped by layer, dispatched by ``conformance.reference_adapter``."""
