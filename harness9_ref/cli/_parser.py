@@ -11,9 +11,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any, Final, NoReturn
+from typing import Any, ClassVar, Final, NoReturn
 
 from .. import __version__
+from .._errors import Harness9Error
 from ..engine import DEFAULT_MAX_TURNS
 from ._settings import (
     DEFAULT_MODEL,
@@ -90,8 +91,10 @@ BOTH_RESUME_AND_CONTINUE: Final = "--resume and --continue cannot be used togeth
 _COMMAND_METAVAR: Final = "COMMAND"
 
 
-class UsageError(Exception):
+class UsageError(Harness9Error):
     """A usage error found after parsing (R-CLI-6, R-CLI-10, R-CLI-11): one line, exit status 2."""
+
+    code: ClassVar[str] = "usage_error"
 
 
 class _Parser(argparse.ArgumentParser):

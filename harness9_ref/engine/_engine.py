@@ -44,7 +44,7 @@ from ._constants import (
     internal_message,
     one_line,
 )
-from ._errors import EngineBusy, EngineError
+from ._errors import EngineBusy, engine_error
 from ._events import (
     CompactionData,
     DoneData,
@@ -211,9 +211,9 @@ class AgentEngine:
             elif isinstance(event.data, ErrorData):
                 failure = event.data
         if failure is not None:
-            raise EngineError(failure.code, failure.message)
+            raise engine_error(failure.code, failure.message)
         if final is None:  # pragma: no cover - every run ends with done or error (R-EVT-9)
-            raise EngineError(INTERNAL_ERROR, "the run ended without a terminal event")
+            raise engine_error(INTERNAL_ERROR, "the run ended without a terminal event")
         return final
 
     def compact_now(self, focus: str = "") -> CompactionData:
@@ -239,7 +239,7 @@ class AgentEngine:
             self._active = placeholder  # no run may start meanwhile (R-ENG-16)
         try:
             if self._long is None or session is None or not isinstance(compactor, SummarizationCompactor):
-                raise EngineError(NOTHING_TO_COMPACT, "there is no session summary to make here")
+                raise engine_error(NOTHING_TO_COMPACT, "there is no session summary to make here")
             tool_tokens = estimate_tool_tokens(list(self._registry.available_tools()))
             return self._long.compact_now(session, self._system_prompt(), compactor, tool_tokens, focus)
         finally:

@@ -39,7 +39,7 @@ from ..memory import (
 )
 from ..schema import ROLE_SYSTEM, Message, Usage
 from ._constants import LOGGER_NAME, one_line
-from ._errors import EngineError
+from ._errors import engine_error
 from ._events import CompactionData
 
 __all__ = [
@@ -226,16 +226,16 @@ class LongSession:
             working = context.working(history)
             before = estimate_tokens(working)
             if not has_head(working, summary_split(working, compactor.tail_messages)):
-                raise EngineError(NOTHING_TO_COMPACT, "nothing is old enough to summarise yet")
+                raise engine_error(NOTHING_TO_COMPACT, "nothing is old enough to summarise yet")
             view = self.summarize(context, working, compactor, compactor.tail_messages, focus, fallback=False)
             if view is None:
                 reason = compactor.failures[-1] if compactor.failures else "the summary failed"
-                raise EngineError(COMPACTION_FAILED, one_line(reason))
+                raise engine_error(COMPACTION_FAILED, one_line(reason))
             checkpoint = context.checkpoint(history, len(history))
             if checkpoint is not None:
                 session.save_checkpoint(checkpoint)
         except SessionError as exc:
-            raise EngineError(exc.code, one_line(str(exc))) from exc
+            raise engine_error(exc.code, one_line(str(exc))) from exc
         total = estimate_tokens(view) + tool_tokens
         return CompactionData(self.measured(before + tool_tokens), self.measured(total), len(working), len(view))
 
