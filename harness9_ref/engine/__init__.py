@@ -6,20 +6,19 @@ the final assistant message or raises ``EngineError``. Tools are reached through
 ``ToolRegistry``; ``harness9_ref.tools.Registry`` is the real one.
 """
 
-from ._constants import (
+from ._engine import AgentEngine
+from ._errors import (
     CANCELLED,
-    DEFAULT_MAX_TURNS,
-    DEFAULT_SYSTEM_PROMPT,
+    ENGINE_BUSY,
     INTERNAL_ERROR,
     LOGGER_NAME,
     MAX_TURNS,
     MAX_TURNS_MESSAGE,
     PROVIDER_ERROR,
-    PromptBuilder,
+    EngineBusy,
+    EngineError,
     one_line,
 )
-from ._engine import AgentEngine
-from ._errors import ENGINE_BUSY, EngineBusy, EngineError
 from ._events import (
     CompactionData,
     DoneData,
@@ -32,8 +31,8 @@ from ._events import (
     ToolCallData,
     ToolResultData,
 )
-from ._iterator import RunIterator
-from ._registry import ToolRegistry
+from ._run import RunIterator
+from ._seams import DEFAULT_MAX_TURNS, DEFAULT_SYSTEM_PROMPT, PromptBuilder, ToolRegistry
 
 __all__ = (
     "CANCELLED",

@@ -30,21 +30,19 @@ from typing import TYPE_CHECKING
 
 from ..memory import Compactor, Session, SessionError, SummarizationCompactor, estimate_tool_tokens
 from ..schema import CHUNK_DONE, CHUNK_TEXT, ROLE_SYSTEM, ROLE_USER, Message, ToolCall, ToolDefinition, Usage
-from ._constants import (
+from ._errors import (
     CODE_SEPARATOR,
-    DEFAULT_MAX_TURNS,
-    DEFAULT_SYSTEM_PROMPT,
     INTERNAL_ERROR,
     LOGGER_NAME,
     MAX_TURNS,
     MAX_TURNS_MESSAGE,
     PROVIDER_ERROR,
-    PromptBuilder,
+    EngineBusy,
+    engine_error,
     error_text,
     internal_message,
     one_line,
 )
-from ._errors import EngineBusy, engine_error
 from ._events import (
     CompactionData,
     DoneData,
@@ -55,7 +53,6 @@ from ._events import (
     ToolCallData,
     ToolResultData,
 )
-from ._iterator import RunIterator
 from ._long_session import (
     CONTEXT_LENGTH_EXCEEDED,
     NOTHING_TO_COMPACT,
@@ -66,8 +63,8 @@ from ._long_session import (
     load_context,
     prepare_literal,
 )
-from ._registry import ToolRegistry
-from ._run import Failure, RunState, check_cancelled, close_stream, event_error, event_token_update, save_run
+from ._run import Failure, RunIterator, RunState, check_cancelled, close_stream, event_error, event_token_update, save_run
+from ._seams import DEFAULT_MAX_TURNS, DEFAULT_SYSTEM_PROMPT, PromptBuilder, ToolRegistry
 
 if TYPE_CHECKING:
     from ..provider import LLMProvider

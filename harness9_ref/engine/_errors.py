@@ -1,4 +1,9 @@
-"""The engine's errors (SPEC R-ENG-1, R-ENG-16, R-EVT-8, R-LONG-9)."""
+"""The engine's errors, and the codes and one-line messages of its error events (SPEC R-ENG-1,
+R-ENG-13 … R-ENG-17, R-EVT-8, R-LONG-9).
+
+One-line messages (R-EVT-8): a message is made one line by splitting it at the line boundaries
+of Python's ``str.splitlines`` and joining the lines with one space.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,46 @@ from typing import ClassVar, Final
 
 from .._errors import Harness9Error
 
-__all__ = ["ENGINE_BUSY", "EngineBusy", "EngineError", "engine_error"]  # gets re-exported
+__all__ = [  # gets re-exported
+    "CANCELLED",
+    "ENGINE_BUSY",
+    "INTERNAL_ERROR",
+    "LOGGER_NAME",
+    "MAX_TURNS",
+    "MAX_TURNS_MESSAGE",
+    "PROVIDER_ERROR",
+    "EngineBusy",
+    "EngineError",
+    "engine_error",
+    "one_line",
+]
+
+LOGGER_NAME: Final = "harness9_ref.engine"  # R-ENG-13: where a failed save is logged
+
+CANCELLED: Final = "cancelled"  # R-ENG-15: both the code and the message of a cancelled run
+MAX_TURNS: Final = "max_turns"  # R-ENG-14: the code of a run that reached its turn limit
+MAX_TURNS_MESSAGE: Final = "turn limit reached ({max_turns} turns)"  # R-ENG-14
+INTERNAL_ERROR: Final = "internal_error"  # R-ENG-17: any unexpected exception inside the loop
+# R-ENG-17 reads the code of an error chunk before its first ": "; a chunk without one (which
+# R-PRV-19 does not allow) gets the code of the root provider error (R-ERR-1).
+PROVIDER_ERROR: Final = "provider_error"
+CODE_SEPARATOR: Final = ": "  # R-PRV-19: an error chunk's text is "<code>: <message>"
+
+def one_line(text: str) -> str:
+    """``text`` as one line: its lines (``str.splitlines``) joined with one space (R-EVT-8)."""
+    return " ".join(text.splitlines())
+
+
+def error_text(exc: BaseException) -> str:
+    """The one-line message of ``exc``, or its type name when it has none (R-EVT-8)."""
+    return one_line(str(exc)) or type(exc).__name__
+
+
+def internal_message(exc: BaseException) -> str:
+    """The message of an internal error: ``<type>: <message>``, or the type alone (R-ENG-17)."""
+    text = one_line(str(exc))
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
 
 ENGINE_BUSY: Final = "engine_busy"  # R-ENG-16: the code of EngineBusy
 

@@ -38,8 +38,7 @@ from ..memory import (
     summary_message,
 )
 from ..schema import ROLE_SYSTEM, Message, Usage
-from ._constants import LOGGER_NAME, one_line
-from ._errors import engine_error
+from ._errors import LOGGER_NAME, engine_error, one_line
 from ._events import CompactionData
 
 __all__ = [

@@ -1,12 +1,27 @@
-"""The seam between the engine and its tools (SPEC R-ENG-5, R-ENG-9, R-TOOL-1, R-INT-1 … R-INT-3)."""
+"""What an AgentEngine is given: its tools' protocol, its prompt builder, and their defaults
+(SPEC R-ENG-1, R-ENG-3, R-ENG-5, R-ENG-9, R-TOOL-1, R-INT-1 … R-INT-3)."""
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import Final, Protocol, runtime_checkable
 
 from ..schema import ToolDefinition
 
-__all__ = ["ToolRegistry"]  # gets re-exported
+__all__ = ["DEFAULT_MAX_TURNS", "DEFAULT_SYSTEM_PROMPT", "PromptBuilder", "ToolRegistry"]  # gets re-exported
+
+DEFAULT_SYSTEM_PROMPT: Final = (
+    "You are harness9, a coding agent working in the user's project directory. "
+    "Use the read_file tool to read files and the bash tool to run shell commands; both work in "
+    "the working directory. Look at the code before you change it, keep changes small, and check "
+    "your work by running it. When the task is done, reply with a short summary of what you did."
+)
+"""The system prompt of a run whose engine has no prompt builder (R-ENG-3). Never stored."""
+
+DEFAULT_MAX_TURNS: Final = 50  # R-ENG-1: provider calls allowed in one run
+
+PromptBuilder = Callable[[], str]
+"""Returns the system prompt; called once at the start of every run (R-ENG-3)."""
 
 
 @runtime_checkable
