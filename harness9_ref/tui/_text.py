@@ -38,7 +38,6 @@ __all__ = [  # gets re-exported
     "PAGE_SIZE",
     "RESUME_HEADER",
     "RESUME_ITEM",
-    "RESUME_LIMIT",
     "RESUME_PROMPT",
     "RESUME_TIME_FORMAT",
     "SEARCH_COMMAND",
@@ -89,7 +88,6 @@ UNKNOWN_COMMAND: Final = _ZH["unknown_command"].replace("{input}", "")  # R-TUI-
 
 # R-TUI-8, R-TUI-18: the /resume and /search listings.
 PAGE_SIZE: Final = 10  # items per page
-RESUME_LIMIT: Final = PAGE_SIZE  # the earlier name
 LIST_ITEM: Final = "  [{k}] {id8}  {age}  {count} {messages}"  # R-TUI-18; the words come from STRINGS
 LIST_TITLE: Final = "  {title}"  # after LIST_ITEM when the title (or snippet) is not empty
 RESUME_HEADER: Final = _ZH["resume_header"]
