@@ -31,8 +31,7 @@ from ._lines import (
 )
 from ._resume import Choice, ListedSession, format_age, listing_lines, parse_listing_choice
 from ._status import Segment, StatusState, ctx_colour, display_model, render_status
-from ._strings import DEFAULT_LANG, LANGS, STRINGS, STRINGS_TABLE, parse_strings, strings_for
-from ._text import (
+from ._strings import (
     BUSY_COMMAND,
     BUSY_PROMPT,
     CANCELLED_NOTICE,
@@ -44,6 +43,7 @@ from ._text import (
     COMPACTING_NOTICE,
     COMPACTION_NOTICE,
     CURSES_MISSING,
+    DEFAULT_LANG,
     ELLIPSIS,
     ERROR_PREFIX,
     HELP_COMMAND,
@@ -52,6 +52,7 @@ from ._text import (
     INPUT_PROMPT_APPROVE,
     INPUT_PROMPT_BUSY,
     INTERRUPTED_NOTICE,
+    LANGS,
     LIST_ITEM,
     LIST_TITLE,
     NO_SESSIONS,
@@ -68,8 +69,12 @@ from ._text import (
     STATUS_MODEL,
     STATUS_SEPARATOR,
     STATUS_WORKDIR_GAP,
+    STRINGS,
+    STRINGS_TABLE,
     UNKNOWN_COMMAND,
     WARN_PERCENT,
+    parse_strings,
+    strings_for,
 )
 from ._worker import RUN_FINISHED, RunFinished, RunWorker, WorkerItem
 

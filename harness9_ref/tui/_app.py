@@ -38,8 +38,16 @@ from ._editor import LineEditor
 from ._lines import LineKind, PaneLine, compaction_notice, error_line, history_lines, tool_call_line, tool_result_line, user_line
 from ._listing import Listing
 from ._status import Segment, StatusState, render_status
-from ._strings import DEFAULT_LANG, strings_for
-from ._text import COMPACT_COMMAND, HELP_COMMAND, INPUT_PROMPT, INPUT_PROMPT_APPROVE, INPUT_PROMPT_BUSY, SEARCH_COMMAND
+from ._strings import (
+    COMPACT_COMMAND,
+    DEFAULT_LANG,
+    HELP_COMMAND,
+    INPUT_PROMPT,
+    INPUT_PROMPT_APPROVE,
+    INPUT_PROMPT_BUSY,
+    SEARCH_COMMAND,
+    strings_for,
+)
 from ._worker import RunFinished, RunWorker, WorkerItem
 
 if TYPE_CHECKING:
