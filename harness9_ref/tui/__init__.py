@@ -13,7 +13,7 @@ and raises ``TuiUnavailable`` with a one-line message when it is missing (R-TUI-
 """
 
 from ._app import App, QueueItem
-from ._approval import ApprovalRequest, Approver, KeyAnswer, approval_answer, approval_line
+from ._approver import ApprovalRequest, Approver, KeyAnswer, approval_answer, approval_line
 from ._cells import cell_width, char_cells, clean_line, cut_cells, wrap_cells
 from ._commands import HELP_KEYS, Input, InputKind, classify_input, complete_command, help_lines
 from ._context import LONG_SESSION_PRIOR, context_estimate, loaded_history, session_context

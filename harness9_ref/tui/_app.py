@@ -30,7 +30,7 @@ from ..engine import (
     ToolResultData,
 )
 from ..memory import SessionError
-from ._approval import Answer, ApprovalRequest, Approver, approval_answer, approval_line
+from ._approver import Answer, ApprovalRequest, Approver, approval_answer, approval_line
 from ._cells import clean_line, wrap_cells
 from ._commands import classify_input, help_lines
 from ._context import session_context
