@@ -33,6 +33,7 @@ from ._events import (
 )
 from ._run import RunIterator
 from ._seams import DEFAULT_MAX_TURNS, DEFAULT_SYSTEM_PROMPT, PromptBuilder, ToolRegistry
+from ._worker import RUN_FINISHED, RunFinished, RunWorker, WorkerItem
 
 __all__ = (
     "CANCELLED",
@@ -44,6 +45,7 @@ __all__ = (
     "MAX_TURNS",
     "MAX_TURNS_MESSAGE",
     "PROVIDER_ERROR",
+    "RUN_FINISHED",
     "AgentEngine",
     "CompactionData",
     "DoneData",
@@ -54,11 +56,14 @@ __all__ = (
     "EventData",
     "EventType",
     "PromptBuilder",
+    "RunFinished",
     "RunIterator",
+    "RunWorker",
     "TextDeltaData",
     "TokenUpdateData",
     "ToolCallData",
     "ToolRegistry",
     "ToolResultData",
+    "WorkerItem",
     "one_line",
 )

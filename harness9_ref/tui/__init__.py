@@ -76,7 +76,6 @@ from ._strings import (
     parse_strings,
     strings_for,
 )
-from ._worker import RUN_FINISHED, RunFinished, RunWorker, WorkerItem
 
 __all__ = (
     "BUSY_COMMAND",
@@ -110,7 +109,6 @@ __all__ = (
     "RESUME_ITEM",
     "RESUME_PROMPT",
     "RESUME_TIME_FORMAT",
-    "RUN_FINISHED",
     "SEARCH_COMMAND",
     "STATUS_BAR",
     "STATUS_CTX",
@@ -135,13 +133,10 @@ __all__ = (
     "ListedSession",
     "PaneLine",
     "QueueItem",
-    "RunFinished",
-    "RunWorker",
     "ScreenError",
     "Segment",
     "StatusState",
     "TuiUnavailable",
-    "WorkerItem",
     "approval_answer",
     "approval_line",
     "cell_width",

@@ -24,10 +24,13 @@ from ..engine import (
     EngineError,
     ErrorData,
     Event,
+    RunFinished,
+    RunWorker,
     TextDeltaData,
     TokenUpdateData,
     ToolCallData,
     ToolResultData,
+    WorkerItem,
 )
 from ..memory import SessionError
 from ._approver import Answer, ApprovalRequest, Approver, approval_answer, approval_line
@@ -48,7 +51,6 @@ from ._strings import (
     SEARCH_COMMAND,
     strings_for,
 )
-from ._worker import RunFinished, RunWorker, WorkerItem
 
 if TYPE_CHECKING:
     from ..engine import AgentEngine
