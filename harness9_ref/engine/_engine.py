@@ -29,7 +29,17 @@ from collections.abc import Generator, Sequence
 from typing import TYPE_CHECKING
 
 from ..memory import Compactor, Session, SessionError, SummarizationCompactor, estimate_tool_tokens
-from ..schema import CHUNK_DONE, CHUNK_TEXT, ROLE_SYSTEM, ROLE_USER, Message, ToolCall, ToolDefinition, Usage
+from ..schema import (
+    CHUNK_DONE,
+    CHUNK_TEXT,
+    ROLE_SYSTEM,
+    ROLE_USER,
+    Message,
+    StreamChunk,
+    ToolCall,
+    ToolDefinition,
+    Usage,
+)
 from ._errors import (
     CODE_SEPARATOR,
     INTERNAL_ERROR,
@@ -358,11 +368,8 @@ class AgentEngine:
                     if chunk.message is None:
                         raise Failure(INTERNAL_ERROR, "the provider's done chunk carries no message")
                     return chunk.message, chunk.usage
-                else:  # R-ENG-17: an error chunk "<code>: <message>"
-                    code, sep, message = chunk.error.partition(CODE_SEPARATOR)
-                    if not sep or not code:
-                        code, message = PROVIDER_ERROR, chunk.error
-                    raise Failure(code, message, after_text=streamed)
+                else:
+                    raise Failure(*_chunk_failure(chunk), after_text=streamed)
             raise Failure(INTERNAL_ERROR, "the provider's stream ended without a done or error chunk")
         finally:
             close_stream(stream)
@@ -387,3 +394,17 @@ class AgentEngine:
         if self._long is not None:
             return load_context(session, system)
         return [Message(ROLE_SYSTEM, system), *session.get_messages(0)], Context()
+
+
+def _chunk_failure(chunk: StreamChunk) -> tuple[str, str]:
+    """The code and message of an error chunk (R-ENG-17).
+
+    From its typed error when it carries one; else read from its text ``"<code>: <message>"``
+    (R-PRV-19), as a provider of another package may only give the text.
+    """
+    if chunk.failure is not None:
+        return chunk.failure.code, str(chunk.failure)
+    code, sep, message = chunk.error.partition(CODE_SEPARATOR)
+    if not sep or not code:
+        return PROVIDER_ERROR, chunk.error
+    return code, message

@@ -144,5 +144,8 @@ class HttpProvider:
     def _redacted(self, chunk: StreamChunk) -> StreamChunk:
         if chunk.type != CHUNK_ERROR:
             return chunk
+        if isinstance(chunk.failure, ProviderError):
+            chunk.failure.redact(self._api_key)
+            return error_chunk(chunk.failure)
         text = redact(chunk.error, self._api_key)
         return chunk if text == chunk.error else StreamChunk(CHUNK_ERROR, error=text)
