@@ -32,7 +32,7 @@ from ._events import (
     ToolResultData,
 )
 from ._run import RunIterator
-from ._seams import DEFAULT_MAX_TURNS, DEFAULT_SYSTEM_PROMPT, PromptBuilder, ToolRegistry
+from ._seams import DEFAULT_MAX_TURNS, DEFAULT_SYSTEM_PROMPT, PromptBuilder, SummarizingCompactor, ToolRegistry
 from ._worker import RUN_FINISHED, RunFinished, RunWorker, WorkerItem
 
 __all__ = (
@@ -59,6 +59,7 @@ __all__ = (
     "RunFinished",
     "RunIterator",
     "RunWorker",
+    "SummarizingCompactor",
     "TextDeltaData",
     "TokenUpdateData",
     "ToolCallData",

@@ -28,7 +28,7 @@ import threading
 from collections.abc import Generator, Sequence
 from typing import TYPE_CHECKING
 
-from ..memory import Compactor, Session, SessionError, SummarizationCompactor, estimate_tool_tokens
+from ..memory import Compactor, Session, SessionError, estimate_tool_tokens
 from ..schema import (
     CHUNK_DONE,
     CHUNK_TEXT,
@@ -74,7 +74,7 @@ from ._long_session import (
     prepare_literal,
 )
 from ._run import Failure, RunIterator, RunState, check_cancelled, close_stream, event_error, event_token_update, save_run
-from ._seams import DEFAULT_MAX_TURNS, DEFAULT_SYSTEM_PROMPT, PromptBuilder, ToolRegistry
+from ._seams import DEFAULT_MAX_TURNS, DEFAULT_SYSTEM_PROMPT, PromptBuilder, SummarizingCompactor, ToolRegistry
 
 if TYPE_CHECKING:
     from ..provider import LLMProvider
@@ -245,7 +245,7 @@ class AgentEngine:
             session, compactor = self._session, self._compactor
             self._active = placeholder  # no run may start meanwhile (R-ENG-16)
         try:
-            if self._long is None or session is None or not isinstance(compactor, SummarizationCompactor):
+            if self._long is None or session is None or not isinstance(compactor, SummarizingCompactor):
                 raise engine_error(NOTHING_TO_COMPACT, "there is no session summary to make here")
             tool_tokens = estimate_tool_tokens(list(self._registry.available_tools()))
             return self._long.compact_now(session, self._system_prompt(), compactor, tool_tokens, focus)

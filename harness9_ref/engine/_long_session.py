@@ -27,7 +27,6 @@ from ..memory import (
     CorruptRow,
     Session,
     SessionError,
-    SummarizationCompactor,
     budget_for_context_window,
     checkpoint_problem,
     estimate_tokens,
@@ -40,6 +39,7 @@ from ..memory import (
 from ..schema import ROLE_SYSTEM, Message, Usage
 from ._errors import LOGGER_NAME, engine_error, one_line
 from ._events import CompactionData
+from ._seams import SummarizingCompactor
 
 __all__ = [
     "COMPACTION_FAILED",
@@ -191,7 +191,7 @@ class LongSession:
         working = context.working(history)
         before = estimate_tokens(working)
         view: Sequence[Message] = working
-        if isinstance(compactor, SummarizationCompactor):
+        if isinstance(compactor, SummarizingCompactor):
             if self.measured(before + tool_tokens) > self.budget if self.budget else compactor.over_budget(working):
                 view = self.summarize(context, working, compactor, compactor.tail_messages) or working
         elif compactor is not None:
@@ -204,7 +204,7 @@ class LongSession:
         before = estimate_tokens(working)
         split = summary_split(working, RECOVERY_TAIL)
         view = None
-        if isinstance(compactor, SummarizationCompactor):
+        if isinstance(compactor, SummarizingCompactor):
             view = self.summarize(context, working, compactor, RECOVERY_TAIL, fallback=False)
         if view is None:
             kept = context.kept  # R-LONG-7: the system prompt and the summary in effect stay
@@ -212,7 +212,7 @@ class LongSession:
         return self._finish(working, view, before, tool_tokens, self.message_budget(tool_tokens) // 2, forced=True)
 
     def compact_now(
-        self, session: Session, system: str, compactor: SummarizationCompactor, tool_tokens: int, focus: str
+        self, session: Session, system: str, compactor: SummarizingCompactor, tool_tokens: int, focus: str
     ) -> CompactionData:
         """Summarise the session now, whatever the budget, and store the checkpoint (R-LONG-9).
 
@@ -242,7 +242,7 @@ class LongSession:
     def summarize(
         context: Context,
         working: list[Message],
-        compactor: SummarizationCompactor,
+        compactor: SummarizingCompactor,
         tail: int,
         focus: str = "",
         *,

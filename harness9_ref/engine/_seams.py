@@ -1,14 +1,22 @@
-"""What an AgentEngine is given: its tools' protocol, its prompt builder, and their defaults
-(SPEC R-ENG-1, R-ENG-3, R-ENG-5, R-ENG-9, R-TOOL-1, R-INT-1 … R-INT-3)."""
+"""What an AgentEngine is given: its tools' protocol, what long-session mode needs from a
+summarising compactor, its prompt builder, and their defaults (SPEC R-ENG-1, R-ENG-3, R-ENG-5,
+R-ENG-9, R-TOOL-1, R-INT-1 … R-INT-3, R-LONG-4, R-LONG-5, R-LONG-7, R-LONG-9)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Final, Protocol, runtime_checkable
 
-from ..schema import ToolDefinition
+from ..memory import Summarized
+from ..schema import Message, ToolDefinition
 
-__all__ = ["DEFAULT_MAX_TURNS", "DEFAULT_SYSTEM_PROMPT", "PromptBuilder", "ToolRegistry"]  # gets re-exported
+__all__ = [  # gets re-exported
+    "DEFAULT_MAX_TURNS",
+    "DEFAULT_SYSTEM_PROMPT",
+    "PromptBuilder",
+    "SummarizingCompactor",
+    "ToolRegistry",
+]
 
 DEFAULT_SYSTEM_PROMPT: Final = (
     "You are harness9, a coding agent working in the user's project directory. "
@@ -52,4 +60,35 @@ class ToolRegistry(Protocol):
         observation starting with ``error: `` rather than raised (R-TOOL-1, R-TOOL-7); should an
         implementation raise anyway, the engine turns the exception into such an observation.
         """
+        ...
+
+
+@runtime_checkable
+class SummarizingCompactor(Protocol):
+    """A compactor that summarises, as long-session mode uses one (R-LONG-4 … R-LONG-9).
+
+    ``harness9_ref.memory.SummarizationCompactor`` is one. Any other compactor (``compact``
+    alone) still works in long-session mode, whose summaries and checkpoints then never happen.
+    """
+
+    @property
+    def tail_messages(self) -> int:
+        """How many newest messages a summary keeps verbatim (R-LONG-5)."""
+        ...
+
+    @property
+    def failures(self) -> list[str]:
+        """Why each summary so far failed, oldest first; ``compact_now`` reports the newest (R-LONG-9)."""
+        ...
+
+    def over_budget(self, msgs: Sequence[Message]) -> bool:
+        """Whether ``msgs`` need a summary, when the engine has no budget of its own (R-LONG-4)."""
+        ...
+
+    def compact(self, msgs: Sequence[Message]) -> list[Message]:
+        """The view of ``msgs`` outside long-session mode (R-ENG-5)."""
+        ...
+
+    def summarize(self, msgs: Sequence[Message], split: int, focus: str = "") -> Summarized:
+        """Summarise ``msgs[:split]`` (after the system prompt) with ``focus`` (R-LONG-5, R-FOLD-5)."""
         ...
