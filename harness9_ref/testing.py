@@ -34,7 +34,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from .provider import ProviderError, ScriptCursor, ScriptExhausted, ScriptRequest
+from .provider import ProviderError, ScriptCursor, ScriptExhausted, ScriptRequest, error_chunk
 from .schema import CHUNK_DONE, CHUNK_ERROR, CHUNK_TEXT, Message, StreamChunk, ToolDefinition, Usage
 
 __all__ = [
@@ -126,7 +126,7 @@ class ScriptedProvider:
         try:
             step = self._take(messages, available_tools)
         except ScriptExhausted as exc:
-            yield StreamChunk(CHUNK_ERROR, error=exc.chunk_text())
+            yield error_chunk(exc)
             return
         if isinstance(step, BaseException):
             raise step

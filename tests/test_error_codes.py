@@ -8,7 +8,9 @@ import inspect
 import pytest
 
 import harness9_ref.memory as memory
-from harness9_ref.engine import EngineError
+from harness9_ref import Harness9Error
+from harness9_ref.engine import ENGINE_BUSY, EngineBusy, EngineError
+from harness9_ref.engine._errors import engine_error
 from harness9_ref.memory import InvalidArgument, InvalidSessionId, SessionError
 
 PUBLIC_PACKAGES = ("harness9_ref.schema", "harness9_ref.provider", "harness9_ref.memory", "harness9_ref.tools",
@@ -30,10 +32,19 @@ def test_a_code_is_a_class_attribute_of_a_string(cls: type[BaseException]) -> No
     assert isinstance(vars(cls)["code"], str) and vars(cls)["code"]
 
 
-def test_only_the_engine_error_relays_a_code_per_instance() -> None:
-    without = [c.__qualname__ for c in _error_classes() if not isinstance(getattr(c, "code", ""), str)]
-    assert without == []
-    assert "code" not in vars(EngineError) and EngineError("cancelled", "cancelled").code == "cancelled"
+def test_every_error_is_a_harness9_error_with_a_class_code() -> None:
+    outside = [c.__qualname__ for c in _error_classes() if not issubclass(c, Harness9Error)]
+    assert outside == []
+    assert all(isinstance(vars(c).get("code", c.code), str) for c in _error_classes() if issubclass(c, Harness9Error))
+
+
+def test_the_engine_error_of_a_code_has_it_as_a_class_attribute() -> None:
+    error = engine_error("cancelled", "cancelled")
+    assert isinstance(error, EngineError) and type(error).code == error.code == "cancelled"
+    assert type(engine_error("cancelled", "again")) is type(error)  # one class per code
+    assert type(engine_error(ENGINE_BUSY, "busy")) is EngineBusy
+    assert (str(error), error.message) == ("cancelled", "cancelled")
+    assert repr(error) == "EngineError(code='cancelled', message='cancelled')"
 
 
 def test_every_session_error_is_a_session_error() -> None:

@@ -13,24 +13,21 @@ import sys
 from collections.abc import Sequence
 from typing import Final
 
-from ..engine import EngineError, one_line
-from ..memory import SessionError
-from ..provider import ProviderError
-from ..tui import ScreenError
+from .._errors import Harness9Error
+from ..engine import one_line
 from ._agent import run_mode, tui_mode
 from ._commands import run_command
 from ._copy_command import run_copy
 from ._parser import EXIT_USAGE, UsageError, parse_args
 from ._prompt import read_prompt
 from ._run import EXIT_FAILED
-from ._settings import PROG, CliError, resolve_settings
+from ._settings import PROG, resolve_settings
 from ._signals import RUN_SIGNALS, TUI_SIGNALS, Signalled, exit_status, on_signals
 from ._wiring import check_workdir
 
 __all__ = ["main"]
 
 INTERNAL_ERROR_LINE: Final = "internal error: {message}"
-_EXPECTED: Final = (SessionError, ProviderError, EngineError, ScreenError, CliError, OSError, ValueError)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -41,11 +38,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else EXIT_FAILED
     except (KeyboardInterrupt, Signalled) as exc:  # a signal before or after the run (R-INT-4)
         return exit_status(exc)
-    except UsageError as exc:
-        sys.stderr.write(f"{PROG}: error: {exc}\n")
-        return EXIT_USAGE
-    except _EXPECTED as exc:
-        return _fail(_describe(exc))
+    except Harness9Error as exc:  # every failure the program expects (R-CLI-6)
+        return _fail(_describe(exc), EXIT_USAGE if isinstance(exc, UsageError) else EXIT_FAILED)
     except Exception as exc:  # never a traceback (R-CLI-6), never a type name (R-CLI-13)
         return _fail(INTERNAL_ERROR_LINE.format(message=_describe(exc)))
 
@@ -54,14 +48,13 @@ def _describe(exc: BaseException) -> str:
     text = one_line(str(exc))
     if text:
         return text
-    code = getattr(exc, "code", None)  # the error codes of SessionError, ProviderError, EngineError
-    return code.replace("_", " ") if isinstance(code, str) and code else "unexpected failure"
+    return exc.code.replace("_", " ") if isinstance(exc, Harness9Error) else "unexpected failure"
 
 
-def _fail(message: str) -> int:
+def _fail(message: str, status: int = EXIT_FAILED) -> int:
     sys.stderr.write(f"{PROG}: error: {message}\n")
     sys.stderr.flush()
-    return EXIT_FAILED
+    return status
 
 
 def _main(argv: Sequence[str]) -> int:

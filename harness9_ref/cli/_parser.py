@@ -11,9 +11,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Final, NoReturn
+from typing import Any, ClassVar, Final, NoReturn
 
 from .. import __version__
+from .._errors import Harness9Error
 from ..engine import DEFAULT_MAX_TURNS
 from ._settings import (
     DEFAULT_MODEL,
@@ -90,17 +91,58 @@ BOTH_RESUME_AND_CONTINUE: Final = "--resume and --continue cannot be used togeth
 _COMMAND_METAVAR: Final = "COMMAND"
 
 
-class UsageError(Exception):
+class UsageError(Harness9Error):
     """A usage error found after parsing (R-CLI-6, R-CLI-10, R-CLI-11): one line, exit status 2."""
+
+    code: ClassVar[str] = "usage_error"
 
 
 class _Parser(argparse.ArgumentParser):
+    """A parser that reports errors as R-CLI-6 says and knows which of its options take a value.
+
+    ``takes_value`` maps each option string (its parents' included) to whether a word after it
+    is its value, so ``parse_args`` can find the command word, and tell an unknown one
+    (R-CLI-1), before argparse sees it.
+    """
+
+    def __init__(self, *, parents: Sequence[_Parser] = (), **kwargs: Any) -> None:
+        self.takes_value: dict[str, bool] = {}  # before super(), whose --help is added by add_argument
+        self.command_names: frozenset[str] = frozenset()  # the sub-commands, set by _build
+        for parent in parents:
+            self.takes_value.update(parent.takes_value)
+        super().__init__(parents=list(parents), **kwargs)
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        action = super().add_argument(*args, **kwargs)
+        self.takes_value.update(dict.fromkeys(action.option_strings, action.nargs != 0))
+        return action
+
     def error(self, message: str) -> NoReturn:
-        if message.startswith(f"argument {_COMMAND_METAVAR}: invalid choice: "):
-            word = message.split("invalid choice: ", 1)[1].split(" (choose", 1)[0].strip("'")
-            message = UNKNOWN_COMMAND.format(word=word, prog=PROG)
         sys.stderr.write(f"{PROG}: error: {message}\n")
         raise SystemExit(EXIT_USAGE)
+
+
+def _command_word(argv: Sequence[str], takes_value: dict[str, bool]) -> int | None:
+    """The index of the first word of ``argv`` that is neither an option nor an option's value.
+
+    An abbreviated long option (argparse allows unique prefixes) takes a value when every
+    option it abbreviates does; an ambiguous one is left for argparse to report.
+    """
+    index = 0
+    while index < len(argv):
+        word = argv[index]
+        if word == "--":
+            return index + 1 if index + 1 < len(argv) else None
+        if not word.startswith("-") or word == "-":
+            return index
+        if "=" not in word:
+            matches = [value for option, value in takes_value.items() if option == word] or [
+                value for option, value in takes_value.items() if word.startswith("--") and option.startswith(word)
+            ]
+            if matches and all(matches):
+                index += 1
+        index += 1
+    return None
 
 
 def _positive(text: str) -> int:
@@ -236,6 +278,7 @@ def _build() -> _Parser:
     )
     run.add_argument("prompt", metavar="PROMPT", help="what to ask, or - to read it from standard input")
     _add_session_commands(commands)
+    parser.command_names = frozenset(commands.choices)
     return parser
 
 
@@ -249,7 +292,12 @@ def parse_args(argv: Sequence[str]) -> dict[str, object]:
         SystemExit: 2 after printing one error line; 0 after ``--help`` or ``--version``.
     """
     parser = _build()
-    options = vars(parser.parse_args(list(argv)))
+    argv = list(argv)
+    command = _command_word(argv, parser.takes_value)
+    if command is not None and argv[command] not in parser.command_names:
+        parser.parse_args(argv[: command - (argv[command - 1 : command] == ["--"])])  # their errors come first
+        parser.error(UNKNOWN_COMMAND.format(word=argv[command], prog=PROG))
+    options = vars(parser.parse_args(argv))
     if options.get("resume") is not None and options.get("continue_last"):
         parser.error(BOTH_RESUME_AND_CONTINUE)  # R-CLI-10
     return {name: value for name, value in options.items() if value is not None}

@@ -15,6 +15,7 @@ import stat
 from typing import Final, TextIO
 
 from ._parser import UsageError
+from ._settings import CliError
 
 __all__ = ["FROM_STDIN", "PROMPT_EMPTY", "piped_input", "read_prompt"]
 
@@ -33,11 +34,18 @@ def _stdin_fd(stdin: TextIO | None) -> int | None:
 
 
 def _read_all(stdin: TextIO) -> str:
-    """Everything on standard input as UTF-8, invalid bytes replaced by U+FFFD (R-CLI-11)."""
-    buffer = getattr(stdin, "buffer", None)
-    if buffer is None:
-        return stdin.read()
-    data = buffer.read()
+    """Everything on standard input as UTF-8, invalid bytes replaced by U+FFFD (R-CLI-11).
+
+    Raises:
+        CliError: standard input could not be read (a directory redirected to it, say).
+    """
+    try:
+        buffer = getattr(stdin, "buffer", None)
+        if buffer is None:
+            return stdin.read()
+        data = buffer.read()
+    except OSError as exc:
+        raise CliError(str(exc)) from exc
     return data.decode("utf-8", errors="replace") if isinstance(data, bytes) else str(data)
 
 
@@ -60,7 +68,7 @@ def read_prompt(prompt: str, stdin: TextIO | None) -> str:
 
     Raises:
         UsageError: the prompt is empty (or only white space) after reading standard input.
-        OSError: standard input could not be read.
+        CliError: standard input could not be read.
     """
     if prompt == FROM_STDIN:
         fd = _stdin_fd(stdin)

@@ -25,12 +25,15 @@ from ..engine import (
     INTERNAL_ERROR,
     CompactionData,
     ErrorData,
+    RunFinished,
+    RunWorker,
     TextDeltaData,
     ToolCallData,
     ToolResultData,
+    WorkerItem,
     one_line,
 )
-from ..tui import RunFinished, RunWorker, WorkerItem, compaction_notice, tool_call_line, tool_result_line
+from ..tui import compaction_notice, tool_call_line, tool_result_line
 from ._settings import PROG
 from ._signals import Signalled, exit_status
 

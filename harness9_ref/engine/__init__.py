@@ -6,20 +6,19 @@ the final assistant message or raises ``EngineError``. Tools are reached through
 ``ToolRegistry``; ``harness9_ref.tools.Registry`` is the real one.
 """
 
-from ._constants import (
+from ._engine import AgentEngine
+from ._errors import (
     CANCELLED,
-    DEFAULT_MAX_TURNS,
-    DEFAULT_SYSTEM_PROMPT,
+    ENGINE_BUSY,
     INTERNAL_ERROR,
     LOGGER_NAME,
     MAX_TURNS,
     MAX_TURNS_MESSAGE,
     PROVIDER_ERROR,
-    PromptBuilder,
+    EngineBusy,
+    EngineError,
     one_line,
 )
-from ._engine import AgentEngine
-from ._errors import ENGINE_BUSY, EngineBusy, EngineError
 from ._events import (
     CompactionData,
     DoneData,
@@ -32,8 +31,9 @@ from ._events import (
     ToolCallData,
     ToolResultData,
 )
-from ._iterator import RunIterator
-from ._registry import ToolRegistry
+from ._run import RunIterator
+from ._seams import DEFAULT_MAX_TURNS, DEFAULT_SYSTEM_PROMPT, PromptBuilder, SummarizingCompactor, ToolRegistry
+from ._worker import RUN_FINISHED, RunFinished, RunWorker, WorkerItem
 
 __all__ = (
     "CANCELLED",
@@ -45,6 +45,7 @@ __all__ = (
     "MAX_TURNS",
     "MAX_TURNS_MESSAGE",
     "PROVIDER_ERROR",
+    "RUN_FINISHED",
     "AgentEngine",
     "CompactionData",
     "DoneData",
@@ -55,11 +56,15 @@ __all__ = (
     "EventData",
     "EventType",
     "PromptBuilder",
+    "RunFinished",
     "RunIterator",
+    "RunWorker",
+    "SummarizingCompactor",
     "TextDeltaData",
     "TokenUpdateData",
     "ToolCallData",
     "ToolRegistry",
     "ToolResultData",
+    "WorkerItem",
     "one_line",
 )

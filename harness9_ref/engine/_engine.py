@@ -28,23 +28,31 @@ import threading
 from collections.abc import Generator, Sequence
 from typing import TYPE_CHECKING
 
-from ..memory import Compactor, Session, SessionError, SummarizationCompactor, estimate_tool_tokens
-from ..schema import CHUNK_DONE, CHUNK_TEXT, ROLE_SYSTEM, ROLE_USER, Message, ToolCall, ToolDefinition, Usage
-from ._constants import (
+from ..memory import Compactor, Session, SessionError, estimate_tool_tokens
+from ..schema import (
+    CHUNK_DONE,
+    CHUNK_TEXT,
+    ROLE_SYSTEM,
+    ROLE_USER,
+    Message,
+    StreamChunk,
+    ToolCall,
+    ToolDefinition,
+    Usage,
+)
+from ._errors import (
     CODE_SEPARATOR,
-    DEFAULT_MAX_TURNS,
-    DEFAULT_SYSTEM_PROMPT,
     INTERNAL_ERROR,
     LOGGER_NAME,
     MAX_TURNS,
     MAX_TURNS_MESSAGE,
     PROVIDER_ERROR,
-    PromptBuilder,
+    EngineBusy,
+    engine_error,
     error_text,
     internal_message,
     one_line,
 )
-from ._errors import EngineBusy, EngineError
 from ._events import (
     CompactionData,
     DoneData,
@@ -55,7 +63,6 @@ from ._events import (
     ToolCallData,
     ToolResultData,
 )
-from ._iterator import RunIterator
 from ._long_session import (
     CONTEXT_LENGTH_EXCEEDED,
     NOTHING_TO_COMPACT,
@@ -66,8 +73,8 @@ from ._long_session import (
     load_context,
     prepare_literal,
 )
-from ._registry import ToolRegistry
-from ._run import Failure, RunState, check_cancelled, close_stream, event_error, event_token_update, save_run
+from ._run import Failure, RunIterator, RunState, check_cancelled, close_stream, event_error, event_token_update, save_run
+from ._seams import DEFAULT_MAX_TURNS, DEFAULT_SYSTEM_PROMPT, PromptBuilder, SummarizingCompactor, ToolRegistry
 
 if TYPE_CHECKING:
     from ..provider import LLMProvider
@@ -211,9 +218,9 @@ class AgentEngine:
             elif isinstance(event.data, ErrorData):
                 failure = event.data
         if failure is not None:
-            raise EngineError(failure.code, failure.message)
+            raise engine_error(failure.code, failure.message)
         if final is None:  # pragma: no cover - every run ends with done or error (R-EVT-9)
-            raise EngineError(INTERNAL_ERROR, "the run ended without a terminal event")
+            raise engine_error(INTERNAL_ERROR, "the run ended without a terminal event")
         return final
 
     def compact_now(self, focus: str = "") -> CompactionData:
@@ -238,8 +245,8 @@ class AgentEngine:
             session, compactor = self._session, self._compactor
             self._active = placeholder  # no run may start meanwhile (R-ENG-16)
         try:
-            if self._long is None or session is None or not isinstance(compactor, SummarizationCompactor):
-                raise EngineError(NOTHING_TO_COMPACT, "there is no session summary to make here")
+            if self._long is None or session is None or not isinstance(compactor, SummarizingCompactor):
+                raise engine_error(NOTHING_TO_COMPACT, "there is no session summary to make here")
             tool_tokens = estimate_tool_tokens(list(self._registry.available_tools()))
             return self._long.compact_now(session, self._system_prompt(), compactor, tool_tokens, focus)
         finally:
@@ -361,11 +368,8 @@ class AgentEngine:
                     if chunk.message is None:
                         raise Failure(INTERNAL_ERROR, "the provider's done chunk carries no message")
                     return chunk.message, chunk.usage
-                else:  # R-ENG-17: an error chunk "<code>: <message>"
-                    code, sep, message = chunk.error.partition(CODE_SEPARATOR)
-                    if not sep or not code:
-                        code, message = PROVIDER_ERROR, chunk.error
-                    raise Failure(code, message, after_text=streamed)
+                else:
+                    raise Failure(*_chunk_failure(chunk), after_text=streamed)
             raise Failure(INTERNAL_ERROR, "the provider's stream ended without a done or error chunk")
         finally:
             close_stream(stream)
@@ -390,3 +394,17 @@ class AgentEngine:
         if self._long is not None:
             return load_context(session, system)
         return [Message(ROLE_SYSTEM, system), *session.get_messages(0)], Context()
+
+
+def _chunk_failure(chunk: StreamChunk) -> tuple[str, str]:
+    """The code and message of an error chunk (R-ENG-17).
+
+    From its typed error when it carries one; else read from its text ``"<code>: <message>"``
+    (R-PRV-19), as a provider of another package may only give the text.
+    """
+    if chunk.failure is not None:
+        return chunk.failure.code, str(chunk.failure)
+    code, sep, message = chunk.error.partition(CODE_SEPARATOR)
+    if not sep or not code:
+        return PROVIDER_ERROR, chunk.error
+    return code, message

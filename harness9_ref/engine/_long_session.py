@@ -27,7 +27,6 @@ from ..memory import (
     CorruptRow,
     Session,
     SessionError,
-    SummarizationCompactor,
     budget_for_context_window,
     checkpoint_problem,
     estimate_tokens,
@@ -38,9 +37,9 @@ from ..memory import (
     summary_message,
 )
 from ..schema import ROLE_SYSTEM, Message, Usage
-from ._constants import LOGGER_NAME, one_line
-from ._errors import EngineError
+from ._errors import LOGGER_NAME, engine_error, one_line
 from ._events import CompactionData
+from ._seams import SummarizingCompactor
 
 __all__ = [
     "COMPACTION_FAILED",
@@ -192,7 +191,7 @@ class LongSession:
         working = context.working(history)
         before = estimate_tokens(working)
         view: Sequence[Message] = working
-        if isinstance(compactor, SummarizationCompactor):
+        if isinstance(compactor, SummarizingCompactor):
             if self.measured(before + tool_tokens) > self.budget if self.budget else compactor.over_budget(working):
                 view = self.summarize(context, working, compactor, compactor.tail_messages) or working
         elif compactor is not None:
@@ -205,7 +204,7 @@ class LongSession:
         before = estimate_tokens(working)
         split = summary_split(working, RECOVERY_TAIL)
         view = None
-        if isinstance(compactor, SummarizationCompactor):
+        if isinstance(compactor, SummarizingCompactor):
             view = self.summarize(context, working, compactor, RECOVERY_TAIL, fallback=False)
         if view is None:
             kept = context.kept  # R-LONG-7: the system prompt and the summary in effect stay
@@ -213,7 +212,7 @@ class LongSession:
         return self._finish(working, view, before, tool_tokens, self.message_budget(tool_tokens) // 2, forced=True)
 
     def compact_now(
-        self, session: Session, system: str, compactor: SummarizationCompactor, tool_tokens: int, focus: str
+        self, session: Session, system: str, compactor: SummarizingCompactor, tool_tokens: int, focus: str
     ) -> CompactionData:
         """Summarise the session now, whatever the budget, and store the checkpoint (R-LONG-9).
 
@@ -226,16 +225,16 @@ class LongSession:
             working = context.working(history)
             before = estimate_tokens(working)
             if not has_head(working, summary_split(working, compactor.tail_messages)):
-                raise EngineError(NOTHING_TO_COMPACT, "nothing is old enough to summarise yet")
+                raise engine_error(NOTHING_TO_COMPACT, "nothing is old enough to summarise yet")
             view = self.summarize(context, working, compactor, compactor.tail_messages, focus, fallback=False)
             if view is None:
                 reason = compactor.failures[-1] if compactor.failures else "the summary failed"
-                raise EngineError(COMPACTION_FAILED, one_line(reason))
+                raise engine_error(COMPACTION_FAILED, one_line(reason))
             checkpoint = context.checkpoint(history, len(history))
             if checkpoint is not None:
                 session.save_checkpoint(checkpoint)
         except SessionError as exc:
-            raise EngineError(exc.code, one_line(str(exc))) from exc
+            raise engine_error(exc.code, one_line(str(exc))) from exc
         total = estimate_tokens(view) + tool_tokens
         return CompactionData(self.measured(before + tool_tokens), self.measured(total), len(working), len(view))
 
@@ -243,7 +242,7 @@ class LongSession:
     def summarize(
         context: Context,
         working: list[Message],
-        compactor: SummarizationCompactor,
+        compactor: SummarizingCompactor,
         tail: int,
         focus: str = "",
         *,

@@ -1,24 +1,34 @@
-"""The state of one run and the steps the engine takes on it (SPEC R-ENG-2, R-ENG-11 … R-ENG-15, R-LONG-6).
+"""The state of one run, its iterator and the steps the engine takes on it (SPEC R-ENG-1, R-ENG-2,
+R-ENG-11 … R-ENG-16, R-LONG-6).
 
-``RunState`` is one run's snapshot and progress; ``Failure`` ends a run with an error event. The
-save at the end of a run lives here too: one ``add_messages`` call, then, in long-session mode,
-the run's checkpoint.
+``RunState`` is one run's snapshot and progress; ``Failure`` ends a run with an error event;
+``RunIterator`` hands out its events. The save at the end of a run lives here too: one
+``add_messages`` call, then, in long-session mode, the run's checkpoint.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ..memory import Compactor, Session
 from ..schema import Message
-from ._constants import CANCELLED, LOGGER_NAME, internal_message
+from ._errors import CANCELLED, LOGGER_NAME, internal_message
 from ._events import ErrorData, Event, EventType, TokenUpdateData
 from ._long_session import Context
 
-__all__ = ["Failure", "RunState", "check_cancelled", "close_stream", "event_error", "event_token_update", "save_run"]
+__all__ = [
+    "Failure",
+    "RunIterator",
+    "RunState",
+    "check_cancelled",
+    "close_stream",
+    "event_error",
+    "event_token_update",
+    "save_run",
+]
 
 _log = logging.getLogger(LOGGER_NAME)
 
@@ -100,3 +110,38 @@ def save_history_with(session: Session | None, history: Sequence[Message], start
         _log.warning("could not save %d messages to session %s: %s", len(batch), name, internal_message(exc))
         return False
     return True
+
+
+class RunIterator(Iterator[Event]):
+    """The events of one run, as ``AgentEngine.run_stream`` returns them.
+
+    ``close()`` cancels a run that has not ended (R-ENG-15); dropping the iterator closes it.
+    The engine is free as soon as the terminal event is handed out, so a consumer that stops
+    there (as the command line and the UI do) can start the next run without closing this one.
+    Iterate it from one thread; use ``AgentEngine.cancel()`` from others. (It wraps a generator
+    because a generator closed before its first ``next()`` runs none of its code, so it could
+    not free the engine.)
+    """
+
+    def __init__(self, events: Generator[Event, None, None], release: Callable[[], None]) -> None:
+        self._events = events
+        self._release = release
+
+    def __iter__(self) -> RunIterator:
+        return self
+
+    def __next__(self) -> Event:
+        event = next(self._events)
+        if event.is_terminal:  # the run is over and saved: the next may start at once (R-ENG-16)
+            self._release()
+        return event
+
+    def close(self) -> None:
+        """Cancel the run if it has not ended: save what R-ENG-12 allows and free the engine."""
+        try:
+            self._events.close()
+        finally:
+            self._release()
+
+    def __del__(self) -> None:
+        self.close()

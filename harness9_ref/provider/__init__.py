@@ -26,6 +26,7 @@ from ._errors import (
     ScriptExhausted,
     ServerError,
     StreamCutOff,
+    error_chunk,
     redact,
 )
 from ._http import HttpRequest
@@ -78,6 +79,7 @@ __all__ = (
     "WireFormat",
     "anthropic",
     "assemble_stream",
+    "error_chunk",
     "get_model_limits",
     "normalize_model_name",
     "openai",

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Final, Protocol, runtime_checkable
 
 from ..schema import CHUNK_ERROR, Message, StreamChunk, ToolDefinition, Usage
-from ._errors import REDACTED, ProviderError, error_chunk, redact
+from ._errors import REDACTED, ProviderError, error_chunk
 from ._http import HttpRequest
 from ._streaming import Assembler, ErrorParser, stream_chunks
 from ._transport import open_stream, send
@@ -142,7 +142,8 @@ class HttpProvider:
             chunks.close()
 
     def _redacted(self, chunk: StreamChunk) -> StreamChunk:
-        if chunk.type != CHUNK_ERROR:
+        """The chunk with the key redacted from its error (R-ERR-7); every error chunk of a stream carries its error."""
+        if chunk.type != CHUNK_ERROR or not isinstance(chunk.failure, ProviderError):
             return chunk
-        text = redact(chunk.error, self._api_key)
-        return chunk if text == chunk.error else StreamChunk(CHUNK_ERROR, error=text)
+        chunk.failure.redact(self._api_key)
+        return error_chunk(chunk.failure)

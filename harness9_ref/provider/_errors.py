@@ -206,4 +206,4 @@ class ScriptExhausted(ProviderError):
 
 def error_chunk(error: ProviderError) -> StreamChunk:
     """The final ``error`` chunk a stream yields instead of raising ``error`` (R-PRV-19)."""
-    return StreamChunk(CHUNK_ERROR, error=error.chunk_text())
+    return StreamChunk(CHUNK_ERROR, error=error.chunk_text(), failure=error)

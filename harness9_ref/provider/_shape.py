@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
+from .._errors import Harness9Error
 from ..schema.strict_json import describe
 from ..schema.strict_json import loads as strict_loads
 
@@ -32,11 +33,14 @@ __all__ = [
 _BOM: Final = "\ufeff"
 
 
-class ShapeError(ValueError):
+class ShapeError(Harness9Error, ValueError):
     """A response value has the wrong type or place; ``path`` says where, e.g. ``choices[0].message``.
 
     A problem that belongs to no single value (a stream event out of order) has the path ``""``.
+    The parsers turn it into ``MalformedResponse``, whose code it shares (R-PRV-21).
     """
+
+    code: ClassVar[str] = "malformed_response"
 
     def __init__(self, path: str, problem: str) -> None:
         super().__init__(f"{path}: {problem}" if path else problem)

@@ -279,13 +279,20 @@ class Message:
 
 @dataclass(frozen=True, slots=True)
 class StreamChunk:
-    """One item of a provider stream (R-MSG-7): a text delta, the final message, or an error."""
+    """One item of a provider stream (R-MSG-7): a text delta, the final message, or an error.
+
+    ``failure`` is the typed error behind an error chunk whose provider had one (this package's
+    providers always do), ``error`` being its text; the engine then takes the code and message
+    from it rather than reading them back out of the text (R-ENG-17). It is no part of the
+    chunk's value: not compared, not in ``to_dict``.
+    """
 
     type: str
     delta: str = ""
     message: Message | None = None
     error: str = ""
     usage: Usage | None = None
+    failure: Harness9Error | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.type not in CHUNK_TYPES:

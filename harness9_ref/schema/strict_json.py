@@ -29,7 +29,7 @@ __all__ = ["JSONError", "describe", "element_spans", "json_kind", "loads", "memb
 
 _WHITESPACE: Final = re.compile(r"[ \t\n\r]*")  # RFC 8259 "ws"
 # One token a refusal can point at: a string (skipped whole, so nothing inside it matches), a
-# constant, a number, or a bracket. Only used on a text the scanner read up to the refusal.
+# constant, a number, or a bracket. Only used on a text the decoder read up to the refusal.
 _TOKEN: Final = re.compile(
     r'"(?:[^"\\]|\\.)*"|(?P<constant>NaN|-?Infinity)|(?P<number>-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)'
     r"|(?P<open>[\[{])|(?P<close>[\]}])",
@@ -40,9 +40,7 @@ _KIND: Final = {type(None): "null", bool: "a boolean", int: "a number", float: "
 _DESCRIBE_LIMIT: Final = 40  # characters of a value quoted in an error message
 # int() refuses longer integer literals (Python 3.11+, and 3.10.7+); 0 means no limit.
 _INT_DIGITS_LIMIT: Final[int] = getattr(sys, "get_int_max_str_digits", lambda: 0)()
-_RAW_DECODER: Final = json.JSONDecoder()  # for value ends in texts already accepted
-# The standard library's string scanner (not in its type stubs): (text, index after the quote) -> (value, end).
-_scanstring: Final[Callable[[str, int], tuple[str, int]]] = getattr(json.decoder, "scanstring")  # noqa: B009
+_RAW_DECODER: Final = json.JSONDecoder()  # for values and member names in texts already accepted
 
 
 class JSONError(json.JSONDecodeError):
@@ -99,21 +97,19 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return value
 
 
-def _scanner(finite: bool, unique_keys: bool) -> Callable[[str, int], tuple[Any, int]]:
-    decoder = json.JSONDecoder(
+def _decoder(finite: bool, unique_keys: bool) -> json.JSONDecoder:
+    """A decoder whose public hooks refuse what the options ask ``loads`` to refuse."""
+    return json.JSONDecoder(
         parse_constant=_refuse_constant,
         parse_float=_finite_float if finite else None,
         parse_int=_finite_int if finite else None,
         object_pairs_hook=_unique_pairs if unique_keys else None,
     )
-    scan: Callable[[str, int], tuple[Any, int]] = getattr(decoder, "scan_once")  # noqa: B009 (not in the type stubs)
-    return scan
 
 
-# One scanner per option set. ``loads`` calls the scanner itself, doing what
-# ``JSONDecoder.decode`` does around it, to save two Python calls per text: a stream parses one
-# small JSON text per event (R-PRV-17), and those calls were a tenth of its parsing time.
-_SCANNERS: Final = {(finite, unique): _scanner(finite, unique) for finite in (True, False) for unique in (True, False)}
+# One decoder per option set, built once: a stream parses one small JSON text per event (R-PRV-17).
+# ``loads`` calls ``raw_decode`` itself with the white space skipped, as ``decode`` would.
+_DECODERS: Final = {(finite, unique): _decoder(finite, unique) for finite in (True, False) for unique in (True, False)}
 
 
 def loads(text: str, *, finite: bool = True, unique_keys: bool = False, replace_surrogates: bool = False) -> Any:
@@ -132,12 +128,10 @@ def loads(text: str, *, finite: bool = True, unique_keys: bool = False, replace_
     """
     try:
         # _WHITESPACE matches the empty string, so ``match`` never returns None here.
-        value, end = _SCANNERS[finite, unique_keys](text, _WHITESPACE.match(text).end())  # type: ignore[union-attr]
+        value, end = _DECODERS[finite, unique_keys].raw_decode(text, _WHITESPACE.match(text).end())  # type: ignore[union-attr]
         end = _WHITESPACE.match(text, end).end()  # type: ignore[union-attr]
         if end != len(text):
             raise JSONError("Extra data", text, end)
-    except StopIteration as stop:  # no value where one must start
-        raise JSONError("Expecting value", text, stop.value) from None
     except json.JSONDecodeError as exc:
         raise JSONError(exc.msg, exc.doc, exc.pos) from None
     except _Refused as exc:
@@ -161,7 +155,7 @@ def _replace_surrogates(value: Any) -> Any:
     return value
 
 
-# --- Where a refusal is. The scanner accepted the text up to the refused token, so the token
+# --- Where a refusal is. The decoder accepted the text up to the refused token, so the token
 # regex, which skips whole strings, finds it as the first token that matches.
 
 
@@ -240,7 +234,7 @@ def members(text: str, start: int) -> Iterator[tuple[str, int, int, int]]:
         return
     while True:
         key_pos = pos
-        name, pos = _scanstring(text, pos + 1)
+        name, pos = _RAW_DECODER.raw_decode(text, pos)
         pos = _skip_ws(text, _skip_ws(text, pos) + 1)  # past the colon
         end = _value_end(text, pos)
         yield name, key_pos, pos, end

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
+from .._errors import Harness9Error
 from ..schema.strict_json import JSONError, json_kind, loads
 
 __all__ = ["INVALID_ARGUMENTS", "ArgumentsError", "string_member"]
@@ -11,8 +12,13 @@ __all__ = ["INVALID_ARGUMENTS", "ArgumentsError", "string_member"]
 INVALID_ARGUMENTS: Final = "error: invalid arguments for {name}: {detail}"  # R-TOOL-2
 
 
-class ArgumentsError(Exception):
-    """The arguments are not an object with the required members; ``str`` is the detail."""
+class ArgumentsError(Harness9Error):
+    """The arguments are not an object with the required members; ``str`` is the detail.
+
+    The registry turns it into the observation of R-TOOL-2, so it never reaches a caller.
+    """
+
+    code: ClassVar[str] = "invalid_arguments"
 
 
 def _parse_object(arguments: str) -> dict[str, Any]:

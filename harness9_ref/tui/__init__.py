@@ -13,7 +13,7 @@ and raises ``TuiUnavailable`` with a one-line message when it is missing (R-TUI-
 """
 
 from ._app import App, QueueItem
-from ._approval import ApprovalRequest, Approver, KeyAnswer, approval_answer, approval_line
+from ._approver import ApprovalRequest, Approver, KeyAnswer, approval_answer, approval_line
 from ._cells import cell_width, char_cells, clean_line, cut_cells, wrap_cells
 from ._commands import HELP_KEYS, Input, InputKind, classify_input, complete_command, help_lines
 from ._context import LONG_SESSION_PRIOR, context_estimate, loaded_history, session_context
@@ -31,8 +31,7 @@ from ._lines import (
 )
 from ._resume import Choice, ListedSession, format_age, listing_lines, parse_listing_choice
 from ._status import Segment, StatusState, ctx_colour, display_model, render_status
-from ._strings import DEFAULT_LANG, LANGS, STRINGS, STRINGS_TABLE, parse_strings, strings_for
-from ._text import (
+from ._strings import (
     BUSY_COMMAND,
     BUSY_PROMPT,
     CANCELLED_NOTICE,
@@ -44,6 +43,7 @@ from ._text import (
     COMPACTING_NOTICE,
     COMPACTION_NOTICE,
     CURSES_MISSING,
+    DEFAULT_LANG,
     ELLIPSIS,
     ERROR_PREFIX,
     HELP_COMMAND,
@@ -52,13 +52,13 @@ from ._text import (
     INPUT_PROMPT_APPROVE,
     INPUT_PROMPT_BUSY,
     INTERRUPTED_NOTICE,
+    LANGS,
     LIST_ITEM,
     LIST_TITLE,
     NO_SESSIONS,
     PAGE_SIZE,
     RESUME_HEADER,
     RESUME_ITEM,
-    RESUME_LIMIT,
     RESUME_PROMPT,
     RESUME_TIME_FORMAT,
     SEARCH_COMMAND,
@@ -69,10 +69,13 @@ from ._text import (
     STATUS_MODEL,
     STATUS_SEPARATOR,
     STATUS_WORKDIR_GAP,
+    STRINGS,
+    STRINGS_TABLE,
     UNKNOWN_COMMAND,
     WARN_PERCENT,
+    parse_strings,
+    strings_for,
 )
-from ._worker import RUN_FINISHED, RunFinished, RunWorker, WorkerItem
 
 __all__ = (
     "BUSY_COMMAND",
@@ -104,10 +107,8 @@ __all__ = (
     "PAGE_SIZE",
     "RESUME_HEADER",
     "RESUME_ITEM",
-    "RESUME_LIMIT",
     "RESUME_PROMPT",
     "RESUME_TIME_FORMAT",
-    "RUN_FINISHED",
     "SEARCH_COMMAND",
     "STATUS_BAR",
     "STATUS_CTX",
@@ -132,13 +133,10 @@ __all__ = (
     "ListedSession",
     "PaneLine",
     "QueueItem",
-    "RunFinished",
-    "RunWorker",
     "ScreenError",
     "Segment",
     "StatusState",
     "TuiUnavailable",
-    "WorkerItem",
     "approval_answer",
     "approval_line",
     "cell_width",

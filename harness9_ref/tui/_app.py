@@ -4,43 +4,58 @@ R-INT-4).
 ``App`` owns the conversation pane's lines, the status, the input line and the worker of the
 running turn. The screen (``_screen.py``) calls ``submit``, ``interrupt``, ``approval_key``
 and ``poll`` and draws what ``pane_rows`` and ``status_segments`` return; everything here can
-be driven from a test without a terminal. The session commands are in ``_commands_app.py``.
+be driven from a test without a terminal. Everything here runs on the UI thread,
+except the work of /compact, which reports back through the queue.
 """
 
 from __future__ import annotations
 
 import logging
 import queue
+import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..engine import (
     CANCELLED,
     DEFAULT_SYSTEM_PROMPT,
     CompactionData,
+    EngineError,
     ErrorData,
     Event,
+    RunFinished,
+    RunWorker,
     TextDeltaData,
     TokenUpdateData,
     ToolCallData,
     ToolResultData,
+    WorkerItem,
 )
-from ._approval import Answer, ApprovalRequest, Approver, approval_answer, approval_line
+from ..memory import SessionError
+from ._approver import Answer, ApprovalRequest, Approver, approval_answer, approval_line
 from ._cells import clean_line, wrap_cells
-from ._commands import classify_input
-from ._commands_app import SessionCommands
+from ._commands import classify_input, help_lines
+from ._context import session_context
 from ._editor import LineEditor
 from ._lines import LineKind, PaneLine, compaction_notice, error_line, history_lines, tool_call_line, tool_result_line, user_line
 from ._listing import Listing
-from ._status import Segment, render_status
-from ._strings import DEFAULT_LANG, strings_for
-from ._text import INPUT_PROMPT, INPUT_PROMPT_APPROVE, INPUT_PROMPT_BUSY
-from ._worker import RunFinished, RunWorker, WorkerItem
+from ._status import Segment, StatusState, render_status
+from ._strings import (
+    COMPACT_COMMAND,
+    DEFAULT_LANG,
+    HELP_COMMAND,
+    INPUT_PROMPT,
+    INPUT_PROMPT_APPROVE,
+    INPUT_PROMPT_BUSY,
+    SEARCH_COMMAND,
+    strings_for,
+)
 
 if TYPE_CHECKING:
     from ..engine import AgentEngine
     from ..memory import Manager, Session
+    from ..schema import ToolDefinition
 
 __all__ = ["App", "QueueItem"]  # gets re-exported
 
@@ -66,7 +81,7 @@ class _PaneLogHandler(logging.Handler):
             self.handleError(record)
 
 
-class App(SessionCommands):
+class App:
     """The UI of one program run.
 
     Args:
@@ -115,7 +130,7 @@ class App(SessionCommands):
         self.session = session
         self.model = model
         self.workdir = workdir
-        self.registry = registry if registry is not None else getattr(engine, "registry", None)
+        self.registry: Any = registry if registry is not None else getattr(engine, "registry", None)
         self.long_session = bool(getattr(engine, "long_session", False)) if long_session is None else long_session
         self.system_prompt = system_prompt
         self.clock = clock
@@ -142,11 +157,6 @@ class App(SessionCommands):
     @property
     def running(self) -> bool:
         return self.worker is not None
-
-    @property
-    def choices(self) -> Listing | None:
-        """The open listing (the earlier name)."""
-        return self.listing
 
     @property
     def input_prompt(self) -> str:
@@ -336,6 +346,101 @@ class App(SessionCommands):
             self._add(tool_result_line(data.name, data.content, self.lang), "tool")
         elif isinstance(data, ErrorData) and not (data.code == CANCELLED and self._interrupted):
             self._error(data.message)
+
+    # The commands of the input line (R-TUI-7, R-TUI-8, R-TUI-14, R-TUI-15, R-TUI-18, R-LONG-9).
+
+    def _add(self, text: str, kind: LineKind) -> None:
+        self.lines.append(PaneLine(text, kind))
+
+    def _error(self, message: str) -> None:
+        self._add(error_line(message, self.lang), "error")
+
+    def _tools(self) -> list[ToolDefinition]:
+        available = getattr(self.registry, "available_tools", None)
+        return list(available()) if callable(available) else []
+
+    def start_status(self) -> StatusState:
+        """The ctx part before the first token update (R-TUI-15); no ctx part if the session cannot be read."""
+        try:
+            used = session_context(self.session, self.system_prompt, self._tools(), self.long_session)
+        except SessionError:
+            return StatusState()
+        return StatusState(used, self.engine.context_window)
+
+    def _run_command(self, command: str) -> None:
+        try:
+            if command == "/new":
+                self._switch(self.manager.new_session(draft=True), [])
+            elif command == HELP_COMMAND:
+                for line in help_lines(self.lang):
+                    self._add(line, "notice")
+            elif command.startswith(COMPACT_COMMAND):
+                self._compact(command[len(COMPACT_COMMAND) :].strip())
+            elif command.startswith(SEARCH_COMMAND):
+                self._search(command[len(SEARCH_COMMAND) :].strip())
+            else:
+                self._open_listing(Listing("resume", lambda limit, offset: self.manager.recent_sessions(limit, offset)))
+        except SessionError as exc:
+            self._error(str(exc))
+
+    def _compact(self, focus: str) -> None:
+        """/compact [focus]: summarise now on a thread, then show the notice of R-TUI-5 (R-LONG-9)."""
+        self._add(self.texts["compacting"], "notice")
+        lang = self.lang
+
+        def work() -> None:
+            try:
+                data = self.engine.compact_now(focus)
+            except EngineError as exc:
+                self.items.put(PaneLine(error_line(exc.message, lang), "error"))
+                return
+            self.items.put(PaneLine(compaction_notice(data, lang), "notice"))
+
+        threading.Thread(target=work, name="harness9-compact", daemon=True).start()
+
+    def _search(self, query: str) -> None:
+        if not query:
+            self._add(self.texts["search_usage"], "error")
+            return
+        self._open_listing(
+            Listing("search", lambda limit, offset: self.manager.search(query, offset + limit)[offset:])
+        )
+
+    def _open_listing(self, listing: Listing, page: int = 1) -> None:
+        listing.load(page)
+        for line in listing.lines(int(self.clock()), self.lang):
+            self._add(line, "notice")
+        self.listing = None if listing.empty and page == 1 else listing
+
+    def _choose(self, typed: str) -> None:
+        """The line typed after a listing page: open, turn the page, or cancel (R-TUI-8, R-TUI-18)."""
+        listing, self.listing = self.listing, None
+        self._add(user_line(typed), "user")
+        choice = None if listing is None else listing.choose(typed)
+        try:
+            if listing is None or choice is None:
+                self._add(self.texts["cancelled"], "notice")
+            elif choice == "next":
+                self._open_listing(listing, listing.page + 1)
+            elif choice == "previous":
+                self._open_listing(listing, listing.page - 1)
+            else:
+                session = self.manager.open_session(listing.item(choice).id)
+                self._switch(session, history_lines(session.get_messages(0), self.lang))
+        except SessionError as exc:
+            self._error(str(exc))
+
+    def _switch(self, session: Session, lines: Sequence[PaneLine]) -> None:
+        """Make ``session`` current: engine, approval, status bar and a fresh pane (R-TUI-7, R-TUI-8, R-APPR-2)."""
+        self.engine.set_session(session)
+        reset = getattr(self.registry, "reset_approval", None)
+        if callable(reset):
+            reset()
+        self.session = session
+        self.lines = list(lines)
+        self.scroll = 0
+        self._stream_line = None
+        self.status = self.start_status()
 
     # Inner workings.
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import os.path
 from typing import Final, Literal, NamedTuple
 
-from ._strings import DEFAULT_LANG, strings_for
-from ._text import COMMANDS, COMPACT_COMMAND, SEARCH_COMMAND
+from ._strings import COMMANDS, COMPACT_COMMAND, DEFAULT_LANG, SEARCH_COMMAND, strings_for
 
 __all__ = ["HELP_KEYS", "Input", "InputKind", "classify_input", "complete_command", "help_lines"]  # gets re-exported
 

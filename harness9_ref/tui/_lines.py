@@ -12,8 +12,7 @@ from typing import Any, Final, Literal, NamedTuple
 from ..engine import CompactionData, one_line
 from ..memory import SUMMARY_MARKER, format_token_count
 from ..schema import ROLE_ASSISTANT, Message
-from ._strings import DEFAULT_LANG, strings_for
-from ._text import INPUT_PROMPT
+from ._strings import DEFAULT_LANG, INPUT_PROMPT, strings_for
 
 __all__ = [  # gets re-exported
     "LineKind",

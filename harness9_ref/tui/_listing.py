@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ._resume import Choice, listing_lines, parse_listing_choice
-from ._text import PAGE_SIZE
+from ._strings import PAGE_SIZE
 
 __all__ = ["Listing", "PageSource"]
 

@@ -12,8 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal
 
-from ._strings import DEFAULT_LANG, strings_for
-from ._text import LIST_ITEM, LIST_TITLE, PAGE_SIZE
+from ._strings import DEFAULT_LANG, LIST_ITEM, LIST_TITLE, PAGE_SIZE, strings_for
 
 __all__ = [  # gets re-exported
     "Choice",

@@ -27,7 +27,7 @@ from ._app import App
 from ._cells import cut_cells
 from ._launch import ScreenError
 from ._lines import LineKind
-from ._text import COLOUR_HIGH, COLOUR_OK, COLOUR_WARN
+from ._strings import COLOUR_HIGH, COLOUR_OK, COLOUR_WARN
 
 __all__ = ["run_screen"]
 

@@ -12,11 +12,11 @@ from typing import Any
 
 from ..memory import format_token_count
 from ._cells import cell_width, cut_cells
-from ._strings import DEFAULT_LANG, strings_for
-from ._text import (
+from ._strings import (
     COLOUR_HIGH,
     COLOUR_OK,
     COLOUR_WARN,
+    DEFAULT_LANG,
     ELLIPSIS,
     HIGH_PERCENT,
     STATUS_CTX_GAP,
@@ -24,6 +24,7 @@ from ._text import (
     STATUS_SEPARATOR,
     STATUS_WORKDIR_GAP,
     WARN_PERCENT,
+    strings_for,
 )
 
 __all__ = ["Segment", "StatusState", "ctx_colour", "display_model", "render_status"]  # gets re-exported

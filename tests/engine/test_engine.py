@@ -27,7 +27,8 @@ from harness9_ref.engine import (
     EventType,
 )
 from harness9_ref.memory import Manager, MemorySession, SessionNotFound
-from harness9_ref.schema import CHUNK_DONE, CHUNK_TEXT, Message, StreamChunk, ToolCall, ToolDefinition, Usage
+from harness9_ref.provider import RateLimitError
+from harness9_ref.schema import CHUNK_DONE, CHUNK_ERROR, CHUNK_TEXT, Message, StreamChunk, ToolCall, ToolDefinition, Usage
 from harness9_ref.testing import Failure, Reply, ScriptedProvider, ScriptedRegistry
 from tests.fakes import assistant, call, result, system, user
 
@@ -618,3 +619,21 @@ def test_a_real_token_budget_compactor_sends_the_newest_messages() -> None:
     sent = provider.requests[0].messages
     assert sent[0] == system(SYSTEM) and sent[-1] == user("latest")
     assert len(session.get_messages()) == 22
+
+
+class _TypedFailureProvider:
+    """A provider whose error chunk carries its typed error and a text that says otherwise."""
+
+    def generate(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> tuple[Message, Usage | None]:
+        raise AssertionError("not called")
+
+    def generate_stream(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> Iterator[StreamChunk]:
+        failure = RateLimitError("slow down: later", provider="x")
+        yield StreamChunk(CHUNK_ERROR, error="garbled", failure=failure)
+
+
+def test_an_error_chunk_with_a_typed_error_is_read_from_the_error_not_its_text() -> None:
+    """R-ENG-17: the code and message come from the typed error the provider attached."""
+    with pytest.raises(EngineError) as caught:
+        AgentEngine(_TypedFailureProvider(), ScriptedRegistry(), prompt_builder=lambda: SYSTEM).run("hi")
+    assert (caught.value.code, caught.value.message) == ("rate_limit", "slow down: later")

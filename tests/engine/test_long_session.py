@@ -16,12 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from harness9_ref.engine import AgentEngine, EngineBusy, EngineError, EventType, TokenUpdateData
+from harness9_ref.engine import AgentEngine, EngineBusy, EngineError, EventType, SummarizingCompactor, TokenUpdateData
 from harness9_ref.memory import (
     SUMMARY_SYSTEM_PROMPT,
     Checkpoint,
     Manager,
     MemorySession,
+    TokenBudgetCompactor,
     estimate_tool_tokens,
     message_anchor,
     new_summarization_compactor,
@@ -280,3 +281,10 @@ def test_the_status_figure_is_the_calibrated_one() -> None:
     assert isinstance(first[0], TokenUpdateData) and isinstance(second[0], TokenUpdateData)
     assert first[0].estimated_tokens == 199 * 4 // 3  # (400 + 396) // 4 by the prior of a token per 3 bytes
     assert second[0].estimated_tokens == 199 * 300 // 199  # no session: the same size, scaled by the real 300 / 199
+
+
+def test_the_summarization_compactor_is_what_long_session_mode_needs() -> None:
+    """The engine asks for its own protocol, which memory's compactor meets by its shape alone."""
+    compactor: SummarizingCompactor = new_summarization_compactor(OfflineProvider(), 1000)
+    assert isinstance(compactor, SummarizingCompactor)
+    assert not isinstance(TokenBudgetCompactor(1000), SummarizingCompactor)

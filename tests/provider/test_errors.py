@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from harness9_ref import Harness9Error
 from harness9_ref.provider import (
     ERROR_EXCERPT_CHARS,
     AuthenticationError,
@@ -35,7 +36,7 @@ from harness9_ref.provider._classify import error_from_object, parse_retry_after
 @pytest.mark.parametrize(
     ("cls", "parent", "code"),
     [
-        (ProviderError, Exception, "provider_error"),
+        (ProviderError, Harness9Error, "provider_error"),
         (AuthenticationError, ProviderError, "authentication"),
         (RateLimitError, ProviderError, "rate_limit"),
         (OverloadedError, ProviderError, "overloaded"),

@@ -161,9 +161,9 @@ def test_resume_lists_sessions_and_a_number_opens_one(manager: Manager, tmp_path
         "输入序号选择（非数字 Enter 取消）：",
     ]
     number = "1"
-    assert app.choices is not None
+    assert app.listing is not None
     send(app, number)
-    assert app.choices is None
+    assert app.listing is None
     assert app.session.session_id == first
     assert app.engine.session is app.session
     assert texts(app)[0] == "> remember me"
@@ -178,10 +178,10 @@ def test_anything_but_a_listed_number_cancels(manager: Manager, tmp_path: Path, 
     send(app, "something to list")
     sid = app.session.session_id
     send(app, "/resume")
-    assert app.choices is not None
+    assert app.listing is not None
     send(app, answer)
     assert texts(app)[-1] == "已取消"
-    assert app.session.session_id == sid and app.choices is None
+    assert app.session.session_id == sid and app.listing is None
 
 
 def test_resume_without_sessions(tmp_path: Path) -> None:
@@ -190,7 +190,7 @@ def test_resume_without_sessions(tmp_path: Path) -> None:
         manager.delete_session(app.session.session_id)
         send(app, "/resume")
         assert texts(app)[-1] == "没有可恢复的会话"
-        assert app.choices is None
+        assert app.listing is None
 
 
 def test_unknown_commands_are_not_sent(manager: Manager, tmp_path: Path) -> None:

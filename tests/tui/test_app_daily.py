@@ -1,4 +1,4 @@
-"""The UI's daily-tool features without a terminal (harness9_ref/tui/_app.py, _commands_app.py;
+"""The UI's daily-tool features without a terminal (harness9_ref/tui/_app.py;
 SPEC R-TUI-14 … R-TUI-19, R-APPR-2, R-INT-4).
 
 Driven as in test_app.py: type into ``editor``, ``submit()``, keys through ``approval_key`` and

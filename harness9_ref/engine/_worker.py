@@ -13,7 +13,9 @@ import threading
 from collections.abc import Callable
 from typing import Final
 
-from ..engine import INTERNAL_ERROR, AgentEngine, EngineError, ErrorData, Event, EventType, one_line
+from ._engine import AgentEngine
+from ._errors import INTERNAL_ERROR, EngineError, one_line
+from ._events import ErrorData, Event, EventType
 
 __all__ = ["RUN_FINISHED", "RunFinished", "RunWorker", "WorkerItem"]  # gets re-exported
 

@@ -1,4 +1,4 @@
-"""Asking the user before a command runs, from the engine's worker thread (SPEC R-APPR-1, R-APPR-2).
+"""The UI's side of approval: asking the user before a command runs, from the engine's worker thread (SPEC R-APPR-1, R-APPR-2).
 
 The tool registry calls its ``approve`` callback on the worker thread, in the middle of a run,
 and needs the answer before it can go on; only the UI thread may touch the screen. So the
