@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Final, TextIO
 
 from ..engine import LOGGER_NAME, CompactionData, one_line
 from ..memory import SessionNotFound
+from ..text import compaction_notice
 from ..tools import INTERRUPT_GRACE_SECONDS, require_yes
-from ..tui import App, Approver, compaction_notice, prepare_tui
 from ._commands import prune_line
 from ._run import NOT_RUN_LINE, SESSION_LINE, Note, RunItem, run_prompt
 from ._settings import PROG, Settings
@@ -84,7 +84,13 @@ def run_mode(settings: Settings, signals: SignalState) -> int:
 
 
 def tui_mode(settings: Settings, signals: SignalState) -> int:
-    """The terminal UI (R-CLI-8): it asks before each command unless ``--yes`` (R-APPR-2)."""
+    """The terminal UI (R-CLI-8): it asks before each command unless ``--yes`` (R-APPR-2).
+
+    The UI package is imported here, not with this module, so that ``run`` and the session
+    sub-commands never load it.
+    """
+    from ..tui import App, Approver, prepare_tui
+
     screen = prepare_tui()  # before anything is created: no curses or no terminal fails here (R-TUI-13)
     provider = build_provider(settings, streaming_delay=True)
     with open_manager(settings) as manager:

@@ -12,7 +12,7 @@ import time
 from typing import TYPE_CHECKING, Final, TextIO
 
 from ..memory import format_token_count
-from ..tui import clean_line, history_lines
+from ..text import clean_line, history_lines
 from ._parser import DEFAULT_LIMIT
 from ._run import silence
 from ._settings import PROG, Settings

@@ -33,7 +33,7 @@ from ..engine import (
     WorkerItem,
     one_line,
 )
-from ..tui import compaction_notice, tool_call_line, tool_result_line
+from ..text import compaction_notice, tool_call_line, tool_result_line
 from ._settings import PROG
 from ._signals import Signalled, exit_status
 

@@ -12,26 +12,7 @@ Importing this package does not import curses: ``run_tui`` imports it when the U
 and raises ``TuiUnavailable`` with a one-line message when it is missing (R-TUI-13).
 """
 
-from ._app import App, QueueItem
-from ._approver import ApprovalRequest, Approver, KeyAnswer, approval_answer, approval_line
-from ._cells import cell_width, char_cells, clean_line, cut_cells, wrap_cells
-from ._commands import HELP_KEYS, Input, InputKind, classify_input, complete_command, help_lines
-from ._context import LONG_SESSION_PRIOR, context_estimate, loaded_history, session_context
-from ._editor import LineEditor
-from ._launch import ScreenError, TuiUnavailable, prepare_tui, run_tui
-from ._lines import (
-    LineKind,
-    PaneLine,
-    compaction_notice,
-    error_line,
-    history_lines,
-    tool_call_line,
-    tool_result_line,
-    user_line,
-)
-from ._resume import Choice, ListedSession, format_age, listing_lines, parse_listing_choice
-from ._status import Segment, StatusState, ctx_colour, display_model, render_status
-from ._strings import (
+from ..text import (
     BUSY_COMMAND,
     BUSY_PROMPT,
     CANCELLED_NOTICE,
@@ -73,9 +54,30 @@ from ._strings import (
     STRINGS_TABLE,
     UNKNOWN_COMMAND,
     WARN_PERCENT,
+    LineKind,
+    PaneLine,
+    cell_width,
+    char_cells,
+    clean_line,
+    compaction_notice,
+    cut_cells,
+    error_line,
+    history_lines,
     parse_strings,
     strings_for,
+    tool_call_line,
+    tool_result_line,
+    user_line,
+    wrap_cells,
 )
+from ._app import App, QueueItem
+from ._approver import ApprovalRequest, Approver, KeyAnswer, approval_answer, approval_line
+from ._commands import HELP_KEYS, Input, InputKind, classify_input, complete_command, help_lines
+from ._context import LONG_SESSION_PRIOR, context_estimate, loaded_history, session_context
+from ._editor import LineEditor
+from ._launch import ScreenError, TuiUnavailable, prepare_tui, run_tui
+from ._resume import Choice, ListedSession, format_age, listing_lines, parse_listing_choice
+from ._status import Segment, StatusState, ctx_colour, display_model, render_status
 
 __all__ = (
     "BUSY_COMMAND",

@@ -33,15 +33,7 @@ from ..engine import (
     WorkerItem,
 )
 from ..memory import SessionError
-from ._approver import Answer, ApprovalRequest, Approver, approval_answer, approval_line
-from ._cells import clean_line, wrap_cells
-from ._commands import classify_input, help_lines
-from ._context import session_context
-from ._editor import LineEditor
-from ._lines import LineKind, PaneLine, compaction_notice, error_line, history_lines, tool_call_line, tool_result_line, user_line
-from ._listing import Listing
-from ._status import Segment, StatusState, render_status
-from ._strings import (
+from ..text import (
     COMPACT_COMMAND,
     DEFAULT_LANG,
     HELP_COMMAND,
@@ -49,8 +41,24 @@ from ._strings import (
     INPUT_PROMPT_APPROVE,
     INPUT_PROMPT_BUSY,
     SEARCH_COMMAND,
+    LineKind,
+    PaneLine,
+    clean_line,
+    compaction_notice,
+    error_line,
+    history_lines,
     strings_for,
+    tool_call_line,
+    tool_result_line,
+    user_line,
+    wrap_cells,
 )
+from ._approver import Answer, ApprovalRequest, Approver, approval_answer, approval_line
+from ._commands import classify_input, help_lines
+from ._context import session_context
+from ._editor import LineEditor
+from ._listing import Listing
+from ._status import Segment, StatusState, render_status
 
 if TYPE_CHECKING:
     from ..engine import AgentEngine

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Final, Literal
 
 from ..engine import one_line
-from ._strings import DEFAULT_LANG, strings_for
+from ..text import DEFAULT_LANG, strings_for
 
 __all__ = ["Answer", "ApprovalRequest", "Approver", "KeyAnswer", "approval_answer", "approval_line"]  # gets re-exported
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os.path
 from typing import Final, Literal, NamedTuple
 
-from ._strings import COMMANDS, COMPACT_COMMAND, DEFAULT_LANG, SEARCH_COMMAND, strings_for
+from ..text import COMMANDS, COMPACT_COMMAND, DEFAULT_LANG, SEARCH_COMMAND, strings_for
 
 __all__ = ["HELP_KEYS", "Input", "InputKind", "classify_input", "complete_command", "help_lines"]  # gets re-exported
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._cells import cell_width, char_cells
+from ..text import cell_width, char_cells
 from ._commands import complete_command
 
 __all__ = ["LineEditor"]  # gets re-exported

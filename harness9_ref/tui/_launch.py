@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar, Final
 
 from .._errors import Harness9Error
-from ._strings import CURSES_MISSING
+from ..text import CURSES_MISSING
 
 if TYPE_CHECKING:
     from ._app import App

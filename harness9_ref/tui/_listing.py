@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..text import PAGE_SIZE
 from ._resume import Choice, listing_lines, parse_listing_choice
-from ._strings import PAGE_SIZE
 
 __all__ = ["Listing", "PageSource"]
 

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal
 
-from ._strings import DEFAULT_LANG, LIST_ITEM, LIST_TITLE, PAGE_SIZE, strings_for
+from ..text import DEFAULT_LANG, LIST_ITEM, LIST_TITLE, PAGE_SIZE, strings_for
 
 __all__ = [  # gets re-exported
     "Choice",

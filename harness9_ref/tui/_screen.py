@@ -23,11 +23,9 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Final
 
+from ..text import COLOUR_HIGH, COLOUR_OK, COLOUR_WARN, LineKind, cut_cells
 from ._app import App
-from ._cells import cut_cells
 from ._launch import ScreenError
-from ._lines import LineKind
-from ._strings import COLOUR_HIGH, COLOUR_OK, COLOUR_WARN
 
 __all__ = ["run_screen"]
 

@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..memory import format_token_count
-from ._cells import cell_width, cut_cells
-from ._strings import (
+from ..text import (
     COLOUR_HIGH,
     COLOUR_OK,
     COLOUR_WARN,
@@ -24,6 +23,8 @@ from ._strings import (
     STATUS_SEPARATOR,
     STATUS_WORKDIR_GAP,
     WARN_PERCENT,
+    cell_width,
+    cut_cells,
     strings_for,
 )
 

@@ -1,4 +1,5 @@
-"""Layers: the provider package stands on the schema alone, and no package reaches into another's private modules."""
+"""Layers: the provider package stands on the schema alone, a headless run needs no UI, and no
+package reaches into another's private modules."""
 
 from __future__ import annotations
 
@@ -33,3 +34,15 @@ def _private_reach_ins(path: Path) -> list[str]:
 
 def test_no_module_imports_a_private_module_of_another_package() -> None:
     assert [hit for path in sorted(PACKAGE.rglob("*.py")) for hit in _private_reach_ins(path)] == []
+
+
+def test_a_headless_run_imports_no_part_of_the_terminal_ui(tmp_path: Path) -> None:
+    """``harness9-ref run`` prints with ``harness9_ref.text`` and never loads ``harness9_ref.tui``."""
+    code = (
+        "import sys\n"
+        "from harness9_ref.cli import main\n"
+        f"status = main(['--provider', 'offline', '--db', {str(tmp_path / 'sessions.db')!r}, 'run', 'hello'])\n"
+        "print(status, sorted(m for m in sys.modules if m.startswith('harness9_ref.tui')), file=sys.stderr)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert done.stderr.splitlines()[-1] == "0 []"

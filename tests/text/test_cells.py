@@ -1,10 +1,10 @@
-"""Cell widths and wrapping (harness9_ref/tui/_cells.py; SPEC R-TUI-12)."""
+"""Cell widths and wrapping (harness9_ref/text/_cells.py; SPEC R-TUI-12)."""
 
 from __future__ import annotations
 
 import pytest
 
-from harness9_ref.tui import cell_width, char_cells, clean_line, cut_cells, wrap_cells
+from harness9_ref.text import cell_width, char_cells, clean_line, cut_cells, wrap_cells
 
 
 @pytest.mark.parametrize(

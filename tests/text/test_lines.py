@@ -1,4 +1,4 @@
-"""The conversation pane's lines (harness9_ref/tui/_lines.py; SPEC R-TUI-5, R-TUI-10, R-TUI-11)."""
+"""The conversation pane's lines (harness9_ref/text/_lines.py; SPEC R-TUI-5, R-TUI-10, R-TUI-11)."""
 
 from __future__ import annotations
 

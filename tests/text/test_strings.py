@@ -1,4 +1,4 @@
-"""The strings table of both languages (harness9_ref/tui/_strings.py; SPEC R-TUI-17).
+"""The strings table of both languages (harness9_ref/text/_strings.py; SPEC R-TUI-17).
 
 The pin test (tests/test_spec_coverage.py) compares STRINGS_TABLE with SPEC.md; these check
 what makes the table safe to use: both languages fill the same fields, no text carries white
