@@ -1,9 +1,11 @@
-"""Scripted stand-ins for a provider and a tool registry (SPEC R-PRV-19, R-ENG, R-TOOL-1).
+"""Scripted stand-ins for a provider and a tool registry (SPEC R-PRV-19, R-PRV-23, R-ENG, R-TOOL-1).
 
 Real components of the package, driven by a script, for tests of code that uses them.
 
 For tests, for the conformance op ``engine_run`` and for users who want to drive
 ``AgentEngine`` without a network. A port's adapter needs the same semantics:
+
+``MockProvider(replies)`` is the design's mock (R-PRV-23): the messages in order, no usage.
 
 ``ScriptedProvider(replies)`` answers call ``k`` with step ``k`` of its script:
 
@@ -32,15 +34,18 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Generic, NamedTuple, TypeVar
 
-from .provider import ProviderError, ScriptCursor, ScriptExhausted, ScriptRequest, error_chunk
+from .provider import ProviderError, ScriptExhausted, error_chunk
 from .schema import CHUNK_DONE, CHUNK_ERROR, CHUNK_TEXT, Message, StreamChunk, ToolDefinition, Usage
 
 __all__ = [
+    "MOCK_PROVIDER",
     "SCRIPTED_PROVIDER",
     "Failure",
+    "MockProvider",
     "Reply",
+    "ScriptCursor",
     "ScriptRequest",
     "ScriptedProvider",
     "ScriptedRegistry",
@@ -48,9 +53,109 @@ __all__ = [
     "steps_from_json",
 ]
 
+MOCK_PROVIDER: Final = "mock"  # the ``provider`` attribute of MockProvider's errors
 SCRIPTED_PROVIDER: Final = "scripted"  # the ``provider`` attribute of the errors it raises
 NO_SCRIPTED_RESULT: Final = "error: no scripted result for call {number} to {name!r}"
 UNKNOWN_TOOL: Final = 'error: unknown tool "{name}"'  # as R-TOOL-2 words it
+
+
+T = TypeVar("T")
+
+
+class ScriptRequest(NamedTuple):
+    """What a scripted provider was asked: the messages and tools of one call, as given."""
+
+    messages: tuple[Message, ...]
+    tools: tuple[ToolDefinition, ...]
+
+
+class ScriptCursor(Generic[T]):
+    """The steps of a script, taken one per call under a lock, with every request recorded.
+
+    Shared by MockProvider and ScriptedProvider.
+    """
+
+    def __init__(self, steps: Sequence[T], provider: str) -> None:
+        self._steps = tuple(steps)
+        self._next = 0
+        self._lock = threading.Lock()
+        self._provider = provider
+        self.requests: list[ScriptRequest] = []
+
+    def __repr__(self) -> str:
+        return f"{len(self._steps)} steps, {self._next} used"
+
+    @property
+    def remaining(self) -> int:
+        with self._lock:
+            return len(self._steps) - self._next
+
+    def take(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> T:
+        """Record the request and return the next step.
+
+        Raises:
+            ScriptExhausted: every step has been used (code ``script_exhausted``).
+        """
+        with self._lock:
+            self.requests.append(ScriptRequest(tuple(messages), tuple(tools)))
+            if self._next >= len(self._steps):
+                raise ScriptExhausted(
+                    f"{self._provider}: the script is exhausted: all {len(self._steps)} steps were used "
+                    f"and call {len(self.requests)} asked for another",
+                    provider=self._provider,
+                )
+            step = self._steps[self._next]
+            self._next += 1
+        return step
+
+
+class MockProvider:
+    """Return scripted replies in order, with no usage (R-PRV-23).
+
+    Every request is recorded in ``requests`` (messages and tools, as tuples) so a test can
+    check what was asked. Safe to call from several threads.
+
+    Args:
+        replies: the assistant messages to return, one per call.
+    """
+
+    def __init__(self, replies: Sequence[Message]) -> None:
+        self._script: ScriptCursor[Message] = ScriptCursor(replies, MOCK_PROVIDER)
+        self.requests = self._script.requests
+
+    def __repr__(self) -> str:
+        return f"MockProvider({self._script!r})"
+
+    @property
+    def remaining(self) -> int:
+        """How many scripted replies are left."""
+        return self._script.remaining
+
+    def generate(
+        self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]
+    ) -> tuple[Message, Usage | None]:
+        """The next scripted reply and no usage.
+
+        Raises:
+            ScriptExhausted: every reply has been used (code ``script_exhausted``).
+        """
+        return self._script.take(messages, available_tools), None
+
+    def generate_stream(
+        self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]
+    ) -> Iterator[StreamChunk]:
+        """One text chunk with the whole content (when non-empty), then ``done`` without usage.
+
+        An exhausted script ends in an ``error`` chunk (R-PRV-19).
+        """
+        try:
+            reply, _ = self.generate(messages, available_tools)
+        except ScriptExhausted as exc:
+            yield error_chunk(exc)
+            return
+        if reply.content:
+            yield StreamChunk(CHUNK_TEXT, delta=reply.content)
+        yield StreamChunk(CHUNK_DONE, message=reply)
 
 
 @dataclass(frozen=True, slots=True)

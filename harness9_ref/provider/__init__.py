@@ -3,7 +3,7 @@
 
 The wire formats live, free of I/O, in the namespaces ``harness9_ref.provider.openai`` and
 ``harness9_ref.provider.anthropic``; ``OpenAIProvider`` and ``AnthropicProvider`` add the HTTP
-exchange. ``MockProvider`` replays a script. The offline provider, which answers from the
+exchange. The scripted providers for tests are in ``harness9_ref.testing``. The offline provider, which answers from the
 conversation without a network (R-CLI-9), is ``harness9_ref.offline.OfflineProvider``: it needs
 memory and tools, which this layer does not import.
 """
@@ -38,7 +38,6 @@ from ._limits import (
     get_model_limits,
     normalize_model_name,
 )
-from ._mock import MockProvider, ScriptCursor, ScriptRequest
 from ._providers import DEFAULT_ANTHROPIC_BASE_URL, DEFAULT_OPENAI_BASE_URL, AnthropicProvider, OpenAIProvider
 from ._sse import SSEDecoder, SSEEvent
 from ._streaming import assemble_stream
@@ -59,7 +58,6 @@ __all__ = (
     "InvalidRequestError",
     "LLMProvider",
     "MalformedResponse",
-    "MockProvider",
     "ModelLimits",
     "OpenAIProvider",
     "OverloadedError",
@@ -71,9 +69,7 @@ __all__ = (
     "RequestBuildError",
     "SSEDecoder",
     "SSEEvent",
-    "ScriptCursor",
     "ScriptExhausted",
-    "ScriptRequest",
     "ServerError",
     "StreamCutOff",
     "WireFormat",

@@ -1,12 +1,13 @@
-"""The scripted provider (harness9_ref/provider/_mock.py; SPEC R-PRV-23, R-USE-6, R-PRV-19)."""
+"""The design's mock provider (harness9_ref/testing.py; SPEC R-PRV-23, R-USE-6, R-PRV-19)."""
 
 from __future__ import annotations
 
 import pytest
 
 from harness9_ref.memory import SummarizationCompactor
-from harness9_ref.provider import LLMProvider, MockProvider, ProviderError, ScriptExhausted
+from harness9_ref.provider import LLMProvider, ProviderError, ScriptExhausted
 from harness9_ref.schema import CHUNK_DONE, CHUNK_ERROR, CHUNK_TEXT, Message, StreamChunk, ToolCall, ToolDefinition
+from harness9_ref.testing import MockProvider
 
 REPLIES = [Message("assistant", "first"), Message("assistant", "", (ToolCall("c", "bash", '{"command":"ls"}'),))]
 ASK = [Message("user", "hi")]
