@@ -1,27 +1,36 @@
-"""The session sub-commands: ``sessions``, ``show``, ``search``, ``prune`` (SPEC R-CLI-12).
+"""The session sub-commands: ``sessions``, ``show``, ``search``, ``prune`` (SPEC R-CLI-12) and
+``copy SRC DST [--overwrite]`` (R-PG-9, R-PG-10).
 
 They work on the database only: no provider, no tools, no API key. Their output goes to
 standard output, one line per item, so it can be read by people and by ``grep``/``cut`` alike;
 every text taken from a session passes through the pane's ``clean_line``, so a stored escape
 sequence cannot drive the terminal.
+
+``copy``'s SRC and DST are each an SQLite file or a ``postgresql://`` URL, as ``--db`` takes them.
+The copy is one transaction on DST, whole or absent (``copy_sessions``); a session id DST
+already holds refuses it unless ``--overwrite``. SRC must exist (reading it must never create a
+file), and DST's folder too, as for ``--db`` (R-CLI-13).
 """
 
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Final, TextIO
 
-from ..memory import format_token_count
+from ..memory import POSTGRES_SCHEMES, Manager, copy_sessions, format_token_count, url_scheme
 from ..text import clean_line, history_lines
 from ._parser import DEFAULT_LIMIT
 from ._run import silence
-from ._settings import PROG, Settings
+from ._settings import DB_HINT, PROG, CliError, Settings, expand_home
 from ._wiring import open_manager
 
 if TYPE_CHECKING:
-    from ..memory import Manager, PruneResult
+    from ..memory import PruneResult
 
 __all__ = [
+    "COPIED_LINE",
     "NO_INDEX_NOTICE",
     "PRUNED_LINE",
     "SECONDS_PER_DAY",
@@ -31,6 +40,7 @@ __all__ = [
     "format_when",
     "prune_line",
     "run_command",
+    "run_copy",
 ]
 
 TIME_FORMAT: Final = "%Y-%m-%d %H:%M"  # R-CLI-12: local time
@@ -129,3 +139,41 @@ def _dispatch(settings: Settings, out: TextIO, err: TextIO) -> int:
             status = _sessions(manager, limit, out)
     out.flush()
     return status
+
+
+COPIED_LINE: Final = "copied {sessions} sessions, {messages} messages"  # R-PG-10
+
+
+def _location(text: str, name: str, cwd: str, *, must_exist: bool) -> str:
+    """The URL, or the absolute path, that ``text`` names (R-CLI-13's rules for ``--db``)."""
+    scheme = url_scheme(text)
+    if scheme in POSTGRES_SCHEMES:
+        return text
+    if scheme is not None:
+        raise CliError(f"copy {name}: {scheme}:// URLs are not supported; {DB_HINT}")
+    path = Path(cwd, expand_home(text))
+    if must_exist and not path.is_file():
+        raise CliError(f"copy {name} {path}: no such file")
+    if not path.parent.is_dir():
+        raise CliError(f"copy {name} {path}: the folder {path.parent} does not exist")
+    return str(path)
+
+
+def run_copy(settings: Settings, out: TextIO) -> int:
+    """Copy every session of SRC into DST and print what was copied (R-PG-10).
+
+    Raises:
+        CliError: SRC or DST is not a usable location, or they are the same one.
+        SessionError: a database failed, DST holds one of the ids (without ``--overwrite``), or
+            a stored value cannot be copied; nothing is copied.
+    """
+    cwd = os.getcwd()
+    source = _location(settings.source or "", "SRC", cwd, must_exist=True)
+    destination = _location(settings.destination or "", "DST", cwd, must_exist=False)
+    if source == destination:
+        raise CliError("copy: SRC and DST are the same database")
+    with Manager(source) as src, Manager(destination) as dst:
+        result = copy_sessions(src, dst, overwrite=settings.overwrite)
+    out.write(COPIED_LINE.format(sessions=result.sessions, messages=result.messages) + "\n")
+    out.flush()
+    return 0

@@ -16,8 +16,7 @@ from typing import Final
 from .._errors import Harness9Error
 from ..engine import one_line
 from ._agent import run_mode, tui_mode
-from ._commands import run_command
-from ._copy_command import run_copy
+from ._commands import run_command, run_copy
 from ._parser import EXIT_USAGE, UsageError, parse_args
 from ._prompt import read_prompt
 from ._run import EXIT_FAILED

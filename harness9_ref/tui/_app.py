@@ -57,7 +57,7 @@ from ._approver import Answer, ApprovalRequest, Approver, approval_answer, appro
 from ._commands import classify_input, help_lines
 from ._context import session_context
 from ._editor import LineEditor
-from ._listing import Listing
+from ._resume import Listing
 from ._status import Segment, StatusState, render_status
 
 if TYPE_CHECKING:
