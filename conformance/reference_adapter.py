@@ -12,11 +12,11 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import harness9_ref
-from conformance.reference._reference_engine import op_engine_run, op_tool_execute
-from conformance.reference._reference_memory import INVALID_INPUT, MEMORY_OPS, InvalidInput
-from conformance.reference._reference_provider import PROVIDER_OPS
-from conformance.reference._reference_session import op_memory_session, op_session
-from conformance.reference._reference_tui import TUI_OPS
+from conformance.reference._engine import op_engine_run, op_tool_execute
+from conformance.reference._memory import INVALID_INPUT, MEMORY_OPS, InvalidInput
+from conformance.reference._provider import PROVIDER_OPS
+from conformance.reference._session import op_memory_session, op_session
+from conformance.reference._tui import TUI_OPS
 from harness9_ref.provider import ProviderError
 from harness9_ref.schema import SchemaError
 

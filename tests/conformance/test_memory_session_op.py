@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conformance.reference._reference_session import MEMORY_STEPS, op_memory_session, op_session
+from conformance.reference._session import MEMORY_STEPS, op_memory_session, op_session
 from tests.reference import suite_cases
 
 # The case members a memory run cannot take: files laid out, a fixture database, other managers.

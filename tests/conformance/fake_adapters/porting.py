@@ -24,7 +24,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 import conformance.reference_adapter as reference
-from conformance.reference import _reference_session
+from conformance.reference import _session
 from harness9_ref.memory.context import _repair, _summarize
 from harness9_ref.schema import messages_to_list
 
@@ -50,7 +50,7 @@ def _use_wording() -> None:
     _summarize.SUMMARY_FOCUS = WORDING["summary_focus"]  # type: ignore[misc]
 
 
-class _OwnClockRun(_reference_session._Run):
+class _OwnClockRun(_session._Run):
     """A run whose Manager reads the wall clock and never the case's."""
 
     @property
@@ -86,9 +86,9 @@ def main() -> int:
             lambda self: original(self) + 1
         )
     if "own-clock" in MODES:
-        _reference_session._Run = _OwnClockRun  # type: ignore[misc]
+        _session._Run = _OwnClockRun  # type: ignore[misc]
     if "bug-limit" in MODES:
-        steps: Any = _reference_session.STEPS
+        steps: Any = _session.STEPS
 
         def oldest(run: Any, name: str, step: Any) -> Any:
             messages = run.session(name, step).get_messages(0)

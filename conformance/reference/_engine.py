@@ -16,8 +16,8 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.reference._reference_memory import InvalidInput, compactor_from_json
-from conformance.reference._reference_session import checkpoint_from_json
+from conformance.reference._memory import InvalidInput, compactor_from_json
+from conformance.reference._session import checkpoint_from_json
 from harness9_ref.engine import AgentEngine, EngineBusy, EngineError, ErrorData, Event, EventType
 from harness9_ref.memory import (
     Compactor,
