@@ -5,7 +5,6 @@ installed ``harness9-ref`` script call it. The settings rules are pure functions
 ``resolve_settings`` and ``choose_provider``.
 """
 
-from ._commands import NO_INDEX_NOTICE, PRUNED_LINE, WOULD_PRUNE_LINE, format_when, prune_line, run_command
 from ._main import main
 from ._parser import DEFAULT_LIMIT, EXIT_USAGE, MAX_CONTEXT_WINDOW, USAGE, UsageError, parse_args
 from ._prompt import piped_input, read_prompt
@@ -43,6 +42,7 @@ from ._settings import (
     provider_for_model,
     resolve_settings,
 )
+from ._subcommands import NO_INDEX_NOTICE, PRUNED_LINE, WOULD_PRUNE_LINE, format_when, prune_line, run_command
 from ._wiring import (
     TOOL_RESULTS_DIR,
     build_engine,

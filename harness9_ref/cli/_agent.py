@@ -20,9 +20,9 @@ from ..engine import LOGGER_NAME, CompactionData, one_line
 from ..memory import SessionNotFound
 from ..text import compaction_notice
 from ..tools import INTERRUPT_GRACE_SECONDS, require_yes
-from ._commands import prune_line
 from ._run import NOT_RUN_LINE, SESSION_LINE, Note, RunItem, run_prompt
 from ._settings import PROG, Settings
+from ._subcommands import prune_line
 from ._wiring import build_engine, build_provider, build_registry, open_manager, open_session, prune_expired
 
 if TYPE_CHECKING:
