@@ -37,6 +37,7 @@ INTERNAL_ERROR: Final = "internal_error"  # R-ENG-17: any unexpected exception i
 PROVIDER_ERROR: Final = "provider_error"
 CODE_SEPARATOR: Final = ": "  # R-PRV-19: an error chunk's text is "<code>: <message>"
 
+
 def one_line(text: str) -> str:
     """``text`` as one line: its lines (``str.splitlines``) joined with one space (R-EVT-8)."""
     return " ".join(text.splitlines())
