@@ -1,6 +1,6 @@
 """A child process that writes numbered batches to a session database (SPEC R-SES-8, R-DB-8).
 
-``tests/memory/test_session_reliability.py`` runs it with ``sys.executable -m
+``tests/memory/storage/test_session_reliability.py`` runs it with ``sys.executable -m
 tests.memory.session_worker`` from the repository root, kills it, runs several at once, and then
 checks the file. The batch format and its checker live here too, so that the writers and the
 tests agree on them.

@@ -29,7 +29,7 @@ from tests.memory.session_worker import (
     batch_size,
     split_batches,
 )
-from tests.memory.test_session_reliability import finish, run_together, start_worker, wait_for_line
+from tests.memory.storage.test_session_reliability import finish, run_together, start_worker, wait_for_line
 from tests.postgres.conftest import schema_url
 from tests.postgres.server import PgServer, find_bindir
 

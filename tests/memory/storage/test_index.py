@@ -15,9 +15,9 @@ import pytest
 from harness9_ref.memory import Manager, UnsupportedSchema
 from tests.fakes import user
 from tests.memory.helpers import raw
-from tests.memory.test_search import hits, scan
+from tests.memory.storage.test_search import hits, scan
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "sessions"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "sessions"
 
 
 def index_tables(path: Path) -> list[str]:

@@ -34,9 +34,9 @@ from harness9_ref.planning import TodoItem
 from harness9_ref.schema import SchemaError
 from tests.fakes import assistant, user
 from tests.memory.helpers import START, Clock, numbered, raw
-from tests.memory.test_manager import schema_of, spec_schema_sql
+from tests.memory.storage.test_manager import schema_of, spec_schema_sql
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "sessions"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "sessions"
 A = "aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa"
 B = "bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb"
 C = "cccccccc-cccc-4ccc-8ccc-cccccccccccc"

@@ -32,7 +32,7 @@ from tests.memory.session_worker import APPEND_LARGEST, batch_messages, batch_si
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="uses SIGKILL and POSIX file semantics")
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 KILLS = 25
 MAX_KILL_DELAY = 0.15  # seconds between "ready" and SIGKILL
 THREADS = 4

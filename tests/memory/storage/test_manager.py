@@ -33,7 +33,7 @@ from harness9_ref.schema import Message
 from tests.fakes import assistant, call, user
 from tests.memory.helpers import Clock, raw
 
-SPEC = Path(__file__).resolve().parents[2] / "SPEC.md"
+SPEC = Path(__file__).resolve().parents[3] / "SPEC.md"
 
 
 def sid(n: int) -> str:
