@@ -197,9 +197,9 @@ class Adapter:
     ) -> None:
         self.command, self.cwd, self.timeout, self.env = tuple(command), cwd, timeout, env
         self.implementation: dict[str, Any] = {}
-        self.ops: frozenset[str] = frozenset()
-        self.declared = Declarations()  # wording, own ids, own clock (conformance/porting/_porting.py)
-        self.backends: tuple[str, ...] = ("sqlite",)  # conformance/porting/_backends.py
+        self._ops: frozenset[str] = frozenset()
+        self._declared = Declarations()  # wording, own ids, own clock (conformance/porting/_porting.py)
+        self._backends: tuple[str, ...] = ("sqlite",)  # conformance/porting/_backends.py
         self._schemas: dict[str, Validator] | None = None
         if validate:
             self._schemas = {
@@ -210,6 +210,27 @@ class Adapter:
         self._process: _Process | None = None
         self._started = False
         self._seq = 0
+
+    # What the start answer declared; reading one starts an adapter that was never started, as
+    # run() does, so a case is never judged by the defaults of an adapter not yet asked.
+    @property
+    def ops(self) -> frozenset[str]:
+        self._ensure_started()
+        return self._ops
+
+    @property
+    def declared(self) -> Declarations:
+        self._ensure_started()
+        return self._declared
+
+    @property
+    def backends(self) -> tuple[str, ...]:
+        self._ensure_started()
+        return self._backends
+
+    def _ensure_started(self) -> None:
+        if not self._started:
+            self.start()
 
     def __enter__(self) -> Adapter:
         self.start()
@@ -276,14 +297,13 @@ class Adapter:
         try:
             answer = self._exchange(process, {"cmd": "start", "protocol": PROTOCOL_VERSION})
             self._check("start.response", answer)
-            ops, declared, self.backends = read_start(answer)
+            ops, declared, backends = read_start(answer)
         except (_Fault, ValueError) as fault:
             process.kill()
             raise AdapterError(f"adapter {list(self.command)} failed to start: {fault}") from None
         implementation = answer.get("implementation")
         self.implementation = implementation if isinstance(implementation, dict) else {}
-        self.ops = ops
-        self.declared = declared
+        self._ops, self._declared, self._backends = ops, declared, backends
         self._process = process
         self._started = True
 
@@ -296,8 +316,6 @@ class Adapter:
         Raises:
             AdapterError: the adapter was never started and cannot be.
         """
-        if not self._started:
-            self.start()
         if op not in self.ops:
             return Response("unsupported", message=f"the adapter does not declare op {op!r}")
         if self._process is None:
@@ -338,8 +356,8 @@ def run_case(adapter: Target, case: Case) -> Verdict:
     """Run one case, in a scratch folder when its op needs one, and judge the answer, fitted to
     what the adapter declared: its wording, own ids, own clock (conformance/porting/_porting.py).
 
-    ``adapter`` has answered its handshake already: a started ``Adapter``, or the in-process
-    reference of the tests, which is judged by this same code.
+    ``adapter`` is an ``Adapter`` (started on first use) or the in-process reference of the
+    tests, which is judged by this same code.
     """
     runnable = on_a_backend(case, adapter.backends)  # conformance/porting/_backends.py
     if isinstance(runnable, str):

@@ -125,6 +125,17 @@ def test_run_starts_an_adapter_that_was_not_started_and_close_stops_it() -> None
     adapter.close()  # closing twice is harmless
 
 
+
+def test_what_an_adapter_declared_is_its_start_answer_even_before_it_was_started() -> None:
+    """``run_case`` judges by ``declared`` and ``backends`` first: an adapter nobody started yet
+    must answer them from its handshake, never from the defaults of an adapter not yet asked."""
+    adapter = Adapter(fake("porting", "own-ids"))
+    try:
+        assert adapter.declared.own_ids
+        assert "session" in adapter.ops and "sqlite" in adapter.backends
+    finally:
+        adapter.close()
+
 def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[str], str]:
     code = main(list(args))
     captured = capsys.readouterr()
