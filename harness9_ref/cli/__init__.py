@@ -1,4 +1,4 @@
-"""The ``harness9-ref`` command (SPEC section "Command line": R-CLI-1 … R-CLI-14).
+"""The ``harness9-ref`` command (SPEC section "Command line": R-CLI-1 … R-CLI-15).
 
 ``main(argv)`` runs the program and returns its exit status; ``python -m harness9_ref`` and the
 installed ``harness9-ref`` script call it. The settings rules are pure functions:
@@ -6,7 +6,7 @@ installed ``harness9-ref`` script call it. The settings rules are pure functions
 """
 
 from ._main import main
-from ._parser import DEFAULT_LIMIT, EXIT_USAGE, MAX_CONTEXT_WINDOW, USAGE, UsageError, parse_args
+from ._parser import DEFAULT_LIMIT, EXIT_USAGE, MAX_CONTEXT_WINDOW, USAGE, parse_args
 from ._prompt import piped_input, read_prompt
 from ._run import (
     EXIT_FAILED,
@@ -18,9 +18,12 @@ from ._run import (
     run_prompt,
 )
 from ._settings import (
+    COMPACT_AT_OFF,
+    DEFAULT_COMPACT_AT,
     DEFAULT_MODEL,
     ENV_ANTHROPIC_API_KEY,
     ENV_ANTHROPIC_BASE_URL,
+    ENV_COMPACT_AT,
     ENV_DB,
     ENV_HOME,
     ENV_LANG,
@@ -37,8 +40,10 @@ from ._settings import (
     ProviderChoice,
     ProviderName,
     Settings,
+    UsageError,
     choose_provider,
     offline_notice,
+    parse_compact_at,
     provider_for_model,
     resolve_settings,
 )
@@ -54,10 +59,13 @@ from ._wiring import (
 )
 
 __all__ = (
+    "COMPACT_AT_OFF",
+    "DEFAULT_COMPACT_AT",
     "DEFAULT_LIMIT",
     "DEFAULT_MODEL",
     "ENV_ANTHROPIC_API_KEY",
     "ENV_ANTHROPIC_BASE_URL",
+    "ENV_COMPACT_AT",
     "ENV_DB",
     "ENV_HOME",
     "ENV_LANG",
@@ -99,6 +107,7 @@ __all__ = (
     "open_manager",
     "open_session",
     "parse_args",
+    "parse_compact_at",
     "piped_input",
     "provider_for_model",
     "prune_line",

@@ -16,10 +16,10 @@ from typing import Final
 from .._errors import Harness9Error
 from ..engine import one_line
 from ._agent import run_mode, tui_mode
-from ._parser import EXIT_USAGE, UsageError, parse_args
+from ._parser import EXIT_USAGE, parse_args
 from ._prompt import read_prompt
 from ._run import EXIT_FAILED
-from ._settings import PROG, resolve_settings
+from ._settings import PROG, UsageError, resolve_settings
 from ._signals import RUN_SIGNALS, TUI_SIGNALS, Signalled, exit_status, on_signals
 from ._subcommands import run_command, run_copy
 from ._wiring import check_workdir

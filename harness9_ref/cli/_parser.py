@@ -1,4 +1,4 @@
-"""The command line's grammar (SPEC R-CLI-1, R-CLI-2, R-CLI-6, R-CLI-10 … R-CLI-14).
+"""The command line's grammar (SPEC R-CLI-1, R-CLI-2, R-CLI-6, R-CLI-10 … R-CLI-15).
 
 The agent's options are accepted before and after ``run``; the session sub-commands (R-CLI-12)
 take ``--db`` after their name too. Every parse error is one line ``harness9-ref: error:
@@ -11,15 +11,15 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any, ClassVar, Final, NoReturn
+from typing import Any, Final, NoReturn
 
 from .. import __version__
-from .._errors import Harness9Error
 from ..engine import DEFAULT_MAX_TURNS
 from ._settings import (
     DEFAULT_MODEL,
     ENV_ANTHROPIC_API_KEY,
     ENV_ANTHROPIC_BASE_URL,
+    ENV_COMPACT_AT,
     ENV_DB,
     ENV_HOME,
     ENV_LANG,
@@ -31,9 +31,10 @@ from ._settings import (
     LANGUAGES,
     PROG,
     PROVIDERS,
+    parse_compact_at,
 )
 
-__all__ = ["DEFAULT_LIMIT", "EXIT_USAGE", "MAX_CONTEXT_WINDOW", "USAGE", "UsageError", "parse_args"]
+__all__ = ["DEFAULT_LIMIT", "EXIT_USAGE", "MAX_CONTEXT_WINDOW", "USAGE", "parse_args"]
 
 EXIT_USAGE: Final = 2  # R-CLI-6: invalid options
 MAX_CONTEXT_WINDOW: Final = 100_000_000  # R-CLI-13: a larger --context-window is a typo
@@ -72,6 +73,7 @@ environment:
   {ENV_DB}           the database when --db is not given (a file or a postgresql:// URL)
   {ENV_YES}=1        as --yes
   {ENV_LANG}         as --lang
+  {ENV_COMPACT_AT}    as --compact-at
   {ENV_TTL_DAYS}=N
                         delete sessions not updated for N days when the agent starts
 
@@ -89,12 +91,6 @@ and run mode runs none without --yes."""
 UNKNOWN_COMMAND: Final = "unknown command {word!r}; to send a prompt without the UI use: {prog} run PROMPT"
 BOTH_RESUME_AND_CONTINUE: Final = "--resume and --continue cannot be used together"
 _COMMAND_METAVAR: Final = "COMMAND"
-
-
-class UsageError(Harness9Error):
-    """A usage error found after parsing (R-CLI-6, R-CLI-10, R-CLI-11): one line, exit status 2."""
-
-    code: ClassVar[str] = "usage_error"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -162,6 +158,16 @@ def _window(text: str) -> int:
     return value
 
 
+def _compact_at(text: str) -> str:
+    """R-CLI-15's check, so a bad value is reported as argparse reports the others; the text is
+    kept (``off`` parses to None, which would read as "not given")."""
+    try:
+        parse_compact_at(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
 def _storage() -> _Parser:
     storage = _Parser(add_help=False, argument_default=argparse.SUPPRESS)
     storage.add_argument(
@@ -195,6 +201,18 @@ def _common() -> _Parser:
         type=_positive,
         metavar="N",
         help=f"model calls allowed per prompt (default: {DEFAULT_MAX_TURNS})",
+    )
+    common.add_argument(
+        "--compact-at",
+        type=_compact_at,
+        metavar="F",
+        help=f"compact when a request passes this fraction of the window, 0 < F <= 1, or off to compact"
+        f" only after the model refuses a request as too long (default: ${ENV_COMPACT_AT}, else 0.8)",
+    )
+    common.add_argument(
+        "--count-tokens",
+        action="store_true",
+        help="count each request with the provider's token-counting endpoint (anthropic only)",
     )
     common.add_argument("--yes", action="store_true", help="run shell commands without asking")
     return common

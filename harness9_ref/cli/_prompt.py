@@ -14,8 +14,7 @@ import os
 import stat
 from typing import Final, TextIO
 
-from ._parser import UsageError
-from ._settings import CliError
+from ._settings import CliError, UsageError
 
 __all__ = ["FROM_STDIN", "PROMPT_EMPTY", "piped_input", "read_prompt"]
 

@@ -1,5 +1,5 @@
 """What the command line and the environment ask for, resolved without side effects
-(SPEC R-CLI-2 … R-CLI-5, R-CLI-13, R-CLI-14).
+(SPEC R-CLI-2 … R-CLI-5, R-CLI-13 … R-CLI-15).
 
 ``resolve_settings`` takes the parsed options, an environment mapping and the current directory
 and returns ``Settings``; it opens nothing, so its rules (an option overrides the environment,
@@ -11,8 +11,10 @@ folder of ``--db``) are in ``_wiring``.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import ClassVar, Final, Literal, NamedTuple
 from urllib.parse import urlsplit
@@ -22,9 +24,12 @@ from ..engine import DEFAULT_MAX_TURNS
 from ..memory import POSTGRES_SCHEMES, url_scheme
 
 __all__ = [  # gets re-exported
+    "COMPACT_AT_OFF",
+    "DEFAULT_COMPACT_AT",
     "DEFAULT_MODEL",
     "ENV_ANTHROPIC_API_KEY",
     "ENV_ANTHROPIC_BASE_URL",
+    "ENV_COMPACT_AT",
     "ENV_DB",
     "ENV_HOME",
     "ENV_LANG",
@@ -42,8 +47,10 @@ __all__ = [  # gets re-exported
     "ProviderChoice",
     "ProviderName",
     "Settings",
+    "UsageError",
     "choose_provider",
     "offline_notice",
+    "parse_compact_at",
     "provider_for_model",
     "resolve_settings",
 ]
@@ -60,6 +67,7 @@ ENV_DB: Final = "HARNESS9_DB"  # R-CLI-13: the database when --db is not given
 ENV_YES: Final = "HARNESS9_YES"  # R-CLI-14: "1" means --yes
 ENV_LANG: Final = "HARNESS9_LANG"  # R-CLI-14, R-TUI-17
 ENV_TTL_DAYS: Final = "HARNESS9_SESSION_TTL_DAYS"  # R-PRUNE-2
+ENV_COMPACT_AT: Final = "HARNESS9_COMPACT_AT"  # R-CLI-15: the trigger when --compact-at is not given
 DEFAULT_HOME_DIR: Final = ".harness9"  # R-MGR-1: ~/.harness9/sessions.db
 DEFAULT_DB_NAME: Final = "sessions.db"
 
@@ -80,11 +88,43 @@ _PROVIDER_ENV: Final[Mapping[str, tuple[str, str]]] = {
 _ANTHROPIC_MODEL_PREFIX: Final = "claude"
 DB_HINT: Final = "give the path of an SQLite file or a postgresql:// URL"  # R-CLI-13
 
+# R-CLI-15: the compaction trigger as a fraction of the window; the default is R-CMP-4's 80%.
+DEFAULT_COMPACT_AT: Final = Fraction(4, 5)
+COMPACT_AT_OFF: Final = "off"  # no compaction before a call, only overflow recovery (R-LONG-7)
+_DECIMAL: Final = re.compile(r"[0-9]+(?:\.[0-9]*)?|\.[0-9]+")  # ASCII digits, at most one point
+COMPACT_AT_EXPECTED: Final = "expected a number in (0, 1] or off, got {text!r}"
+# R-CLI-15: only the Anthropic provider offers a counting endpoint.
+COUNT_TOKENS_NEEDS_ANTHROPIC: Final = "--count-tokens needs the anthropic provider, not {provider}"
+
 
 class CliError(Harness9Error):
     """A problem with what the user asked for, reported as one line with exit status 1 (R-CLI-6)."""
 
     code: ClassVar[str] = "invalid_argument"
+
+
+class UsageError(Harness9Error):
+    """A usage error found after parsing (R-CLI-6, R-CLI-10, R-CLI-11, R-CLI-15): one line, exit status 2."""
+
+    code: ClassVar[str] = "usage_error"
+
+
+def parse_compact_at(text: str) -> Fraction | None:
+    """R-CLI-15: ``off`` is None; a decimal number in (0, 1] is that fraction, exactly.
+
+    Only ASCII digits with at most one decimal point are numbers: no sign, exponent, fraction
+    bar, white space, ``nan`` or ``inf``, so that one text means one trigger in every port.
+
+    Raises:
+        ValueError: anything else, with the message ``COMPACT_AT_EXPECTED``.
+    """
+    if text == COMPACT_AT_OFF:
+        return None
+    if _DECIMAL.fullmatch(text) is not None:
+        value = Fraction(text)
+        if 0 < value <= 1:
+            return value
+    raise ValueError(COMPACT_AT_EXPECTED.format(text=text))
 
 
 class ProviderChoice(NamedTuple):
@@ -107,7 +147,8 @@ class Settings:
     ``db_source`` is ``--db`` or ``HARNESS9_DB`` when one of them named it, so a missing folder
     can be reported under that name (R-CLI-13). ``db_url`` is the ``postgresql://`` URL when one
     was given (R-PG-1); ``db_path`` then only places the tool results. ``context_window`` None
-    means the model's.
+    means the model's. ``compact_at`` is the trigger's fraction of the window, None for off;
+    ``count_tokens`` asks the provider to count each request (R-CLI-15).
     """
 
     command: Command
@@ -137,6 +178,8 @@ class Settings:
     source: str | None = None  # copy SRC
     destination: str | None = None  # copy DST
     overwrite: bool = False  # copy --overwrite
+    compact_at: Fraction | None = DEFAULT_COMPACT_AT  # R-CLI-15
+    count_tokens: bool = False  # R-CLI-15
 
     @property
     def notice(self) -> str | None:
@@ -274,6 +317,31 @@ def _ttl_days(env: Mapping[str, str]) -> int | None:
     return days
 
 
+def _compact_at(options: Mapping[str, object], env: Mapping[str, str]) -> Fraction | None:
+    """R-CLI-15: ``--compact-at``, else HARNESS9_COMPACT_AT, else the default.
+
+    Raises:
+        UsageError: the value holds anything but ``off`` or a number in (0, 1].
+    """
+    given = options.get("compact_at")
+    source, text = ("--compact-at", str(given)) if given is not None else (ENV_COMPACT_AT, _env(env, ENV_COMPACT_AT))
+    if given is None and not text:
+        return DEFAULT_COMPACT_AT
+    try:
+        return parse_compact_at(text)
+    except ValueError as exc:
+        raise UsageError(f"{source}: {exc}") from None
+
+
+def _count_tokens(options: Mapping[str, object], provider: ProviderName) -> bool:
+    """R-CLI-15: ``--count-tokens`` with a provider that has no counting endpoint is a usage error."""
+    if not options.get("count_tokens"):
+        return False
+    if provider != "anthropic":
+        raise UsageError(COUNT_TOKENS_NEEDS_ANTHROPIC.format(provider=provider))
+    return True
+
+
 def _query(words: object) -> str | None:
     """R-CLI-12: the words of ``search`` joined by one space."""
     if words is None:
@@ -295,7 +363,8 @@ def resolve_settings(options: Mapping[str, object], env: Mapping[str, str], cwd:
             ``context_window``, ``resume``, ``continue_last``, ``yes``, ``lang``, ``workdir``,
             ``max_turns``, ``command``, ``prompt``, and the sub-commands' ``target``,
             ``query``, ``limit``, ``older_than``, ``dry_run``, and copy's ``source``,
-            ``destination``, ``overwrite``); a missing name was not given.
+            ``destination``, ``overwrite``, and R-CLI-15's ``compact_at`` (its text) and
+            ``count_tokens``); a missing name was not given.
         env: the environment.
         cwd: the current directory, the default working directory.
 
@@ -303,6 +372,8 @@ def resolve_settings(options: Mapping[str, object], env: Mapping[str, str], cwd:
         CliError: R-CLI-13's refusals, and invalid values of HARNESS9_LANG or
             HARNESS9_SESSION_TTL_DAYS. The provider and the TTL are checked only for the
             terminal UI and ``run``: listing or searching sessions needs no key.
+        UsageError: an invalid HARNESS9_COMPACT_AT, or ``--count-tokens`` with a provider
+            other than anthropic (R-CLI-15), checked only for the terminal UI and ``run``.
     """
 
     def opt(name: str) -> object:
@@ -351,4 +422,6 @@ def resolve_settings(options: Mapping[str, object], env: Mapping[str, str], cwd:
         source=None if opt("source") is None else str(opt("source")),
         destination=None if opt("destination") is None else str(opt("destination")),
         overwrite=bool(opt("overwrite")),
+        compact_at=_compact_at(options, env) if agent else DEFAULT_COMPACT_AT,
+        count_tokens=_count_tokens(options, choice.provider) if agent else False,
     )
