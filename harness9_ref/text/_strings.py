@@ -26,7 +26,13 @@ __all__ = [  # gets re-exported
     "COMMANDS",
     "COMPACTING_NOTICE",
     "COMPACTION_NOTICE",
+    "COMPACTION_TIERS",
     "COMPACT_COMMAND",
+    "CONTEXT_COMMAND",
+    "CONTEXT_COUNTED",
+    "CONTEXT_INDENT",
+    "CONTEXT_PARTS",
+    "CONTEXT_SOURCES",
     "CURSES_MISSING",
     "DEFAULT_LANG",
     "ELLIPSIS",
@@ -72,7 +78,30 @@ status_session = session: {session}...
 status_ctx = ctx: {used}/{window} ({pct}%)
 status_ctx_unknown = ctx: {used}
 compaction_notice = \u26a1 上下文已压缩 \u2014 {tokens_before} \u2192 {tokens_after} tokens\uff08{msgs_before} \u2192 {msgs_after} 条消息\uff09
+compaction_cleared = \u26a1 上下文已压缩：清除了 {cleared} 条旧工具结果 \u2014 {tokens_before} \u2192 {tokens_after} tokens
+compaction_summary = \u26a1 上下文已压缩：总结了较早的对话 \u2014 {tokens_before} \u2192 {tokens_after} tokens\uff08{msgs_before} \u2192 {msgs_after} 条消息\uff09
+compaction_fallback = \u26a1 上下文已压缩：总结失败，丢弃了较早的消息 \u2014 {tokens_before} \u2192 {tokens_after} tokens\uff08{msgs_before} \u2192 {msgs_after} 条消息\uff09
+compaction_paused = \u26a1 上下文已压缩：总结连续失败，暂停总结并丢弃了较早的消息 \u2014 {tokens_before} \u2192 {tokens_after} tokens\uff08{msgs_before} \u2192 {msgs_after} 条消息\uff09
+compaction_shortened = \u26a1 上下文已压缩：截短了过长的消息 \u2014 {tokens_before} \u2192 {tokens_after} tokens
+compaction_also_cleared = ，另清除了 {cleared} 条旧工具结果
 compacting = 正在压缩上下文\u2026
+context_header = 下一次请求：{total} / {window} tokens（{pct}%，{source}）
+context_header_unknown = 下一次请求：{total} tokens（{source}，窗口未知）
+context_part = {label}：{tokens} tokens（{pct}%）
+context_part_count = {label}（{count}）：{tokens} tokens（{pct}%）
+context_part_unknown = {label}：{tokens} tokens
+context_part_count_unknown = {label}（{count}）：{tokens} tokens
+context_trigger = 压缩触发点：{budget} tokens（{pct}%）
+context_trigger_off = 自动压缩已关闭：只在模型因请求过长而拒绝时压缩
+context_system = 系统提示
+context_tools = 工具定义
+context_summary = 摘要
+context_messages = 消息
+context_tool_results = 工具结果
+context_cleared = 已清除的工具结果
+context_exact = 精确计数
+context_anchored = 按上次实际用量推算
+context_estimate = 估算
 unknown_command = 未知命令：{input}
 interrupted = 已中断
 error_line = 错误：{message}
@@ -108,6 +137,7 @@ help_new = /new  新建会话
 help_resume = /resume  列出最近的会话并恢复其中一个
 help_search = /search 关键词  搜索会话
 help_compact = /compact [重点]  立即压缩上下文
+help_context = /context  显示下一次请求包含的内容
 help_help = /help  显示本帮助
 help_exit = /exit  退出
 help_keys = 按键：Tab 补全命令，↑↓ 历史输入，PageUp/PageDown 滚动，Ctrl+C 中断或退出
@@ -118,7 +148,30 @@ status_session = session: {session}...
 status_ctx = ctx: {used}/{window} ({pct}%)
 status_ctx_unknown = ctx: {used}
 compaction_notice = \u26a1 context compacted \u2014 {tokens_before} \u2192 {tokens_after} tokens ({msgs_before} \u2192 {msgs_after} messages)
+compaction_cleared = \u26a1 context compacted: old tool results cleared ({cleared}) \u2014 {tokens_before} \u2192 {tokens_after} tokens
+compaction_summary = \u26a1 context compacted: earlier conversation summarized \u2014 {tokens_before} \u2192 {tokens_after} tokens ({msgs_before} \u2192 {msgs_after} messages)
+compaction_fallback = \u26a1 context compacted: the summary failed, earlier messages dropped \u2014 {tokens_before} \u2192 {tokens_after} tokens ({msgs_before} \u2192 {msgs_after} messages)
+compaction_paused = \u26a1 context compacted: summaries paused after repeated failures, earlier messages dropped \u2014 {tokens_before} \u2192 {tokens_after} tokens ({msgs_before} \u2192 {msgs_after} messages)
+compaction_shortened = \u26a1 context compacted: long messages shortened \u2014 {tokens_before} \u2192 {tokens_after} tokens
+compaction_also_cleared = ; old tool results cleared ({cleared})
 compacting = compacting the context\u2026
+context_header = next request: {total} / {window} tokens ({pct}%, {source})
+context_header_unknown = next request: {total} tokens ({source}, window unknown)
+context_part = {label}: {tokens} tokens ({pct}%)
+context_part_count = {label} ({count}): {tokens} tokens ({pct}%)
+context_part_unknown = {label}: {tokens} tokens
+context_part_count_unknown = {label} ({count}): {tokens} tokens
+context_trigger = compaction trigger: {budget} tokens ({pct}%)
+context_trigger_off = automatic compaction is off: only a request the model refuses as too long is compacted
+context_system = system prompt
+context_tools = tool definitions
+context_summary = summary
+context_messages = messages
+context_tool_results = tool results
+context_cleared = cleared tool results
+context_exact = exact count
+context_anchored = anchored on the last count
+context_estimate = estimate
 unknown_command = unknown command: {input}
 interrupted = interrupted
 error_line = error: {message}
@@ -154,6 +207,7 @@ help_new = /new  start a new session
 help_resume = /resume  list recent sessions and resume one
 help_search = /search WORDS  search the sessions
 help_compact = /compact [FOCUS]  compact the context now
+help_context = /context  show what the next request holds
 help_help = /help  show this help
 help_exit = /exit  quit
 help_keys = Keys: Tab completes a command, Up/Down recall inputs, PageUp/PageDown scroll, Ctrl+C interrupts a turn or quits"""
@@ -234,11 +288,22 @@ HIGH_PERCENT: Final = 80
 # R-TUI-5: U+26A1, U+2014, U+2192 and the full-width parentheses U+FF08 / U+FF09.
 COMPACTION_NOTICE: Final = _ZH["compaction_notice"]
 
+# R-TUI-21: the notice of each tier of a compaction; the generic notice when the tier is None.
+COMPACTION_TIERS: Final = ("cleared", "summary", "fallback", "paused", "shortened")
+
+# R-TUI-20: /context's lines. Each part's label is STRINGS' "context_" + its name; these parts
+# show their count; the part lines are indented by CONTEXT_INDENT.
+CONTEXT_PARTS: Final = ("system", "tools", "summary", "messages", "tool_results", "cleared")
+CONTEXT_COUNTED: Final = ("tools", "messages", "tool_results", "cleared")
+CONTEXT_SOURCES: Final = ("exact", "anchored", "estimate")
+CONTEXT_INDENT: Final = "  "
+
 # R-TUI-6, R-TUI-14: the one table of commands, in completion order.
-COMMANDS: Final = ("/new", "/resume", "/search", "/compact", "/help", "/exit")
+COMMANDS: Final = ("/new", "/resume", "/search", "/compact", "/context", "/help", "/exit")
 COMPACT_COMMAND: Final = "/compact"  # R-LONG-9: takes a focus after a space
 SEARCH_COMMAND: Final = "/search"  # R-TUI-18: takes the query after a space
 HELP_COMMAND: Final = "/help"
+CONTEXT_COMMAND: Final = "/context"  # R-TUI-20: what the next request holds
 COMPACTING_NOTICE: Final = _ZH["compacting"]  # shown while /compact summarises
 UNKNOWN_COMMAND: Final = _ZH["unknown_command"].replace("{input}", "")  # R-TUI-6: followed by the input
 
