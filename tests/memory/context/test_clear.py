@@ -24,8 +24,8 @@ from harness9_ref.memory import (
     summarizer_part,
     summary_body,
 )
-from harness9_ref.planning import TodoItem
 from harness9_ref.memory.context._tokens import utf8_len
+from harness9_ref.planning import TodoItem
 from harness9_ref.schema import ROLE_ASSISTANT, ROLE_SYSTEM, ROLE_USER, Message, ToolCall
 
 PROPERTY = settings(max_examples=100, deadline=None)
