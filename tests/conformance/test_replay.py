@@ -422,13 +422,13 @@ def error(provider: str, status: int, body: dict[str, Any], in_stream: bool) -> 
     words = (text or "").lower()
     code = None
     if provider == "anthropic":
-        code = _ANTHROPIC_ERRORS.get(kind)
+        code = _ANTHROPIC_ERRORS.get(kind or "")
         if kind == "invalid_request_error" and any(p in words for p in _ANTHROPIC_OVERFLOW):
             code = "context_length_exceeded"
-    elif err.get("code") == "context_length_exceeded" or kind == "exceed_context_size_error":
-        code = "context_length_exceeded"
-    elif any(p in words for p in _OPENAI_OVERFLOW):
-        code = "context_length_exceeded"
+    else:
+        overflow = err.get("code") == "context_length_exceeded" or kind == "exceed_context_size_error"
+        if overflow or any(p in words for p in _OPENAI_OVERFLOW):
+            code = "context_length_exceeded"
     if code is None:
         by_status = {401: "authentication", 403: "authentication", 429: "rate_limit"}
         by_status[529] = "overloaded"
