@@ -113,10 +113,16 @@ def parse_response(status: int, headers: Sequence[tuple[str, str]], body: bytes)
     return parse_body(PROVIDER, parse_error, _read, status, headers, body)
 
 
-def _read(data: Any, text: str, status: int, headers: Sequence[tuple[str, str]]) -> tuple[Message, Usage | None]:
+def _top(data: Any, status: int, headers: Sequence[tuple[str, str]]) -> Mapping[str, Any]:
+    """The body's object; a ``"type": "error"`` body raises its typed error (R-PRV-14, R-ERR-3)."""
     top = expect_object(data, "body")
     if top.get("type") == TYPE_ERROR:
         raise error_from_object(PROVIDER, top, status=status, headers=headers)
+    return top
+
+
+def _read(data: Any, text: str, status: int, headers: Sequence[tuple[str, str]]) -> tuple[Message, Usage | None]:
+    top = _top(data, status, headers)
     message = _message(top, text)
     usage = top.get("usage")
     if usage is None:
@@ -135,9 +141,7 @@ def parse_count_response(status: int, headers: Sequence[tuple[str, str]], body: 
 
 
 def _read_count(data: Any, text: str, status: int, headers: Sequence[tuple[str, str]]) -> int:
-    top = expect_object(data, "body")
-    if top.get("type") == TYPE_ERROR:
-        raise error_from_object(PROVIDER, top, status=status, headers=headers)
+    top = _top(data, status, headers)
     count = optional_int(top.get(COUNT_FIELD), COUNT_FIELD)
     if count is None or count < 0:
         raise ShapeError(COUNT_FIELD, f"expected a non-negative integer, got {describe(top.get(COUNT_FIELD))}")
