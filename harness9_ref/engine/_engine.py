@@ -73,7 +73,6 @@ from ._long_session import (
     Context,
     LongSession,
     Prepared,
-    TokenCounter,
     Turn,
     load_context,
     prepare_literal,
@@ -82,7 +81,7 @@ from ._run import Failure, RunIterator, RunState, check_cancelled, close_stream,
 from ._seams import DEFAULT_MAX_TURNS, DEFAULT_SYSTEM_PROMPT, PromptBuilder, SummarizingCompactor, ToolRegistry
 
 if TYPE_CHECKING:
-    from ..provider import LLMProvider
+    from ..provider import LLMProvider, TokenCounter
 
 __all__ = ["AgentEngine"]  # gets re-exported
 

@@ -25,7 +25,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Final, Protocol
+from typing import Final
 
 from ..memory import (
     DEFAULT_MIN_TAIL_MESSAGES,
@@ -52,6 +52,7 @@ from ..memory.context import (
     summarizer_part,
     summary_body,
 )
+from ..provider import TokenCounter
 from ..schema import ROLE_SYSTEM, Message, ToolDefinition, Usage
 from ._errors import LOGGER_NAME, engine_error, one_line
 from ._events import CompactionData, ContextPart, ContextReport
@@ -66,7 +67,6 @@ __all__ = [
     "Context",
     "LongSession",
     "Prepared",
-    "TokenCounter",
     "load_context",
     "prepare_literal",
     "summary_split",
@@ -100,12 +100,6 @@ SOURCE_ANCHORED: Final = "anchored"
 SOURCE_ESTIMATE: Final = "estimate"
 
 _log = logging.getLogger(LOGGER_NAME)
-
-
-class TokenCounter(Protocol):
-    """A provider that counts a request's input tokens exactly before it is sent (R-LONG-10)."""
-
-    def count_tokens(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int: ...
 
 
 @dataclass
