@@ -1,4 +1,4 @@
-"""PostgresSession: a Session stored in a PostgreSQL database (SPEC R-SES, R-CKP-2 … R-CKP-8, R-FIND-2, R-PG-4, R-PG-7).
+"""PostgresSession: a Session stored in a PostgreSQL database (SPEC R-SES, R-CKP-2 … R-CKP-13, R-FIND-2, R-PG-4, R-PG-7).
 
 The semantics are SQLiteSession's (R-PG-2); only the SQL differs. Every write first locks the
 session's row (``FOR UPDATE``, or the UPDATE of updated_at), so writers of one session take
@@ -15,9 +15,18 @@ from typing import TYPE_CHECKING, Any, Final
 from ...planning import TodoItem
 from ...schema import Message
 from ._checkpoint import Checkpoint
+from ._context_state import ContextState
 from ._pg_db import PgDatabase, as_bytes, as_text
-from ._rows import decode_checkpoint_row, decode_message_row, decode_todo_rows, encode_tool_calls
-from ._session import INT64_MAX, Clock, SessionNotFound, check_checkpoint, check_limit, check_start
+from ._rows import decode_checkpoint_row, decode_context_state_row, decode_message_row, decode_todo_rows, encode_tool_calls
+from ._session import (
+    INT64_MAX,
+    Clock,
+    SessionNotFound,
+    check_checkpoint,
+    check_context_state,
+    check_limit,
+    check_start,
+)
 from ._sql import POSTGRES as SQL
 
 if TYPE_CHECKING:
@@ -28,6 +37,10 @@ __all__ = ["PostgresSession", "decode_pg_message"]
 _DROP_UNCOVERED_CHECKPOINT: Final = (
     "DELETE FROM checkpoints WHERE session_id = %s AND covered > (SELECT COUNT(*) FROM messages WHERE session_id = %s)"
 )
+_DROP_UNCOVERED_CONTEXT_STATE: Final = (
+    "DELETE FROM context_state WHERE session_id = %s"
+    " AND cleared_below > (SELECT COUNT(*) FROM messages WHERE session_id = %s)"
+)  # R-CKP-11; BIGINT columns hold nothing but integers
 
 
 def decode_pg_message(row: Sequence[Any]) -> Message:
@@ -127,6 +140,7 @@ class PostgresSession:
             message = decode_pg_message(row)
             cur.execute(SQL.delete_message, (row[0],))
             cur.execute(_DROP_UNCOVERED_CHECKPOINT, (self._id, self._id))
+            cur.execute(_DROP_UNCOVERED_CONTEXT_STATE, (self._id, self._id))
             self._touch(cur)
         return message
 
@@ -137,6 +151,7 @@ class PostgresSession:
             self._touch(cur)
             cur.execute(SQL.delete_messages, (self._id,))
             cur.execute(SQL.delete_checkpoint, (self._id,))
+            cur.execute(SQL.delete_context_state, (self._id,))
 
     def get_todos(self) -> list[TodoItem]:
         with self._db.read() as cur:
@@ -170,5 +185,24 @@ class PostgresSession:
                 SQL.insert_checkpoint + " ON CONFLICT (session_id) DO UPDATE SET covered = EXCLUDED.covered,"
                 " anchor = EXCLUDED.anchor, summary = EXCLUDED.summary, created_at = EXCLUDED.created_at",
                 (self._id, checked.covered, as_bytes(checked.anchor), as_bytes(checked.summary), self._now()),
+            )
+        self._created = True
+
+    def get_context_state(self) -> ContextState | None:
+        with self._db.read() as cur:
+            self._exists(cur)
+            stored = cur.execute(SQL.context_state, (self._id,)).fetchone()
+        return None if stored is None else decode_context_state_row(self._id, *stored)
+
+    def save_context_state(self, state: ContextState) -> None:
+        """Replace the context state, leaving updated_at alone (R-CKP-9)."""
+        checked = check_context_state(state)
+        with self._db.write() as cur:
+            self._create_draft_row(cur)
+            self._exists(cur, lock=True)
+            cur.execute(
+                SQL.insert_context_state + " ON CONFLICT (session_id) DO UPDATE SET input_tokens = EXCLUDED.input_tokens,"
+                " estimate = EXCLUDED.estimate, cleared_below = EXCLUDED.cleared_below, saved_at = EXCLUDED.saved_at",
+                (self._id, checked.input_tokens, checked.estimate, checked.cleared_below, self._now()),
             )
         self._created = True
