@@ -1,4 +1,4 @@
-"""PostgreSQL sessions: URLs, errors, the schema, exact round trips, search, copy (SPEC R-PG-1 … R-PG-6, R-PG-9, R-PG-10, R-CKP-12)."""
+"""PostgreSQL sessions: URLs, errors, the schema, round trips, search, copy (SPEC R-PG-1 … R-PG-6, R-PG-9, R-PG-10, R-CKP-12)."""
 
 from __future__ import annotations
 
@@ -204,6 +204,27 @@ def test_a_schema_of_another_version_or_of_another_program_is_refused_untouched(
     with pytest.raises(UnsupportedSchema, match="tables of another program"):
         Manager(pg_url)
     assert column(pg_url, "SELECT to_regclass('harness9_schema') IS NULL") == [(True,)]
+
+
+def context_state_story(manager: Manager) -> list[ContextState | None]:
+    """What a session's context state is after each step of R-CKP-11's rules."""
+    seen: list[ContextState | None] = []
+    session = manager.new_session()
+    session.add_messages([Message("user", "a"), Message("assistant", "b"), Message("user", "c")])
+    session.save_context_state(ContextState(300, 250, 2))
+    session.pop_message()  # 2 left: kept
+    seen.append(session.get_context_state())
+    session.pop_message()  # 1 left: removed
+    seen.append(session.get_context_state())
+    session.save_context_state(ContextState(9, 8, 1))
+    session.clear()
+    seen.append(session.get_context_state())
+    return seen
+
+
+def test_the_context_state_follows_the_messages_as_on_sqlite(pg_url: str, tmp_path: Path) -> None:
+    with Manager(pg_url) as pg, Manager(tmp_path / "s.db") as lite:
+        assert context_state_story(pg) == context_state_story(lite) == [ContextState(300, 250, 2), None, None]
 
 
 def test_search_scans_every_batch_of_the_messages(pg_url: str) -> None:
