@@ -37,6 +37,15 @@ __all__ = ["PostgresSession", "decode_pg_message"]
 _DROP_UNCOVERED_CHECKPOINT: Final = (
     "DELETE FROM checkpoints WHERE session_id = %s AND covered > (SELECT COUNT(*) FROM messages WHERE session_id = %s)"
 )
+
+
+def _upsert(insert: str, *columns: str) -> str:
+    """``insert`` made to replace the session's row instead, as SQLite's INSERT OR REPLACE does."""
+    return insert + " ON CONFLICT (session_id) DO UPDATE SET " + ", ".join(f"{c} = EXCLUDED.{c}" for c in columns)
+
+
+_SAVE_CHECKPOINT: Final = _upsert(SQL.insert_checkpoint, "covered", "anchor", "summary", "created_at")
+_SAVE_CONTEXT_STATE: Final = _upsert(SQL.insert_context_state, "input_tokens", "estimate", "cleared_below", "saved_at")
 _DROP_UNCOVERED_CONTEXT_STATE: Final = (
     "DELETE FROM context_state WHERE session_id = %s"
     " AND cleared_below > (SELECT COUNT(*) FROM messages WHERE session_id = %s)"
@@ -175,18 +184,21 @@ class PostgresSession:
             return None
         return decode_checkpoint_row(self._id, stored[0], as_text(stored[1]), as_text(stored[2]))
 
-    def save_checkpoint(self, cp: Checkpoint) -> None:
-        """Replace the checkpoint, leaving updated_at alone (R-CKP-2)."""
-        checked = check_checkpoint(cp)
+    def _replace_row(self, upsert: str, values: tuple[object, ...]) -> None:
+        """Replace the session's one row ``(session_id, *values, now)`` of a cache table, leaving updated_at alone.
+
+        R-CKP-2, R-CKP-9; the clock is read inside the transaction, as in SQLiteSession.
+        """
         with self._db.write() as cur:
             self._create_draft_row(cur)
             self._exists(cur, lock=True)
-            cur.execute(
-                SQL.insert_checkpoint + " ON CONFLICT (session_id) DO UPDATE SET covered = EXCLUDED.covered,"
-                " anchor = EXCLUDED.anchor, summary = EXCLUDED.summary, created_at = EXCLUDED.created_at",
-                (self._id, checked.covered, as_bytes(checked.anchor), as_bytes(checked.summary), self._now()),
-            )
+            cur.execute(upsert, (self._id, *values, self._now()))
         self._created = True
+
+    def save_checkpoint(self, cp: Checkpoint) -> None:
+        """Replace the checkpoint, leaving updated_at alone (R-CKP-2)."""
+        checked = check_checkpoint(cp)
+        self._replace_row(_SAVE_CHECKPOINT, (checked.covered, as_bytes(checked.anchor), as_bytes(checked.summary)))
 
     def get_context_state(self) -> ContextState | None:
         with self._db.read() as cur:
@@ -197,12 +209,4 @@ class PostgresSession:
     def save_context_state(self, state: ContextState) -> None:
         """Replace the context state, leaving updated_at alone (R-CKP-9)."""
         checked = check_context_state(state)
-        with self._db.write() as cur:
-            self._create_draft_row(cur)
-            self._exists(cur, lock=True)
-            cur.execute(
-                SQL.insert_context_state + " ON CONFLICT (session_id) DO UPDATE SET input_tokens = EXCLUDED.input_tokens,"
-                " estimate = EXCLUDED.estimate, cleared_below = EXCLUDED.cleared_below, saved_at = EXCLUDED.saved_at",
-                (self._id, checked.input_tokens, checked.estimate, checked.cleared_below, self._now()),
-            )
-        self._created = True
+        self._replace_row(_SAVE_CONTEXT_STATE, (checked.input_tokens, checked.estimate, checked.cleared_below))

@@ -228,10 +228,18 @@ class SQLiteSession:
             SessionNotFound: the session was deleted.
         """
         checked = check_checkpoint(cp)
+        self._replace_row(_SAVE_CHECKPOINT, (checked.covered, checked.anchor, checked.summary))
+
+    def _replace_row(self, sql: str, values: tuple[object, ...]) -> None:
+        """Replace the session's one row of a cache table in one transaction, leaving updated_at alone.
+
+        The row is ``(session_id, *values, now)``; the clock is read inside the transaction, so
+        the times of saves and clears follow the order of their commits.
+        """
         with self._db.write() as cur:
             self._create_draft_row(cur)
             self._exists(cur)
-            cur.execute(_SAVE_CHECKPOINT, (self._id, checked.covered, checked.anchor, checked.summary, self._now()))
+            cur.execute(sql, (self._id, *values, self._now()))
         self._committed()
 
     def get_context_state(self) -> ContextState | None:
@@ -256,9 +264,4 @@ class SQLiteSession:
             SessionNotFound: the session was deleted.
         """
         checked = check_context_state(state)
-        row = (self._id, checked.input_tokens, checked.estimate, checked.cleared_below, self._now())
-        with self._db.write() as cur:
-            self._create_draft_row(cur)
-            self._exists(cur)
-            cur.execute(_SAVE_CONTEXT_STATE, row)
-        self._committed()
+        self._replace_row(_SAVE_CONTEXT_STATE, (checked.input_tokens, checked.estimate, checked.cleared_below))
