@@ -18,7 +18,7 @@ from fractions import Fraction
 from typing import Any
 
 from conformance.reference._memory import InvalidInput, compactor_from_json
-from conformance.reference._session import checkpoint_from_json
+from conformance.reference._session import checkpoint_from_json, context_state_from_json
 from harness9_ref.engine import AgentEngine, EngineBusy, EngineError, ErrorData, Event, EventType
 from harness9_ref.memory import (
     Compactor,
@@ -92,6 +92,8 @@ def _session(inp: Mapping[str, Any]) -> MemorySession | None:
         session.save_todos(todos_from_list(inp["todos"], "todos"))
     if inp.get("checkpoint") is not None:
         session.save_checkpoint(checkpoint_from_json(inp["checkpoint"]))
+    if inp.get("context_state") is not None:
+        session.save_context_state(context_state_from_json(inp["context_state"]))
     return session
 
 
@@ -190,6 +192,8 @@ def op_engine_run(inp: Mapping[str, Any]) -> dict[str, Any]:
     if "long_session" in inp:
         checkpoint = None if session is None else session.get_checkpoint()
         out["checkpoint"] = None if checkpoint is None else checkpoint.to_dict()
+        state = None if session is None else session.get_context_state()
+        out["context_state"] = None if state is None else state.to_dict()
     if counter is not None:
         out["counts"] = counter.requests
     return out

@@ -29,7 +29,7 @@ from harness9_ref.memory import (
 from harness9_ref.planning import todos_from_list
 from harness9_ref.schema import SchemaError, messages_from_list, messages_to_list
 
-__all__ = ["DEFAULT_NOW", "checkpoint_from_json", "op_memory_session", "op_session"]
+__all__ = ["DEFAULT_NOW", "checkpoint_from_json", "context_state_from_json", "op_memory_session", "op_session"]
 
 DEFAULT_NOW: Final = 1_700_000_000  # the clock's start when the case gives no "now"
 DEFAULT_MANAGER: Final = "a"
@@ -119,13 +119,17 @@ def _save_checkpoint(run: _Run, name: str, step: Mapping[str, Any]) -> None:
     run.session(name, step).save_checkpoint(checkpoint_from_json(step["checkpoint"]))
 
 
-def _save_context_state(run: _Run, name: str, step: Mapping[str, Any]) -> None:
+def context_state_from_json(value: object) -> ContextState:
     """R-CKP-10: ContextState's own checks, then the protocol's bound of 2^53, as for a checkpoint."""
-    state = ContextState.from_dict(step["state"])
-    for member, value in state.to_dict().items():
-        if value >= JSON_EXACT_LIMIT:
-            raise SchemaError(f"context_state.{member}", f"must be below 2^53, got {value}")
-    run.session(name, step).save_context_state(state)
+    state = ContextState.from_dict(value)
+    for member, number in state.to_dict().items():
+        if number >= JSON_EXACT_LIMIT:
+            raise SchemaError(f"context_state.{member}", f"must be below 2^53, got {number}")
+    return state
+
+
+def _save_context_state(run: _Run, name: str, step: Mapping[str, Any]) -> None:
+    run.session(name, step).save_context_state(context_state_from_json(step["state"]))
 
 
 def _get_context_state(run: _Run, name: str, step: Mapping[str, Any]) -> Any:

@@ -29,7 +29,7 @@ from collections.abc import Generator, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from ..memory import Compactor, Session, SessionError, estimate_tool_tokens
+from ..memory import Compactor, ContextState, Session, SessionError, estimate_tool_tokens
 from ..schema import (
     CHUNK_DONE,
     CHUNK_TEXT,
@@ -74,7 +74,6 @@ from ._long_session import (
     LongSession,
     Prepared,
     Turn,
-    load_context,
     prepare_literal,
 )
 from ._run import Failure, RunIterator, RunState, check_cancelled, close_stream, event_error, event_token_update, save_run
@@ -318,6 +317,10 @@ class AgentEngine:
     def _system_prompt(self) -> str:
         return self._prompt_builder() if self._prompt_builder is not None else DEFAULT_SYSTEM_PROMPT
 
+    def _state(self, run: RunState) -> ContextState | None:
+        """The context state a run of long-session mode leaves with its session (R-LONG-16)."""
+        return None if self._long is None else self._long.state(run.context)
+
     def _release(self, run: RunState) -> None:
         with self._lock:
             if self._active is run:
@@ -340,18 +343,18 @@ class AgentEngine:
             try:
                 final = yield from self._turns(run)
             except Failure as failure:
-                save_run(run, run.committed)
+                save_run(run, run.committed, self._state(run))
                 yield event_error(failure.code, one_line(failure.message))
                 return
             except Exception as exc:  # R-ENG-17
                 _log.debug("internal error in a run", exc_info=True)
-                save_run(run, run.committed)
+                save_run(run, run.committed, self._state(run))
                 yield event_error(INTERNAL_ERROR, internal_message(exc))
                 return
             except BaseException:  # the iterator was closed (GeneratorExit), or KeyboardInterrupt
-                save_run(run, run.committed)
+                save_run(run, run.committed, self._state(run))
                 raise
-            save_run(run, len(run.history))
+            save_run(run, len(run.history), self._state(run))
             yield Event(EventType.DONE, DoneData(final, run.turns))
         finally:
             self._release(run)
@@ -458,7 +461,7 @@ class AgentEngine:
             if session is not self._last_session:
                 self._long.reset_breaker()
                 self._last_session = session
-            return load_context(session, system)
+            return self._long.load(session, system)
         return [Message(ROLE_SYSTEM, system), *session.get_messages(0)], Context()
 
 

@@ -31,6 +31,7 @@ from ..memory import (
     DEFAULT_MIN_TAIL_MESSAGES,
     Checkpoint,
     Compactor,
+    ContextState,
     CorruptRow,
     Session,
     SessionError,
@@ -118,6 +119,7 @@ class Context:
     summary: str | None = None
     index: int = 1
     watermark: int = 0
+    stored_state: ContextState | None = None  # the context state the run read (R-LONG-16)
     made: list[tuple[int, str]] = field(default_factory=list)  # (index, summary) of each summary of this run
 
     def working(self, history: Sequence[Message]) -> list[Message]:
@@ -158,7 +160,8 @@ def load_context(session: Session, system: str) -> tuple[list[Message], Context]
     """``[system, summary] + uncovered`` from a valid checkpoint, else ``[system] + stored`` (R-LONG-2, R-CKP-5).
 
     An invalid or unreadable checkpoint is logged and ignored; other session errors propagate
-    (R-ENG-4).
+    (R-ENG-4). The session's context state is read too (R-LONG-16): its watermark applies when
+    it is within the stored messages.
     """
     head = Message(ROLE_SYSTEM, system)
     try:
@@ -166,14 +169,25 @@ def load_context(session: Session, system: str) -> tuple[list[Message], Context]
     except CorruptRow as exc:
         _log.warning("ignoring the checkpoint of session %s: %s", session.session_id, exc)
         checkpoint = None
+    history: list[Message] | None = None
     if checkpoint is not None:
         rest = session.get_messages_from(checkpoint.covered - 1) if checkpoint.covered >= 1 else []
         problem = checkpoint_problem(checkpoint, rest)
         if problem is None:
             history = [head, summary_message(checkpoint.summary), *rest[1:]]
-            return history, Context(base=2, covered=checkpoint.covered, summary=checkpoint.summary, index=2)
-        _log.warning("ignoring the checkpoint of session %s: %s", session.session_id, problem)
-    return [head, *session.get_messages(0)], Context()
+            context = Context(base=2, covered=checkpoint.covered, summary=checkpoint.summary, index=2)
+        else:
+            _log.warning("ignoring the checkpoint of session %s: %s", session.session_id, problem)
+    if history is None:
+        history, context = [head, *session.get_messages(0)], Context()
+    try:
+        context.stored_state = session.get_context_state()
+    except CorruptRow as exc:
+        _log.warning("ignoring the context state of session %s: %s", session.session_id, exc)
+    stored = context.covered + len(history) - context.base
+    if context.stored_state is not None and context.stored_state.cleared_below <= stored:
+        context.watermark = context.stored_state.cleared_below
+    return history, context
 
 
 def summary_split(working: Sequence[Message], tail: int) -> int:
@@ -275,16 +289,32 @@ class LongSession:
         self._paused = 0  # turns the summarizer is still not asked
         self._announced = False  # the first paused turn says so
 
-    @property
-    def calibration(self) -> tuple[int, int]:
-        """``(U, S)`` of R-LONG-3."""
-        return self._used, self._sent
-
     def restore(self, used: int, sent: int) -> None:
-        """Take a stored calibration (R-LONG-16) when both numbers are usable."""
-        if used > 0 and sent > 0:
+        """Take a stored calibration (R-LONG-16) when both numbers are usable.
+
+        Its anchor was not stored, so a calibration other than the engine's own drops the anchor.
+        """
+        if used > 0 and sent > 0 and (used, sent) != (self._used, self._sent):
             self._used, self._sent = used, sent
             self._anchor = None
+
+    def load(self, session: Session, system: str) -> tuple[list[Message], Context]:
+        """``load_context``, taking the session's stored calibration (R-LONG-2, R-LONG-16)."""
+        history, context = load_context(session, system)
+        if context.stored_state is not None:
+            self.restore(context.stored_state.input_tokens, context.stored_state.estimate)
+        return history, context
+
+    def state(self, context: Context) -> ContextState | None:
+        """What R-LONG-16 stores with the session: the calibration and the run's watermark.
+
+        None when there is nothing to store: no state was read and nothing was learned (the
+        prior calibration, nothing cleared).
+        """
+        state = ContextState(self._used, self._sent, context.watermark)
+        if context.stored_state is None and state == ContextState(PRIOR_USED, PRIOR_SENT, 0):
+            return None
+        return state
 
     def reset_breaker(self) -> None:
         """A new session starts with a summarizer nobody has given up on (R-LONG-15)."""
@@ -377,7 +407,7 @@ class LongSession:
                 nothing was changed.
         """
         try:
-            history, context = load_context(session, system)
+            history, context = self.load(session, system)
             working = context.working(history)
             shown, _ = context.shown(working)
             estimate_tokens(shown)
@@ -405,6 +435,9 @@ class LongSession:
             checkpoint = context.checkpoint(history, len(history))
             if checkpoint is not None:
                 session.save_checkpoint(checkpoint)
+            state = self.state(context)
+            if state is not None and state != context.stored_state:
+                session.save_context_state(state)
         except SessionError as exc:
             raise engine_error(exc.code, one_line(str(exc))) from exc
         after, _ = self.figure(step.view, turn.tools, turn.tool_tokens)
