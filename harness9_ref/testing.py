@@ -131,6 +131,11 @@ class MockProvider:
         """How many scripted replies are left."""
         return self._script.remaining
 
+    @property
+    def reserved_output_tokens(self) -> int:
+        """Nothing of the window is kept for the reply: no request is sent (R-PRV-26)."""
+        return 0
+
     def generate(
         self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]
     ) -> tuple[Message, Usage | None]:
@@ -197,14 +202,17 @@ class ScriptedProvider:
 
     Args:
         replies: the steps, in order.
+        reserved_output_tokens: what the provider says it keeps of the window for each reply
+            (R-PRV-26), so a test can stand in for a provider that sends ``max_tokens``.
 
     Attributes:
         requests: every call so far, in order. Safe to call from several threads.
     """
 
-    def __init__(self, replies: Sequence[Step]) -> None:
+    def __init__(self, replies: Sequence[Step], *, reserved_output_tokens: int = 0) -> None:
         self._script: ScriptCursor[Step] = ScriptCursor(replies, SCRIPTED_PROVIDER)
         self.requests = self._script.requests
+        self._reserved_output_tokens = reserved_output_tokens
 
     def __repr__(self) -> str:
         return f"ScriptedProvider({self._script!r})"
@@ -213,6 +221,11 @@ class ScriptedProvider:
     def remaining(self) -> int:
         """How many steps are left."""
         return self._script.remaining
+
+    @property
+    def reserved_output_tokens(self) -> int:
+        """The reserve given to the constructor (R-PRV-26)."""
+        return self._reserved_output_tokens
 
     def _take(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]

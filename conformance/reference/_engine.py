@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
 from conformance.reference._memory import InvalidInput, compactor_from_json
-from conformance.reference._session import checkpoint_from_json
+from conformance.reference._session import checkpoint_from_json, context_state_from_json
 from harness9_ref.engine import AgentEngine, EngineBusy, EngineError, ErrorData, Event, EventType
 from harness9_ref.memory import (
     Compactor,
@@ -25,7 +26,8 @@ from harness9_ref.memory import (
     SummarizationCompactor,
     new_summarization_compactor,
 )
-from harness9_ref.schema import messages_from_list, messages_to_list
+from harness9_ref.planning import todos_from_list
+from harness9_ref.schema import Message, ToolDefinition, messages_from_list, messages_to_list
 from harness9_ref.testing import ScriptedProvider, ScriptedRegistry, steps_from_json
 from harness9_ref.tools import Answer, Approve, Registry, require_yes
 
@@ -46,13 +48,52 @@ def _compactor(spec: Mapping[str, Any] | None, provider: ScriptedProvider) -> Co
     return dataclasses.replace(compactor, request_limit=int(config.get("request_limit", 0)))
 
 
+class ScriptedCounter:
+    """A token counter answering from the case's ``counter`` list, one answer per count (R-LONG-10).
+
+    An answer is an integer, or ``{"error": text}`` to fail that count; a count after the last
+    answer fails too. Every request counted is recorded.
+    """
+
+    def __init__(self, answers: Sequence[Any]) -> None:
+        self._answers = list(answers)
+        self.requests: list[dict[str, Any]] = []
+
+    def count_tokens(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:
+        self.requests.append({"messages": messages_to_list(messages), "tools": [t.to_dict() for t in tools]})
+        if len(self.requests) > len(self._answers):
+            raise RuntimeError("the counter's script is exhausted")
+        answer = self._answers[len(self.requests) - 1]
+        if isinstance(answer, dict):
+            raise RuntimeError(str(answer.get("error", "the count failed")))
+        if isinstance(answer, bool) or not isinstance(answer, int):
+            raise InvalidInput(f"counter[{len(self.requests) - 1}]: expected an integer or an error object")
+        return answer
+
+
+def _compact_at(value: Any) -> Fraction | None:
+    """``compact_at``: ``"off"``, or a decimal string such as ``"0.5"`` read exactly (R-LONG-10)."""
+    if value == "off":
+        return None
+    if not isinstance(value, str):
+        raise InvalidInput('compact_at: expected "off" or a decimal number as a string')
+    try:
+        return Fraction(value)
+    except ValueError:
+        raise InvalidInput(f"compact_at: not a decimal number: {value!r}") from None
+
+
 def _session(inp: Mapping[str, Any]) -> MemorySession | None:
     if inp.get("session") is None:
         return None
     session = MemorySession()
     session.add_messages(messages_from_list(inp["session"], "session"))
+    if inp.get("todos") is not None:
+        session.save_todos(todos_from_list(inp["todos"], "todos"))
     if inp.get("checkpoint") is not None:
         session.save_checkpoint(checkpoint_from_json(inp["checkpoint"]))
+    if inp.get("context_state") is not None:
+        session.save_context_state(context_state_from_json(inp["context_state"]))
     return session
 
 
@@ -88,6 +129,8 @@ def op_engine_run(inp: Mapping[str, Any]) -> dict[str, Any]:
     session = _session(inp)
     compactor = _compactor(inp.get("compactor"), provider)
     system_prompt = inp["system_prompt"]
+    counter = ScriptedCounter(inp["counter"]) if "counter" in inp else None
+    compact_at = _compact_at(inp.get("compact_at", "0.8"))
 
     def new_engine() -> AgentEngine:
         return AgentEngine(
@@ -99,6 +142,10 @@ def op_engine_run(inp: Mapping[str, Any]) -> dict[str, Any]:
             context_window=inp.get("context_window", 0),
             max_turns=inp.get("max_turns", 50),
             long_session=bool(inp.get("long_session", False)),
+            compact_at=compact_at,
+            reply_reserve=int(inp.get("reply_reserve", 0)),
+            token_counter=counter,
+            carry=bool(inp.get("carry", False)),
         )
 
     engine = new_engine()
@@ -117,6 +164,11 @@ def op_engine_run(inp: Mapping[str, Any]) -> dict[str, Any]:
         elif "run" in action:
             try:
                 events.append({"type": "result", "data": engine.run(action["run"]).to_dict()})
+            except EngineError as exc:
+                events.append(_error(exc))
+        elif "report" in action:
+            try:
+                events.append({"type": "report", "data": engine.context_report().to_dict()})
             except EngineError as exc:
                 events.append(_error(exc))
         elif "probe" in action:
@@ -140,6 +192,10 @@ def op_engine_run(inp: Mapping[str, Any]) -> dict[str, Any]:
     if "long_session" in inp:
         checkpoint = None if session is None else session.get_checkpoint()
         out["checkpoint"] = None if checkpoint is None else checkpoint.to_dict()
+        state = None if session is None else session.get_context_state()
+        out["context_state"] = None if state is None else state.to_dict()
+    if counter is not None:
+        out["counts"] = counter.requests
     return out
 
 

@@ -3,7 +3,10 @@
 Outputs (conformance/PORTING.md): a request as method, URL, the headers that matter and the
 parsed JSON body; a whole response as ``{"message", "usage"}``; a stream as ``{"chunks": […]}``
 ending in a ``done`` or ``error`` chunk; an error as ``{"code"}`` plus, for the errors a
-provider reports itself (REPORTED_CODES), the exact ``message`` of R-ERR-4.
+provider reports itself (REPORTED_CODES), the exact ``message`` of R-ERR-4. With ``"count":
+true`` the three ops are about Anthropic's token count instead (R-PRV-24): the count request,
+and ``{"input_tokens": N}`` or the error for its answer; ``provider_request`` with ``"reserve":
+true`` answers ``{"reserved_output_tokens": N}`` (R-PRV-26).
 """
 
 from __future__ import annotations
@@ -12,13 +15,14 @@ import base64
 import json
 from collections.abc import Callable, Iterable, Mapping
 from types import ModuleType
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from harness9_ref.provider import (
     AnthropicProvider,
     HttpProvider,
     OpenAIProvider,
     ProviderError,
+    TokenCounter,
     anthropic,
     openai,
 )
@@ -56,10 +60,18 @@ def _conversation(inp: Mapping[str, Any]) -> tuple[list[Any], list[ToolDefinitio
 
 
 def op_provider_request(inp: Mapping[str, Any]) -> dict[str, Any]:
+    if inp.get("reserve"):  # R-PRV-26: what the provider keeps of the window for the reply
+        provider = PROVIDERS[inp["provider"]](inp["model"], "", WIRE_FORMATS[inp["provider"]].DEFAULT_BASE_URL, 10.0)
+        return {"reserved_output_tokens": provider.reserved_output_tokens}
     messages, tools = _conversation(inp)
     wire = WIRE_FORMATS[inp["provider"]]
     options = {"base_url": inp["base_url"]} if "base_url" in inp else {}
-    request = wire.build_request(inp["model"], messages, tools, stream=inp["stream"], api_key=inp["api_key"], **options)
+    if inp.get("count"):
+        request = anthropic.build_count_request(inp["model"], messages, tools, api_key=inp["api_key"], **options)
+    else:
+        request = wire.build_request(
+            inp["model"], messages, tools, stream=inp["stream"], api_key=inp["api_key"], **options
+        )
     headers = {name.lower(): value for name, value in request.headers}
     return {
         "method": request.method,
@@ -77,13 +89,30 @@ def _attributes(exc: ProviderError) -> dict[str, Any]:
     }
 
 
-def _whole(call: Callable[[], tuple[Message, Usage | None]]) -> dict[str, Any]:
+Answer = TypeVar("Answer")
+
+
+def _answer(call: Callable[[], Answer], output: Callable[[Answer], dict[str, Any]]) -> dict[str, Any]:
+    """``output`` of what ``call`` returns, or the error it raised with R-ERR-2's attributes."""
     try:
-        message, usage = call()
+        answer = call()
     except ProviderError as exc:
         error = _error(exc.code, str(exc))
         return {"error": {**error, **_attributes(exc)} if exc.code in REPORTED_CODES else error}
-    return {"message": message.to_dict(), "usage": None if usage is None else usage.to_dict()}
+    return output(answer)
+
+
+def _whole(call: Callable[[], tuple[Message, Usage | None]]) -> dict[str, Any]:
+    def output(answer: tuple[Message, Usage | None]) -> dict[str, Any]:
+        message, usage = answer
+        return {"message": message.to_dict(), "usage": None if usage is None else usage.to_dict()}
+
+    return _answer(call, output)
+
+
+def _count(call: Callable[[], int]) -> dict[str, Any]:
+    """R-PRV-24: ``{"input_tokens": N}`` or the error."""
+    return _answer(call, lambda n: {"input_tokens": n})
 
 
 def _stream(chunks: Iterable[StreamChunk]) -> dict[str, Any]:
@@ -99,6 +128,8 @@ def op_provider_parse(inp: Mapping[str, Any]) -> dict[str, Any]:
     wire = WIRE_FORMATS[inp["provider"]]
     status, headers = inp["status"], [tuple(pair) for pair in inp["headers"]]
     pieces = [base64.b64decode(c) for c in inp["chunks"]]
+    if inp.get("count"):
+        return _count(lambda: anthropic.parse_count_response(status, headers, b"".join(pieces)))
     if inp["stream"]:
         return _stream(wire.parse_stream(status, headers, pieces))
     return _whole(lambda: wire.parse_response(status, headers, b"".join(pieces)))
@@ -107,6 +138,8 @@ def op_provider_parse(inp: Mapping[str, Any]) -> dict[str, Any]:
 def op_provider_call(inp: Mapping[str, Any]) -> dict[str, Any]:
     messages, tools = _conversation(inp)
     provider = PROVIDERS[inp["provider"]](inp["model"], inp["api_key"], inp["base_url"], float(inp.get("timeout", 10)))
+    if inp.get("count") and isinstance(provider, TokenCounter):
+        return _count(lambda: provider.count_tokens(messages, tools))
     if inp["stream"]:
         return _stream(provider.generate_stream(messages, tools))
     return _whole(lambda: provider.generate(messages, tools))

@@ -16,6 +16,7 @@ from typing import Any, Final
 from harness9_ref.memory import (
     AmbiguousSessionId,
     Checkpoint,
+    ContextState,
     Manager,
     MemorySession,
     Session,
@@ -28,11 +29,11 @@ from harness9_ref.memory import (
 from harness9_ref.planning import todos_from_list
 from harness9_ref.schema import SchemaError, messages_from_list, messages_to_list
 
-__all__ = ["DEFAULT_NOW", "checkpoint_from_json", "op_memory_session", "op_session"]
+__all__ = ["DEFAULT_NOW", "checkpoint_from_json", "context_state_from_json", "op_memory_session", "op_session"]
 
 DEFAULT_NOW: Final = 1_700_000_000  # the clock's start when the case gives no "now"
 DEFAULT_MANAGER: Final = "a"
-JSON_EXACT_LIMIT: Final = 2**53  # R-CKP-2: the protocol's bound on a checkpoint's covered
+JSON_EXACT_LIMIT: Final = 2**53  # R-CKP-2, R-CKP-10: the protocol's bound on the integers of a checkpoint or context state
 
 
 class _Run:
@@ -118,6 +119,24 @@ def _save_checkpoint(run: _Run, name: str, step: Mapping[str, Any]) -> None:
     run.session(name, step).save_checkpoint(checkpoint_from_json(step["checkpoint"]))
 
 
+def context_state_from_json(value: object) -> ContextState:
+    """R-CKP-10: ContextState's own checks, then the protocol's bound of 2^53, as for a checkpoint."""
+    state = ContextState.from_dict(value)
+    for member, number in state.to_dict().items():
+        if number >= JSON_EXACT_LIMIT:
+            raise SchemaError(f"context_state.{member}", f"must be below 2^53, got {number}")
+    return state
+
+
+def _save_context_state(run: _Run, name: str, step: Mapping[str, Any]) -> None:
+    run.session(name, step).save_context_state(context_state_from_json(step["state"]))
+
+
+def _get_context_state(run: _Run, name: str, step: Mapping[str, Any]) -> Any:
+    state = run.session(name, step).get_context_state()
+    return None if state is None else state.to_dict()
+
+
 def _recent(run: _Run, name: str, step: Mapping[str, Any]) -> Any:
     summaries = run.manager(name).recent_sessions(**_given(step, "limit", "offset"))
     return [summary.to_dict() for summary in summaries]
@@ -155,6 +174,8 @@ STEPS: Final[Mapping[str, _Step]] = {
     "get_todos": lambda run, name, step: [t.to_dict() for t in run.session(name, step).get_todos()],
     "save_checkpoint": _save_checkpoint,
     "get_checkpoint": _get_checkpoint,
+    "save_context_state": _save_context_state,
+    "get_context_state": _get_context_state,
     "list": lambda run, name, step: [info.to_dict() for info in run.manager(name).list_sessions()],
     "delete": lambda run, name, step: run.manager(name).delete_session(step["id"]),
     "close": lambda run, name, step: run.close(name),
@@ -194,7 +215,19 @@ class _Memory:
 
 # The steps that act on a session alone, which a MemorySession has too (R-SES-9).
 MEMORY_STEPS: Final = frozenset(
-    {"add", "get", "get_from", "pop", "clear", "save_todos", "get_todos", "save_checkpoint", "get_checkpoint"}
+    {
+        "add",
+        "get",
+        "get_from",
+        "pop",
+        "clear",
+        "save_todos",
+        "get_todos",
+        "save_checkpoint",
+        "get_checkpoint",
+        "save_context_state",
+        "get_context_state",
+    }
 )
 
 

@@ -26,9 +26,10 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Generator, Sequence
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from ..memory import Compactor, Session, SessionError, estimate_tool_tokens
+from ..memory import Compactor, ContextState, Session, SessionError, estimate_tool_tokens
 from ..schema import (
     CHUNK_DONE,
     CHUNK_TEXT,
@@ -55,6 +56,7 @@ from ._errors import (
 )
 from ._events import (
     CompactionData,
+    ContextReport,
     DoneData,
     ErrorData,
     Event,
@@ -65,19 +67,20 @@ from ._events import (
 )
 from ._long_session import (
     CONTEXT_LENGTH_EXCEEDED,
+    DEFAULT_COMPACT_AT,
     NOTHING_TO_COMPACT,
     RECOVERY_FAILED_MESSAGE,
     Context,
     LongSession,
     Prepared,
-    load_context,
+    Turn,
     prepare_literal,
 )
 from ._run import Failure, RunIterator, RunState, check_cancelled, close_stream, event_error, event_token_update, save_run
 from ._seams import DEFAULT_MAX_TURNS, DEFAULT_SYSTEM_PROMPT, PromptBuilder, SummarizingCompactor, ToolRegistry
 
 if TYPE_CHECKING:
-    from ..provider import LLMProvider
+    from ..provider import LLMProvider, TokenCounter
 
 __all__ = ["AgentEngine"]  # gets re-exported
 
@@ -97,11 +100,23 @@ class AgentEngine:
         context_window: the model's context window in tokens, 0 when unknown; only reported in
             token updates (R-ENG-7).
         max_turns: the most provider calls one run may make (R-ENG-14).
-        long_session: start runs from the session's checkpoint, calibrate, shorten and recover
-            from context-length errors (R-LONG); off, the engine follows R-ENG literally.
+        long_session: start runs from the session's checkpoint, calibrate, clear, shorten and
+            recover from context-length errors (R-LONG); off, the engine follows R-ENG literally.
+        compact_at: in long-session mode, the share of the window at which compaction starts
+            (R-LONG-10); None turns compaction before a call off (overflow recovery stays).
+        reply_reserve: the ``max_tokens`` the provider asks for; the trigger leaves room for it
+            (R-LONG-10).
+        token_counter: a provider that counts a request exactly (``count_tokens``); long-session
+            mode then counts before each call instead of estimating (R-LONG-10).
+        carry: in long-session mode, a new summary message quotes the user's recent requests
+            and ends with the session's plan (R-LONG-13, R-LONG-14).
+        own_tools: in long-session mode, offer the engine's ``recall`` and ``todo`` tools
+            beside the registry's and answer them itself (R-RCL); summaries then say that
+            removed messages can be recalled (R-LONG-13).
 
     Raises:
-        ValueError: ``max_turns`` is below 1 or ``context_window`` is negative.
+        ValueError: ``max_turns`` is below 1, ``context_window`` or ``reply_reserve`` is
+            negative, or ``compact_at`` is outside (0, 1].
 
     The engine runs one run at a time (R-ENG-16); ``set_session`` and ``cancel`` may be called
     from any thread.
@@ -118,11 +133,20 @@ class AgentEngine:
         context_window: int = 0,
         max_turns: int = DEFAULT_MAX_TURNS,
         long_session: bool = False,
+        compact_at: Fraction | None = DEFAULT_COMPACT_AT,
+        reply_reserve: int = 0,
+        token_counter: TokenCounter | None = None,
+        carry: bool = False,
+        own_tools: bool = False,
     ) -> None:
         if max_turns < 1:
             raise ValueError(f"max_turns must be at least 1, got {max_turns}")
         if context_window < 0:
             raise ValueError(f"context_window must be 0 (unknown) or positive, got {context_window}")
+        if reply_reserve < 0:
+            raise ValueError(f"reply_reserve must be 0 or positive, got {reply_reserve}")
+        if compact_at is not None and not 0 < compact_at <= 1:
+            raise ValueError(f"compact_at must be in (0, 1] or None, got {compact_at}")
         self._llm = llm
         self._registry = registry
         self._prompt_builder = prompt_builder
@@ -132,7 +156,10 @@ class AgentEngine:
         self._session = session
         self._compactor = compactor
         self._active: RunState | None = None
-        self._long = LongSession(context_window) if long_session else None
+        self._long = LongSession(context_window, compact_at, reply_reserve, token_counter) if long_session else None
+        self._carry = carry
+        self._own_tools = own_tools
+        self._last_session: Session | None = None  # whose summarizer failures the breaker counts (R-LONG-15)
 
     @property
     def context_window(self) -> int:
@@ -247,13 +274,52 @@ class AgentEngine:
         try:
             if self._long is None or session is None or not isinstance(compactor, SummarizingCompactor):
                 raise engine_error(NOTHING_TO_COMPACT, "there is no session summary to make here")
-            tool_tokens = estimate_tool_tokens(list(self._registry.available_tools()))
-            return self._long.compact_now(session, self._system_prompt(), compactor, tool_tokens, focus)
+            data, _ = self._long.compact_now(session, self._system_prompt(), compactor, self._turn_inputs(session), focus)
+            return data
         finally:
             self._release(placeholder)
 
+    def context_report(self) -> ContextReport:
+        """What the next request would hold, by part, without compacting anything (R-LONG-17).
+
+        Reads the current session as a run would load it (R-LONG-2), with the tools offered
+        now. Outside long-session mode the parts are those of the full stored history.
+
+        Raises:
+            EngineBusy: a run is in progress.
+            EngineError: the session could not be read (its error's code).
+        """
+        placeholder = RunState(Message(ROLE_USER, ""), None, None)
+        with self._lock:
+            if self._active is not None:
+                raise EngineBusy()
+            session = self._session
+            self._active = placeholder
+        try:
+            turn = self._turn_inputs(session)
+            try:
+                history, context = self._load_history_with(session, self._system_prompt())
+            except SessionError as exc:
+                raise engine_error(exc.code, one_line(str(exc))) from exc
+            long = self._long
+            if long is None:  # the document's engine sends the full history: plain estimates
+                long = LongSession(self._context_window, None)
+                long.restore(1, 1)
+            return long.report(context, history, turn)
+        finally:
+            self._release(placeholder)
+
+    def _turn_inputs(self, session: Session | None) -> Turn:
+        """The tools of this turn and what a summary in it carries (R-ENG-5 step 1, R-LONG-13)."""
+        tools = list(self._registry.available_tools())
+        return Turn(tools, estimate_tool_tokens(tools), self._carry, session, self._own_tools)
+
     def _system_prompt(self) -> str:
         return self._prompt_builder() if self._prompt_builder is not None else DEFAULT_SYSTEM_PROMPT
+
+    def _state(self, run: RunState) -> ContextState | None:
+        """The context state a run of long-session mode leaves with its session (R-LONG-16)."""
+        return None if self._long is None else self._long.state(run.context)
 
     def _release(self, run: RunState) -> None:
         with self._lock:
@@ -277,18 +343,18 @@ class AgentEngine:
             try:
                 final = yield from self._turns(run)
             except Failure as failure:
-                save_run(run, run.committed)
+                save_run(run, run.committed, self._state(run))
                 yield event_error(failure.code, one_line(failure.message))
                 return
             except Exception as exc:  # R-ENG-17
                 _log.debug("internal error in a run", exc_info=True)
-                save_run(run, run.committed)
+                save_run(run, run.committed, self._state(run))
                 yield event_error(INTERNAL_ERROR, internal_message(exc))
                 return
             except BaseException:  # the iterator was closed (GeneratorExit), or KeyboardInterrupt
-                save_run(run, run.committed)
+                save_run(run, run.committed, self._state(run))
                 raise
-            save_run(run, len(run.history))
+            save_run(run, len(run.history), self._state(run))
             yield Event(EventType.DONE, DoneData(final, run.turns))
         finally:
             self._release(run)
@@ -297,9 +363,9 @@ class AgentEngine:
         """Turns until a reply without tool calls, which is returned (R-ENG-5, R-ENG-10)."""
         while True:
             check_cancelled(run)
-            tools = list(self._registry.available_tools())
-            tool_tokens = estimate_tool_tokens(tools)
-            prepared = yield from self._announce(self._prepare(run, tool_tokens))
+            turn = self._turn_inputs(run.session)
+            tools, tool_tokens = turn.tools, turn.tool_tokens
+            prepared = yield from self._announce(self._prepare(run, turn))
             check_cancelled(run)  # a summarizing compactor may have taken a while
             run.turns += 1
             run.rounds += 1
@@ -308,7 +374,7 @@ class AgentEngine:
             except Failure as failure:  # R-LONG-7: one retry after compacting harder
                 if self._long is None or failure.code != CONTEXT_LENGTH_EXCEEDED or failure.after_text:
                     raise
-                recovery = self._long.recover(run.context, run.history, run.compactor, tool_tokens)
+                recovery = self._long.recover(run.context, tuple(run.history), run.compactor, turn)
                 prepared = yield from self._announce(recovery)
                 check_cancelled(run)
                 run.turns += 1
@@ -319,7 +385,7 @@ class AgentEngine:
                         raise Failure(again.code, RECOVERY_FAILED_MESSAGE.format(message=again.message)) from None
                     raise
             if self._long is not None:
-                self._long.calibrate(usage, prepared.total)
+                self._long.calibrate(usage, prepared.view, prepared.total, tool_tokens)
             if usage is not None and usage.input_tokens > 0:  # R-ENG-7
                 yield event_token_update(usage.input_tokens, self._context_window)
             run.history.append(reply)
@@ -336,12 +402,12 @@ class AgentEngine:
             if run.rounds >= self._max_turns:  # R-ENG-14, R-LONG-8
                 raise Failure(MAX_TURNS, MAX_TURNS_MESSAGE.format(max_turns=self._max_turns))
 
-    def _prepare(self, run: RunState, tool_tokens: int) -> Prepared:
+    def _prepare(self, run: RunState, turn: Turn) -> Prepared:
         """This turn's view: the document's (R-ENG-5) or long-session mode's (R-LONG-4)."""
         history = tuple(run.history)  # what the compactor and provider see cannot grow under them
         if self._long is None:
-            return prepare_literal(history, run.compactor, tool_tokens)
-        return self._long.prepare(run.context, history, run.compactor, tool_tokens)
+            return prepare_literal(history, run.compactor, turn.tool_tokens)
+        return self._long.prepare(run.context, history, run.compactor, turn)
 
     def _announce(self, prepared: Prepared) -> Generator[Event, None, Prepared]:
         """The optional compaction event, then the token update (R-ENG-5 steps 5 and 6)."""
@@ -392,7 +458,10 @@ class AgentEngine:
         if session is None:
             return [Message(ROLE_SYSTEM, system)], Context()
         if self._long is not None:
-            return load_context(session, system)
+            if session is not self._last_session:
+                self._long.reset_breaker()
+                self._last_session = session
+            return self._long.load(session, system)
         return [Message(ROLE_SYSTEM, system), *session.get_messages(0)], Context()
 
 

@@ -16,6 +16,8 @@ from ..schema import Message
 
 __all__ = [  # gets re-exported
     "CompactionData",
+    "ContextPart",
+    "ContextReport",
     "DoneData",
     "ErrorData",
     "Event",
@@ -56,20 +58,30 @@ class TokenUpdateData:
 
 @dataclass(frozen=True, slots=True)
 class CompactionData:
-    """R-EVT-3: what a compaction that saved more than 5% changed (R-ENG-6)."""
+    """R-EVT-3: what a compaction that saved more than 5% changed (R-ENG-6).
+
+    In long-session mode it also says which tier ran and how many tool results it newly
+    cleared (R-LONG-4 f); ``tier`` is None outside the mode, and both are then left out.
+    """
 
     tokens_before: int
     tokens_after: int
     msgs_before: int
     msgs_after: int
+    tier: str | None = None
+    cleared: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "tokens_before": self.tokens_before,
             "tokens_after": self.tokens_after,
             "msgs_before": self.msgs_before,
             "msgs_after": self.msgs_after,
         }
+        if self.tier is not None:
+            data["tier"] = self.tier
+            data["cleared"] = self.cleared
+        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,9 +169,7 @@ class Event:
     def __post_init__(self) -> None:
         expected = DATA_TYPES[EventType(self.type)]
         if not isinstance(self.data, expected):
-            raise TypeError(
-                f"a {EventType(self.type).value!r} event carries {expected.__name__}, got {type(self.data).__name__}"
-            )
+            raise TypeError(f"a {EventType(self.type).value!r} event carries {expected.__name__}, got {type(self.data).__name__}")
         object.__setattr__(self, "type", EventType(self.type))
 
     @property
@@ -170,3 +180,40 @@ class Event:
     def to_dict(self) -> dict[str, Any]:
         """The JSON form ``{"type", "data"}``, data members in SPEC order (R-EVT-1 … R-EVT-8)."""
         return {"type": self.type.value, "data": self.data.to_dict()}
+
+
+@dataclass(frozen=True, slots=True)
+class ContextPart:
+    """One part of the next request: its tokens and how many items it holds (R-LONG-17)."""
+
+    name: str
+    tokens: int
+    count: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "tokens": self.tokens, "count": self.count}
+
+
+@dataclass(frozen=True, slots=True)
+class ContextReport:
+    """What the next request holds, by part, as ``/context`` shows it (R-LONG-17).
+
+    ``total`` is the one figure the token updates, the compaction notice and the status bar
+    use; ``source`` says how it was counted (``exact``, ``anchored`` or ``estimate``, R-LONG-10);
+    ``budget`` is the trigger, 0 when there is none.
+    """
+
+    window: int
+    budget: int
+    total: int
+    source: str
+    parts: tuple[ContextPart, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "window": self.window,
+            "budget": self.budget,
+            "total": self.total,
+            "source": self.source,
+            "parts": [part.to_dict() for part in self.parts],
+        }

@@ -1,17 +1,22 @@
-"""Long-session mode: checkpoints, a calibrated trigger, shortening and overflow recovery (SPEC R-LONG, R-CKP-5).
+"""Long-session mode: checkpoints, a calibrated trigger, tiers of compaction and overflow recovery (SPEC R-LONG, R-CKP-5).
 
 Without the mode the engine follows the design document literally (R-ENG): every turn compacts
 the full history, so a long conversation is summarised from scratch again and again. With it:
 
 - a run starts from the session's checkpoint, ``[system, summary] + the uncovered messages``,
   so the summarizer gets its previous summary and only new messages (R-LONG-2);
-- the trigger compares the budget with the estimate scaled by what the provider really counted
-  last time (R-LONG-3), because bytes / 4 undercounts real tokenizers;
-- whatever compaction leaves over budget is shortened in the view (R-TRIM, R-LONG-4);
+- the trigger compares a figure as exact as the provider allows with the budget: the provider's
+  own count when it offers one, else the last real count plus an estimate of what was added
+  since, else the estimate scaled by the last real count (R-LONG-3, R-LONG-10);
+- over the trigger, stale tool results are cleared first (tier 0, no model call), and only when
+  that is not enough is the head summarised (tier 1), or the fallback used (tier 2); a
+  summarizer that keeps failing is paused for a while (R-LONG-11 … R-LONG-15);
+- whatever is left over budget is shortened in the view (R-TRIM, R-LONG-4);
 - a context-length error is answered once by compacting harder (R-LONG-7).
 
-``Context`` is one run's view of the checkpoint; ``LongSession`` holds the engine-wide state
-(the calibration) and turns a working history into the view of one turn.
+``Context`` is one run's view of the checkpoint and the clearing watermark; ``LongSession``
+holds the engine-wide state (the calibration, its anchor, the breaker) and turns a working
+history into the view of one turn.
 """
 
 from __future__ import annotations
@@ -19,15 +24,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Final
 
 from ..memory import (
+    DEFAULT_MIN_TAIL_MESSAGES,
     Checkpoint,
     Compactor,
+    ContextState,
     CorruptRow,
     Session,
     SessionError,
-    budget_for_context_window,
     checkpoint_problem,
     estimate_tokens,
     is_summary,
@@ -36,14 +43,26 @@ from ..memory import (
     shorten_view,
     summary_message,
 )
-from ..schema import ROLE_SYSTEM, Message, Usage
+from ..memory.context import (
+    carried_requests,
+    clear_below,
+    next_watermark,
+    plan_block,
+    recent_requests,
+    requests_budget,
+    summarizer_part,
+    summary_body,
+)
+from ..provider import TokenCounter
+from ..schema import ROLE_SYSTEM, Message, ToolDefinition, Usage
 from ._errors import LOGGER_NAME, engine_error, one_line
-from ._events import CompactionData
+from ._events import CompactionData, ContextPart, ContextReport
 from ._seams import SummarizingCompactor
 
 __all__ = [
     "COMPACTION_FAILED",
     "CONTEXT_LENGTH_EXCEEDED",
+    "DEFAULT_COMPACT_AT",
     "NOTHING_TO_COMPACT",
     "RECOVERY_FAILED_MESSAGE",
     "Context",
@@ -63,24 +82,44 @@ COMPACTION_FAILED: Final = "compaction_failed"  # R-LONG-9
 PRIOR_USED: Final = 4
 PRIOR_SENT: Final = 3
 RECOVERY_TAIL: Final = 1  # R-LONG-7: compacting harder keeps one message (and its calls' results)
+DEFAULT_COMPACT_AT: Final = Fraction(4, 5)  # R-LONG-10: R-CMP-4's 80%
+CLEAR_AT_LEAST: Final = Fraction(1, 20)  # R-LONG-12: clearing must free a twentieth of the trigger
+SUMMARY_FAILURE_LIMIT: Final = 3  # R-LONG-15: failed summaries in a row that pause the summarizer
+SUMMARY_PAUSE_TURNS: Final = 10  # R-LONG-15: turns the summarizer is then not asked
+
+# The tiers a compaction event names (R-LONG-4 f, R-LONG-11 … R-LONG-15).
+TIER_CLEARED: Final = "cleared"
+TIER_SUMMARY: Final = "summary"
+TIER_FALLBACK: Final = "fallback"
+TIER_PAUSED: Final = "paused"
+TIER_SHORTENED: Final = "shortened"
+TIER_RECOVERY: Final = "recovery"
+
+# Where a figure comes from (R-LONG-10).
+SOURCE_EXACT: Final = "exact"
+SOURCE_ANCHORED: Final = "anchored"
+SOURCE_ESTIMATE: Final = "estimate"
 
 _log = logging.getLogger(LOGGER_NAME)
 
 
 @dataclass
 class Context:
-    """Which part of a run's history the current summary replaces (R-LONG-2, R-LONG-5).
+    """Which part of a run's history the current summary replaces, and what is cleared (R-LONG-2, R-LONG-5, R-LONG-11).
 
     ``history[:base]`` is the system prompt and, when the run started from a checkpoint, its
     summary message; ``history[base:]`` are stored messages from position ``covered`` on, then
-    the run's own. While ``summary`` is set, the working history is
-    ``[history[0], summary message] + history[index:]``.
+    the run's own. While ``summary`` (a summary message's body, R-LONG-13) is set, the working
+    history is ``[history[0], summary message] + history[index:]``. Every clearable result at
+    a stored position below ``watermark`` is shown cleared.
     """
 
     base: int = 1
     covered: int = 0
     summary: str | None = None
     index: int = 1
+    watermark: int = 0
+    stored_state: ContextState | None = None  # the context state the run read (R-LONG-16)
     made: list[tuple[int, str]] = field(default_factory=list)  # (index, summary) of each summary of this run
 
     def working(self, history: Sequence[Message]) -> list[Message]:
@@ -107,12 +146,22 @@ class Context:
         """How many leading messages of ``working`` a compaction keeps: the system prompt and the summary."""
         return 2 if self.summary is not None else 1
 
+    @property
+    def first_position(self) -> int:
+        """The stored position of ``working[kept]``, the first message after the kept prefix (R-CKP-4)."""
+        return self.covered + (self.index if self.summary is not None else 1) - self.base
+
+    def shown(self, working: Sequence[Message]) -> tuple[list[Message], int]:
+        """``working`` with what the watermark clears replaced by placeholders, and how many (R-LONG-11)."""
+        return clear_below(working, self.kept, self.first_position, self.watermark)
+
 
 def load_context(session: Session, system: str) -> tuple[list[Message], Context]:
     """``[system, summary] + uncovered`` from a valid checkpoint, else ``[system] + stored`` (R-LONG-2, R-CKP-5).
 
     An invalid or unreadable checkpoint is logged and ignored; other session errors propagate
-    (R-ENG-4).
+    (R-ENG-4). The session's context state is read too (R-LONG-16): its watermark applies when
+    it is within the stored messages.
     """
     head = Message(ROLE_SYSTEM, system)
     try:
@@ -120,14 +169,25 @@ def load_context(session: Session, system: str) -> tuple[list[Message], Context]
     except CorruptRow as exc:
         _log.warning("ignoring the checkpoint of session %s: %s", session.session_id, exc)
         checkpoint = None
+    history: list[Message] | None = None
     if checkpoint is not None:
         rest = session.get_messages_from(checkpoint.covered - 1) if checkpoint.covered >= 1 else []
         problem = checkpoint_problem(checkpoint, rest)
         if problem is None:
             history = [head, summary_message(checkpoint.summary), *rest[1:]]
-            return history, Context(base=2, covered=checkpoint.covered, summary=checkpoint.summary, index=2)
-        _log.warning("ignoring the checkpoint of session %s: %s", session.session_id, problem)
-    return [head, *session.get_messages(0)], Context()
+            context = Context(base=2, covered=checkpoint.covered, summary=checkpoint.summary, index=2)
+        else:
+            _log.warning("ignoring the checkpoint of session %s: %s", session.session_id, problem)
+    if history is None:
+        history, context = [head, *session.get_messages(0)], Context()
+    try:
+        context.stored_state = session.get_context_state()
+    except CorruptRow as exc:
+        _log.warning("ignoring the context state of session %s: %s", session.session_id, exc)
+    stored = context.covered + len(history) - context.base
+    if context.stored_state is not None and context.stored_state.cleared_below <= stored:
+        context.watermark = context.stored_state.cleared_below
+    return history, context
 
 
 def summary_split(working: Sequence[Message], tail: int) -> int:
@@ -165,113 +225,339 @@ def prepare_literal(history: Sequence[Message], compactor: Compactor | None, too
     return Prepared(view, total, total, compaction)
 
 
-class LongSession:
-    """The engine-wide state of long-session mode: its budget and calibration (R-LONG-3, R-LONG-4)."""
+def trigger_for(window: int, compact_at: Fraction | None, reserve: int) -> int:
+    """B of R-LONG-10: ``floor(window * compact_at)``, at most ``window - reserve``; 0 when off or unknown."""
+    if window <= 0 or compact_at is None:
+        return 0
+    budget = window * compact_at.numerator // compact_at.denominator
+    return min(budget, max(1, window - reserve)) if reserve > 0 else budget
 
-    def __init__(self, context_window: int) -> None:
-        self.budget = budget_for_context_window(context_window)
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """What one turn's preparation is given beside the history (R-LONG-4)."""
+
+    tools: Sequence[ToolDefinition]
+    tool_tokens: int
+    carry: bool = False  # a new summary message carries the recent requests and the plan (R-LONG-13, R-LONG-14)
+    session: Session | None = None  # whose plan it carries
+    recall: bool = False  # the engine offers its recall tool, and the summary says so (R-LONG-13)
+
+    def plan(self) -> str:
+        """The session's plan as a summary message ends with it (R-LONG-14); "" when there is none or it cannot be read."""
+        if not self.carry or self.session is None:
+            return ""
+        try:
+            return plan_block(self.session.get_todos())
+        except SessionError as exc:
+            _log.warning("could not read the plan of session %s: %s", self.session.session_id, exc)
+            return ""
+
+
+@dataclass
+class _Step:
+    """What a compaction of one turn did, for its event (R-LONG-4 f)."""
+
+    view: list[Message]
+    tier: str | None = None
+    cleared: int = 0
+
+
+class LongSession:
+    """The engine-wide state of long-session mode (R-LONG-3, R-LONG-10, R-LONG-15).
+
+    It holds the trigger, the calibration and its anchor, and the summarizer's breaker.
+    """
+
+    def __init__(
+        self,
+        context_window: int,
+        compact_at: Fraction | None = DEFAULT_COMPACT_AT,
+        reserve: int = 0,
+        counter: TokenCounter | None = None,
+    ) -> None:
+        self.window = context_window
+        self.budget = trigger_for(context_window, compact_at, reserve)  # 0: no trigger
+        # R-LONG-7 shortens within the default budget when the trigger is off.
+        self._recovery_budget = self.budget or trigger_for(context_window, DEFAULT_COMPACT_AT, reserve)
+        self.off = compact_at is None
+        self._counter = counter
         self._used = PRIOR_USED  # U: input_tokens the provider reported for the last call
         self._sent = PRIOR_SENT  # S: what the engine estimated for that call
+        self._anchor: tuple[tuple[Message, ...], int] | None = None  # the view and tool tokens U counted
+        self._failures = 0  # summaries failed in a row (R-LONG-15)
+        self._paused = 0  # turns the summarizer is still not asked
+        self._announced = False  # the first paused turn says so
+
+    def restore(self, used: int, sent: int) -> None:
+        """Take a stored calibration (R-LONG-16) when both numbers are usable.
+
+        Its anchor was not stored, so a calibration other than the engine's own drops the anchor.
+        """
+        if used > 0 and sent > 0 and (used, sent) != (self._used, self._sent):
+            self._used, self._sent = used, sent
+            self._anchor = None
+
+    def load(self, session: Session, system: str) -> tuple[list[Message], Context]:
+        """``load_context``, taking the session's stored calibration (R-LONG-2, R-LONG-16)."""
+        history, context = load_context(session, system)
+        if context.stored_state is not None:
+            self.restore(context.stored_state.input_tokens, context.stored_state.estimate)
+        return history, context
+
+    def state(self, context: Context) -> ContextState | None:
+        """What R-LONG-16 stores with the session: the calibration and the run's watermark.
+
+        None when there is nothing to store: no state was read and nothing was learned (the
+        prior calibration, nothing cleared).
+        """
+        state = ContextState(self._used, self._sent, context.watermark)
+        if context.stored_state is None and state == ContextState(PRIOR_USED, PRIOR_SENT, 0):
+            return None
+        return state
+
+    def reset_breaker(self) -> None:
+        """A new session starts with a summarizer nobody has given up on (R-LONG-15)."""
+        self._failures = self._paused = 0
+        self._announced = False
 
     def measured(self, tokens: int) -> int:
         """``tokens`` scaled by the last call's real count (R-LONG-3)."""
         return tokens * self._used // self._sent
 
-    def message_budget(self, tool_tokens: int) -> int:
+    def message_budget(self, tool_tokens: int, budget: int | None = None) -> int:
         """M of R-LONG-4 (c): the largest message estimate whose measured total stays within the budget."""
-        return max(0, ((self.budget + 1) * self._sent - 1) // self._used - tool_tokens)
+        budget = self.budget if budget is None else budget
+        return max(0, ((budget + 1) * self._sent - 1) // self._used - tool_tokens)
 
-    def calibrate(self, usage: Usage | None, total: int) -> None:
-        """Remember a call's real count against its estimate (R-LONG-3)."""
+    def calibrate(self, usage: Usage | None, view: Sequence[Message], total: int, tool_tokens: int) -> None:
+        """Remember a call's real count against its estimate, and what it counted (R-LONG-3, R-LONG-10)."""
         if usage is not None and usage.input_tokens > 0 and total > 0:
             self._used, self._sent = usage.input_tokens, total
+            self._anchor = (tuple(view), tool_tokens)
 
-    def prepare(self, context: Context, history: Sequence[Message], compactor: Compactor | None, tool_tokens: int) -> Prepared:
-        """One turn's view (R-LONG-4): summarise when the measured total is over budget, then shorten."""
+    def figure(self, msgs: Sequence[Message], tools: Sequence[ToolDefinition], tool_tokens: int) -> tuple[int, str]:
+        """The tokens a request of ``msgs`` and ``tools`` holds, as exactly as the provider allows (R-LONG-10)."""
+        estimate = estimate_tokens(msgs) + tool_tokens
+        if self._counter is not None:
+            try:
+                exact = self._counter.count_tokens(msgs, tools)
+            except Exception as exc:  # R-LONG-10: a count that fails leaves the estimate
+                _log.warning("counting the request's tokens failed; using the estimate: %s", one_line(str(exc)))
+            else:
+                if exact > 0 and estimate > 0:
+                    self._used, self._sent = exact, estimate
+                    self._anchor = (tuple(msgs), tool_tokens)
+                return exact, SOURCE_EXACT
+        if self._anchor is not None:
+            seen, seen_tools = self._anchor
+            if seen_tools == tool_tokens and len(msgs) >= len(seen) and tuple(msgs[: len(seen)]) == seen:
+                return self._used + self.measured(estimate_tokens(msgs[len(seen) :])), SOURCE_ANCHORED
+        return self.measured(estimate), SOURCE_ESTIMATE
+
+    def prepare(self, context: Context, history: Sequence[Message], compactor: Compactor | None, turn: Turn) -> Prepared:
+        """One turn's view (R-LONG-4): clear, summarise or fall back when over the trigger, then shorten."""
         working = context.working(history)
-        before = estimate_tokens(working)
-        view: Sequence[Message] = working
-        if isinstance(compactor, SummarizingCompactor):
-            if self.measured(before + tool_tokens) > self.budget if self.budget else compactor.over_budget(working):
-                view = self.summarize(context, working, compactor, compactor.tail_messages) or working
-        elif compactor is not None:
-            view = compactor.compact(working)
-        return self._finish(working, view, before, tool_tokens, self.message_budget(tool_tokens), forced=False)
+        shown, _ = context.shown(working)
+        before = estimate_tokens(shown)
+        figure, _ = self.figure(shown, turn.tools, turn.tool_tokens)
+        step = _Step(shown)
+        summarizing = isinstance(compactor, SummarizingCompactor)
+        if self.off:
+            pass
+        elif self.budget > 0 and figure > self.budget:
+            tail = compactor.tail_messages if isinstance(compactor, SummarizingCompactor) else DEFAULT_MIN_TAIL_MESSAGES
+            step = self._clear(context, working, shown, before, tail)
+            cleared = figure if step.view is shown else self.figure(step.view, turn.tools, turn.tool_tokens)[0]
+            if cleared > self.budget and isinstance(compactor, SummarizingCompactor):
+                step = self._summarize_turn(context, step, compactor, turn)
+        elif self.budget <= 0 and isinstance(compactor, SummarizingCompactor) and compactor.over_budget(shown):
+            step = self._summarize_turn(context, step, compactor, turn)
+        if compactor is not None and not summarizing:
+            step.view = compactor.compact(step.view)
+        limit = self.message_budget(turn.tool_tokens) if self.budget and not self.off else None
+        return self._finish(shown, step, before, figure, turn, limit, forced=False)
 
-    def recover(self, context: Context, history: Sequence[Message], compactor: Compactor | None, tool_tokens: int) -> Prepared:
+    def recover(self, context: Context, history: Sequence[Message], compactor: Compactor | None, turn: Turn) -> Prepared:
         """The harder compaction after a context-length error (R-LONG-7)."""
         working = context.working(history)
-        before = estimate_tokens(working)
-        split = summary_split(working, RECOVERY_TAIL)
+        shown, _ = context.shown(working)
+        before = estimate_tokens(shown)
+        figure, _ = self.figure(shown, turn.tools, turn.tool_tokens)
+        split = summary_split(shown, RECOVERY_TAIL)
         view = None
-        if isinstance(compactor, SummarizingCompactor):
-            view = self.summarize(context, working, compactor, RECOVERY_TAIL, fallback=False)
+        if isinstance(compactor, SummarizingCompactor) and not self._paused:
+            view = self._summarize(context, shown, compactor, RECOVERY_TAIL, turn, fallback=False)
         if view is None:
             kept = context.kept  # R-LONG-7: the system prompt and the summary in effect stay
-            view = repair_orphaned_tool_pairs([*working[:kept], *working[max(split, kept) :]])
-        return self._finish(working, view, before, tool_tokens, self.message_budget(tool_tokens) // 2, forced=True)
+            view = repair_orphaned_tool_pairs([*shown[:kept], *shown[max(split, kept) :]])
+        limit = self.message_budget(turn.tool_tokens, self._recovery_budget) // 2 if self._recovery_budget else None
+        return self._finish(shown, _Step(view, TIER_RECOVERY), before, figure, turn, limit, forced=True)
 
     def compact_now(
-        self, session: Session, system: str, compactor: SummarizingCompactor, tool_tokens: int, focus: str
-    ) -> CompactionData:
-        """Summarise the session now, whatever the budget, and store the checkpoint (R-LONG-9).
+        self, session: Session, system: str, compactor: SummarizingCompactor, turn: Turn, focus: str
+    ) -> tuple[CompactionData, Context]:
+        """Clear and summarise the session now, whatever the budget, and store the checkpoint (R-LONG-9).
+
+        Uses the compactor's tail, or a tail of one message when that leaves nothing to clear or
+        summarise. Returns the compaction's data and the context, whose watermark the caller stores.
 
         Raises:
             EngineError: ``nothing_to_compact``, ``compaction_failed`` or a session error's code;
                 nothing was changed.
         """
         try:
-            history, context = load_context(session, system)
+            history, context = self.load(session, system)
             working = context.working(history)
-            before = estimate_tokens(working)
-            if not has_head(working, summary_split(working, compactor.tail_messages)):
+            shown, _ = context.shown(working)
+            estimate_tokens(shown)
+            figure, _ = self.figure(shown, turn.tools, turn.tool_tokens)
+            tails = [compactor.tail_messages]
+            if 2 * figure >= self.budget:  # R-LONG-9: a full context is compacted harder
+                tails.append(RECOVERY_TAIL)
+            for tail in tails:
+                split = summary_split(working, tail)
+                watermark = next_watermark(working, context.kept, split, context.first_position, context.watermark)
+                if has_head(working, split) or watermark > context.watermark:
+                    break
+            else:
                 raise engine_error(NOTHING_TO_COMPACT, "nothing is old enough to summarise yet")
-            view = self.summarize(context, working, compactor, compactor.tail_messages, focus, fallback=False)
-            if view is None:
-                reason = compactor.failures[-1] if compactor.failures else "the summary failed"
-                raise engine_error(COMPACTION_FAILED, one_line(reason))
+            _, before_count = context.shown(working)
+            context.watermark = watermark
+            view, count = context.shown(working)
+            step = _Step(view, TIER_CLEARED if count > before_count else None, count - before_count)
+            if has_head(working, split):
+                summarised = self._summarize(context, step.view, compactor, tail, turn, focus, fallback=False)
+                if summarised is None:
+                    reason = compactor.failures[-1] if compactor.failures else "the summary failed"
+                    raise engine_error(COMPACTION_FAILED, one_line(reason))
+                step.view, step.tier = summarised, TIER_SUMMARY
             checkpoint = context.checkpoint(history, len(history))
             if checkpoint is not None:
                 session.save_checkpoint(checkpoint)
+            state = self.state(context)
+            if state is not None and state != context.stored_state:
+                session.save_context_state(state)
         except SessionError as exc:
             raise engine_error(exc.code, one_line(str(exc))) from exc
-        total = estimate_tokens(view) + tool_tokens
-        return CompactionData(self.measured(before + tool_tokens), self.measured(total), len(working), len(view))
+        after, _ = self.figure(step.view, turn.tools, turn.tool_tokens)
+        data = CompactionData(figure, after, len(working), len(step.view), step.tier, step.cleared)
+        return data, context
 
-    @staticmethod
-    def summarize(
+    def report(self, context: Context, history: Sequence[Message], turn: Turn) -> ContextReport:
+        """What the next request would hold, by part, without compacting anything (R-LONG-17)."""
+        working = context.working(history)
+        shown, cleared = context.shown(working)
+        total, source = self.figure(shown, turn.tools, turn.tool_tokens)
+        summary = shown[1 : context.kept]
+        rest = shown[context.kept :]
+        originals = working[context.kept :]
+        placeholders = [m for m, o in zip(rest, originals) if m is not o]
+        results = [m for m, o in zip(rest, originals) if m is o and m.tool_call_id]
+        messages = [m for m in rest if not m.tool_call_id]
+        parts = (
+            ContextPart("system", self.measured(estimate_tokens(shown[:1])), 1),
+            ContextPart("tools", self.measured(turn.tool_tokens), len(turn.tools)),
+            ContextPart("summary", self.measured(estimate_tokens(summary)), len(summary)),
+            ContextPart("messages", self.measured(estimate_tokens(messages)), len(messages)),
+            ContextPart("tool_results", self.measured(estimate_tokens(results)), len(results)),
+            ContextPart("cleared", self.measured(estimate_tokens(placeholders)), cleared),
+        )
+        return ContextReport(self.window, self.budget, total, source, parts)
+
+    def _clear(self, context: Context, working: list[Message], shown: list[Message], before: int, tail: int) -> _Step:
+        """Tier 0: move the watermark past all but the newest results, when that frees enough (R-LONG-12)."""
+        split = summary_split(working, tail)
+        watermark = next_watermark(working, context.kept, split, context.first_position, context.watermark)
+        if watermark <= context.watermark:
+            return _Step(shown)
+        view, count = clear_below(working, context.kept, context.first_position, watermark)
+        freed = self.measured(before - estimate_tokens(view))
+        if freed * CLEAR_AT_LEAST.denominator < max(1, self.budget * CLEAR_AT_LEAST.numerator):
+            return _Step(shown)
+        _, old = context.shown(working)
+        context.watermark = watermark
+        return _Step(view, TIER_CLEARED, count - old)
+
+    def _summarize_turn(self, context: Context, step: _Step, compactor: SummarizingCompactor, turn: Turn) -> _Step:
+        """Tier 1, or tier 2 when the summary fails or the summarizer is paused (R-LONG-5, R-LONG-15)."""
+        if self._paused:
+            self._paused -= 1
+            tier = TIER_FALLBACK if self._announced else TIER_PAUSED
+            self._announced = True
+            return _Step(compactor.fall_back(step.view), tier, step.cleared)
+        failures = len(compactor.failures)
+        view = self._summarize(context, step.view, compactor, compactor.tail_messages, turn)
+        if view is None:
+            return step
+        if len(compactor.failures) == failures:
+            self._failures = 0
+            return _Step(view, TIER_SUMMARY, step.cleared)
+        self._failures += 1
+        if self._failures >= SUMMARY_FAILURE_LIMIT:
+            self._failures, self._paused, self._announced = 0, SUMMARY_PAUSE_TURNS, False
+            _log.warning(
+                "the summarizer failed %d times in a row; using the fallback for the next %d turns",
+                SUMMARY_FAILURE_LIMIT,
+                SUMMARY_PAUSE_TURNS,
+            )
+        return _Step(view, TIER_FALLBACK, step.cleared)
+
+    def _summarize(
+        self,
         context: Context,
-        working: list[Message],
+        view: list[Message],
         compactor: SummarizingCompactor,
         tail: int,
+        turn: Turn,
         focus: str = "",
         *,
         fallback: bool = True,
     ) -> list[Message] | None:
         """Summarise with the pair-safe split (R-LONG-5) and move the checkpoint on success.
 
-        Returns the view, or None when there is nothing to summarise, or when the summary failed
-        and ``fallback`` is False (otherwise the fallback's view).
+        The summarizer sees the previous summary without what its message carries (R-LONG-13);
+        the new summary message carries the user's recent requests and the plan (R-LONG-13,
+        R-LONG-14). Returns the view, or None when there is nothing to summarise, or when the
+        summary failed and ``fallback`` is False (otherwise the fallback's view).
         """
-        split = summary_split(working, tail)
-        if not has_head(working, split):
+        split = summary_split(view, tail)
+        if not has_head(view, split):
             return None
-        result = compactor.summarize(working, split, focus)
+        asked = list(view)
+        if context.summary is not None:
+            asked[1] = summary_message(summarizer_part(context.summary))
+        result = compactor.summarize(asked, split, focus, recall=turn.recall)
         if result.summary is None:
             return result.messages if fallback else None
-        context.advance(split, result.summary)
-        return result.messages
+        requests: list[str] = []
+        if turn.carry:
+            previous = carried_requests(context.summary) if context.summary is not None else []
+            requests = recent_requests(previous, view[context.kept : split], requests_budget(self.budget))
+        last = context.first_position + split - context.kept - 1 if turn.recall else None
+        body = summary_body(result.summary, requests, last, turn.plan())
+        context.advance(split, body)
+        return repair_orphaned_tool_pairs([view[0], summary_message(body), *view[split:]])
 
     def _finish(
-        self, working: list[Message], view: Sequence[Message], before: int, tool_tokens: int, limit: int, *, forced: bool
+        self,
+        shown: list[Message],
+        step: _Step,
+        before: int,
+        figure: int,
+        turn: Turn,
+        limit: int | None,
+        *,
+        forced: bool,
     ) -> Prepared:
-        if self.budget:
+        view: Sequence[Message] = step.view
+        if limit is not None:
             view = shorten_view(view, limit)
         after = estimate_tokens(view)
-        total = after + tool_tokens
+        total = after + turn.tool_tokens
+        shown_figure = figure if view == shown else self.figure(view, turn.tools, turn.tool_tokens)[0]
         compaction = None
-        if forced or (view != working and 20 * (after + 1) <= 19 * before):
-            compaction = CompactionData(
-                self.measured(before + tool_tokens), self.measured(total), len(working), len(view)
-            )
-        return Prepared(view, total, self.measured(total), compaction)
+        if forced or (view != shown and 20 * (after + 1) <= 19 * before):
+            tier = step.tier or TIER_SHORTENED
+            compaction = CompactionData(figure, shown_figure, len(shown), len(view), tier, step.cleared)
+        return Prepared(view, total, shown_figure, compaction)

@@ -1,9 +1,9 @@
 """The state of one run, its iterator and the steps the engine takes on it (SPEC R-ENG-1, R-ENG-2,
-R-ENG-11 … R-ENG-16, R-LONG-6).
+R-ENG-11 … R-ENG-16, R-LONG-6, R-LONG-16).
 
 ``RunState`` is one run's snapshot and progress; ``Failure`` ends a run with an error event;
 ``RunIterator`` hands out its events. The save at the end of a run lives here too: one
-``add_messages`` call, then, in long-session mode, the run's checkpoint.
+``add_messages`` call, then, in long-session mode, the run's checkpoint and context state.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from ..memory import Compactor, Session
+from ..memory import Compactor, ContextState, Session
 from ..schema import Message
 from ._errors import CANCELLED, LOGGER_NAME, internal_message
 from ._events import ErrorData, Event, EventType, TokenUpdateData
@@ -81,17 +81,26 @@ def check_cancelled(run: RunState) -> None:
         raise Failure(CANCELLED, CANCELLED)
 
 
-def save_run(run: RunState, end: int) -> None:
-    """Save ``history[start_len:end]``, then, in long-session mode, the run's checkpoint (R-LONG-6)."""
-    if not save_history_with(run.session, run.history, run.start_len, end) or run.session is None:
+def save_run(run: RunState, end: int, state: ContextState | None = None) -> None:
+    """Save ``history[start_len:end]``, then, in long-session mode, the checkpoint and ``state`` (R-LONG-6, R-LONG-16).
+
+    The state is saved only when it differs from the one the run read; a failed save of either
+    is logged and changes nothing else.
+    """
+    session = run.session
+    if not save_history_with(session, run.history, run.start_len, end) or session is None:
         return
     checkpoint = run.context.checkpoint(run.history, end)
-    if checkpoint is None:
-        return
     try:
-        run.session.save_checkpoint(checkpoint)
+        if checkpoint is not None:
+            session.save_checkpoint(checkpoint)
     except Exception as exc:
-        _log.warning("could not save the checkpoint of session %s: %s", run.session.session_id, internal_message(exc))
+        _log.warning("could not save the checkpoint of session %s: %s", session.session_id, internal_message(exc))
+    try:
+        if state is not None and state != run.context.stored_state:
+            session.save_context_state(state)
+    except Exception as exc:
+        _log.warning("could not save the context state of session %s: %s", session.session_id, internal_message(exc))
 
 
 def save_history_with(session: Session | None, history: Sequence[Message], start_len: int, end: int) -> bool:

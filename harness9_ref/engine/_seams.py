@@ -89,6 +89,13 @@ class SummarizingCompactor(Protocol):
         """The view of ``msgs`` outside long-session mode (R-ENG-5)."""
         ...
 
-    def summarize(self, msgs: Sequence[Message], split: int, focus: str = "") -> Summarized:
-        """Summarise ``msgs[:split]`` (after the system prompt) with ``focus`` (R-LONG-5, R-FOLD-5)."""
+    def summarize(self, msgs: Sequence[Message], split: int, focus: str = "", *, recall: bool = False) -> Summarized:
+        """Summarise ``msgs[:split]`` (after the system prompt) with ``focus`` (R-LONG-5, R-FOLD-5).
+
+        ``recall`` adds the note that the messages can be read back (R-LONG-13).
+        """
+        ...
+
+    def fall_back(self, msgs: Sequence[Message]) -> list[Message]:
+        """The fallback's view of ``msgs``, without asking the summarizer (R-SUM-10, R-LONG-15)."""
         ...

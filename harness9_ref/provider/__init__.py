@@ -9,8 +9,16 @@ memory and tools, which this layer does not import.
 """
 
 from . import anthropic, openai
-from ._base import DEFAULT_TIMEOUT, HttpProvider, LLMProvider, WireFormat
-from ._classify import ERROR_EXCERPT_CHARS
+from ._base import (
+    DEFAULT_TIMEOUT,
+    HttpProvider,
+    LLMProvider,
+    ReservesOutput,
+    TokenCounter,
+    WireFormat,
+    reserved_output_tokens_of,
+)
+from ._classify import ANTHROPIC_OVERFLOW_PHRASES, ERROR_EXCERPT_CHARS, OPENAI_OVERFLOW_PHRASES
 from ._errors import (
     AuthenticationError,
     ContextLengthExceeded,
@@ -43,6 +51,7 @@ from ._sse import SSEDecoder, SSEEvent
 from ._streaming import assemble_stream
 
 __all__ = (
+    "ANTHROPIC_OVERFLOW_PHRASES",
     "DEFAULT_ANTHROPIC_BASE_URL",
     "DEFAULT_CONTEXT_TOKENS",
     "DEFAULT_OPENAI_BASE_URL",
@@ -50,6 +59,7 @@ __all__ = (
     "DEFAULT_TIMEOUT",
     "ERROR_EXCERPT_CHARS",
     "MODEL_REGISTRY",
+    "OPENAI_OVERFLOW_PHRASES",
     "AnthropicProvider",
     "AuthenticationError",
     "ContextLengthExceeded",
@@ -67,11 +77,13 @@ __all__ = (
     "ProviderTimeout",
     "RateLimitError",
     "RequestBuildError",
+    "ReservesOutput",
     "SSEDecoder",
     "SSEEvent",
     "ScriptExhausted",
     "ServerError",
     "StreamCutOff",
+    "TokenCounter",
     "WireFormat",
     "anthropic",
     "assemble_stream",
@@ -80,4 +92,5 @@ __all__ = (
     "normalize_model_name",
     "openai",
     "redact",
+    "reserved_output_tokens_of",
 )

@@ -1,5 +1,5 @@
-"""The provider protocol and the one HTTP provider shell both vendors share (SPEC R-PRV-1,
-R-PRV-2, R-PRV-3, R-PRV-19, R-PRV-22).
+"""The provider protocols and the one HTTP provider shell both vendors share (SPEC R-PRV-1,
+R-PRV-2, R-PRV-3, R-PRV-19, R-PRV-22, R-PRV-25, R-PRV-26).
 
 ``HttpProvider`` knows nothing of either API: it is given a ``WireFormat`` (the pure build,
 parse and assemble functions of one vendor) and does the I/O through ``_transport``. So
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Final, Protocol, runtime_checkable
+from typing import Final, Protocol, TypeVar, runtime_checkable
 
 from ..schema import CHUNK_ERROR, Message, StreamChunk, ToolDefinition, Usage
 from ._errors import REDACTED, ProviderError, error_chunk
@@ -19,7 +19,15 @@ from ._http import HttpRequest
 from ._streaming import Assembler, ErrorParser, stream_chunks
 from ._transport import open_stream, send
 
-__all__ = ["DEFAULT_TIMEOUT", "HttpProvider", "LLMProvider", "WireFormat"]
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "HttpProvider",
+    "LLMProvider",
+    "ReservesOutput",
+    "TokenCounter",
+    "WireFormat",
+    "reserved_output_tokens_of",
+]
 
 DEFAULT_TIMEOUT: Final = 120.0  # R-PRV-3: seconds for connecting and for each read
 
@@ -49,6 +57,37 @@ class LLMProvider(Protocol):
         ...
 
 
+@runtime_checkable
+class TokenCounter(Protocol):
+    """A provider that can count a request's input tokens exactly before sending it (R-PRV-25).
+
+    Only ``AnthropicProvider`` is one: Chat Completions has no counting endpoint.
+    """
+
+    def count_tokens(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:
+        """The input tokens the provider would bill for this conversation and these tools.
+
+        Raises:
+            ProviderError: the typed error of R-ERR-1, as ``generate`` raises it.
+        """
+        ...
+
+
+@runtime_checkable
+class ReservesOutput(Protocol):
+    """A provider that says how many tokens of the window its requests keep for the reply (R-PRV-26)."""
+
+    @property
+    def reserved_output_tokens(self) -> int:
+        """The ``max_tokens`` each request sends, or 0 when it sends none."""
+        ...
+
+
+def reserved_output_tokens_of(provider: object) -> int:
+    """``provider.reserved_output_tokens``, or 0 for a provider that does not declare it (R-PRV-26)."""
+    return provider.reserved_output_tokens if isinstance(provider, ReservesOutput) else 0
+
+
 class RequestBuilder(Protocol):
     def __call__(
         self,
@@ -63,6 +102,7 @@ class RequestBuilder(Protocol):
 
 
 ResponseParser = Callable[[int, Sequence[tuple[str, str]], bytes], tuple[Message, Usage | None]]
+Answer = TypeVar("Answer")
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +114,7 @@ class WireFormat:
     parse_response: ResponseParser
     parse_error: ErrorParser
     new_assembler: Callable[[], Assembler]
+    reserved_output_tokens: Callable[[str], int]
 
 
 class HttpProvider:
@@ -103,6 +144,24 @@ class HttpProvider:
             self.model, messages, tools, stream=stream, api_key=self._api_key, base_url=self.base_url
         )
 
+    @property
+    def reserved_output_tokens(self) -> int:
+        """The ``max_tokens`` each request sends for this model, 0 when none is sent (R-PRV-26)."""
+        return self._wire.reserved_output_tokens(self.model)
+
+    def _exchange(
+        self,
+        build: Callable[[], HttpRequest],
+        parse: Callable[[int, Sequence[tuple[str, str]], bytes], Answer],
+    ) -> Answer:
+        """One non-streaming exchange: build, send, parse; any provider error with the key redacted."""
+        try:
+            status, headers, body = send(build(), timeout=self.timeout, provider=self._wire.name)
+            return parse(status, headers, body)
+        except ProviderError as exc:
+            exc.redact(self._api_key)
+            raise
+
     def generate(
         self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]
     ) -> tuple[Message, Usage | None]:
@@ -111,13 +170,7 @@ class HttpProvider:
         Raises:
             ProviderError: the typed error of R-ERR-1 (R-ERR-3, R-ERR-5).
         """
-        try:
-            request = self._request(messages, available_tools, stream=False)
-            status, headers, body = send(request, timeout=self.timeout, provider=self._wire.name)
-            return self._wire.parse_response(status, headers, body)
-        except ProviderError as exc:
-            exc.redact(self._api_key)
-            raise
+        return self._exchange(lambda: self._request(messages, available_tools, stream=False), self._wire.parse_response)
 
     def generate_stream(
         self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]

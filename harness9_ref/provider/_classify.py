@@ -1,9 +1,10 @@
-"""Classify provider errors (SPEC R-ERR-2, R-ERR-3, R-ERR-4).
+"""Classify provider errors (SPEC R-ERR-2, R-ERR-3, R-ERR-4, R-ERR-8 … R-ERR-10).
 
-The rules of R-ERR-3 are data: ``BODY_RULES`` (by the provider's own error type or code) are
-tried first, in order, then ``STATUS_RULES`` (by HTTP status); the first match wins. Both
-wire formats call ``error_from_response`` for an HTTP error status (streaming or not) and
-``error_from_object`` for an error object inside a successful body or stream.
+The rules of R-ERR-3 are data: ``BODY_RULES`` (by the provider's own error type or code, or by
+the words of its message) are tried first, in order, then ``STATUS_RULES`` (by HTTP status);
+the first match wins. Both wire formats call ``error_from_response`` for an HTTP error status
+(streaming or not) and ``error_from_object`` for an error object inside a successful body or
+stream, so an overflow is recognised wherever it arrives.
 """
 
 from __future__ import annotations
@@ -29,8 +30,10 @@ from ._http import header_value
 from ._shape import decode_body, loads
 
 __all__ = [
+    "ANTHROPIC_OVERFLOW_PHRASES",
     "BODY_RULES",
     "ERROR_EXCERPT_CHARS",
+    "OPENAI_OVERFLOW_PHRASES",
     "STATUS_RULES",
     "BodyRule",
     "error_from_object",
@@ -51,24 +54,47 @@ _SHOULD_RETRY_VALUES: Final = {"true": True, "false": False}
 _SECONDS: Final = re.compile(r"[0-9]+(?:\.[0-9]+)?")
 
 
+# R-ERR-3, R-ERR-8: the words of Anthropic's two context-window refusals, one per line: the
+# prompt alone is too long, or the prompt plus ``max_tokens`` exceeds the window.
+ANTHROPIC_OVERFLOW_PHRASES: Final = "prompt is too long\nexceed context limit"
+# R-ERR-9: what OpenAI-compatible servers say when a request does not fit, one per line: OpenAI,
+# vLLM and OpenRouter; llama.cpp server; LiteLLM proxy; Ollama; Anthropic's words relayed by a proxy.
+OPENAI_OVERFLOW_PHRASES: Final = (
+    "maximum context length\n"
+    "exceeds the available context size\n"
+    "contextwindowexceedederror\n"
+    "longer than the context length\n"
+    + ANTHROPIC_OVERFLOW_PHRASES
+)
+LLAMA_CPP_OVERFLOW_TYPE: Final = "exceed_context_size_error"  # R-ERR-9: llama.cpp server's error.type
+VLLM_ERROR_OBJECT: Final = "error"  # R-ERR-10: the top-level "object" of vLLM's older error body
+
+
 @dataclass(frozen=True, slots=True)
 class BodyRule:
-    """One R-ERR-3 rule on an error object: ``error.<field>`` in ``values`` (and, when set,
-    ``error.message`` containing ``message_contains``, ignoring case) gives ``error``."""
+    """One R-ERR-3 rule on an error object: ``error.<field>`` in ``values`` (any error object when
+    ``field`` is None) and, when ``message_contains`` is not empty, ``error.message`` containing
+    one of those phrases (ignoring case), gives ``error``."""
 
     provider: str
-    field: Literal["type", "code"]
+    field: Literal["type", "code"] | None
     values: frozenset[str]
     error: type[ProviderError]
-    message_contains: str | None = None
+    message_contains: tuple[str, ...] = ()
 
 
-# R-ERR-3, first match wins.
+# R-ERR-3 (with R-ERR-8 and R-ERR-9), first match wins.
 BODY_RULES: Final[tuple[BodyRule, ...]] = (
     BodyRule("anthropic", "type", frozenset({"authentication_error", "permission_error"}), AuthenticationError),
     BodyRule("anthropic", "type", frozenset({"rate_limit_error"}), RateLimitError),
     BodyRule("anthropic", "type", frozenset({"overloaded_error"}), OverloadedError),
-    BodyRule("anthropic", "type", frozenset({"invalid_request_error"}), ContextLengthExceeded, "prompt is too long"),
+    BodyRule(
+        "anthropic",
+        "type",
+        frozenset({"invalid_request_error"}),
+        ContextLengthExceeded,
+        tuple(ANTHROPIC_OVERFLOW_PHRASES.splitlines()),
+    ),
     BodyRule(
         "anthropic",
         "type",
@@ -77,6 +103,8 @@ BODY_RULES: Final[tuple[BodyRule, ...]] = (
     ),
     BodyRule("anthropic", "type", frozenset({"api_error"}), ServerError),
     BodyRule("openai", "code", frozenset({"context_length_exceeded"}), ContextLengthExceeded),
+    BodyRule("openai", "type", frozenset({LLAMA_CPP_OVERFLOW_TYPE}), ContextLengthExceeded),
+    BodyRule("openai", None, frozenset(), ContextLengthExceeded, tuple(OPENAI_OVERFLOW_PHRASES.splitlines())),
 )
 
 # R-ERR-3, by HTTP status when no body rule matched: (lowest, highest, class), first match wins.
@@ -99,13 +127,19 @@ class _ErrorObject:
     message: str | None
 
 
-def _error_object(data: object) -> _ErrorObject | None:
-    """The ``error`` member of an error body in either provider's shape, or None when absent."""
+def _error_object(data: object, provider: str) -> _ErrorObject | None:
+    """The ``error`` member of an error body in either provider's shape, or None when absent.
+
+    An OpenAI-compatible body without an ``error`` object whose ``object`` is ``"error"`` (vLLM
+    before its error bodies took OpenAI's shape) is itself the error object (R-ERR-10).
+    """
     if not isinstance(data, dict):
         return None
     error = data.get("error")
     if not isinstance(error, dict):
-        return None
+        if provider != "openai" or data.get("object") != VLLM_ERROR_OBJECT:
+            return None
+        error = data
 
     def text(key: str) -> str | None:
         value = error.get(key)
@@ -117,9 +151,10 @@ def _error_object(data: object) -> _ErrorObject | None:
 def _rule_matches(rule: BodyRule, provider: str, obj: _ErrorObject) -> bool:
     if rule.provider != provider:
         return False
-    if (obj.type if rule.field == "type" else obj.code) not in rule.values:
+    if rule.field is not None and (obj.type if rule.field == "type" else obj.code) not in rule.values:
         return False
-    return rule.message_contains is None or rule.message_contains in (obj.message or "").lower()
+    words = (obj.message or "").lower()
+    return not rule.message_contains or any(phrase in words for phrase in rule.message_contains)
 
 
 def _classify(provider: str, status: int | None, obj: _ErrorObject | None) -> type[ProviderError]:
@@ -209,7 +244,7 @@ def error_from_response(
         data: Any = loads(text)
     except ValueError:
         data = None
-    obj = _error_object(data)
+    obj = _error_object(data, provider)
     where = f"HTTP {status}"
     if obj is None:
         message = f"{provider}: {where}: {excerpt or '(empty body)'}"
@@ -244,7 +279,7 @@ def error_from_object(
         status: the (2xx) HTTP status of a body; None for an event inside a stream.
         headers: the response headers, for the request id when the payload has none.
     """
-    obj = _error_object(dict(data)) or _ErrorObject(None, None, None)
+    obj = _error_object(dict(data), provider) or _ErrorObject(None, None, None)
     where = STREAM_WHERE if status is None else f"HTTP {status}"
     return _classify(provider, status, obj)(
         _message(provider, where, obj, "(no message)"),

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from ..schema import Message, StreamChunk, Usage
 from ..schema.strict_json import JSONError
@@ -28,19 +28,21 @@ __all__ = ["BodyReader", "EventAssembler", "parse_body"]
 
 DATA_EXCERPT_CHARS = 80  # characters of an event's data quoted when it is not JSON
 
-BodyReader = Callable[[Any, str, int, Sequence[tuple[str, str]]], tuple[Message, Usage | None]]
+Parsed = TypeVar("Parsed")
+BodyReader = Callable[[Any, str, int, Sequence[tuple[str, str]]], Parsed]
 """Reads a parsed 2xx body (value, source text, status, headers); raises ShapeError or a ProviderError."""
 
 
 def parse_body(
     provider: str,
     parse_error: Callable[[int, Sequence[tuple[str, str]], bytes], ProviderError],
-    read: BodyReader,
+    read: BodyReader[Parsed],
     status: int,
     headers: Sequence[tuple[str, str]],
     body: bytes,
-) -> tuple[Message, Usage | None]:
-    """The message and usage of a non-streaming response, or the typed error (R-ERR-3).
+) -> Parsed:
+    """What ``read`` makes of a non-streaming response (a message and usage, or a token count),
+    or the typed error (R-ERR-3).
 
     Raises:
         ProviderError: ``parse_error``'s error for an error status, or what ``read`` raises.

@@ -1,11 +1,13 @@
 """The OpenAI and Anthropic providers: the shared HTTP shell bound to a wire format
-(SPEC R-PRV-1, R-PRV-3).
+(SPEC R-PRV-1, R-PRV-3, R-PRV-24, R-PRV-25).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
+from ..schema import Message, ToolDefinition
 from . import anthropic, openai
 from ._base import DEFAULT_TIMEOUT, HttpProvider, WireFormat
 
@@ -20,7 +22,12 @@ DEFAULT_OPENAI_BASE_URL: Final = openai.DEFAULT_BASE_URL  # R-PRV-3
 DEFAULT_ANTHROPIC_BASE_URL: Final = anthropic.DEFAULT_BASE_URL  # R-PRV-3
 
 OPENAI_WIRE: Final = WireFormat(
-    openai.PROVIDER, openai.build_request, openai.parse_response, openai.parse_error, openai.StreamAssembler
+    openai.PROVIDER,
+    openai.build_request,
+    openai.parse_response,
+    openai.parse_error,
+    openai.StreamAssembler,
+    openai.reserved_output_tokens,
 )
 ANTHROPIC_WIRE: Final = WireFormat(
     anthropic.PROVIDER,
@@ -28,11 +35,14 @@ ANTHROPIC_WIRE: Final = WireFormat(
     anthropic.parse_response,
     anthropic.parse_error,
     anthropic.StreamAssembler,
+    anthropic.reserved_output_tokens,
 )
 
 
 class OpenAIProvider(HttpProvider):
     """OpenAI Chat Completions, or any server that speaks it (R-PRV-4 … R-PRV-7, R-PRV-13, R-PRV-17).
+
+    It is no ``TokenCounter``: Chat Completions has no counting endpoint (R-PRV-25).
 
     Args:
         model: the model name, sent exactly as given (``openai/gpt-4o-mini`` for a router).
@@ -50,7 +60,8 @@ class OpenAIProvider(HttpProvider):
 
 
 class AnthropicProvider(HttpProvider):
-    """Anthropic Messages (R-PRV-8 … R-PRV-12, R-PRV-14, R-PRV-18).
+    """Anthropic Messages (R-PRV-8 … R-PRV-12, R-PRV-14, R-PRV-18), and a ``TokenCounter``
+    through ``/v1/messages/count_tokens`` (R-PRV-24, R-PRV-25).
 
     Args:
         model: the model name, sent exactly as given; its output limit is ``max_tokens``.
@@ -65,3 +76,18 @@ class AnthropicProvider(HttpProvider):
         self, model: str, api_key: str, base_url: str = DEFAULT_ANTHROPIC_BASE_URL, timeout: float = DEFAULT_TIMEOUT
     ) -> None:
         super().__init__(ANTHROPIC_WIRE, model, api_key, base_url, timeout)
+
+    def count_tokens(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:
+        """The input tokens of the request ``generate`` would send for this conversation (R-PRV-24).
+
+        Raises:
+            ProviderError: the typed error of R-ERR-1, classified as for ``generate`` (R-ERR-3,
+                R-ERR-5); an answer without a non-negative integer ``input_tokens`` is
+                ``MalformedResponse``.
+        """
+        return self._exchange(
+            lambda: anthropic.build_count_request(
+                self.model, messages, tools, api_key=self._api_key, base_url=self.base_url
+            ),
+            anthropic.parse_count_response,
+        )

@@ -341,6 +341,9 @@ def test_fixture_request_is_what_the_spec_builds(exchange: Exchange) -> None:
         assert {k: body[k] for k in ("stream", "stream_options") if k in body} == (
             streaming if exchange.stream else {}
         )
+    elif exchange.path == "/v1/messages/count_tokens":  # R-PRV-24: a message body without these two
+        assert exchange.request_headers["anthropic-version"] == "2023-06-01"
+        assert set(body) <= {"model", "system", "messages", "tools"}
     else:
         assert exchange.path == "/v1/messages"
         assert exchange.request_headers["anthropic-version"] == "2023-06-01"
@@ -405,17 +408,27 @@ def message(content: str, calls: list[tuple[str, str, str]]) -> dict[str, Any]:
     return result
 
 
+_ANTHROPIC_OVERFLOW = ("prompt is too long", "exceed context limit")  # R-ERR-8
+_OPENAI_OVERFLOW = (  # R-ERR-9
+    "maximum context length", "exceeds the available context size", "contextwindowexceedederror",
+    "longer than the context length", *_ANTHROPIC_OVERFLOW,
+)
+
+
 def error(provider: str, status: int, body: dict[str, Any], in_stream: bool) -> dict[str, Any]:
-    """SPEC R-ERR-3 and R-ERR-4."""
-    err = body["error"]
+    """SPEC R-ERR-3, R-ERR-4 and R-ERR-8 … R-ERR-10."""
+    err = body["error"] if "error" in body or provider == "anthropic" else body  # R-ERR-10
     kind, text = err.get("type"), err.get("message")
+    words = (text or "").lower()
     code = None
     if provider == "anthropic":
-        code = _ANTHROPIC_ERRORS.get(kind)
-        if kind == "invalid_request_error" and "prompt is too long" in text.lower():
+        code = _ANTHROPIC_ERRORS.get(kind or "")
+        if kind == "invalid_request_error" and any(p in words for p in _ANTHROPIC_OVERFLOW):
             code = "context_length_exceeded"
-    elif err.get("code") == "context_length_exceeded":
-        code = "context_length_exceeded"
+    else:
+        overflow = err.get("code") == "context_length_exceeded" or kind == "exceed_context_size_error"
+        if overflow or any(p in words for p in _OPENAI_OVERFLOW):
+            code = "context_length_exceeded"
     if code is None:
         by_status = {401: "authentication", 403: "authentication", 429: "rate_limit"}
         by_status[529] = "overloaded"
@@ -423,6 +436,7 @@ def error(provider: str, status: int, body: dict[str, Any], in_stream: bool) -> 
             "invalid_request" if 400 <= status < 500 and not in_stream else "server_error"
         )
     where = "stream" if in_stream else f"HTTP {status}"
+    kind = kind or (err.get("code") if isinstance(err.get("code"), str) else None)
     shown = f"{where} {kind}" if kind else where
     return {"error": {"code": code, "message": f"{provider}: {shown}: {text}"}}
 
@@ -560,7 +574,7 @@ def read_exchange(exchange: Exchange) -> dict[str, Any]:
         except ValueError:  # not the provider's error shape: by status, with an unpinned excerpt
             body = {"error": {"message": None}}
         result = error(exchange.provider, exchange.status, body, False)
-        if body["error"]["message"] is None:
+        if body.get("error", body)["message"] is None:
             result["error"]["message"] = None
         return {**result, "text_chunks": []} if exchange.stream else result
     if exchange.stream:
@@ -568,4 +582,6 @@ def read_exchange(exchange: Exchange) -> dict[str, Any]:
         return reader(exchange.body)
     if exchange.provider == "openai":
         return openai_body(json.loads(exchange.body))
+    if exchange.path == "/v1/messages/count_tokens":  # R-PRV-24
+        return {"input_tokens": json.loads(exchange.body)["input_tokens"]}
     return anthropic_body(json.loads(exchange.body), exchange.body.decode("utf-8"))

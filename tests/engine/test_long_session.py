@@ -12,6 +12,7 @@ import logging
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -288,3 +289,39 @@ def test_the_summarization_compactor_is_what_long_session_mode_needs() -> None:
     compactor: SummarizingCompactor = new_summarization_compactor(OfflineProvider(), 1000)
     assert isinstance(compactor, SummarizingCompactor)
     assert not isinstance(TokenBudgetCompactor(1000), SummarizingCompactor)
+
+
+@pytest.mark.parametrize("compact_at", [Fraction(0), Fraction(-1, 2), Fraction(11, 10)])
+def test_a_trigger_outside_zero_to_one_is_refused(compact_at: Fraction) -> None:
+    with pytest.raises(ValueError, match="compact_at"):
+        AgentEngine(ScriptedProvider([]), ScriptedRegistry(), long_session=True, compact_at=compact_at)
+
+
+def test_a_negative_reply_reserve_is_refused() -> None:
+    with pytest.raises(ValueError, match="reply_reserve"):
+        AgentEngine(ScriptedProvider([]), ScriptedRegistry(), long_session=True, reply_reserve=-1)
+
+
+def test_context_report_is_refused_during_a_run() -> None:
+    provider = ScriptedProvider([Reply(Message("assistant", "done"))])
+    engine = AgentEngine(provider, ScriptedRegistry(), session=MemorySession(), long_session=True, context_window=1000)
+    events = engine.run_stream("go")
+    next(events)
+    with pytest.raises(EngineBusy):
+        engine.context_report()
+    list(events)
+    report = engine.context_report()
+    assert [part.name for part in report.parts] == ["system", "tools", "summary", "messages", "tool_results", "cleared"]
+    assert report.total == sum(part.tokens for part in report.parts) or report.source == "anchored"
+
+
+def test_a_counter_that_raises_anything_leaves_the_estimate(caplog: pytest.LogCaptureFixture) -> None:
+    class Broken:
+        def count_tokens(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:
+            raise ConnectionResetError("reset by peer")
+
+    provider = ScriptedProvider([Reply(Message("assistant", "done"))])
+    engine = AgentEngine(provider, ScriptedRegistry(), long_session=True, context_window=1000, token_counter=Broken())
+    with caplog.at_level(logging.WARNING):
+        assert engine.run("x" * 300).content == "done"
+    assert "counting the request's tokens failed; using the estimate: reset by peer" in caplog.text

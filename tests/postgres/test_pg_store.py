@@ -1,4 +1,4 @@
-"""PostgreSQL sessions: URLs, errors, the schema, exact round trips, search, copy (SPEC R-PG-1 … R-PG-6, R-PG-9, R-PG-10)."""
+"""PostgreSQL sessions: URLs, errors, the schema, round trips, search, copy (SPEC R-PG-1 … R-PG-6, R-PG-9, R-PG-10, R-CKP-12)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 
 from harness9_ref.memory import (
     Checkpoint,
+    ContextState,
     Manager,
     SessionDatabaseError,
     UnsupportedSchema,
@@ -46,6 +47,7 @@ def fill(manager: Manager) -> str:
     session.add_messages(ODD)
     session.save_todos([TodoItem("t\x00", "do 🧑‍💻", "in_progress"), TodoItem("t", "", "pending")])
     session.save_checkpoint(Checkpoint(2, "anchor\x00", "summary\n𝄞"))
+    session.save_context_state(ContextState(2**63 - 1, 0, 3))
     return session.session_id
 
 
@@ -53,7 +55,7 @@ def snapshot(manager: Manager) -> list[tuple[object, ...]]:
     out: list[tuple[object, ...]] = []
     for info in manager.list_sessions():
         session = manager.open_session(info.id)
-        out.append((info, session.get_messages(), session.get_todos(), session.get_checkpoint()))
+        out.append((info, session.get_messages(), session.get_todos(), session.get_checkpoint(), session.get_context_state()))
     return out
 
 
@@ -68,7 +70,7 @@ def test_messages_times_and_the_tool_calls_column_match_sqlite_exactly(pg_url: s
     rows = column(pg_url, "SELECT tool_calls, created_at FROM messages ORDER BY id")
     with sqlite3.connect(tmp_path / "s.db") as conn:
         assert rows == conn.execute("SELECT tool_calls, created_at FROM messages ORDER BY id").fetchall()
-    assert column(pg_url, "SELECT version FROM harness9_schema") == [(2,)]
+    assert column(pg_url, "SELECT version FROM harness9_schema") == [(3,)]
 
 
 def test_other_schemes_are_refused_and_never_taken_for_a_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -109,6 +111,11 @@ SCHEMA_COLUMNS = [
     ("checkpoints", "anchor", "bytea", "NO", None),
     ("checkpoints", "summary", "bytea", "NO", None),
     ("checkpoints", "created_at", "bigint", "NO", None),
+    ("context_state", "session_id", "text", "NO", "C"),
+    ("context_state", "input_tokens", "bigint", "NO", None),
+    ("context_state", "estimate", "bigint", "NO", None),
+    ("context_state", "cleared_below", "bigint", "NO", None),
+    ("context_state", "saved_at", "bigint", "NO", None),
     ("harness9_schema", "version", "integer", "NO", None),
     ("messages", "id", "bigint", "NO", None),
     ("messages", "session_id", "text", "NO", "C"),
@@ -138,9 +145,9 @@ def test_the_schema_the_code_creates_is_the_one_spec_gives() -> None:
     assert statements(blocks[0]) == statements(PG_SCHEMA)
 
 
-def test_a_new_schema_holds_the_tables_of_the_spec_and_version_2(pg_url: str) -> None:
+def test_a_new_schema_holds_the_tables_of_the_spec_and_version_3(pg_url: str) -> None:
     Manager(pg_url).close()
-    assert column(pg_url, "SELECT version FROM harness9_schema") == [(2,)]
+    assert column(pg_url, "SELECT version FROM harness9_schema") == [(3,)]
     found = column(
         pg_url,
         "SELECT table_name, column_name, data_type, is_nullable, collation_name FROM information_schema.columns"
@@ -151,18 +158,73 @@ def test_a_new_schema_holds_the_tables_of_the_spec_and_version_2(pg_url: str) ->
     assert column(pg_url, index)[0][0].endswith("(session_id, id)")
 
 
+def as_version_2(url: str) -> None:
+    """Make a schema the Manager created into version 2: no context_state table (R-PG-4)."""
+    with psycopg.connect(url) as conn:
+        conn.execute("DROP TABLE context_state")
+        conn.execute("UPDATE harness9_schema SET version = 2")
+
+
+def test_a_version_2_schema_is_upgraded_in_place_keeping_every_row(pg_url: str) -> None:
+    with Manager(pg_url, clock=lambda: 1_700_000_000) as manager:
+        session_id = fill(manager)
+        before = snapshot(manager)
+    as_version_2(pg_url)
+    with Manager(pg_url, clock=lambda: 1_700_000_500) as manager:
+        assert [s[:4] for s in snapshot(manager)] == [s[:4] for s in before]
+        session = manager.open_session(session_id)
+        assert session.get_context_state() is None
+        session.save_context_state(ContextState(10, 9, 1))
+    assert column(pg_url, "SELECT version FROM harness9_schema") == [(3,)]
+    assert column(pg_url, "SELECT input_tokens, estimate, cleared_below, saved_at FROM context_state") == [
+        (10, 9, 1, 1_700_000_500)
+    ]
+
+
+def test_a_version_2_schema_that_already_has_a_context_state_table_is_refused_untouched(pg_url: str) -> None:
+    Manager(pg_url).close()
+    as_version_2(pg_url)
+    with psycopg.connect(pg_url) as conn:
+        conn.execute("CREATE TABLE context_state (session_id TEXT PRIMARY KEY, tokens BIGINT)")
+    with pytest.raises(UnsupportedSchema, match="context_state table of another program"):
+        Manager(pg_url)
+    assert column(pg_url, "SELECT version FROM harness9_schema") == [(2,)]
+    assert column(pg_url, "SELECT count(*) FROM information_schema.columns WHERE table_name = 'context_state'") == [(2,)]
+
+
 def test_a_schema_of_another_version_or_of_another_program_is_refused_untouched(pg_url: str) -> None:
     Manager(pg_url).close()
     with psycopg.connect(pg_url) as conn:
-        conn.execute("UPDATE harness9_schema SET version = 3")
-    with pytest.raises(UnsupportedSchema, match="format version 3"):
+        conn.execute("UPDATE harness9_schema SET version = 4")
+    with pytest.raises(UnsupportedSchema, match="format version 4"):
         Manager(pg_url)
-    assert column(pg_url, "SELECT version FROM harness9_schema") == [(3,)]
+    assert column(pg_url, "SELECT version FROM harness9_schema") == [(4,)]
     with psycopg.connect(pg_url) as conn:
         conn.execute("DROP TABLE harness9_schema")
     with pytest.raises(UnsupportedSchema, match="tables of another program"):
         Manager(pg_url)
     assert column(pg_url, "SELECT to_regclass('harness9_schema') IS NULL") == [(True,)]
+
+
+def context_state_story(manager: Manager) -> list[ContextState | None]:
+    """What a session's context state is after each step of R-CKP-11's rules."""
+    seen: list[ContextState | None] = []
+    session = manager.new_session()
+    session.add_messages([Message("user", "a"), Message("assistant", "b"), Message("user", "c")])
+    session.save_context_state(ContextState(300, 250, 2))
+    session.pop_message()  # 2 left: kept
+    seen.append(session.get_context_state())
+    session.pop_message()  # 1 left: removed
+    seen.append(session.get_context_state())
+    session.save_context_state(ContextState(9, 8, 1))
+    session.clear()
+    seen.append(session.get_context_state())
+    return seen
+
+
+def test_the_context_state_follows_the_messages_as_on_sqlite(pg_url: str, tmp_path: Path) -> None:
+    with Manager(pg_url) as pg, Manager(tmp_path / "s.db") as lite:
+        assert context_state_story(pg) == context_state_story(lite) == [ContextState(300, 250, 2), None, None]
 
 
 def test_search_scans_every_batch_of_the_messages(pg_url: str) -> None:

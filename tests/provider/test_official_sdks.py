@@ -34,6 +34,7 @@ def _sdks() -> tuple[Any, Any]:
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "providers"
 EXCHANGES = sorted(find_exchanges([FIXTURES]), key=lambda e: e.name)
+COUNT_PATH = "/v1/messages/count_tokens"  # R-PRV-24: Anthropic's token count
 # Where SPEC.md deliberately refuses what an SDK accepts: the SDK reads a result, we raise this code.
 STRICTER = {
     "openai/stream-cut-off": "stream_cut_off",  # R-PRV-17: no [DONE]
@@ -46,6 +47,8 @@ STRICTER = {
 def _ours(exchange: Exchange) -> dict[str, Any]:
     """What our pure parser reads from the recorded bytes, in the comparison's terms."""
     wire = openai_wire if exchange.provider == "openai" else anthropic_wire
+    if exchange.path == COUNT_PATH:  # R-PRV-24
+        return {"input_tokens": anthropic_wire.parse_count_response(exchange.status, exchange.headers, exchange.body)}
     if exchange.stream:
         final = wire.parse_stream(exchange.status, exchange.headers, [exchange.body])[-1]
         if final.type == CHUNK_ERROR:
@@ -124,6 +127,8 @@ def _sdk_read(exchange: Exchange, server: ReplayServer) -> dict[str, Any]:
             client = openai.OpenAI(api_key="test-key", base_url=base_url, max_retries=0, timeout=10)
             return _openai_read(client, exchange.request_body)
         client = anthropic.Anthropic(api_key="test-key", base_url=base_url, max_retries=0, timeout=10)
+        if exchange.path == COUNT_PATH:  # the SDK's count request must match the recorded one too
+            return {"input_tokens": client.messages.count_tokens(**exchange.request_body).input_tokens}
         return _anthropic_read(client, exchange.request_body)
     except (openai.APIStatusError, anthropic.APIStatusError) as exc:
         return {"status": exc.status_code}

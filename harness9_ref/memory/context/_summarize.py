@@ -82,6 +82,12 @@ SUMMARY_INCREMENTAL_PROMPT: Final = (
 
 # R-FOLD-5: added to every summarizer prompt of a compaction asked for with a focus.
 SUMMARY_FOCUS: Final = "\n\nPay particular attention to: {focus}"
+# R-LONG-13: with the engine's recall tool on, the summarizer learns that leaving a detail out loses nothing.
+SUMMARY_RECALL: Final = (
+    "\n\nThe original messages stay in the session and the assistant can read any of them back "
+    "with its recall tool, so keep what is needed to continue the work and name the files, "
+    "commands and decisions it may want to look up again."
+)
 
 _PLACEHOLDER: Final = re.compile(r"\{(conversation|previous_summary)\}")
 
@@ -150,26 +156,30 @@ def render_transcript(head: Sequence[Message]) -> tuple[str, str | None]:
     return "\n".join(line for msg in items for line in _render(msg)), previous
 
 
-def _request(transcript: str, previous: str | None, focus: str) -> list[Message]:
-    """The two messages of one summarizer request (R-SUM-7, R-SUM-8, R-FOLD-5)."""
+def prompt_suffix(focus: str, recall: bool) -> str:
+    """What follows every user prompt of a compaction: the focus (R-FOLD-5), then the recall note (R-LONG-13)."""
+    suffix = SUMMARY_FOCUS.replace("{focus}", focus, 1) if focus else ""
+    return suffix + SUMMARY_RECALL if recall else suffix
+
+
+def _request(transcript: str, previous: str | None, suffix: str) -> list[Message]:
+    """The two messages of one summarizer request (R-SUM-7, R-SUM-8), the prompt ending in ``suffix``."""
     if previous is None:
         prompt = _fill(SUMMARY_FIRST_PROMPT, conversation=transcript)
     else:
         prompt = _fill(SUMMARY_INCREMENTAL_PROMPT, conversation=transcript, previous_summary=previous)
-    if focus:
-        prompt += SUMMARY_FOCUS.replace("{focus}", focus, 1)
-    return [Message(ROLE_SYSTEM, SUMMARY_SYSTEM_PROMPT), Message(ROLE_USER, prompt)]
+    return [Message(ROLE_SYSTEM, SUMMARY_SYSTEM_PROMPT), Message(ROLE_USER, prompt + suffix)]
 
 
-def _request_bytes(previous: str | None, focus: str) -> int:
+def _request_bytes(previous: str | None, suffix: str) -> int:
     """The byte count (R-TOK-2) of a request whose conversation is empty."""
-    return sum(utf8_len(m.content) for m in _request("", previous, focus))
+    return sum(utf8_len(m.content) for m in _request("", previous, suffix))
 
 
 def summary_request(head: Sequence[Message], focus: str = "") -> list[Message]:
     """The two messages sent to the summarizer for ``head`` in one request (R-SUM-7, R-SUM-8)."""
     transcript, previous = render_transcript(head)
-    return _request(transcript, previous, focus)
+    return _request(transcript, previous, prompt_suffix(focus, recall=False))
 
 
 def _call_with_timeout(summarizer: Summarizer, request: list[Message], timeout: float) -> Message | None:
@@ -253,6 +263,10 @@ class SummarizationCompactor:
             return self.fallback
         return TokenBudgetCompactor(self.max_tokens, self.min_tail_messages)
 
+    def fall_back(self, msgs: Sequence[Message]) -> list[Message]:
+        """The fallback's view of ``msgs``, as a failed summary gives it (R-SUM-10), without asking the summarizer."""
+        return self.effective_fallback().compact(msgs)
+
     def compact(self, msgs: Sequence[Message]) -> list[Message]:
         """Apply R-SUM-1 … R-SUM-10: summarise the head, keep the tail, repair pairs; fall back on failure."""
         if not self.over_budget(msgs) or not is_compactable(msgs):
@@ -262,20 +276,21 @@ class SummarizationCompactor:
             return list(msgs)
         return self.summarize(msgs, split).messages
 
-    def summarize(self, msgs: Sequence[Message], split: int, focus: str = "") -> Summarized:
+    def summarize(self, msgs: Sequence[Message], split: int, focus: str = "", *, recall: bool = False) -> Summarized:
         """Summarise ``msgs[1:split]`` and keep ``msgs[split:]``, whatever the budget (R-SUM-10, R-SUM-12, R-LONG-5).
 
-        ``focus`` is added to every summarizer prompt (R-FOLD-5). On failure the fallback's view
-        of ``msgs`` is returned with ``summary`` None.
+        ``focus`` is added to every summarizer prompt (R-FOLD-5), then, with ``recall``, the note
+        that the messages can be read back (R-LONG-13). On failure the fallback's view of ``msgs``
+        is returned with ``summary`` None.
         """
         try:
-            summary = self._summarize(msgs[1:split], focus)
+            summary = self._summarize(msgs[1:split], prompt_suffix(focus, recall))
         except SummaryFailed as exc:
             self._failures.append(str(exc))
-            return Summarized(self.effective_fallback().compact(msgs), None)
+            return Summarized(self.fall_back(msgs), None)
         return Summarized(repair_orphaned_tool_pairs([msgs[0], summary_message(summary), *msgs[split:]]), summary)
 
-    def _summarize(self, head: Sequence[Message], focus: str) -> str:
+    def _summarize(self, head: Sequence[Message], suffix: str) -> str:
         """The summary of ``head``: one request, or pieces folded in order (R-FOLD-2, R-FOLD-3).
 
         A piece grows while its request fits ``request_limit``. The request's size is counted
@@ -283,11 +298,12 @@ class SummarizationCompactor:
         newlines between them (each template holds ``{conversation}`` once).
         """
         if self.request_limit <= 0:
-            return self._ask(summary_request(head, focus))
+            transcript, previous = render_transcript(head)
+            return self._ask(_request(transcript, previous, suffix))
         items, summary = _split_summaries(head)
         piece: list[Message] = []
         line_bytes = lines = 0
-        empty = _request_bytes(summary, focus)
+        empty = _request_bytes(summary, suffix)
         for msg in items:
             rendered = _render(msg)
             if not rendered:  # R-FOLD-3: a message that renders nothing belongs to no piece
@@ -295,17 +311,17 @@ class SummarizationCompactor:
             more_bytes = line_bytes + sum(utf8_len(line) for line in rendered)
             more_lines = lines + len(rendered)
             if piece and bytes_to_tokens(empty + more_bytes + max(0, more_lines - 1)) > self.request_limit:
-                summary = self._ask(self._fitted(piece, summary, focus))
-                empty = _request_bytes(summary, focus)
+                summary = self._ask(self._fitted(piece, summary, suffix))
+                empty = _request_bytes(summary, suffix)
                 piece, line_bytes, lines = [], 0, 0
                 more_bytes, more_lines = sum(utf8_len(line) for line in rendered), len(rendered)
             piece.append(msg)
             line_bytes, lines = more_bytes, more_lines
-        return self._ask(self._fitted(piece, summary, focus))
+        return self._ask(self._fitted(piece, summary, suffix))
 
-    def _fitted(self, piece: list[Message], previous: str | None, focus: str) -> list[Message]:
+    def _fitted(self, piece: list[Message], previous: str | None, suffix: str) -> list[Message]:
         """The request for ``piece``; a lone message over the limit is shortened to fit (R-FOLD-4)."""
-        request = _request("\n".join(line for msg in piece for line in _render(msg)), previous, focus)
+        request = _request("\n".join(line for msg in piece for line in _render(msg)), previous, suffix)
         over = sum(utf8_len(m.content) for m in request) - (CHARS_PER_TOKEN * self.request_limit + CHARS_PER_TOKEN - 1)
         if over <= 0 or len(piece) != 1:
             return request
@@ -315,7 +331,7 @@ class SummarizationCompactor:
         if utf8_len(content) >= size:  # shortening would not make it shorter (R-TRIM-3's rule)
             return request
         short = Message(msg.role, content, msg.tool_calls, msg.tool_call_id)
-        return _request("\n".join(_render(short)), previous, focus)
+        return _request("\n".join(_render(short)), previous, suffix)
 
     def _ask(self, request: list[Message]) -> str:
         """One summarizer call; the reply exactly as written (R-SUM-12); blank is a failure (R-SUM-10)."""

@@ -1,6 +1,6 @@
 """Storage: what of a conversation is kept, and where (SPEC R-SES, R-MGR, R-DB, R-PG, R-FIND, R-SRCH, R-PRUNE, R-CKP).
 
-The ``Session`` protocol (messages, todos, checkpoint of one conversation) and its three
+The ``Session`` protocol (messages, todos, checkpoint, context state of one conversation) and its three
 implementations: ``MemorySession`` (no I/O), ``SQLiteSession`` (an SQLite file, R-DB) and
 PostgreSQL's sessions (R-PG), the last two handed out by a ``Manager``, which also finds,
 searches, prunes and copies sessions. The SQL the two databases share is written once, in
@@ -10,6 +10,7 @@ what the model sees and never imports this one.
 """
 
 from ._checkpoint import Checkpoint, checkpoint_problem, message_anchor
+from ._context_state import ContextState
 from ._find import TITLE_LIMIT, SessionSummary
 from ._manager import HOME_ENV, CopyResult, Manager, copy_sessions, default_db_path
 from ._prune import PruneResult
@@ -43,6 +44,7 @@ __all__ = (
     "AmbiguousSessionId",
     "Checkpoint",
     "Clock",
+    "ContextState",
     "CopyResult",
     "CorruptRow",
     "InvalidArgument",

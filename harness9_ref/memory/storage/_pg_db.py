@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["EXTRA_MISSING", "FORMAT_VERSION", "LOCK_TIMEOUT_MS", "PG_SCHEMA", "PgDatabase", "as_bytes", "as_text", "redact_url"]
 
-FORMAT_VERSION: Final = 2  # R-PG-4: the one row of harness9_schema, the counterpart of R-DB-2's user_version
+FORMAT_VERSION: Final = 3  # R-PG-4: the one row of harness9_schema, the counterpart of R-DB-2's user_version
 LOCK_TIMEOUT_MS: Final = BUSY_TIMEOUT_MS  # R-PG-7: as R-DB-3's busy timeout
 CONNECT_TIMEOUT_S: Final = 10
 # R-PG-2: the one line a user sees when psycopg is missing.
@@ -68,12 +68,23 @@ CREATE TABLE checkpoints (
     summary    BYTEA  NOT NULL,
     created_at BIGINT NOT NULL
 );
+CREATE TABLE context_state (
+    session_id    TEXT COLLATE "C" PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+    input_tokens  BIGINT NOT NULL,
+    estimate      BIGINT NOT NULL,
+    cleared_below BIGINT NOT NULL,
+    saved_at      BIGINT NOT NULL
+);
 CREATE TABLE harness9_schema (
     version INTEGER NOT NULL
 );
 """
 _STATEMENTS: Final = [s.strip() for s in PG_SCHEMA.split(";") if s.strip()]
-_TABLES: Final = ("sessions", "messages", "todos", "checkpoints", "harness9_schema")
+_TABLES: Final = ("sessions", "messages", "todos", "checkpoints", "context_state", "harness9_schema")
+# R-PG-4: version 2 is this schema before the context_state table (R-CKP-12); it is upgraded in
+# place by creating that table, so every row stays.
+UPGRADABLE_VERSION: Final = 2
+_UPGRADE: Final = next(s for s in _STATEMENTS if s.startswith("CREATE TABLE context_state"))
 _MIGRATION_LOCK: Final = 0x68390002  # pg_advisory_xact_lock key: first opens of one schema take turns
 
 
@@ -147,10 +158,12 @@ class PgDatabase:
         return self._conn
 
     def _migrate(self, cur: psycopg.Cursor[Any]) -> None:
-        """Create the schema in an empty schema, use a version-2 one, refuse anything else untouched (R-PG-4).
+        """Create the schema in an empty schema, use a version-3 one, upgrade a version-2 one, refuse the rest (R-PG-4).
 
         The advisory lock makes two first opens of one empty schema take turns, so the second
-        finds the first one's tables instead of failing on them.
+        finds the first one's tables instead of failing on them. The upgrade runs in this one
+        transaction, so it is whole or absent; a version-2 schema already holding a
+        ``context_state`` table is another program's and is refused.
         """
         cur.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
         found = {
@@ -165,9 +178,17 @@ class PgDatabase:
             versions = [row[0] for row in cur.execute("SELECT version FROM harness9_schema")]
             if versions == [FORMAT_VERSION]:
                 return
+            if versions == [UPGRADABLE_VERSION]:
+                if "context_state" in found:
+                    raise UnsupportedSchema(
+                        f"{self.name} has format version {UPGRADABLE_VERSION} and a context_state table of another program"
+                    )
+                cur.execute(_UPGRADE)
+                cur.execute("UPDATE harness9_schema SET version = %s", (FORMAT_VERSION,))
+                return
             shown = ", ".join(str(v) for v in versions) or "none"
             raise UnsupportedSchema(
-                f"{self.name} has format version {shown}; this program reads version {FORMAT_VERSION}"
+                f"{self.name} has format version {shown}; this program reads versions {UPGRADABLE_VERSION} and {FORMAT_VERSION}"
             )
         if found:
             raise UnsupportedSchema(

@@ -1,4 +1,4 @@
-"""PostgresSession: a Session stored in a PostgreSQL database (SPEC R-SES, R-CKP-2 … R-CKP-8, R-FIND-2, R-PG-4, R-PG-7).
+"""PostgresSession: a Session stored in a PostgreSQL database (SPEC R-SES, R-CKP-2 … R-CKP-13, R-FIND-2, R-PG-4, R-PG-7).
 
 The semantics are SQLiteSession's (R-PG-2); only the SQL differs. Every write first locks the
 session's row (``FOR UPDATE``, or the UPDATE of updated_at), so writers of one session take
@@ -15,9 +15,18 @@ from typing import TYPE_CHECKING, Any, Final
 from ...planning import TodoItem
 from ...schema import Message
 from ._checkpoint import Checkpoint
+from ._context_state import ContextState
 from ._pg_db import PgDatabase, as_bytes, as_text
-from ._rows import decode_checkpoint_row, decode_message_row, decode_todo_rows, encode_tool_calls
-from ._session import INT64_MAX, Clock, SessionNotFound, check_checkpoint, check_limit, check_start
+from ._rows import decode_checkpoint_row, decode_context_state_row, decode_message_row, decode_todo_rows, encode_tool_calls
+from ._session import (
+    INT64_MAX,
+    Clock,
+    SessionNotFound,
+    check_checkpoint,
+    check_context_state,
+    check_limit,
+    check_start,
+)
 from ._sql import POSTGRES as SQL
 
 if TYPE_CHECKING:
@@ -28,6 +37,19 @@ __all__ = ["PostgresSession", "decode_pg_message"]
 _DROP_UNCOVERED_CHECKPOINT: Final = (
     "DELETE FROM checkpoints WHERE session_id = %s AND covered > (SELECT COUNT(*) FROM messages WHERE session_id = %s)"
 )
+
+
+def _upsert(insert: str, *columns: str) -> str:
+    """``insert`` made to replace the session's row instead, as SQLite's INSERT OR REPLACE does."""
+    return insert + " ON CONFLICT (session_id) DO UPDATE SET " + ", ".join(f"{c} = EXCLUDED.{c}" for c in columns)
+
+
+_SAVE_CHECKPOINT: Final = _upsert(SQL.insert_checkpoint, "covered", "anchor", "summary", "created_at")
+_SAVE_CONTEXT_STATE: Final = _upsert(SQL.insert_context_state, "input_tokens", "estimate", "cleared_below", "saved_at")
+_DROP_UNCOVERED_CONTEXT_STATE: Final = (
+    "DELETE FROM context_state WHERE session_id = %s"
+    " AND cleared_below > (SELECT COUNT(*) FROM messages WHERE session_id = %s)"
+)  # R-CKP-11; BIGINT columns hold nothing but integers
 
 
 def decode_pg_message(row: Sequence[Any]) -> Message:
@@ -127,6 +149,7 @@ class PostgresSession:
             message = decode_pg_message(row)
             cur.execute(SQL.delete_message, (row[0],))
             cur.execute(_DROP_UNCOVERED_CHECKPOINT, (self._id, self._id))
+            cur.execute(_DROP_UNCOVERED_CONTEXT_STATE, (self._id, self._id))
             self._touch(cur)
         return message
 
@@ -137,6 +160,7 @@ class PostgresSession:
             self._touch(cur)
             cur.execute(SQL.delete_messages, (self._id,))
             cur.execute(SQL.delete_checkpoint, (self._id,))
+            cur.execute(SQL.delete_context_state, (self._id,))
 
     def get_todos(self) -> list[TodoItem]:
         with self._db.read() as cur:
@@ -160,15 +184,29 @@ class PostgresSession:
             return None
         return decode_checkpoint_row(self._id, stored[0], as_text(stored[1]), as_text(stored[2]))
 
-    def save_checkpoint(self, cp: Checkpoint) -> None:
-        """Replace the checkpoint, leaving updated_at alone (R-CKP-2)."""
-        checked = check_checkpoint(cp)
+    def _replace_row(self, upsert: str, values: tuple[object, ...]) -> None:
+        """Replace the session's one row ``(session_id, *values, now)`` of a cache table, leaving updated_at alone.
+
+        R-CKP-2, R-CKP-9; the clock is read inside the transaction, as in SQLiteSession.
+        """
         with self._db.write() as cur:
             self._create_draft_row(cur)
             self._exists(cur, lock=True)
-            cur.execute(
-                SQL.insert_checkpoint + " ON CONFLICT (session_id) DO UPDATE SET covered = EXCLUDED.covered,"
-                " anchor = EXCLUDED.anchor, summary = EXCLUDED.summary, created_at = EXCLUDED.created_at",
-                (self._id, checked.covered, as_bytes(checked.anchor), as_bytes(checked.summary), self._now()),
-            )
+            cur.execute(upsert, (self._id, *values, self._now()))
         self._created = True
+
+    def save_checkpoint(self, cp: Checkpoint) -> None:
+        """Replace the checkpoint, leaving updated_at alone (R-CKP-2)."""
+        checked = check_checkpoint(cp)
+        self._replace_row(_SAVE_CHECKPOINT, (checked.covered, as_bytes(checked.anchor), as_bytes(checked.summary)))
+
+    def get_context_state(self) -> ContextState | None:
+        with self._db.read() as cur:
+            self._exists(cur)
+            stored = cur.execute(SQL.context_state, (self._id,)).fetchone()
+        return None if stored is None else decode_context_state_row(self._id, *stored)
+
+    def save_context_state(self, state: ContextState) -> None:
+        """Replace the context state, leaving updated_at alone (R-CKP-9)."""
+        checked = check_context_state(state)
+        self._replace_row(_SAVE_CONTEXT_STATE, (checked.input_tokens, checked.estimate, checked.cleared_below))

@@ -196,7 +196,9 @@ def _read_record(cur: psycopg.Cursor[Any], session_id: str, created_at: int, upd
     if found is not None:
         cp_where = f"the checkpoint of {where}"
         checkpoint = (found[0], record_text(as_text(found[1]), cp_where), record_text(as_text(found[2]), cp_where), found[3])
-    return SessionRecord(session_id, created_at, updated_at, messages, todos, checkpoint)
+    found = cur.execute(SQL.export_context_state, (session_id,)).fetchone()
+    state = None if found is None else (found[0], found[1], found[2], found[3])  # BIGINT: integers already
+    return SessionRecord(session_id, created_at, updated_at, messages, todos, checkpoint, state)
 
 
 def _write_record(cur: psycopg.Cursor[Any], record: SessionRecord) -> None:
@@ -218,3 +220,5 @@ def _write_record(cur: psycopg.Cursor[Any], record: SessionRecord) -> None:
             SQL.insert_checkpoint,
             (record.id, covered, as_bytes(anchor), as_bytes(summary), created),
         )
+    if record.context_state is not None:
+        cur.execute(SQL.insert_context_state, (record.id, *record.context_state))

@@ -1,6 +1,6 @@
-"""Stored rows as values: messages (with their ``tool_calls`` column), todos and checkpoints.
+"""Stored rows as values: messages (with their ``tool_calls`` column), todos, checkpoints and context states.
 
-SPEC R-DB-5, R-DB-6, R-SES-7, R-CKP-8, R-PG-4. The same for every backend: both hand these
+SPEC R-DB-5, R-DB-6, R-SES-7, R-CKP-8, R-CKP-13, R-PG-4. The same for every backend: both hand these
 functions what a row holds as Python values, text that was not valid UTF-8 arriving with lone
 surrogates (``surrogateescape``), so that a row SQLite or PostgreSQL cannot decode is reported
 as the same CorruptRow, naming it, whichever holds it.
@@ -22,11 +22,13 @@ from ...planning import TodoItem
 from ...schema import Message, SchemaError, ToolCall, canonical_json
 from ...schema.strict_json import JSONError, describe, element_spans, loads, members, value_start
 from ._checkpoint import Checkpoint
+from ._context_state import CONTEXT_STATE_FIELDS, ContextState
 from ._session import CorruptRow
 
 __all__ = [
     "ColumnDecodeError",
     "decode_checkpoint_row",
+    "decode_context_state_row",
     "decode_message_row",
     "decode_todo_rows",
     "decode_tool_calls",
@@ -157,3 +159,22 @@ def decode_checkpoint_row(session_id: str, covered: object, anchor: object, summ
             if not isinstance(value, kind)
         )
     raise CorruptRow(f"the checkpoint of session {session_id} cannot be read: {why}")
+
+
+def decode_context_state_row(session_id: str, *values: object) -> ContextState:
+    """A ``context_state`` row ``(input_tokens, estimate, cleared_below)`` as a ContextState (R-CKP-13).
+
+    CorruptRow names the session when a value is not an integer (another program's text, real
+    or blob, which SQLite's INTEGER affinity keeps) or is negative.
+    """
+    wrong = [
+        f"{name} is {_SQLITE_TYPES.get(type(value), 'NULL')}"
+        for name, value in zip(CONTEXT_STATE_FIELDS, values)
+        if not isinstance(value, int)
+    ]
+    if not wrong:
+        try:
+            return ContextState(*values)  # type: ignore[arg-type]
+        except SchemaError as exc:
+            wrong = [f"{exc.path.rpartition('.')[2]} {exc.problem}"]  # a negative value
+    raise CorruptRow(f"the context state of session {session_id} cannot be read: {', '.join(wrong)}")

@@ -1,6 +1,6 @@
 """The Session seam, session ids, the session errors, and MemorySession, the seam's simplest implementation.
 
-SPEC R-SES-1 … R-SES-3, R-SES-9, R-CKP-2 … R-CKP-4, R-MGR-9, R-FIND-1. The database-backed
+SPEC R-SES-1 … R-SES-3, R-SES-9, R-CKP-2 … R-CKP-4, R-CKP-9 … R-CKP-11, R-MGR-9, R-FIND-1. The database-backed
 sessions (SQLite, PostgreSQL) live with their backends; MemorySession keeps their semantics
 without a database, for tests and throw-away runs.
 """
@@ -18,6 +18,7 @@ from ..._errors import Harness9Error
 from ...planning import TodoItem
 from ...schema import Message, SchemaError
 from ._checkpoint import Checkpoint
+from ._context_state import CONTEXT_STATE_FIELDS, ContextState
 
 __all__ = [
     "INT64_MAX",
@@ -37,6 +38,7 @@ __all__ = [
     "SessionNotFound",
     "UnsupportedSchema",
     "check_checkpoint",
+    "check_context_state",
     "check_limit",
     "check_session_id",
     "check_start",
@@ -165,6 +167,22 @@ def check_checkpoint(checkpoint: object) -> Checkpoint:
     return checked
 
 
+def check_context_state(state: object) -> ContextState:
+    """The context state to store, checked again as ``check_checkpoint`` checks a checkpoint (R-CKP-10).
+
+    Raises:
+        SchemaError: not a ContextState, or a member that is not an integer, is negative or is
+            outside the 64-bit range SQLite stores.
+    """
+    if not isinstance(state, ContextState):
+        raise SchemaError("context_state", f"expected a ContextState, got {type(state).__name__}")
+    checked = ContextState(state.input_tokens, state.estimate, state.cleared_below)
+    for name in CONTEXT_STATE_FIELDS:
+        if getattr(checked, name) > INT64_MAX:
+            raise SchemaError(f"context_state.{name}", "is outside the 64-bit range SQLite stores")
+    return checked
+
+
 @dataclass(frozen=True, slots=True)
 class SessionInfo:
     """One row of ``Manager.list_sessions()`` (R-MGR-5); times are Unix seconds."""
@@ -199,12 +217,16 @@ class Session(Protocol):
     def pop_message(self) -> Message | None:
         """Remove and return the newest message, or None when there is none (R-SES-5).
 
-        A checkpoint that covers more messages than are left goes with it (R-CKP-3).
+        A checkpoint that covers more messages than are left goes with it (R-CKP-3), and so does
+        a context state whose ``cleared_below`` is past the messages left (R-CKP-11).
         """
         ...
 
     def clear(self) -> None:
-        """Remove every message and the checkpoint; the session and its todos stay (R-SES-6, R-CKP-3)."""
+        """Remove every message, the checkpoint and the context state; the session and its todos stay.
+
+        R-SES-6, R-CKP-3, R-CKP-11.
+        """
         ...
 
     def get_todos(self) -> list[TodoItem]:
@@ -230,13 +252,22 @@ class Session(Protocol):
         """Replace the session's checkpoint atomically, leaving updated_at alone (R-CKP-2)."""
         ...
 
+    def get_context_state(self) -> ContextState | None:
+        """The session's context state, or None when it has none (R-CKP-9, R-CKP-13)."""
+        ...
+
+    def save_context_state(self, state: ContextState) -> None:
+        """Replace the session's context state atomically, leaving updated_at alone (R-CKP-9, R-CKP-10)."""
+        ...
+
 
 class MemorySession:
     """The semantics of SQLiteSession without a database; every operation holds one lock.
 
-    Messages, todos and checkpoints are immutable values, so handing out new lists shares
-    nothing mutable. The checkpoint rules of R-CKP-3 are applied under the same lock as the
-    change that triggers them, so no reader sees a checkpoint outlive the messages it covers.
+    Messages, todos, checkpoints and context states are immutable values, so handing out new
+    lists shares nothing mutable. The rules of R-CKP-3 and R-CKP-11 are applied under the same
+    lock as the change that triggers them, so no reader sees a checkpoint or a context state
+    outlive the messages it describes.
     """
 
     def __init__(self, session_id: str | None = None) -> None:
@@ -245,6 +276,7 @@ class MemorySession:
         self._messages: list[Message] = []
         self._todos: list[TodoItem] = []
         self._checkpoint: Checkpoint | None = None
+        self._context_state: ContextState | None = None
 
     @property
     def session_id(self) -> str:
@@ -267,20 +299,24 @@ class MemorySession:
             self._messages.extend(batch)
 
     def pop_message(self) -> Message | None:
-        """Remove the newest message, and the checkpoint when it no longer fits (R-SES-5, R-CKP-3)."""
+        """Remove the newest message, and the checkpoint or context state that no longer fits (R-SES-5, R-CKP-3, R-CKP-11)."""
         with self._lock:
             if not self._messages:
                 return None
             message = self._messages.pop()
-            if self._checkpoint is not None and self._checkpoint.covered > len(self._messages):
+            left = len(self._messages)
+            if self._checkpoint is not None and self._checkpoint.covered > left:
                 self._checkpoint = None
+            if self._context_state is not None and self._context_state.cleared_below > left:
+                self._context_state = None
             return message
 
     def clear(self) -> None:
-        """Remove every message and the checkpoint (R-SES-6, R-CKP-3)."""
+        """Remove every message, the checkpoint and the context state (R-SES-6, R-CKP-3, R-CKP-11)."""
         with self._lock:
             self._messages.clear()
             self._checkpoint = None
+            self._context_state = None
 
     def get_todos(self) -> list[TodoItem]:
         with self._lock:
@@ -301,3 +337,14 @@ class MemorySession:
         checked = check_checkpoint(cp)
         with self._lock:
             self._checkpoint = checked
+
+    def get_context_state(self) -> ContextState | None:
+        """The context state, or None (R-CKP-9)."""
+        with self._lock:
+            return self._context_state
+
+    def save_context_state(self, state: ContextState) -> None:
+        """Replace the context state (R-CKP-9); SchemaError and nothing saved for a bad value (R-CKP-10)."""
+        checked = check_context_state(state)
+        with self._lock:
+            self._context_state = checked

@@ -1,4 +1,4 @@
-"""The SQL both databases run, written once (SPEC R-DB-1, R-PG-2, R-PG-4).
+"""The SQL both databases run, written once (SPEC R-DB-1, R-PG-2, R-PG-4, R-CKP-12).
 
 SQLite (R-DB) and PostgreSQL (R-PG) hold the same tables with the same columns, and a session
 or a store asks both the same questions, so each statement they share is written here once and
@@ -73,6 +73,13 @@ class Statements:
             f"INSERT INTO checkpoints (session_id, covered, anchor, summary, created_at) VALUES ({p}, {p}, {p}, {p}, {p})"
         )
         self.delete_checkpoint = f"DELETE FROM checkpoints WHERE session_id = {p}"
+        # context state (R-CKP-9, R-CKP-11, R-CKP-12)
+        self.context_state = f"SELECT input_tokens, estimate, cleared_below FROM context_state WHERE session_id = {p}"
+        self.insert_context_state = (
+            "INSERT INTO context_state (session_id, input_tokens, estimate, cleared_below, saved_at)"
+            f" VALUES ({p}, {p}, {p}, {p}, {p})"
+        )
+        self.delete_context_state = f"DELETE FROM context_state WHERE session_id = {p}"
         # copying every session (R-PG-9)
         self.export_sessions = "SELECT id, created_at, updated_at FROM sessions ORDER BY id"
         self.export_messages = (
@@ -80,6 +87,9 @@ class Statements:
             f" WHERE session_id = {p} ORDER BY id"
         )
         self.export_checkpoint = f"SELECT covered, anchor, summary, created_at FROM checkpoints WHERE session_id = {p}"
+        self.export_context_state = (
+            f"SELECT input_tokens, estimate, cleared_below, saved_at FROM context_state WHERE session_id = {p}"
+        )
 
 
 SQLITE: Final = Statements("?")

@@ -1,4 +1,4 @@
-"""The SQLite file: opening, schema version, transactions and row decoding (SPEC R-DB-1 … R-DB-10, R-CKP-6).
+"""The SQLite file: opening, schema version, transactions and row decoding (SPEC R-DB-1 … R-DB-10, R-CKP-6, R-CKP-12).
 
 One ``Database`` is one connection, shared by a Manager and all its sessions under one lock
 (R-MGR-2). Every write is ``BEGIN IMMEDIATE … COMMIT`` and rolls back on any error (R-DB-8);
@@ -22,15 +22,17 @@ from ._session import SessionClosed, SessionDatabaseError, UnsupportedSchema
 
 __all__ = ["BUSY_TIMEOUT_MS", "FORMAT_VERSION", "SCHEMA", "Database"]
 
-FORMAT_VERSION: Final = 2  # R-DB-2: PRAGMA user_version of a file in this format
-# R-DB-2: version 1 is this format before the checkpoints table (R-CKP-6); version 0 is a new
-# file or one in the design document's schema. Both are upgraded in place.
-UPGRADABLE_VERSIONS: Final = (0, 1)
+FORMAT_VERSION: Final = 3  # R-DB-2: PRAGMA user_version of a file in this format
+# R-DB-2: version 2 is this format before the context_state table (R-CKP-12), version 1 before
+# the checkpoints table too (R-CKP-6); version 0 is a new file or one in the design document's
+# schema. All three are upgraded in place.
+UPGRADABLE_VERSIONS: Final = (0, 1, 2)
 BUSY_TIMEOUT_MS: Final = 5000  # R-DB-3
 DIR_MODE: Final = 0o700  # R-DB-9
 FILE_MODE: Final = 0o600  # R-DB-9
 
-# R-DB-1: the design document's schema plus the todos table and the checkpoints table (R-CKP-6).
+# R-DB-1: the design document's schema plus the todos table, the checkpoints table (R-CKP-6) and
+# the context_state table (R-CKP-12).
 SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS sessions (
     id         TEXT    PRIMARY KEY,
@@ -65,11 +67,19 @@ CREATE TABLE IF NOT EXISTS checkpoints (
     created_at INTEGER NOT NULL,
     FOREIGN KEY (session_id) REFERENCES sessions(id) ON DELETE CASCADE
 );
+CREATE TABLE IF NOT EXISTS context_state (
+    session_id    TEXT    PRIMARY KEY,
+    input_tokens  INTEGER NOT NULL,
+    estimate      INTEGER NOT NULL,
+    cleared_below INTEGER NOT NULL,
+    saved_at      INTEGER NOT NULL,
+    FOREIGN KEY (session_id) REFERENCES sessions(id) ON DELETE CASCADE
+);
 """
 _SCHEMA_STATEMENTS: Final = [s.strip() for s in SCHEMA.split(";") if s.strip()]
 # The tables an older file may already hold in a form of its own; the document's sessions and
-# messages tables are taken as they are (R-DB-2 names only these two).
-_CHECKED_TABLES: Final = ("todos", "checkpoints")
+# messages tables are taken as they are (R-DB-2 names only these three).
+_CHECKED_TABLES: Final = ("todos", "checkpoints", "context_state")
 
 
 def _prepare_path(path: Path) -> None:

@@ -1,4 +1,4 @@
-"""SQLiteSession: a Session stored in the Manager's SQLite file (SPEC R-SES-1 … R-SES-8, R-DB-4 … R-DB-8, R-CKP-2 … R-CKP-8).
+"""SQLiteSession: a Session stored in the Manager's SQLite file (SPEC R-SES-1 … R-SES-8, R-DB-4 … R-DB-8, R-CKP-2 … R-CKP-13).
 
 Every method is one transaction on the Manager's shared connection. Each first touches the
 session's own row, so that a session deleted by anyone raises SessionNotFound (R-MGR-8)
@@ -6,9 +6,9 @@ instead of quietly reading or writing nothing. A draft (R-FIND-2) has no row unt
 write, which inserts it in that write's own transaction: until then it reads as empty, and
 once its row has existed it behaves as any session, SessionNotFound after a delete included.
 Messages enter and leave the full-text index (R-SRCH-3) in the transaction that adds or
-removes them. The checkpoint follows the messages in the same
-transaction as the change that invalidates it (R-CKP-3), so no process ever sees a checkpoint
-that outlived the messages it covers.
+removes them. The checkpoint and the context state follow the messages in the same
+transaction as the change that invalidates them (R-CKP-3, R-CKP-11), so no process ever sees
+either outlive the messages it describes.
 """
 
 from __future__ import annotations
@@ -19,9 +19,18 @@ from collections.abc import Sequence
 from ...planning import TodoItem
 from ...schema import Message
 from ._checkpoint import Checkpoint
+from ._context_state import ContextState
 from ._index import forget_messages, index_tail
-from ._rows import decode_checkpoint_row, decode_message_row, decode_todo_rows, encode_tool_calls
-from ._session import INT64_MAX, Clock, SessionNotFound, check_checkpoint, check_limit, check_start
+from ._rows import decode_checkpoint_row, decode_context_state_row, decode_message_row, decode_todo_rows, encode_tool_calls
+from ._session import (
+    INT64_MAX,
+    Clock,
+    SessionNotFound,
+    check_checkpoint,
+    check_context_state,
+    check_limit,
+    check_start,
+)
 from ._sql import SQLITE as SQL
 from ._sqlite_db import Database
 
@@ -35,9 +44,15 @@ _DROP_UNCOVERED_CHECKPOINT = (
     "DELETE FROM checkpoints WHERE session_id = ? AND (typeof(covered) != 'integer'"
     " OR covered > (SELECT COUNT(*) FROM messages WHERE session_id = ?))"
 )
+# R-CKP-11: the same rule for the context state, by its cleared_below.
+_DROP_UNCOVERED_CONTEXT_STATE = (
+    "DELETE FROM context_state WHERE session_id = ? AND (typeof(cleared_below) != 'integer'"
+    " OR cleared_below > (SELECT COUNT(*) FROM messages WHERE session_id = ?))"
+)
 _SAVE_CHECKPOINT = (
     "INSERT OR REPLACE INTO checkpoints (session_id, covered, anchor, summary, created_at) VALUES (?, ?, ?, ?, ?)"
 )
+_SAVE_CONTEXT_STATE = "INSERT OR REPLACE" + SQL.insert_context_state.removeprefix("INSERT")
 
 
 class SQLiteSession:
@@ -153,12 +168,16 @@ class SQLiteSession:
             message = decode_message_row(*row)
             cur.execute(SQL.delete_message, (row[0],))
             cur.execute(_DROP_UNCOVERED_CHECKPOINT, (self._id, self._id))
+            cur.execute(_DROP_UNCOVERED_CONTEXT_STATE, (self._id, self._id))
             self._db.upkeep(cur, lambda c: forget_messages(c, "?", (row[0],)))
             self._touch(cur)
         return message
 
     def clear(self) -> None:
-        """Remove every message and the checkpoint; the session and its todos stay (R-SES-6, R-CKP-3)."""
+        """Remove every message, the checkpoint and the context state; the session and its todos stay.
+
+        R-SES-6, R-CKP-3, R-CKP-11.
+        """
         with self._db.write() as cur:
             if not self._exists(cur):
                 return  # a draft not saved yet: nothing to clear, and no row to create
@@ -166,6 +185,7 @@ class SQLiteSession:
             self._db.upkeep(cur, lambda c: forget_messages(c, "SELECT id FROM messages WHERE session_id = ?", (self._id,)))
             cur.execute(SQL.delete_messages, (self._id,))
             cur.execute(SQL.delete_checkpoint, (self._id,))
+            cur.execute(SQL.delete_context_state, (self._id,))
 
     def get_todos(self) -> list[TodoItem]:
         """The saved todo list in order (R-SES-7, R-DB-7)."""
@@ -208,9 +228,40 @@ class SQLiteSession:
             SessionNotFound: the session was deleted.
         """
         checked = check_checkpoint(cp)
+        self._replace_row(_SAVE_CHECKPOINT, (checked.covered, checked.anchor, checked.summary))
+
+    def _replace_row(self, sql: str, values: tuple[object, ...]) -> None:
+        """Replace the session's one row of a cache table in one transaction, leaving updated_at alone.
+
+        The row is ``(session_id, *values, now)``; the clock is read inside the transaction, so
+        the times of saves and clears follow the order of their commits.
+        """
         with self._db.write() as cur:
             self._create_draft_row(cur)
             self._exists(cur)
-            cur.execute(_SAVE_CHECKPOINT, (self._id, checked.covered, checked.anchor, checked.summary, self._now()))
+            cur.execute(sql, (self._id, *values, self._now()))
         self._committed()
 
+    def get_context_state(self) -> ContextState | None:
+        """The session's context state, or None when it has none (R-CKP-9, R-CKP-12).
+
+        Raises:
+            CorruptRow: the row cannot be read as a context state (R-CKP-13); it names the session.
+        """
+        with self._db.read() as cur:
+            self._exists(cur)
+            stored = cur.execute(SQL.context_state, (self._id,)).fetchone()
+        return None if stored is None else decode_context_state_row(self._id, *stored)
+
+    def save_context_state(self, state: ContextState) -> None:
+        """Replace the session's context state in one transaction, leaving updated_at alone (R-CKP-9, R-CKP-12).
+
+        As a checkpoint, it is a cache of what the engine measured, not a change to the
+        conversation, so it must not reorder ``list_sessions``; ``saved_at`` is the save's time.
+
+        Raises:
+            SchemaError: a member that is not an integer, negative or too large; nothing is saved (R-CKP-10).
+            SessionNotFound: the session was deleted.
+        """
+        checked = check_context_state(state)
+        self._replace_row(_SAVE_CONTEXT_STATE, (checked.input_tokens, checked.estimate, checked.cleared_below))

@@ -142,8 +142,14 @@ def _read_record(cur: sqlite3.Cursor, session_id: str, created_at: object, updat
             record_text(found[2], cp_where),
             record_int(found[3], cp_where),
         )
+    found = cur.execute(SQL.export_context_state, (session_id,)).fetchone()
+    state = None
+    if found is not None:
+        cs_where = f"the context state of {where}"
+        input_tokens, estimate, cleared_below, saved_at = (record_int(value, cs_where) for value in found)
+        state = (input_tokens, estimate, cleared_below, saved_at)
     return SessionRecord(
-        session_id, record_int(created_at, where), record_int(updated_at, where), messages, todos, checkpoint
+        session_id, record_int(created_at, where), record_int(updated_at, where), messages, todos, checkpoint, state
     )
 
 
@@ -153,3 +159,5 @@ def _write_record(cur: sqlite3.Cursor, record: SessionRecord) -> None:
     cur.executemany(SQL.insert_todo, [(record.id, position, *todo) for position, todo in enumerate(record.todos)])
     if record.checkpoint is not None:
         cur.execute(SQL.insert_checkpoint, (record.id, *record.checkpoint))
+    if record.context_state is not None:
+        cur.execute(SQL.insert_context_state, (record.id, *record.context_state))

@@ -12,7 +12,7 @@ values. A copy reads the source in one snapshot and writes the destination in on
 so it is whole or absent: a session id the destination already holds refuses the whole copy
 unless ``overwrite`` is given, and then that session is replaced, not merged. What is copied is
 what a session stores (its row's times, its messages in order with their column values, the
-``tool_calls`` text included, its todos and its checkpoint), so the copy reads back exactly as
+``tool_calls`` text included, its todos, its checkpoint and its context state), so the copy reads back exactly as
 the original, in either direction. Message ids are the destination's own; a checkpoint counts
 messages by order (R-CKP-7), so it stays valid. A value that cannot be stored losslessly
 elsewhere (text that is not UTF-8, a number that is not an integer) is CorruptRow, naming it,
@@ -58,7 +58,8 @@ class SessionRecord:
     """Everything one session stores, as column values, in order (R-PG-9).
 
     Messages keep their order, not their ids; todos are ``(id, content, status)`` in position
-    order; ``checkpoint`` is ``(covered, anchor, summary, created_at)`` or None.
+    order; ``checkpoint`` is ``(covered, anchor, summary, created_at)`` or None; ``context_state``
+    is ``(input_tokens, estimate, cleared_below, saved_at)`` or None (R-CKP-12).
     """
 
     id: str
@@ -67,6 +68,7 @@ class SessionRecord:
     messages: tuple[StoredMessage, ...]
     todos: tuple[tuple[str, str, str], ...]
     checkpoint: tuple[int, str, str, int] | None
+    context_state: tuple[int, int, int, int] | None
 
 
 class Store(Protocol):

@@ -1,15 +1,26 @@
 """The Anthropic Messages wire format, free of I/O (SPEC R-PRV-2, R-PRV-3, R-PRV-8 … R-PRV-12,
-R-PRV-14, R-PRV-18, R-USE-4, R-USE-5).
+R-PRV-14, R-PRV-18, R-PRV-24, R-PRV-26, R-USE-4, R-USE-5).
 
 - ``build_request(model, messages, tools, *, stream, api_key, base_url) -> HttpRequest``
+- ``build_count_request(model, messages, tools, *, api_key, base_url) -> HttpRequest`` (R-PRV-24)
+- ``reserved_output_tokens(model) -> int``: the ``max_tokens`` sent (R-PRV-26)
 - ``parse_response(status, headers, body) -> (Message, Usage | None)``
+- ``parse_count_response(status, headers, body) -> int`` (R-PRV-24)
 - ``parse_error(status, headers, body) -> ProviderError``
 - ``StreamAssembler()`` with ``feed(event) -> list[StreamChunk]`` and ``finish()``
 - ``parse_stream(status, headers, chunks) -> list[StreamChunk]``
 """
 
-from ._request import API_VERSION, DEFAULT_BASE_URL, PROVIDER, build_request, tool_input
-from ._response import parse_error, parse_response
+from ._request import (
+    API_VERSION,
+    DEFAULT_BASE_URL,
+    PROVIDER,
+    build_count_request,
+    build_request,
+    reserved_output_tokens,
+    tool_input,
+)
+from ._response import parse_count_response, parse_error, parse_response
 from ._stream import EVENT_TYPES, StreamAssembler, parse_stream
 
 __all__ = (
@@ -18,9 +29,12 @@ __all__ = (
     "EVENT_TYPES",
     "PROVIDER",
     "StreamAssembler",
+    "build_count_request",
     "build_request",
+    "parse_count_response",
     "parse_error",
     "parse_response",
     "parse_stream",
+    "reserved_output_tokens",
     "tool_input",
 )

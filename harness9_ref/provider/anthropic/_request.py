@@ -1,4 +1,5 @@
-"""Build Anthropic Messages requests (SPEC R-PRV-3, R-PRV-8 … R-PRV-12, R-LIM-5).
+"""Build Anthropic Messages and token-count requests (SPEC R-PRV-3, R-PRV-8 … R-PRV-12,
+R-PRV-24, R-PRV-26, R-LIM-5).
 
 The Messages API wants what a chat history does not have: a top-level ``system`` text, strictly
 alternating user and assistant turns, tool results as blocks of a user turn, and tool inputs as
@@ -31,11 +32,19 @@ from .._http import (
 )
 from .._limits import get_model_limits
 
-__all__ = ["DEFAULT_BASE_URL", "PROVIDER", "build_request", "tool_input"]
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "PROVIDER",
+    "build_count_request",
+    "build_request",
+    "reserved_output_tokens",
+    "tool_input",
+]
 
 PROVIDER: Final = "anthropic"  # R-ERR-2: the provider attribute of every error
 DEFAULT_BASE_URL: Final = "https://api.anthropic.com"  # R-PRV-3
 PATH: Final = "/v1/messages"  # R-PRV-8
+COUNT_PATH: Final = "/v1/messages/count_tokens"  # R-PRV-24
 METHOD: Final = "POST"  # R-PRV-8
 HEADER_API_KEY: Final = "x-api-key"  # R-PRV-8
 HEADER_VERSION: Final = "anthropic-version"  # R-PRV-8
@@ -126,6 +135,46 @@ def _tool(tool: ToolDefinition) -> dict[str, Any]:
     return {"name": tool.name, "description": tool.description, "input_schema": schema}
 
 
+def reserved_output_tokens(model: str) -> int:
+    """The ``max_tokens`` every Messages request sends: the model's output limit (R-PRV-9, R-PRV-26)."""
+    return get_model_limits(model).output_tokens
+
+
+def _conversation(model: str, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> dict[str, Any]:
+    """``model``, ``system``, ``messages`` and ``tools``: what a message request and a count share."""
+    system_parts: list[str] = []
+    turns: list[_Turn] = []
+    for index, msg in enumerate(messages):
+        if msg.role == ROLE_SYSTEM and not msg.is_tool_result:
+            _no_calls(msg, index)
+            if _has_text(msg.content):
+                system_parts.append(msg.content)
+        else:
+            _add(turns, msg, index)
+    if not turns:
+        raise RequestBuildError(
+            f"{PROVIDER}: nothing to send: no message gives a user or assistant turn "
+            "(every message is a system message or has only white space)",
+            provider=PROVIDER,
+        )
+    body: dict[str, Any] = {"model": model}
+    if system_parts:
+        body["system"] = SYSTEM_SEPARATOR.join(system_parts)
+    body["messages"] = [{"role": t.role, "content": t.content()} for t in turns]
+    if tools:
+        body["tools"] = [_tool(t) for t in tools]
+    return body
+
+
+def _headers(api_key: str, stream: bool) -> tuple[tuple[str, str], ...]:
+    return (
+        (HEADER_API_KEY, api_key),
+        (HEADER_VERSION, API_VERSION),
+        (HEADER_CONTENT_TYPE, CONTENT_TYPE_JSON),
+        (HEADER_ACCEPT, ACCEPT_STREAM if stream else ACCEPT_JSON),
+    )
+
+
 def build_request(
     model: str,
     messages: Sequence[Message],
@@ -152,33 +201,28 @@ def build_request(
         RequestBuildError: a non-result system or user message carries tool calls, or no
             user or assistant turn remains.
     """
-    system_parts: list[str] = []
-    turns: list[_Turn] = []
-    for index, msg in enumerate(messages):
-        if msg.role == ROLE_SYSTEM and not msg.is_tool_result:
-            _no_calls(msg, index)
-            if _has_text(msg.content):
-                system_parts.append(msg.content)
-        else:
-            _add(turns, msg, index)
-    if not turns:
-        raise RequestBuildError(
-            f"{PROVIDER}: nothing to send: no message gives a user or assistant turn "
-            "(every message is a system message or has only white space)",
-            provider=PROVIDER,
-        )
-    body: dict[str, Any] = {"model": model, "max_tokens": get_model_limits(model).output_tokens}
-    if system_parts:
-        body["system"] = SYSTEM_SEPARATOR.join(system_parts)
-    body["messages"] = [{"role": t.role, "content": t.content()} for t in turns]
-    if tools:
-        body["tools"] = [_tool(t) for t in tools]
+    conversation = _conversation(model, messages, tools)
+    body: dict[str, Any] = {"model": model, "max_tokens": reserved_output_tokens(model), **conversation}
     if stream:
         body["stream"] = True
-    headers = (
-        (HEADER_API_KEY, api_key),
-        (HEADER_VERSION, API_VERSION),
-        (HEADER_CONTENT_TYPE, CONTENT_TYPE_JSON),
-        (HEADER_ACCEPT, ACCEPT_STREAM if stream else ACCEPT_JSON),
-    )
-    return HttpRequest(METHOD, strip_base_url(base_url) + PATH, headers, json_body(body))
+    return HttpRequest(METHOD, strip_base_url(base_url) + PATH, _headers(api_key, stream), json_body(body))
+
+
+def build_count_request(
+    model: str,
+    messages: Sequence[Message],
+    tools: Sequence[ToolDefinition],
+    *,
+    api_key: str,
+    base_url: str = DEFAULT_BASE_URL,
+) -> HttpRequest:
+    """The HTTP request that counts a Messages request's input tokens (R-PRV-24).
+
+    The body is the one ``build_request`` sends without ``max_tokens`` and ``stream``, which the
+    counting endpoint does not accept; the headers are those of a non-streaming request.
+
+    Raises:
+        RequestBuildError: as ``build_request``.
+    """
+    body = _conversation(model, messages, tools)
+    return HttpRequest(METHOD, strip_base_url(base_url) + COUNT_PATH, _headers(api_key, False), json_body(body))

@@ -1,4 +1,5 @@
-"""Parse Anthropic Messages responses and error bodies (SPEC R-PRV-14, R-USE-4, R-ERR-3).
+"""Parse Anthropic Messages responses, token counts and error bodies (SPEC R-PRV-14, R-PRV-24,
+R-USE-4, R-ERR-3).
 
 A ``tool_use`` block's arguments are the exact source text of its ``input`` value in the body
 (R-PRV-14), not a re-serialisation: ``strict_json.member_spans`` finds where the value lies in
@@ -18,9 +19,17 @@ from .._parsing import parse_body
 from .._shape import ShapeError, expect_object, expect_str, optional_int
 from ._request import BLOCK_TEXT, BLOCK_TOOL_USE, PROVIDER
 
-__all__ = ["USAGE_FIELDS", "parse_error", "parse_response", "read_usage_fields", "usage_from_fields"]
+__all__ = [
+    "USAGE_FIELDS",
+    "parse_count_response",
+    "parse_error",
+    "parse_response",
+    "read_usage_fields",
+    "usage_from_fields",
+]
 
 TYPE_ERROR: Final = "error"  # R-PRV-14: a body or event of this type is an error (R-ERR-3)
+COUNT_FIELD: Final = "input_tokens"  # R-PRV-24: the member of a count's answer
 
 # R-USE-4, R-USE-5: the usage members read, each an integer or null.
 USAGE_FIELDS: Final = (
@@ -104,12 +113,36 @@ def parse_response(status: int, headers: Sequence[tuple[str, str]], body: bytes)
     return parse_body(PROVIDER, parse_error, _read, status, headers, body)
 
 
-def _read(data: Any, text: str, status: int, headers: Sequence[tuple[str, str]]) -> tuple[Message, Usage | None]:
+def _top(data: Any, status: int, headers: Sequence[tuple[str, str]]) -> Mapping[str, Any]:
+    """The body's object; a ``"type": "error"`` body raises its typed error (R-PRV-14, R-ERR-3)."""
     top = expect_object(data, "body")
     if top.get("type") == TYPE_ERROR:
         raise error_from_object(PROVIDER, top, status=status, headers=headers)
+    return top
+
+
+def _read(data: Any, text: str, status: int, headers: Sequence[tuple[str, str]]) -> tuple[Message, Usage | None]:
+    top = _top(data, status, headers)
     message = _message(top, text)
     usage = top.get("usage")
     if usage is None:
         return message, None
     return message, usage_from_fields(read_usage_fields(expect_object(usage, "usage"), "usage"))
+
+
+def parse_count_response(status: int, headers: Sequence[tuple[str, str]], body: bytes) -> int:
+    """The ``input_tokens`` of a token-count answer (R-PRV-24).
+
+    Raises:
+        ProviderError: the typed error of R-ERR-3 for an error status or a ``"type": "error"`` body.
+        MalformedResponse: a body that is not JSON, or without a non-negative integer ``input_tokens``.
+    """
+    return parse_body(PROVIDER, parse_error, _read_count, status, headers, body)
+
+
+def _read_count(data: Any, text: str, status: int, headers: Sequence[tuple[str, str]]) -> int:
+    top = _top(data, status, headers)
+    count = optional_int(top.get(COUNT_FIELD), COUNT_FIELD)
+    if count is None or count < 0:
+        raise ShapeError(COUNT_FIELD, f"expected a non-negative integer, got {describe(top.get(COUNT_FIELD))}")
+    return count

@@ -22,7 +22,7 @@ from .._http import (
     strip_base_url,
 )
 
-__all__ = ["DEFAULT_BASE_URL", "PROVIDER", "build_request"]
+__all__ = ["DEFAULT_BASE_URL", "PROVIDER", "build_request", "reserved_output_tokens"]
 
 PROVIDER: Final = "openai"  # R-ERR-2: the provider attribute of every error
 DEFAULT_BASE_URL: Final = "https://api.openai.com/v1"  # R-PRV-3
@@ -87,6 +87,12 @@ def _tool(tool: ToolDefinition) -> dict[str, Any]:
     if tool.input_schema is not None:
         function["parameters"] = tool.to_dict()["input_schema"]
     return {"type": TOOL_TYPE_FUNCTION, "function": function}
+
+
+def reserved_output_tokens(model: str) -> int:
+    """No ``max_tokens`` is sent (R-PRV-5), so the server reserves nothing for the reply (R-PRV-26)."""
+    del model  # the same for every model
+    return 0
 
 
 def build_request(

@@ -39,7 +39,7 @@ def test_a_new_file_has_the_index(db_path: Path) -> None:
     ]
 
 
-@pytest.mark.parametrize("fixture", ["future-version.db", "foreign-checkpoints.db"])
+@pytest.mark.parametrize("fixture", ["future-version.db", "foreign-checkpoints.db", "foreign-context-state.db"])
 def test_a_refused_file_never_gains_the_index(tmp_path: Path, fixture: str) -> None:
     path = tmp_path / fixture
     shutil.copyfile(FIXTURES / fixture, path)
@@ -55,9 +55,10 @@ def test_a_version_1_file_that_has_an_index_is_upgraded(db_path: Path) -> None:
         manager.new_session().add_messages([user("kept through the upgrade")])
     with raw(db_path) as conn:
         conn.execute("DROP TABLE checkpoints")
+        conn.execute("DROP TABLE context_state")
         conn.execute("PRAGMA user_version = 1")
     with Manager(db_path) as manager, raw(db_path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone() == (2,)
+        assert conn.execute("PRAGMA user_version").fetchone() == (3,)
         assert [h.snippet for h in manager.search("upgrade")] == ["kept through the upgrade"]
 
 

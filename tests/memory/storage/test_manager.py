@@ -42,9 +42,9 @@ def sid(n: int) -> str:
 
 
 def spec_schema_sql() -> str:
-    """Every ``sql`` block of SPEC.md: R-DB-1's tables and R-CKP-6's checkpoints table."""
+    """Every ``sql`` block of SPEC.md: R-DB-1's tables, R-CKP-6's checkpoints and R-CKP-12's context_state table."""
     blocks = re.findall(r"```sql\n(.*?)```", SPEC.read_text(encoding="utf-8"), re.S)
-    assert len(blocks) == 2, "SPEC.md should hold the R-DB-1 and the R-CKP-6 sql blocks"
+    assert len(blocks) == 3, "SPEC.md should hold the R-DB-1, R-CKP-6 and R-CKP-12 sql blocks"
     return "\n".join(blocks)
 
 
@@ -198,7 +198,7 @@ def test_the_connection_uses_wal_foreign_keys_and_a_five_second_busy_timeout(man
     assert conn.execute("PRAGMA synchronous").fetchone()[0] in (1, 2)  # NORMAL or FULL
     with raw(db_path) as other:
         assert other.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        assert other.execute("PRAGMA user_version").fetchone() == (2,)
+        assert other.execute("PRAGMA user_version").fetchone() == (3,)
 
 
 def test_a_new_file_has_exactly_the_schema_of_the_spec(manager: Manager, db_path: Path) -> None:
@@ -249,7 +249,7 @@ def test_a_file_with_the_documents_schema_is_upgraded_and_keeps_its_sessions(db_
     expected = sqlite3.connect(":memory:")
     expected.executescript(spec_schema_sql())
     with raw(db_path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone() == (2,)
+        assert conn.execute("PRAGMA user_version").fetchone() == (3,)
         assert schema_of(conn) == schema_of(expected)
     expected.close()
 
@@ -263,14 +263,14 @@ def test_a_file_with_only_the_sessions_table_gets_everything_else(db_path: Path)
         manager.new_session().add_messages([user("x")])
     with raw(db_path) as conn:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert {"sessions", "messages", "todos", "checkpoints"} <= tables
+    assert {"sessions", "messages", "todos", "checkpoints", "context_state"} <= tables
 
 
 def write_unsupported(path: Path, kind: str, journal_mode: str) -> None:
     write_document_schema_file(path, journal_mode)
     with raw(path) as conn:
-        if kind == "version 3":
-            conn.execute("PRAGMA user_version = 3")
+        if kind == "version 4":
+            conn.execute("PRAGMA user_version = 4")
         elif kind == "foreign todos table":
             conn.execute("CREATE TABLE todos (session_id TEXT, position INTEGER, text TEXT, done INTEGER)")
         else:
@@ -280,7 +280,7 @@ def write_unsupported(path: Path, kind: str, journal_mode: str) -> None:
 
 def unsupported_cases() -> list[object]:
     cases: list[object] = []
-    for kind in ("version 3", "foreign todos table", "foreign checkpoints table in a version-1 file"):
+    for kind in ("version 4", "foreign todos table", "foreign checkpoints table in a version-1 file"):
         cases.append(pytest.param(kind, "wal", id=f"{kind}, WAL file"))
         cases.append(
             pytest.param(

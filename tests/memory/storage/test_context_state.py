@@ -1,0 +1,275 @@
+"""Context-state storage (SPEC R-CKP-9 … R-CKP-13, R-DB-2).
+
+The code under test: harness9_ref/memory/storage/_context_state.py, _session.py (MemorySession,
+check_context_state), _sqlite_session.py, _rows.py and _sqlite_store.py (copy).
+
+The tests taking ``new_session`` run once against ``SQLiteSession`` on a real file and once
+against ``MemorySession`` (R-SES-1, R-SES-9). The rest are SQLite only: they look at rows, at
+``updated_at`` or at the fixture files of ``fixtures/sessions/`` (always copied first).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from harness9_ref.memory import (
+    Checkpoint,
+    ContextState,
+    CorruptRow,
+    Manager,
+    Session,
+    SessionInfo,
+    copy_sessions,
+)
+from harness9_ref.planning import TodoItem
+from harness9_ref.schema import SchemaError
+from tests.memory.helpers import START, Clock, numbered, raw
+from tests.memory.storage.test_checkpoints import A, B, C, fixture_copy
+
+D = "dddddddd-dddd-4ddd-8ddd-dddddddddddd"
+E = "eeeeeeee-eeee-4eee-8eee-eeeeeeeeeeee"
+
+
+def state_rows(path: Path) -> list[tuple[object, ...]]:
+    with raw(path) as conn:
+        return conn.execute(
+            "SELECT session_id, input_tokens, estimate, cleared_below, saved_at FROM context_state ORDER BY session_id"
+        ).fetchall()
+
+
+# --- The value (R-CKP-9, R-CKP-10) ---
+
+
+def test_a_context_state_round_trips_through_its_dict() -> None:
+    state = ContextState(183_204, 175_000, 12)
+    assert state.to_dict() == {"input_tokens": 183_204, "estimate": 175_000, "cleared_below": 12}
+    assert ContextState.from_dict(state.to_dict()) == state
+
+
+@pytest.mark.parametrize(
+    ("data", "path"),
+    [
+        ({"input_tokens": True, "estimate": 1, "cleared_below": 0}, "context_state.input_tokens"),
+        ({"input_tokens": 1, "estimate": 1.0, "cleared_below": 0}, "context_state.estimate"),
+        ({"input_tokens": 1, "estimate": 1, "cleared_below": -1}, "context_state.cleared_below"),
+        ({"input_tokens": 1, "estimate": 1}, "context_state.cleared_below"),
+        ({"input_tokens": 1, "estimate": 1, "cleared_below": 0, "more": 1}, "context_state.more"),
+        ([1, 1, 0], "context_state"),
+    ],
+)
+def test_from_dict_refuses_what_is_not_a_context_state(data: object, path: str) -> None:
+    with pytest.raises(SchemaError) as excinfo:
+        ContextState.from_dict(data)
+    assert excinfo.value.path == path
+
+
+def test_the_constructor_refuses_booleans_fractions_and_negatives() -> None:
+    for bad in (False, 2.0, "3", None, -5):
+        with pytest.raises(SchemaError):
+            ContextState(1, bad, 0)  # type: ignore[arg-type]
+
+
+# --- Saving and reading (R-CKP-9) ---
+
+
+def test_a_new_session_has_no_context_state(new_session: Callable[[], Session]) -> None:
+    assert new_session().get_context_state() is None
+
+
+def test_a_save_replaces_the_context_state_and_sessions_keep_their_own(new_session: Callable[[], Session]) -> None:
+    one, two = new_session(), new_session()
+    one.save_context_state(ContextState(900, 800, 1))
+    two.save_context_state(ContextState(40, 30, 0))
+    one.save_context_state(ContextState(0, 0, 0))
+    assert one.get_context_state() == ContextState(0, 0, 0)
+    assert two.get_context_state() == ContextState(40, 30, 0)
+
+
+def test_the_largest_stored_integer_round_trips(new_session: Callable[[], Session]) -> None:
+    session = new_session()
+    session.save_context_state(ContextState(2**63 - 1, 2**63 - 1, 2**63 - 1))
+    assert session.get_context_state() == ContextState(2**63 - 1, 2**63 - 1, 2**63 - 1)
+
+
+def test_a_value_past_64_bits_or_not_a_context_state_is_refused_and_nothing_saved(
+    new_session: Callable[[], Session],
+) -> None:
+    session = new_session()
+    session.save_context_state(ContextState(1, 2, 3))
+    with pytest.raises(SchemaError, match="64-bit"):
+        session.save_context_state(ContextState(2**63, 0, 0))
+    with pytest.raises(SchemaError, match="expected a ContextState"):
+        session.save_context_state({"input_tokens": 1, "estimate": 1, "cleared_below": 0})  # type: ignore[arg-type]
+    assert session.get_context_state() == ContextState(1, 2, 3)
+
+
+def test_a_context_state_altered_behind_its_back_is_checked_again(new_session: Callable[[], Session]) -> None:
+    """A frozen dataclass can still be changed with object.__setattr__; storage checks what it stores."""
+    session = new_session()
+    altered = ContextState(1, 1, 1)
+    object.__setattr__(altered, "cleared_below", -1)
+    with pytest.raises(SchemaError, match="cleared_below"):
+        session.save_context_state(altered)
+    assert session.get_context_state() is None
+
+
+def test_saving_stores_one_row_with_the_save_time_and_leaves_updated_at(db_path: Path, clock: Clock) -> None:
+    with Manager(db_path, clock=clock) as manager:
+        session = manager.new_session()
+        session.add_messages(numbered(2))
+        clock.tick(60)
+        session.save_context_state(ContextState(120, 100, 2))
+        clock.tick(60)
+        session.save_context_state(ContextState(130, 110, 2))
+        assert manager.list_sessions() == [SessionInfo(session.session_id, START, START, 2)]
+    assert state_rows(db_path) == [(session.session_id, 130, 110, 2, START + 120)]
+
+
+def test_a_draft_save_creates_the_session_row(manager: Manager, db_path: Path) -> None:
+    draft = manager.new_session(draft=True)
+    assert draft.get_context_state() is None and manager.list_sessions() == []
+    draft.save_context_state(ContextState(10, 8, 0))
+    assert [info.id for info in manager.list_sessions()] == [draft.session_id]
+    assert manager.open_session(draft.session_id).get_context_state() == ContextState(10, 8, 0)
+
+
+def test_a_context_state_persists_and_other_handles_see_it(db_path: Path) -> None:
+    with Manager(db_path) as first, Manager(db_path) as second:
+        session = first.new_session()
+        session.save_context_state(ContextState(4100, 3900, 3))
+        assert second.open_session(session.session_id).get_context_state() == ContextState(4100, 3900, 3)
+    with Manager(db_path) as again:
+        assert again.open_session(session.session_id).get_context_state() == ContextState(4100, 3900, 3)
+
+
+# --- What removes it, and what does not (R-CKP-11) ---
+
+
+def test_clear_removes_the_context_state(new_session: Callable[[], Session]) -> None:
+    session = new_session()
+    session.add_messages(numbered(3))
+    session.save_context_state(ContextState(500, 400, 3))
+    session.clear()
+    assert session.get_context_state() is None
+
+
+def test_pop_removes_it_only_when_cleared_below_is_past_the_messages_left(new_session: Callable[[], Session]) -> None:
+    session = new_session()
+    session.add_messages(numbered(3))
+    session.save_context_state(ContextState(300, 250, 2))
+    session.pop_message()
+    assert session.get_context_state() == ContextState(300, 250, 2)
+    session.pop_message()
+    assert session.get_context_state() is None
+
+
+def test_pop_of_nothing_keeps_even_a_state_past_the_end(new_session: Callable[[], Session]) -> None:
+    session = new_session()
+    session.save_context_state(ContextState(10, 9, 5))
+    assert session.pop_message() is None
+    assert session.get_context_state() == ContextState(10, 9, 5)
+
+
+def test_pop_counts_only_the_sessions_own_messages(new_session: Callable[[], Session]) -> None:
+    mine, other = new_session(), new_session()
+    other.add_messages(numbered(4))
+    mine.add_messages(numbered(2))
+    mine.save_context_state(ContextState(50, 40, 2))
+    mine.pop_message()
+    assert mine.get_context_state() is None
+
+
+def test_other_writes_never_touch_it_nor_it_the_checkpoint(new_session: Callable[[], Session]) -> None:
+    session = new_session()
+    session.add_messages(numbered(2))
+    session.save_context_state(ContextState(70, 60, 1))
+    session.add_messages(numbered(1, 2))
+    session.save_todos([TodoItem("1", "plan", "completed")])
+    checkpoint = Checkpoint(1, "0" * 64, "s")
+    session.save_checkpoint(checkpoint)
+    assert session.get_context_state() == ContextState(70, 60, 1)
+    session.save_context_state(ContextState(80, 70, 2))
+    assert session.get_checkpoint() == checkpoint
+
+
+def test_delete_removes_the_row(manager: Manager, db_path: Path) -> None:
+    gone, kept = manager.new_session(), manager.new_session()
+    gone.save_context_state(ContextState(1, 1, 0))
+    kept.save_context_state(ContextState(2, 2, 0))
+    manager.delete_session(gone.session_id)
+    assert [row[0] for row in state_rows(db_path)] == [kept.session_id]
+
+
+def test_a_save_racing_clear_leaves_either_order_whole(db_path: Path) -> None:
+    """Every write is one transaction: after both, the state is the save's or none, never half of one."""
+    with Manager(db_path) as manager:
+        session = manager.new_session()
+        session.add_messages(numbered(3))
+        for _ in range(20):
+            threads = [
+                threading.Thread(target=session.save_context_state, args=(ContextState(5, 4, 3),)),
+                threading.Thread(target=session.clear),
+            ]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            assert session.get_context_state() in (None, ContextState(5, 4, 3))
+            session.add_messages(numbered(3))
+
+
+# --- Rows others wrote (R-CKP-13) ---
+
+
+@pytest.mark.parametrize(
+    ("session_id", "why"),
+    [
+        (A, "input_tokens is text"),
+        (B, "estimate is a blob"),
+        (C, "cleared_below must be 0 or more, got -1"),
+        (D, "cleared_below is a real"),
+    ],
+)
+def test_a_row_that_is_not_a_context_state_is_corrupt_row_naming_the_session(
+    tmp_path: Path, session_id: str, why: str
+) -> None:
+    with Manager(fixture_copy("corrupt-context-state.db", tmp_path)) as manager:
+        with pytest.raises(CorruptRow) as excinfo:
+            manager.open_session(session_id).get_context_state()
+        assert str(excinfo.value) == f"the context state of session {session_id} cannot be read: {why}"
+        assert manager.open_session(E).get_context_state() == ContextState(1200, 1000, 2)
+
+
+def test_a_corrupt_row_is_replaced_by_a_save_removed_by_clear_and_by_a_pop_when_not_an_integer(tmp_path: Path) -> None:
+    with Manager(fixture_copy("corrupt-context-state.db", tmp_path)) as manager:
+        manager.open_session(A).save_context_state(ContextState(5, 4, 1))
+        assert manager.open_session(A).get_context_state() == ContextState(5, 4, 1)
+        manager.open_session(B).clear()
+        assert manager.open_session(B).get_context_state() is None
+        manager.open_session(D).pop_message()  # 0.5 is not more than the one message left, but not an integer
+        assert manager.open_session(D).get_context_state() is None
+
+
+# --- Copy (R-PG-9, R-CKP-12) ---
+
+
+def test_copy_carries_the_context_state_and_its_save_time(tmp_path: Path) -> None:
+    with Manager(tmp_path / "a.db", clock=lambda: START + 40) as source, Manager(tmp_path / "b.db") as target:
+        session = source.new_session()
+        session.save_context_state(ContextState(2048, 2000, 0))
+        copy_sessions(source, target)
+    assert state_rows(tmp_path / "b.db") == state_rows(tmp_path / "a.db") == [(session.session_id, 2048, 2000, 0, START + 40)]
+
+
+@pytest.mark.parametrize("session_id", [A, B, D])
+def test_copy_refuses_a_row_it_cannot_copy_losslessly(tmp_path: Path, session_id: str) -> None:
+    with Manager(fixture_copy("corrupt-context-state.db", tmp_path)) as source, Manager(tmp_path / "b.db") as target:
+        for other in {A, B, C, D, E} - {session_id}:
+            source.delete_session(other)
+        with pytest.raises(CorruptRow, match=f"the context state of session {session_id} cannot be copied"):
+            copy_sessions(source, target)
+        assert target.list_sessions() == []
