@@ -2,7 +2,8 @@
 
 The screen itself is tested in a real terminal by the Python tests; what a port must reproduce
 byte for byte is the text, in both languages of R-TUI-17: the status bar and its colours at
-every width, its figure before the first token update, the compaction notice, the /resume and
+every width, its figure before the first token update, the compaction notice of each tier,
+/context's lines, the /resume and
 /search listings with their ages and pages and the choice that follows, the command table's
 completion and dispatch, /help, and the strings table itself.
 """
@@ -12,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from harness9_ref.memory import Checkpoint
 from harness9_ref.schema import ToolDefinition, messages_from_list
 from harness9_ref.tui import (
     DEFAULT_LANG,
@@ -25,6 +25,8 @@ from harness9_ref.tui import (
     compaction_notice,
     complete_command,
     context_estimate,
+    context_lines,
+    context_report_from_dict,
     help_lines,
     listing_lines,
     parse_listing_choice,
@@ -39,10 +41,15 @@ def _lang(inp: Mapping[str, Any]) -> str:
 
 
 def op_tui_status(inp: Mapping[str, Any]) -> list[list[Any]]:
-    """The status bar at start-up (R-TUI-15: ``start`` describes the session; none: no ctx
-    part) after the given token updates."""
+    """The status bar at start-up (R-TUI-15: ``start`` describes the session, or gives the
+    engine's context report in long-session mode; none: no ctx part) after the given token updates."""
     start = inp.get("start")
-    state = StatusState() if start is None else StatusState(_start_figure(start), int(start["window"]))
+    state = StatusState()
+    if start is not None and "report" in start:
+        report = context_report_from_dict(start["report"])
+        state = StatusState(report.total, report.window)
+    elif start is not None:
+        state = StatusState(_start_figure(start), int(start["window"]))
     for update in inp.get("updates", []):
         state = state.apply(update)
     segments = render_status(
@@ -52,12 +59,9 @@ def op_tui_status(inp: Mapping[str, Any]) -> list[list[Any]]:
 
 
 def _start_figure(inp: Mapping[str, Any]) -> int:
-    """R-TUI-15's figure for a session storing ``stored`` (and ``checkpoint``, long-session mode only)."""
+    """R-TUI-15's figure without long-session mode for a session storing ``stored``."""
     tools = [ToolDefinition.from_dict(t, f"tools[{n}]") for n, t in enumerate(inp.get("tools", []))]
-    cp = inp.get("checkpoint")
-    checkpoint = None if cp is None else Checkpoint(int(cp["covered"]), str(cp["anchor"]), str(cp["summary"]))
-    stored = messages_from_list(inp["stored"], "stored")
-    return context_estimate(str(inp["system"]), stored, tools, bool(inp.get("long_session", False)), checkpoint)
+    return context_estimate(str(inp["system"]), messages_from_list(inp["stored"], "stored"), tools)
 
 
 def op_tui_resume(inp: Mapping[str, Any]) -> dict[str, Any]:
@@ -79,7 +83,8 @@ def op_tui_resume(inp: Mapping[str, Any]) -> dict[str, Any]:
 def op_tui_input(inp: Mapping[str, Any]) -> Any:
     """Tab completion (``complete``), what a submitted line is (``submit``), /help's lines
     (``help``), the whole table of strings (``strings``) in ``lang``, what a key means while a
-    command waits for approval (``approve``) or the question for a command (``approve_prompt``)."""
+    command waits for approval (``approve``), the question for a command (``approve_prompt``)
+    or the lines of /context for a context report (``context``, R-TUI-20)."""
     if inp["action"] == "complete":
         return complete_command(inp["text"])
     if inp["action"] == "help":
@@ -90,12 +95,14 @@ def op_tui_input(inp: Mapping[str, Any]) -> Any:
         return approval_answer(inp["text"])
     if inp["action"] == "approve_prompt":
         return approval_line(inp["text"], _lang(inp))
+    if inp["action"] == "context":
+        return context_lines(context_report_from_dict(inp["report"]), _lang(inp))
     kind, text = classify_input(inp["text"], _lang(inp))
     return {"kind": kind, "text": text}
 
 
 def op_tui_notice(inp: Mapping[str, Any]) -> str:
-    """The compaction notice of the event data (R-TUI-5) in ``lang``."""
+    """The compaction notice of the event data (R-TUI-5, R-TUI-21: with ``tier`` and ``cleared``) in ``lang``."""
     return compaction_notice(inp, _lang(inp))
 
 

@@ -20,7 +20,7 @@ from typing import ClassVar, Final, Literal, NamedTuple
 from urllib.parse import urlsplit
 
 from .._errors import Harness9Error
-from ..engine import DEFAULT_MAX_TURNS
+from ..engine import DEFAULT_COMPACT_AT, DEFAULT_MAX_TURNS
 from ..memory import POSTGRES_SCHEMES, url_scheme
 
 __all__ = [  # gets re-exported
@@ -88,8 +88,6 @@ _PROVIDER_ENV: Final[Mapping[str, tuple[str, str]]] = {
 _ANTHROPIC_MODEL_PREFIX: Final = "claude"
 DB_HINT: Final = "give the path of an SQLite file or a postgresql:// URL"  # R-CLI-13
 
-# R-CLI-15: the compaction trigger as a fraction of the window; the default is R-CMP-4's 80%.
-DEFAULT_COMPACT_AT: Final = Fraction(4, 5)
 COMPACT_AT_OFF: Final = "off"  # no compaction before a call, only overflow recovery (R-LONG-7)
 _DECIMAL: Final = re.compile(r"[0-9]+(?:\.[0-9]*)?|\.[0-9]+")  # ASCII digits, at most one point
 COMPACT_AT_EXPECTED: Final = "expected a number in (0, 1] or off, got {text!r}"

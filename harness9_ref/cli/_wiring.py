@@ -1,5 +1,5 @@
 """Building the program from its settings, as R-CLI-5 wires it
-(SPEC R-CLI-5, R-CLI-8, R-CLI-9, R-CLI-10, R-CLI-13, R-PRUNE-2).
+(SPEC R-CLI-5, R-CLI-8, R-CLI-9, R-CLI-10, R-CLI-13, R-CLI-15, R-PRUNE-2).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Final
 from ..engine import AgentEngine
 from ..memory import Manager, new_summarization_compactor
 from ..offline import OfflineProvider
-from ..provider import AnthropicProvider, OpenAIProvider, get_model_limits
+from ..provider import AnthropicProvider, OpenAIProvider, TokenCounter, get_model_limits, reserved_output_tokens_of
 from ..tools import Registry
 from ._settings import CliError, Settings
 
@@ -114,12 +114,15 @@ def build_registry(settings: Settings, approve: Approve | None) -> Registry:
 
 
 def build_engine(settings: Settings, provider: LLMProvider, session: Session, registry: Registry) -> AgentEngine:
-    """The engine of R-CLI-5 in long-session mode (R-LONG-1).
+    """The engine of R-CLI-5 in long-session mode (R-LONG-1), with R-CLI-15's trigger and counter.
 
     The same provider summarises, with the TokenBudget fallback; each summarizer request is kept
-    within half the window, and runs start from the session's checkpoint.
+    within half the window, and runs start from the session's checkpoint. The trigger leaves
+    room for the ``max_tokens`` the provider asks for (R-LONG-10); with ``--count-tokens`` the
+    provider counts each request (settings allow it only for the Anthropic provider).
     """
     window = context_window(settings)
+    counter = provider if settings.count_tokens and isinstance(provider, TokenCounter) else None
     return AgentEngine(
         provider,
         registry,
@@ -128,4 +131,7 @@ def build_engine(settings: Settings, provider: LLMProvider, session: Session, re
         context_window=window,
         max_turns=settings.max_turns,
         long_session=True,
+        compact_at=settings.compact_at,
+        reply_reserve=reserved_output_tokens_of(provider),
+        token_counter=counter,
     )

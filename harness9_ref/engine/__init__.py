@@ -21,6 +21,8 @@ from ._errors import (
 )
 from ._events import (
     CompactionData,
+    ContextPart,
+    ContextReport,
     DoneData,
     ErrorData,
     Event,
@@ -31,12 +33,14 @@ from ._events import (
     ToolCallData,
     ToolResultData,
 )
+from ._long_session import DEFAULT_COMPACT_AT
 from ._run import RunIterator
 from ._seams import DEFAULT_MAX_TURNS, DEFAULT_SYSTEM_PROMPT, PromptBuilder, SummarizingCompactor, ToolRegistry
 from ._worker import RUN_FINISHED, RunFinished, RunWorker, WorkerItem
 
 __all__ = (
     "CANCELLED",
+    "DEFAULT_COMPACT_AT",
     "DEFAULT_MAX_TURNS",
     "DEFAULT_SYSTEM_PROMPT",
     "ENGINE_BUSY",
@@ -48,6 +52,8 @@ __all__ = (
     "RUN_FINISHED",
     "AgentEngine",
     "CompactionData",
+    "ContextPart",
+    "ContextReport",
     "DoneData",
     "EngineBusy",
     "EngineError",

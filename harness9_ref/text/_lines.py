@@ -1,4 +1,4 @@
-"""The lines the conversation pane shows (SPEC R-TUI-5, R-TUI-10, R-TUI-11, R-TUI-17).
+"""The lines the conversation pane shows (SPEC R-TUI-10, R-TUI-11, R-TUI-17).
 
 Each function maps JSON-friendly data (an event's ``data`` object or a message) to text; the
 pane and ``harness9-ref run`` both use them. A line has a kind that the screen maps to a style.
@@ -6,18 +6,17 @@ pane and ``harness9-ref run`` both use them. A line has a kind that the screen m
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Final, Literal, NamedTuple
+from collections.abc import Sequence
+from typing import Final, Literal, NamedTuple
 
-from ..engine import CompactionData, one_line
-from ..memory import SUMMARY_MARKER, format_token_count
+from ..engine import one_line
+from ..memory import SUMMARY_MARKER
 from ..schema import ROLE_ASSISTANT, Message
 from ._strings import DEFAULT_LANG, INPUT_PROMPT, strings_for
 
 __all__ = [  # gets re-exported
     "LineKind",
     "PaneLine",
-    "compaction_notice",
     "error_line",
     "history_lines",
     "tool_call_line",
@@ -38,29 +37,6 @@ class PaneLine(NamedTuple):
 
     text: str
     kind: LineKind
-
-
-def _field(data: object, name: str) -> Any:
-    return data[name] if isinstance(data, Mapping) else getattr(data, name)
-
-
-def compaction_notice(data: CompactionData | Mapping[str, int], lang: str = DEFAULT_LANG) -> str:
-    """The notice of a compaction event (R-TUI-5).
-
-    Args:
-        data: the event's data, as ``CompactionData`` or its JSON object
-            ``{"tokens_before", "tokens_after", "msgs_before", "msgs_after"}``.
-
-    Returns:
-        ``compaction_notice`` of ``lang`` with the token counts formatted by R-FMT, for
-        example ``⚡ 上下文已压缩 — 12.5K → 6.2K tokens（45 → 22 条消息）``.
-    """
-    return strings_for(lang)["compaction_notice"].format(
-        tokens_before=format_token_count(int(_field(data, "tokens_before"))),
-        tokens_after=format_token_count(int(_field(data, "tokens_after"))),
-        msgs_before=int(_field(data, "msgs_before")),
-        msgs_after=int(_field(data, "msgs_after")),
-    )
 
 
 def error_line(message: str, lang: str = DEFAULT_LANG) -> str:

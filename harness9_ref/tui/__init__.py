@@ -1,8 +1,8 @@
-"""The terminal UI (SPEC sections 18 and 23.7: R-TUI-1 … R-TUI-19, R-APPR-2).
+"""The terminal UI (SPEC sections 18 and 23.7: R-TUI-1 … R-TUI-21, R-APPR-2).
 
 Its pure parts are plain functions of JSON-friendly values, with conformance cases:
 ``render_status`` and ``StatusState`` (the status bar), ``context_estimate`` (its figure
-before the first token update), ``compaction_notice``, ``listing_lines``,
+before the first token update), ``compaction_notice`` and ``context_lines`` (/context), ``listing_lines``,
 ``parse_listing_choice`` and ``format_age`` (/resume and /search), ``complete_command``,
 ``classify_input`` and ``help_lines`` (the command table), and every string in both languages
 as ``STRINGS`` (pinned as ``STRINGS_TABLE``). ``Approver`` is the registry's approval callback
@@ -23,6 +23,7 @@ from ..text import (
     COMPACT_COMMAND,
     COMPACTING_NOTICE,
     COMPACTION_NOTICE,
+    CONTEXT_COMMAND,
     CURSES_MISSING,
     DEFAULT_LANG,
     ELLIPSIS,
@@ -60,6 +61,8 @@ from ..text import (
     char_cells,
     clean_line,
     compaction_notice,
+    context_lines,
+    context_report_from_dict,
     cut_cells,
     error_line,
     history_lines,
@@ -73,7 +76,7 @@ from ..text import (
 from ._app import App, QueueItem
 from ._approver import ApprovalRequest, Approver, KeyAnswer, approval_answer, approval_line
 from ._commands import HELP_KEYS, Input, InputKind, classify_input, complete_command, help_lines
-from ._context import LONG_SESSION_PRIOR, context_estimate, loaded_history, session_context
+from ._context import context_estimate, session_context
 from ._editor import LineEditor
 from ._launch import ScreenError, TuiUnavailable, prepare_tui, run_tui
 from ._resume import Choice, ListedSession, format_age, listing_lines, parse_listing_choice
@@ -90,6 +93,7 @@ __all__ = (
     "COMPACTING_NOTICE",
     "COMPACTION_NOTICE",
     "COMPACT_COMMAND",
+    "CONTEXT_COMMAND",
     "CURSES_MISSING",
     "DEFAULT_LANG",
     "ELLIPSIS",
@@ -104,7 +108,6 @@ __all__ = (
     "LANGS",
     "LIST_ITEM",
     "LIST_TITLE",
-    "LONG_SESSION_PRIOR",
     "NO_SESSIONS",
     "PAGE_SIZE",
     "RESUME_HEADER",
@@ -148,6 +151,8 @@ __all__ = (
     "compaction_notice",
     "complete_command",
     "context_estimate",
+    "context_lines",
+    "context_report_from_dict",
     "ctx_colour",
     "cut_cells",
     "display_model",
@@ -156,7 +161,6 @@ __all__ = (
     "help_lines",
     "history_lines",
     "listing_lines",
-    "loaded_history",
     "parse_listing_choice",
     "parse_strings",
     "prepare_tui",

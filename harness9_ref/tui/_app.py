@@ -24,6 +24,7 @@ from ..engine import (
     EngineError,
     ErrorData,
     Event,
+    EventType,
     RunFinished,
     RunWorker,
     TextDeltaData,
@@ -35,6 +36,7 @@ from ..engine import (
 from ..memory import SessionError
 from ..text import (
     COMPACT_COMMAND,
+    CONTEXT_COMMAND,
     DEFAULT_LANG,
     HELP_COMMAND,
     INPUT_PROMPT,
@@ -45,6 +47,7 @@ from ..text import (
     PaneLine,
     clean_line,
     compaction_notice,
+    context_lines,
     error_line,
     history_lines,
     strings_for,
@@ -106,8 +109,9 @@ class App:
         approver: the ``approve`` callback the registry was built with (R-APPR-2), if it was
             made before the App; else pass ``App.approve`` to the registry. Either way the App
             answers the requests from keys.
-        long_session: whether the engine runs in long-session mode (the ctx estimate's prior,
-            R-LONG-3). None: the engine's public ``long_session``, else False.
+        long_session: whether the engine runs in long-session mode (the start figure is then
+            the engine's ``context_report().total``, R-TUI-15). None: the engine's public
+            ``long_session``, else False.
         system_prompt: the engine's system prompt, for the ctx estimate.
         clock: Unix time in seconds, for the ages of the listings (R-TUI-19).
 
@@ -346,8 +350,9 @@ class App:
         self._stream_line = None
         if isinstance(data, TokenUpdateData):
             self.status = self.status.updated(data.estimated_tokens, data.context_window)
-        elif isinstance(data, CompactionData):
+        elif isinstance(data, CompactionData):  # the bar shows the notice's figure (R-TUI-21)
             self._add(compaction_notice(data, self.lang), "notice")
+            self.status = self.status.updated(data.tokens_after, self.engine.context_window)
         elif isinstance(data, ToolCallData):
             self._add(tool_call_line(data.name, data.arguments), "tool")
         elif isinstance(data, ToolResultData):
@@ -355,7 +360,8 @@ class App:
         elif isinstance(data, ErrorData) and not (data.code == CANCELLED and self._interrupted):
             self._error(data.message)
 
-    # The commands of the input line (R-TUI-7, R-TUI-8, R-TUI-14, R-TUI-15, R-TUI-18, R-LONG-9).
+    # The commands of the input line (R-TUI-7, R-TUI-8, R-TUI-14, R-TUI-15, R-TUI-18, R-TUI-20,
+    # R-TUI-21, R-LONG-9).
 
     def _add(self, text: str, kind: LineKind) -> None:
         self.lines.append(PaneLine(text, kind))
@@ -368,10 +374,15 @@ class App:
         return list(available()) if callable(available) else []
 
     def start_status(self) -> StatusState:
-        """The ctx part before the first token update (R-TUI-15); no ctx part if the session cannot be read."""
+        """The ctx part before the first token update (R-TUI-15): in long-session mode the
+        engine's own figure, the one /context and the compaction notice show; no ctx part if
+        the session cannot be read."""
         try:
-            used = session_context(self.session, self.system_prompt, self._tools(), self.long_session)
-        except SessionError:
+            if self.long_session:
+                used = self.engine.context_report().total
+            else:
+                used = session_context(self.session, self.system_prompt, self._tools())
+        except (SessionError, EngineError):
             return StatusState()
         return StatusState(used, self.engine.context_window)
 
@@ -382,6 +393,8 @@ class App:
             elif command == HELP_COMMAND:
                 for line in help_lines(self.lang):
                     self._add(line, "notice")
+            elif command == CONTEXT_COMMAND:
+                self._context()
             elif command.startswith(COMPACT_COMMAND):
                 self._compact(command[len(COMPACT_COMMAND) :].strip())
             elif command.startswith(SEARCH_COMMAND):
@@ -392,19 +405,36 @@ class App:
             self._error(str(exc))
 
     def _compact(self, focus: str) -> None:
-        """/compact [focus]: summarise now on a thread, then show the notice of R-TUI-5 (R-LONG-9)."""
+        """/compact [focus]: clear or summarise now on a thread, then show the tier's notice and
+        its figure in the status bar, as for a compaction event (R-TUI-21, R-LONG-9)."""
         self._add(self.texts["compacting"], "notice")
+        self._in_background(
+            "harness9-compact", lambda: [Event(EventType.COMPACTION, self.engine.compact_now(focus))]
+        )
+
+    def _context(self) -> None:
+        """/context: what the next request holds (R-TUI-20), on a thread, since counting it
+        exactly may ask the provider (R-LONG-10)."""
+        lang = self.lang
+        self._in_background(
+            "harness9-context",
+            lambda: [PaneLine(line, "notice") for line in context_lines(self.engine.context_report(), lang)],
+        )
+
+    def _in_background(self, name: str, work: Callable[[], list[QueueItem]]) -> None:
+        """Run ``work`` on a thread and hand what it returns, or its engine error as an error
+        line, to the UI thread."""
         lang = self.lang
 
-        def work() -> None:
+        def run() -> None:
             try:
-                data = self.engine.compact_now(focus)
+                items = work()
             except EngineError as exc:
-                self.items.put(PaneLine(error_line(exc.message, lang), "error"))
-                return
-            self.items.put(PaneLine(compaction_notice(data, lang), "notice"))
+                items = [PaneLine(error_line(exc.message, lang), "error")]
+            for item in items:
+                self.items.put(item)
 
-        threading.Thread(target=work, name="harness9-compact", daemon=True).start()
+        threading.Thread(target=run, name=name, daemon=True).start()
 
     def _search(self, query: str) -> None:
         if not query:

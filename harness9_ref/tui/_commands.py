@@ -1,4 +1,4 @@
-"""Commands of the input line, their Tab completion and /help (SPEC R-TUI-6, R-TUI-14)."""
+"""Commands of the input line, their Tab completion and /help (SPEC R-TUI-6, R-TUI-14, R-TUI-20)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ HELP_KEYS: Final = (
     "help_resume",
     "help_search",
     "help_compact",
+    "help_context",
     "help_help",
     "help_exit",
     "help_keys",

@@ -129,7 +129,7 @@ def test_count_tokens_needs_anthropic(tmp_path: Path) -> None:
 def test_bad_values_exit_2_with_one_line(
     env: dict[str, str], tmp_path: Path, args: list[str], extra: dict[str, str], line: str
 ) -> None:
-    result = cli(["--provider", "offline", *args, "run", "hello"], env, tmp_path, **extra)
+    result = cli(["--provider", "offline", *args, "run", "hello"], {**env, **extra}, tmp_path)
     assert (result.returncode, result.stdout, result.stderr) == (2, "", line)
 
 
@@ -153,10 +153,10 @@ def test_off_compacts_nothing_before_a_call(env: dict[str, str], tmp_path: Path)
         ("option", ["--compact-at", "off"], {ENV_COMPACT_AT: "0.5"}),
         ("variable", [], {ENV_COMPACT_AT: "off"}),
     ):
-        sid = session_of(cli([*args, *extra_args, "run", "one"], env, tmp_path, **extra_env))
+        sid = session_of(cli([*args, *extra_args, "run", "one"], {**env, **extra_env}, tmp_path))
         notices: list[str] = []
         for prompt in ("two", "three", "four", "five"):
-            result = cli([*args, *extra_args, "--resume", sid, "run", prompt], env, tmp_path, **extra_env)
+            result = cli([*args, *extra_args, "--resume", sid, "run", prompt], {**env, **extra_env}, tmp_path)
             assert result.returncode == 0, result.stderr
             notices += _notices(result.stderr)
         runs[name] = notices

@@ -269,4 +269,6 @@ def test_lang_en_gives_the_english_compaction_notice(
         assert found is not None
         session[:] = [found.group(1)]
         notices += [line for line in err.splitlines() if line.startswith("\u26a1 ")]
-    assert notices == ["\u26a1 context compacted \u2014 1.7K \u2192 1.5K tokens (10 \u2192 8 messages)"]
+    assert notices == [
+        "\u26a1 context compacted: earlier conversation summarized \u2014 1.7K \u2192 1.5K tokens (10 \u2192 8 messages)"
+    ]

@@ -62,7 +62,10 @@ def make_app(
 
 
 def start_figure(app: App) -> int:
-    return session_context(app.session, app.system_prompt, app.registry.available_tools(), app.long_session)
+    """R-TUI-15: the engine's figure in long-session mode, else the estimate of what is stored."""
+    if app.long_session:
+        return app.engine.context_report().total
+    return session_context(app.session, app.system_prompt, app.registry.available_tools())
 
 
 def settle(app: App) -> None:

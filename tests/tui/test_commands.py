@@ -8,7 +8,7 @@ from harness9_ref.tui import COMMANDS, STRINGS, UNKNOWN_COMMAND, Input, classify
 
 
 def test_the_command_table() -> None:
-    assert COMMANDS == ("/new", "/resume", "/search", "/compact", "/help", "/exit")
+    assert COMMANDS == ("/new", "/resume", "/search", "/compact", "/context", "/help", "/exit")
 
 
 def test_search_takes_a_query_and_help_takes_nothing() -> None:
@@ -46,7 +46,9 @@ def test_compact_takes_a_focus_and_other_commands_take_nothing() -> None:
         ("/", "/"),  # six candidates whose longest common prefix is "/"
         ("/s", "/search"),
         ("/h", "/help"),
-        ("/c", "/compact"),
+        ("/c", "/co"),
+        ("/con", "/context"),
+        ("/com", "/compact"),
         ("/resume", "/resume"),
         ("/x", "/x"),
         ("/new ", "/new "),
