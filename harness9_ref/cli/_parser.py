@@ -73,15 +73,15 @@ environment:
   {ENV_DB}           the database when --db is not given (a file or a postgresql:// URL)
   {ENV_YES}=1        as --yes
   {ENV_LANG}         as --lang
-  {ENV_COMPACT_AT}    as --compact-at
+  {ENV_COMPACT_AT}   as --compact-at
   {ENV_TTL_DAYS}=N
                         delete sessions not updated for N days when the agent starts
 
 SESSION is an id or the start of one (at least 4 characters).
 
 terminal UI: /new starts a session, /resume picks a saved one, /search finds one, /compact
-summarizes now, /help lists the keys, /exit leaves; Tab completes a command; Ctrl+C interrupts
-a turn, or leaves when none is running.
+compacts now, /context shows what the next request holds, /help lists the keys, /exit leaves;
+Tab completes a command; Ctrl+C interrupts a turn, or leaves when none is running.
 
 The bash tool is not a sandbox: commands run with your permissions and can reach any file you
 can; the working directory is only where they start. The terminal UI asks before each command
