@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from .test_screen_tmux import Screen, pytestmark, started  # noqa: F401  (pytestmark: skipped without tmux)
+from .test_screen_tmux_daily import rows
 
 CONTEXT_HEADER = re.compile(r"^下一次请求：(\S+) / (\S+) tokens（(\d+)%，(\S+)）$")
 NOTICE_AFTER = re.compile(r"^\u26a1 上下文已压缩：\S+ \u2014 \S+ \u2192 (\S+) tokens")
@@ -27,10 +28,6 @@ def screen(tmp_path: Path) -> Iterator[Screen]:
         yield s
     finally:
         s.close()
-
-
-def rows(screen: Screen) -> list[str]:
-    return [row.rstrip() for row in screen.rows()]
 
 
 def context(screen: Screen) -> list[str]:
