@@ -426,12 +426,18 @@ def make_engine(
     window: int,
     long: bool,
     max_turns: int = 50,
+    counter: Probe | None = None,
 ) -> AgentEngine:
-    """Literal mode (the document's engine) or long-session mode as the CLI wires it."""
+    """Literal mode (the document's engine) or long-session mode as the CLI wires it.
+
+    ``counter`` is the token counter of R-LONG-10; the option is passed only with one, so that a
+    baseline tree that predates it builds its engine the same way.
+    """
     if long:  # harness9_ref.cli._wiring.build_engine
         compactor = new_summarization_compactor(provider, window, request_limit=window // 2)
     else:
         compactor = new_summarization_compactor(provider, window)
+    counting: dict[str, Any] = {} if counter is None else {"token_counter": counter}
     return AgentEngine(
         provider,
         registry,
@@ -440,6 +446,7 @@ def make_engine(
         context_window=window,
         max_turns=max_turns,
         long_session=long,
+        **counting,
     )
 
 
@@ -734,6 +741,7 @@ class Sent:
     announced: int = 0  # chat: the token update before the request
     stable: bool | None = None  # chat: starts with the previous chat request's messages (None: the first)
     compacted: bool = False  # chat: its turn had a compaction event
+    uncached: int = 0  # the tokens after the longest prefix of messages shared with the previous chat request
 
 
 @dataclass
@@ -742,7 +750,8 @@ class Probe:
 
     The engine announces a chat request (a compaction event when its turn compacted, then a token
     update) before it sends it; ``drain`` passes both on in ``announced`` and ``compacted``, and the
-    next chat request takes them.
+    next chat request takes them. It also counts as the server does, for an engine given it as
+    its token counter (R-LONG-10).
     """
 
     inner: ServerProvider
@@ -750,6 +759,11 @@ class Probe:
     announced: int = 0
     compacted: bool = False
     previous: tuple[Message, ...] | None = None
+    counts: int = 0  # count_tokens calls
+
+    def count_tokens(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:
+        self.counts += 1
+        return server_count(messages, tools)
 
     def generate(
         self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]
@@ -757,11 +771,16 @@ class Probe:
         reply, usage = self.inner.generate(messages, available_tools)
         tokens = usage.input_tokens if usage is not None else 0
         if is_summarizer_request(messages):
-            self.sent.append(Sent(True, tokens))
+            self.sent.append(Sent(True, tokens, uncached=tokens))
             return reply, usage
         request = tuple(messages)
-        stable = None if self.previous is None else request[: len(self.previous)] == self.previous
-        self.sent.append(Sent(False, tokens, self.announced, stable, self.compacted))
+        if self.previous is None:
+            stable, uncached = None, tokens
+        else:
+            pairs = enumerate(zip(request, self.previous))
+            shared = next((k for k, (a, b) in pairs if a != b), min(len(request), len(self.previous)))
+            stable, uncached = shared == len(self.previous), tokens - server_count(request[:shared], available_tools)
+        self.sent.append(Sent(False, tokens, self.announced, stable, self.compacted, uncached))
         self.previous, self.compacted = request, False
         return reply, usage
 
@@ -787,12 +806,16 @@ def drain(events: Iterator[Event], probe: Probe, tiers: dict[str, int]) -> dict[
     return last
 
 
-def play_tool_heavy(prompts: int, window: int, engine_kind: str, db: Path) -> dict[str, Any]:
-    """Plays part 3's session against the imported ``harness9_ref``, long-session mode as the CLI wires it."""
+def play_tool_heavy(prompts: int, window: int, engine_kind: str, db: Path, count: bool) -> dict[str, Any]:
+    """Plays part 3's session against the imported ``harness9_ref``, long-session mode as the CLI wires it.
+
+    With ``count`` the engine is given the server's count as its token counter (R-LONG-10).
+    """
     probe = Probe(ServerProvider(session_plans(prompts, tool_heavy_plan)))
     registry = SessionRegistry(TOOL_HEAVY_OUTPUTS)
     tiers: dict[str, int] = {}
     failed = ""
+    counter = probe if count else None
     with Manager(db) as manager:
         session_id = manager.new_session().session_id
     started = time.perf_counter()
@@ -800,12 +823,12 @@ def play_tool_heavy(prompts: int, window: int, engine_kind: str, db: Path) -> di
         shared = None
         if engine_kind == "one":
             manager = stack.enter_context(Manager(db))
-            shared = make_engine(probe, registry, manager.open_session(session_id), window, True)
+            shared = make_engine(probe, registry, manager.open_session(session_id), window, True, counter=counter)
         for i in range(prompts):
             text = tool_heavy_plan(i).text
             if shared is None:  # as `harness9-ref run --resume`: a new process per prompt
                 with Manager(db) as manager:
-                    engine = make_engine(probe, registry, manager.open_session(session_id), window, True)
+                    engine = make_engine(probe, registry, manager.open_session(session_id), window, True, counter=counter)
                     last = drain(engine.run_stream(text), probe, tiers)
             else:
                 last = drain(shared.run_stream(text), probe, tiers)
@@ -823,6 +846,7 @@ def play_tool_heavy(prompts: int, window: int, engine_kind: str, db: Path) -> di
         "prompts": i + 1 if not failed else i,
         "sent": [dataclasses.astuple(s) for s in probe.sent],
         "tiers": tiers,
+        "counts": probe.counts,
         "stored": len(stored),
         "result_share": result_bytes / max(1, sum(len(m.content.encode()) for m in stored)),
     }
@@ -830,8 +854,8 @@ def play_tool_heavy(prompts: int, window: int, engine_kind: str, db: Path) -> di
 
 def tiers_worker(argv: Sequence[str]) -> None:
     """A worker process of part 3 (see WORKER_BOOT): plays the session and writes what it saw as JSON."""
-    prompts, window, engine_kind, db, out = argv
-    result = play_tool_heavy(int(prompts), int(window), engine_kind, Path(db))
+    prompts, window, engine_kind, count, db, out = argv
+    result = play_tool_heavy(int(prompts), int(window), engine_kind, Path(db), count == "count")
     Path(out).write_text(json.dumps(result), encoding="utf-8")
 
 
@@ -858,11 +882,11 @@ def extract_tree(rev: str, folder: Path) -> tuple[Path, str]:
     return tree, commit.stdout.strip()
 
 
-def run_worker(tree: Path, prompts: int, window: int, engine_kind: str, folder: Path, name: str) -> dict[str, Any]:
+def run_worker(tree: Path, prompts: int, window: int, engine_kind: str, count: bool, folder: Path, name: str) -> dict[str, Any]:
     """One session in a fresh process whose ``harness9_ref`` is ``tree``'s."""
     db, out = folder / f"{name}.db", folder / f"{name}.json"
     here = Path(__file__).resolve().parent
-    argv = [str(tree), str(here), str(prompts), str(window), engine_kind, str(db), str(out)]
+    argv = [str(tree), str(here), str(prompts), str(window), engine_kind, "count" if count else "-", str(db), str(out)]
     done = subprocess.run([sys.executable, "-c", WORKER_BOOT, *argv], capture_output=True, text=True)
     if done.returncode != 0:
         lines = done.stderr.strip().splitlines() or [f"exit status {done.returncode}"]
@@ -883,6 +907,7 @@ class TierFigures:
     stored: int
     result_share: float
     tiers: dict[str, int]
+    counts: int
     chat: list[Sent]
     summaries: list[Sent]
 
@@ -896,6 +921,7 @@ class TierFigures:
             result["stored"],
             result["result_share"],
             result["tiers"],
+            result["counts"],
             [s for s in sent if not s.summarizer],
             [s for s in sent if s.summarizer],
         )
@@ -919,17 +945,24 @@ class TierFigures:
         return errors[math.ceil(0.95 * len(errors)) - 1] if errors else 0.0
 
 
+MODES = (("baseline", False), ("tiered", False), ("counted", True))  # part 3's runs: name, with the token counter
+
+
 def part3(args: argparse.Namespace, folder: Path) -> None:
     window, prompts = args.window, args.prompts
     tree, commit = extract_tree(args.baseline, folder)
     current = Path(__file__).resolve().parents[1]
     kinds = list(ENGINE_KINDS) if args.engine == "both" else [args.engine]
-    jobs = [(kind, mode, path) for kind in kinds for mode, path in (("baseline", tree), ("tiered", current))]
+    jobs = [(kind, mode, count) for kind in kinds for mode, count in MODES]
     print(f"Part 3: tiers (this tree) against long-session mode of {commit} (the baseline), a tool-heavy session")
-    print(f"        of {prompts} prompts in a {window:,}-token window, SQLiteSession; a server-like token count")
+    print(f"        of {prompts} prompts in a {window:,}-token window, SQLiteSession, a server-like token count")
     started = time.perf_counter()
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        futures = [pool.submit(run_worker, path, prompts, window, kind, folder, f"{mode}-{kind}") for kind, mode, path in jobs]
+        trees = {"baseline": tree, "tiered": current, "counted": current}
+        futures = [
+            pool.submit(run_worker, trees[mode], prompts, window, kind, count, folder, f"{mode}-{kind}")
+            for kind, mode, count in jobs
+        ]
         figures = {(kind, mode): TierFigures.of(f.result()) for (kind, mode, _), f in zip(jobs, futures)}
     some = figures[(kinds[0], "tiered")]
     print(
@@ -937,50 +970,61 @@ def part3(args: argparse.Namespace, folder: Path) -> None:
         f" {len(jobs)} runs in {time.perf_counter() - started:.0f} s, {os.cpu_count()} at a time)"
     )
     for kind in kinds:
-        base, tiered = figures[(kind, "baseline")], figures[(kind, "tiered")]
         print()
         print(f"{ENGINE_KINDS[kind]}:")
-        tier_table(base, tiered, window)
+        tier_table(figures[(kind, "baseline")], figures[(kind, "tiered")], figures[(kind, "counted")], window)
+    print()
+    print("  tiered: this tree's long-session mode with its defaults; +counter: the same with the server's count as")
+    print("  its token counter (R-LONG-10); met: the goal for tiered, and for +counter. Uncached: the tokens after the")
+    print("  longest prefix of messages a chat request shares with the previous one (summarizer requests: all).")
+    print("  Estimate error: |announced - server count| / server count for every chat request but the first.")
 
 
-def tier_table(base: TierFigures, tiered: TierFigures, window: int) -> None:
-    def ratio(a: float, b: float) -> str:
-        return f"{b / a:.2f}x" if a else "-"
+def tier_table(base: TierFigures, tiered: TierFigures, counted: TierFigures, window: int) -> None:
+    """Part 3's table for one kind of engine: the figures of the three runs, the ratio and the goals."""
+    rows: list[tuple[str, ...]] = []
 
-    rows: list[tuple[str, str, str, str, str, str]] = []
+    def add(
+        name: str, values: tuple[float, float, float], style: str, goal: str = "", met: Callable[[float], bool] | None = None
+    ) -> None:
+        a, b, c = values
+        ratio = f"{b / a:.2f}x" if style != "%" and a else ""
+        cells = [f"{v:.1%}" if style == "%" else f"{v:{style}}" for v in values]
+        judged = ("", "") if met is None else (verdict(met(b)), verdict(met(c)))
+        rows.append((name, cells[0], cells[1], ratio, cells[2], goal, *judged))
 
-    def count(name: str, a: int, b: int, goal: str = "", met: str = "") -> None:
-        rows.append((name, f"{a:,}", f"{b:,}", ratio(a, b), goal, met))
+    def each(figure: Callable[[TierFigures], float]) -> tuple[float, float, float]:
+        return figure(base), figure(tiered), figure(counted)
 
-    def share(name: str, a: float, b: float, goal: str = "", met: str = "") -> None:
-        rows.append((name, f"{a:.1%}", f"{b:.1%}", "", goal, met))
+    def summary_input(f: TierFigures) -> float:
+        return sum(s.tokens for s in f.summaries)
 
-    summary_in = (sum(s.tokens for s in base.summaries), sum(s.tokens for s in tiered.summaries))
-    chat_in = (sum(s.tokens for s in base.chat), sum(s.tokens for s in tiered.chat))
-    cut = summary_in[1] <= TARGET_SUMMARY_INPUT * summary_in[0]
-    count("prompts played", base.prompts, tiered.prompts)
-    count("chat requests", len(base.chat), len(tiered.chat))
-    count("summarizer calls", len(base.summaries), len(tiered.summaries))
-    count("summarizer input tokens", *summary_in, f"<= {TARGET_SUMMARY_INPUT:.2f}x", verdict(cut))
-    count("chat input tokens", *chat_in)
-    count("total input tokens", summary_in[0] + chat_in[0], summary_in[1] + chat_in[1])
-    count("compaction events", sum(base.tiers.values()), sum(tiered.tiers.values()))
-    calm = tiered.stable(True)
-    steady = verdict(calm >= TARGET_PREFIX_STABLE)
-    share("prefix stable, no compaction", base.stable(True), calm, f">= {TARGET_PREFIX_STABLE:.0%}", steady)
-    share("prefix stable, all requests", base.stable(False), tiered.stable(False))
-    limit = f"<= {TARGET_ESTIMATE_ERROR:.0%}"
-    share("estimate error, mean", base.error_mean, tiered.error_mean, limit, verdict(tiered.error_mean <= TARGET_ESTIMATE_ERROR))
-    share("estimate error, p95", base.error_p95, tiered.error_p95, limit, verdict(tiered.error_p95 <= TARGET_ESTIMATE_ERROR))
-    largest = (max((s.tokens for s in base.chat), default=0), max((s.tokens for s in tiered.chat), default=0))
-    rows.append(("largest chat request", f"{largest[0] / window:.2f}w", f"{largest[1] / window:.2f}w", "", "", ""))
-    count("chat requests over the window", sum(s.tokens > window for s in base.chat), sum(s.tokens > window for s in tiered.chat))
-    rows.append(("wall", f"{base.wall:.1f} s", f"{tiered.wall:.1f} s", ratio(base.wall, tiered.wall), "", ""))
-    print(f"{'':<30} {'baseline':>12} {'tiered':>12} {'tiered/base':>11} {'goal':>9} {'met':>4}")
-    for name, a, b, r, goal, met in rows:
-        print(f"{name:<30} {a:>12} {b:>12} {r:>11} {goal:>9} {met:>4}")
-    print("  tiered compaction events by tier: " + ", ".join(f"{k} {v:,}" for k, v in sorted(tiered.tiers.items())))
-    for name, figures in (("baseline", base), ("tiered", tiered)):
+    add("prompts played", each(lambda f: f.prompts), ",.0f")
+    add("chat requests", each(lambda f: len(f.chat)), ",.0f")
+    add("summarizer calls", each(lambda f: len(f.summaries)), ",.0f")
+    cut = TARGET_SUMMARY_INPUT * summary_input(base)
+    add("summarizer input tokens", each(summary_input), ",.0f", f"<= {TARGET_SUMMARY_INPUT:.2f}x", lambda v: v <= cut)
+    add("chat input tokens", each(lambda f: sum(s.tokens for s in f.chat)), ",.0f")
+    add("total input tokens", each(lambda f: sum(s.tokens for s in f.chat + f.summaries)), ",.0f")
+    add("  of them uncached", each(lambda f: sum(s.uncached for s in f.chat + f.summaries)), ",.0f")
+    add("compaction events", each(lambda f: sum(f.tiers.values())), ",.0f")
+    add("token counter calls", each(lambda f: f.counts), ",.0f")
+    stable = f">= {TARGET_PREFIX_STABLE:.0%}"
+    add("prefix stable, no compaction", each(lambda f: f.stable(True)), "%", stable, lambda v: v >= TARGET_PREFIX_STABLE)
+    add("prefix stable, all requests", each(lambda f: f.stable(False)), "%")
+    close = f"<= {TARGET_ESTIMATE_ERROR:.0%}"
+    add("estimate error, mean", each(lambda f: f.error_mean), "%", close, lambda v: v <= TARGET_ESTIMATE_ERROR)
+    add("estimate error, p95", each(lambda f: f.error_p95), "%", close, lambda v: v <= TARGET_ESTIMATE_ERROR)
+    add("largest chat request, windows", each(lambda f: max((s.tokens for s in f.chat), default=0) / window), ".2f")
+    add("chat requests over the window", each(lambda f: sum(s.tokens > window for s in f.chat)), ",.0f")
+    add("wall, s", each(lambda f: f.wall), ".1f")
+    head = ("", "baseline", "tiered", "tiered/base", "+counter", "goal", "met", "met")
+    for row in (head, *rows):
+        name, *cells = row
+        print(f"{name:<30} " + " ".join(f"{cell:>{width}}" for cell, width in zip(cells, (12, 12, 11, 12, 9, 4, 4))))
+    for name, figures in (("tiered", tiered), ("+counter", counted)):
+        print(f"  {name} compaction events by tier: " + ", ".join(f"{k} {v:,}" for k, v in sorted(figures.tiers.items())))
+    for name, figures in (("baseline", base), ("tiered", tiered), ("+counter", counted)):
         if figures.failed:
             print(f"  {name} stopped early: {figures.failed}")
 
