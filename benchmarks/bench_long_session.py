@@ -1,8 +1,9 @@
 """Measure long sessions in a small context window: the document's literal engine against long-session mode.
 
-Run from the repository root (the standard library is all it needs):
+Run from the repository root (the standard library is all it needs; part 3 also needs git):
 
     python benchmarks/bench_long_session.py [--prompts 500] [--baseline-prompts 500] [--window 10000]
+    python benchmarks/bench_long_session.py --tiers [--prompts 500] [--window 32000] [--baseline 85b9761]
 
 Part 1 plays a scripted session of ``--prompts`` prompts through ``AgentEngine`` with a real
 ``SQLiteSession`` on a temporary file, a new Manager and a new engine for every prompt (as
@@ -23,6 +24,19 @@ Part 2 stores ``--stored`` messages of the same mix in a session with a checkpoi
 but the newest ~20, and times runs of one prompt of ``--turns`` provider calls with an instant
 provider, the provider's time subtracted (as bench_engine.py does), in both modes on copies of
 the same database file.
+
+Part 3 (``--tiers``, alone) compares this tree's long-session tiers (SPEC R-LONG-10 … R-LONG-17:
+stale tool results cleared before any summary, figures anchored on the provider's last count)
+with the long-session mode of ``--baseline`` (default 85b9761, the mode before them). It plays
+a tool-heavy session (most prompts grep, read files, edit and run tests; about nine tenths of
+the stored bytes are tool results) through ``AgentEngine`` with a real ``SQLiteSession``, with a
+new engine per prompt and with one engine (``--engine``). The baseline's ``harness9_ref/`` is
+extracted with ``git archive`` and each session runs in its own process, whose ``harness9_ref``
+is that tree's; a third run gives the current engine the server's count as its token counter.
+The provider counts ``usage.input_tokens`` as a server would (``server_count``: a regex split into
+words, numbers and punctuation, a per-message overhead and the tools' definitions), and a probe
+records, per request, that count, the token update the engine announced before it, whether it
+starts with the previous chat request's messages, and whether its turn compacted.
 """
 
 from __future__ import annotations
