@@ -832,6 +832,7 @@ def play_tool_heavy(prompts: int, window: int, engine_kind: str, db: Path, count
     registry = SessionRegistry(TOOL_HEAVY_OUTPUTS)
     tiers: dict[str, int] = {}
     failed = ""
+    played = 0
     counter = probe if count else None
     with Manager(db) as manager:
         session_id = manager.new_session().session_id
@@ -852,6 +853,7 @@ def play_tool_heavy(prompts: int, window: int, engine_kind: str, db: Path, count
             if last.get("type") != EventType.DONE.value:
                 failed = f"prompt {i} failed: {json.dumps(last.get('data'))}"
                 break
+            played += 1
     wall = time.perf_counter() - started
     with Manager(db) as manager:
         stored = manager.open_session(session_id).get_messages(0)
@@ -860,7 +862,7 @@ def play_tool_heavy(prompts: int, window: int, engine_kind: str, db: Path, count
         "tree": str(Path(harness9_ref.__file__).resolve().parent.parent),
         "wall": wall,
         "failed": failed,
-        "prompts": i + 1 if not failed else i,
+        "prompts": played,
         "sent": [dataclasses.astuple(s) for s in probe.sent],
         "tiers": tiers,
         "counts": probe.counts,
