@@ -19,7 +19,10 @@ __all__ = ["op_engine_tool"]
 
 
 def op_engine_tool(inp: Mapping[str, Any]) -> Any:
-    """``{"observation", "todos", "plan"}`` for ``{"messages", "todos"?, "name", "arguments"}``; the definitions for ``definitions``."""
+    """``{"observation", "todos", "plan"}`` for ``{"messages", "todos"?, "name", "arguments"}``.
+
+    ``{"definitions": true}`` gives the definitions of the engine's own tools instead.
+    """
     if inp.get("definitions") is True:
         return [tool.to_dict() for tool in ENGINE_TOOLS]
     history = ListHistory(messages_from_list(inp["messages"], "messages"))
