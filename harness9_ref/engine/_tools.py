@@ -21,7 +21,7 @@ from ..planning import TODO_STATUSES, TodoItem
 from ..schema import Message, ToolDefinition
 from ..schema.strict_json import json_kind
 from ..tools import INVALID_ARGUMENTS, TOOL_FAILED, UNKNOWN_TOOL
-from ..tools._arguments import ArgumentsError, parse_object
+from ..tools._arguments import ArgumentsError, parse_object, required_string
 from ..tools._output import clean_text, utf8_prefix
 
 __all__ = [  # gets re-exported
@@ -206,15 +206,6 @@ def _integer_member(obj: dict[str, Any], member: str) -> int:
     return value
 
 
-def _string_member(obj: dict[str, Any], member: str) -> str:
-    if member not in obj:
-        raise ArgumentsError(f'missing required member "{member}"')
-    value = obj[member]
-    if not isinstance(value, str):
-        raise ArgumentsError(f'member "{member}" must be a string, got {json_kind(value)}')
-    return value
-
-
 def _check_members(obj: dict[str, Any], known: Sequence[str]) -> None:
     """R-RCL-5, R-RCL-6: a member the tool does not define is an error, not ignored."""
     for member in obj:
@@ -311,7 +302,7 @@ def recall(history: HistorySource, arguments: str) -> str:
         if ("position" in obj) == ("query" in obj) or ("offset" in obj and "query" in obj):
             raise ArgumentsError('expected either "position" (with an optional "offset") or "query"')
         if "query" in obj:
-            query = _string_member(obj, "query")
+            query = required_string(obj, "query")
             if not query.split():
                 raise ArgumentsError('member "query" holds no word to search for')
             return _search(history, search_terms(query))
@@ -328,9 +319,9 @@ def _todo_item(value: object, index: int) -> TodoItem:
         if not isinstance(value, dict):
             raise ArgumentsError(f"expected a JSON object, got {json_kind(value)}")
         _check_members(value, _TODO_ITEM_MEMBERS)
-        content = _string_member(value, "content")
-        status = _string_member(value, "status")
-        item_id = _string_member(value, "id") if "id" in value else str(index + 1)
+        content = required_string(value, "content")
+        status = required_string(value, "status")
+        item_id = required_string(value, "id") if "id" in value else str(index + 1)
         if not content.strip():
             raise ArgumentsError('member "content" is blank')
         if len(content) > TODO_CONTENT_LIMIT:
