@@ -270,11 +270,10 @@ def _search(history: HistorySource, terms: Sequence[str]) -> str:
     newest: collections.deque[tuple[int, Message]] = collections.deque(maxlen=RECALL_SEARCH_LIMIT)
     total = 0
     for position, message in enumerate(history.scan()):
+        if message.tool_call_id not in recall_calls and matches(message.content.lower(), terms):
+            total += 1
+            newest.append((position, message))
         recall_calls.update(call.id for call in message.tool_calls if call.name == RECALL_TOOL.name)
-        if message.tool_call_id in recall_calls or not matches(message.content.lower(), terms):
-            continue
-        total += 1
-        newest.append((position, message))
     if not total:
         return RECALL_NO_MATCH
     lines = [RECALL_MATCHES.format(shown=len(newest), total=total)]
