@@ -179,3 +179,14 @@ def test_a_result_is_labelled_with_the_call_it_answers() -> None:
     call = Message("assistant", "", (ToolCall("a", "bash", "{}"), ToolCall("b", "read_file", "{}")))
     history = ListHistory([call, Message("user", "out a", tool_call_id="a"), Message("user", "out b", tool_call_id="b")])
     assert recall(history, '{"position": 2}').startswith("[message 2 (user, result of call b to read_file): ")
+
+
+def test_recall_in_a_deleted_session_is_an_observation(tmp_path: Path) -> None:
+    with Manager(tmp_path / "sessions.db") as manager:
+        session = manager.new_session()
+        session.add_messages([_user("soon gone")])
+        history = SessionHistory(session, stored=1)
+        manager.delete_session(session.session_id)
+        for arguments in ('{"position": 0}', '{"query": "gone"}'):
+            observation = run_engine_tool("recall", arguments, history, session.save_todos)
+            assert observation.startswith("error: ") and "\n" not in observation, observation
