@@ -16,13 +16,10 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final, Protocol
 
 from ..memory import Session
-from ..memory.storage._search import make_snippet, matches, search_terms
 from ..planning import TODO_STATUSES, TodoItem
-from ..schema import Message, ToolDefinition
+from ..schema import Message, ToolDefinition, replace_lone_surrogates
 from ..schema.strict_json import json_kind
-from ..tools import INVALID_ARGUMENTS, TOOL_FAILED, UNKNOWN_TOOL
-from ..tools._arguments import ArgumentsError, parse_object, required_string
-from ..tools._output import clean_text, utf8_prefix
+from ..tools import INVALID_ARGUMENTS, TOOL_FAILED, UNKNOWN_TOOL, ArgumentsError, parse_object, required_string
 
 __all__ = [  # gets re-exported
     "ENGINE_TOOLS",
@@ -60,6 +57,8 @@ RECALL_MAX_BYTES: Final = 8192  # R-RCL-2: UTF-8 bytes of a message's body on on
 RECALL_SEARCH_LIMIT: Final = 10  # R-RCL-3: hits one search shows
 TODO_ITEM_LIMIT: Final = 50  # R-RCL-6: items a plan may hold
 TODO_CONTENT_LIMIT: Final = 500  # R-RCL-6: characters of one item's content
+SNIPPET_BEFORE: Final = 30  # R-SRCH-2, for R-RCL-3: characters of a hit kept before its first term
+SNIPPET_AFTER: Final = 50  # and after it
 
 RECALL_TOOL: Final = ToolDefinition(
     "recall",
@@ -250,8 +249,9 @@ def _page(history: HistorySource, position: int, offset: int) -> str:
     start = offset
     while start > 0 and data[start] & 0xC0 == 0x80:  # back to the first byte of its character
         start -= 1
-    piece = utf8_prefix(data[start : start + RECALL_MAX_BYTES])
-    end = start + len(piece)
+    end = min(len(data), start + RECALL_MAX_BYTES)
+    while end < len(data) and data[end] & 0xC0 == 0x80:  # back to a character boundary
+        end -= 1
     name = _call_name(history, position, message.tool_call_id) if message.tool_call_id else ""
     return RECALL_PAGE.format(
         position=position,
@@ -260,8 +260,20 @@ def _page(history: HistorySource, position: int, offset: int) -> str:
         end=end,
         total=len(data),
         next=RECALL_NEXT_PAGE.format(offset=end) if end < len(data) else "",
-        text=piece.decode("utf-8"),
+        text=data[start:end].decode("utf-8"),
     )
+
+
+def _snippet(content: str, term: str) -> str:
+    """R-SRCH-2's snippet: the content around the first occurrence of ``term`` in the lower-cased content.
+
+    The same rule as ``Manager.search``'s snippets, kept here because the engine reaches the
+    session layer only through its public names.
+    """
+    found = content.lower().find(term)
+    start, end = max(0, found - SNIPPET_BEFORE), found + len(term) + SNIPPET_AFTER
+    piece = content[start:end].replace("\r", " ").replace("\n", " ")
+    return ("…" if start > 0 else "") + piece + ("…" if end < len(content) else "")
 
 
 def _search(history: HistorySource, terms: Sequence[str]) -> str:
@@ -270,7 +282,7 @@ def _search(history: HistorySource, terms: Sequence[str]) -> str:
     newest: collections.deque[tuple[int, Message]] = collections.deque(maxlen=RECALL_SEARCH_LIMIT)
     total = 0
     for position, message in enumerate(history.scan()):
-        if message.tool_call_id not in recall_calls and matches(message.content.lower(), terms):
+        if message.tool_call_id not in recall_calls and all(term in message.content.lower() for term in terms):
             total += 1
             newest.append((position, message))
         recall_calls.update(call.id for call in message.tool_calls if call.name == RECALL_TOOL.name)
@@ -283,7 +295,7 @@ def _search(history: HistorySource, terms: Sequence[str]) -> str:
                 position=position,
                 label=_label(message),
                 total=len(_body(message).encode("utf-8")),
-                snippet=make_snippet(message.content, terms[0]),
+                snippet=_snippet(message.content, terms[0]),
             )
         )
     return "\n".join(lines)
@@ -304,7 +316,7 @@ def recall(history: HistorySource, arguments: str) -> str:
             query = required_string(obj, "query")
             if not query.split():
                 raise ArgumentsError('member "query" holds no word to search for')
-            return _search(history, search_terms(query))
+            return _search(history, [term.lower() for term in query.split()])
         position = _integer_member(obj, "position")
         offset = _integer_member(obj, "offset") if "offset" in obj else 0
     except ArgumentsError as exc:
@@ -380,9 +392,9 @@ def run_engine_tool(name: str, arguments: str, history: HistorySource, save: Cal
     """
     try:
         if name == RECALL_TOOL.name:
-            return clean_text(recall(history, arguments))
+            return replace_lone_surrogates(recall(history, arguments))
         if name == TODO_TOOL.name:
-            return clean_text(write_todos(arguments, save))
-        return clean_text(UNKNOWN_TOOL.format(name=name))
+            return replace_lone_surrogates(write_todos(arguments, save))
+        return replace_lone_surrogates(UNKNOWN_TOOL.format(name=name))
     except Exception as exc:  # R-TOOL-7: a failing session is an observation, not a crash
-        return clean_text(TOOL_FAILED.format(message=str(exc) or "the tool failed"))
+        return replace_lone_surrogates(TOOL_FAILED.format(message=str(exc) or "the tool failed"))
