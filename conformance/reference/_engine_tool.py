@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from harness9_ref.engine import ENGINE_TOOLS, ListHistory, plan_block, run_engine_tool
-from harness9_ref.planning import TodoItem, todos_from_list
+from harness9_ref.engine import ENGINE_TOOLS, ListHistory, run_engine_tool
+from harness9_ref.planning import TodoItem, plan_block, todos_from_list
 from harness9_ref.schema import messages_from_list
 
 __all__ = ["op_engine_tool"]

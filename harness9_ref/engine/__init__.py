@@ -35,8 +35,6 @@ from ._run import RunIterator
 from ._seams import DEFAULT_MAX_TURNS, DEFAULT_SYSTEM_PROMPT, PromptBuilder, SummarizingCompactor, ToolRegistry
 from ._tools import (
     ENGINE_TOOLS,
-    PLAN_HEADER,
-    PLAN_ITEM,
     RECALL_CALL_LINE,
     RECALL_HIT,
     RECALL_MATCHES,
@@ -59,7 +57,6 @@ from ._tools import (
     HistorySource,
     ListHistory,
     SessionHistory,
-    plan_block,
     recall,
     run_engine_tool,
     write_todos,
@@ -76,8 +73,6 @@ __all__ = (
     "LOGGER_NAME",
     "MAX_TURNS",
     "MAX_TURNS_MESSAGE",
-    "PLAN_HEADER",
-    "PLAN_ITEM",
     "PROVIDER_ERROR",
     "RECALL_CALL_LINE",
     "RECALL_HIT",
@@ -123,7 +118,6 @@ __all__ = (
     "ToolResultData",
     "WorkerItem",
     "one_line",
-    "plan_block",
     "recall",
     "run_engine_tool",
     "write_todos",

@@ -47,12 +47,12 @@ from ..memory.context import (
     carried_requests,
     clear_below,
     next_watermark,
-    plan_block,
     recent_requests,
     requests_budget,
     summarizer_part,
     summary_body,
 )
+from ..planning import plan_block
 from ..provider import TokenCounter
 from ..schema import ROLE_SYSTEM, Message, ToolDefinition, Usage
 from ._errors import LOGGER_NAME, engine_error, one_line

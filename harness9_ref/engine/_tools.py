@@ -15,16 +15,14 @@ import collections
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final, Protocol
 
-from ..memory import Session
-from ..planning import TODO_STATUSES, TodoItem
+from ..memory import Session, make_snippet, matches
+from ..planning import TODO_STATUSES, TodoItem, plan_lines
 from ..schema import Message, ToolDefinition, replace_lone_surrogates
 from ..schema.strict_json import json_kind
 from ..tools import INVALID_ARGUMENTS, TOOL_FAILED, UNKNOWN_TOOL, ArgumentsError, parse_object, required_string
 
 __all__ = [  # gets re-exported
     "ENGINE_TOOLS",
-    "PLAN_HEADER",
-    "PLAN_ITEM",
     "RECALL_CALL_LINE",
     "RECALL_HIT",
     "RECALL_MATCHES",
@@ -47,7 +45,6 @@ __all__ = [  # gets re-exported
     "HistorySource",
     "ListHistory",
     "SessionHistory",
-    "plan_block",
     "recall",
     "run_engine_tool",
     "write_todos",
@@ -57,8 +54,6 @@ RECALL_MAX_BYTES: Final = 8192  # R-RCL-2: UTF-8 bytes of a message's body on on
 RECALL_SEARCH_LIMIT: Final = 10  # R-RCL-3: hits one search shows
 TODO_ITEM_LIMIT: Final = 50  # R-RCL-6: items a plan may hold
 TODO_CONTENT_LIMIT: Final = 500  # R-RCL-6: characters of one item's content
-SNIPPET_BEFORE: Final = 30  # R-SRCH-2, for R-RCL-3: characters of a hit kept before its first term
-SNIPPET_AFTER: Final = 50  # and after it
 
 RECALL_TOOL: Final = ToolDefinition(
     "recall",
@@ -118,8 +113,6 @@ RECALL_PAST_END: Final = "error: offset {offset} is past the end of message {pos
 # R-RCL-7: the answer to a todo call; R-RCL-8: the plan block of a summary message.
 TODO_SAVED: Final = "plan saved:\n{plan}"
 TODO_CLEARED: Final = "plan cleared: the todo list is empty"
-PLAN_HEADER: Final = "Current plan (todo list; keep it up to date with the todo tool):"
-PLAN_ITEM: Final = "- [{status}] {content}"
 
 _RECALL_MEMBERS: Final = ("position", "offset", "query")
 _TODO_ITEM_MEMBERS: Final = ("id", "content", "status")
@@ -264,25 +257,13 @@ def _page(history: HistorySource, position: int, offset: int) -> str:
     )
 
 
-def _snippet(content: str, term: str) -> str:
-    """R-SRCH-2's snippet: the content around the first occurrence of ``term`` in the lower-cased content.
-
-    The same rule as ``Manager.search``'s snippets, kept here because the engine reaches the
-    session layer only through its public names.
-    """
-    found = content.lower().find(term)
-    start, end = max(0, found - SNIPPET_BEFORE), found + len(term) + SNIPPET_AFTER
-    piece = content[start:end].replace("\r", " ").replace("\n", " ")
-    return ("…" if start > 0 else "") + piece + ("…" if end < len(content) else "")
-
-
 def _search(history: HistorySource, terms: Sequence[str]) -> str:
     """R-RCL-3: the newest matching messages, leaving out what recall itself answered."""
     recall_calls: set[str] = set()
     newest: collections.deque[tuple[int, Message]] = collections.deque(maxlen=RECALL_SEARCH_LIMIT)
     total = 0
     for position, message in enumerate(history.scan()):
-        if message.tool_call_id not in recall_calls and all(term in message.content.lower() for term in terms):
+        if message.tool_call_id not in recall_calls and matches(message.content.lower(), terms):
             total += 1
             newest.append((position, message))
         recall_calls.update(call.id for call in message.tool_calls if call.name == RECALL_TOOL.name)
@@ -295,7 +276,7 @@ def _search(history: HistorySource, terms: Sequence[str]) -> str:
                 position=position,
                 label=_label(message),
                 total=len(_body(message).encode("utf-8")),
-                snippet=_snippet(message.content, terms[0]),
+                snippet=make_snippet(message.content, terms[0]),
             )
         )
     return "\n".join(lines)
@@ -344,13 +325,6 @@ def _todo_item(value: object, index: int) -> TodoItem:
     return TodoItem(item_id, content, status)
 
 
-def _plan_lines(todos: Sequence[TodoItem]) -> str:
-    """One line per item (R-RCL-7, R-RCL-8); a line break inside a content becomes a space."""
-    return "\n".join(
-        PLAN_ITEM.format(status=item.status, content=item.content.replace("\r", " ").replace("\n", " ")) for item in todos
-    )
-
-
 def write_todos(arguments: str, save: Callable[[list[TodoItem]], None]) -> str:
     """The observation of one ``todo`` call (R-RCL-6, R-RCL-7); ``save`` gets the new plan.
 
@@ -373,12 +347,7 @@ def write_todos(arguments: str, save: Callable[[list[TodoItem]], None]) -> str:
     except ArgumentsError as exc:
         return INVALID_ARGUMENTS.format(name=TODO_TOOL.name, detail=exc)
     save(items)
-    return TODO_SAVED.format(plan=_plan_lines(items)) if items else TODO_CLEARED
-
-
-def plan_block(todos: Sequence[TodoItem]) -> str:
-    """The plan as a summary message carries it (R-RCL-8): ``PLAN_HEADER`` and one line per item; "" for none."""
-    return PLAN_HEADER + "\n" + _plan_lines(todos) if todos else ""
+    return TODO_SAVED.format(plan=plan_lines(items)) if items else TODO_CLEARED
 
 
 def run_engine_tool(name: str, arguments: str, history: HistorySource, save: Callable[[list[TodoItem]], None]) -> str:

@@ -19,20 +19,18 @@ from hypothesis import strategies as st
 
 from harness9_ref.engine import (
     ENGINE_TOOLS,
-    PLAN_HEADER,
     RECALL_MAX_BYTES,
     RECALL_NO_MATCH,
     RECALL_SEARCH_LIMIT,
     HistorySource,
     ListHistory,
     SessionHistory,
-    plan_block,
     recall,
     run_engine_tool,
     write_todos,
 )
 from harness9_ref.memory import Manager, MemorySession, SessionDatabaseError
-from harness9_ref.planning import TodoItem
+from harness9_ref.planning import PLAN_HEADER, TodoItem, plan_block
 from harness9_ref.schema import Message, ToolCall
 
 _HEADER = re.compile(r"\[message (\d+) \(([^)]*)\): bytes (\d+)-(\d+) of (\d+)(?:; next page at offset (\d+))?\]\n")
