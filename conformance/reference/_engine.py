@@ -146,6 +146,7 @@ def op_engine_run(inp: Mapping[str, Any]) -> dict[str, Any]:
             reply_reserve=int(inp.get("reply_reserve", 0)),
             token_counter=counter,
             carry=bool(inp.get("carry", False)),
+            own_tools=bool(inp.get("own_tools", False)),
         )
 
     engine = new_engine()

@@ -27,9 +27,11 @@ import logging
 import threading
 from collections.abc import Generator, Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from functools import partial
+from typing import TYPE_CHECKING, Final
 
 from ..memory import Compactor, ContextState, Session, SessionError, estimate_tool_tokens
+from ..planning import TodoItem
 from ..schema import (
     CHUNK_DONE,
     CHUNK_TEXT,
@@ -78,6 +80,7 @@ from ._long_session import (
 )
 from ._run import Failure, RunIterator, RunState, check_cancelled, close_stream, event_error, event_token_update, save_run
 from ._seams import DEFAULT_MAX_TURNS, DEFAULT_SYSTEM_PROMPT, PromptBuilder, SummarizingCompactor, ToolRegistry
+from ._tools import ENGINE_TOOLS, HistorySource, ListHistory, SessionHistory, run_engine_tool
 
 if TYPE_CHECKING:
     from ..provider import LLMProvider, TokenCounter
@@ -309,10 +312,20 @@ class AgentEngine:
         finally:
             self._release(placeholder)
 
+    @property
+    def _offers_own_tools(self) -> bool:
+        return self._long is not None and self._own_tools
+
     def _turn_inputs(self, session: Session | None) -> Turn:
-        """The tools of this turn and what a summary in it carries (R-ENG-5 step 1, R-LONG-13)."""
+        """The tools of this turn and what a summary in it carries (R-ENG-5 step 1, R-LONG-13, R-LONG-18).
+
+        The engine's own tools come after the registry's, replacing any of the same name.
+        """
         tools = list(self._registry.available_tools())
-        return Turn(tools, estimate_tool_tokens(tools), self._carry, session, self._own_tools)
+        if self._offers_own_tools:
+            own = {tool.name for tool in ENGINE_TOOLS}
+            tools = [tool for tool in tools if tool.name not in own] + list(ENGINE_TOOLS)
+        return Turn(tools, estimate_tool_tokens(tools), self._carry, session, self._offers_own_tools)
 
     def _system_prompt(self) -> str:
         return self._prompt_builder() if self._prompt_builder is not None else DEFAULT_SYSTEM_PROMPT
@@ -394,7 +407,7 @@ class AgentEngine:
             for call in reply.tool_calls:  # R-ENG-9
                 check_cancelled(run)
                 yield Event(EventType.TOOL_CALL, ToolCallData(call.id, call.name, call.arguments))
-                observation = self._observe(call)
+                observation = self._observe(run, call)
                 run.history.append(Message(ROLE_USER, observation, tool_call_id=call.id))
                 yield Event(EventType.TOOL_RESULT, ToolResultData(call.id, call.name, observation))
             run.committed = len(run.history)  # the step is complete (R-ENG-12)
@@ -440,12 +453,26 @@ class AgentEngine:
         finally:
             close_stream(stream)
 
-    def _observe(self, call: ToolCall) -> str:
+    def _observe(self, run: RunState, call: ToolCall) -> str:
+        if self._offers_own_tools and call.name in {tool.name for tool in ENGINE_TOOLS}:
+            return run_engine_tool(call.name, call.arguments, self._history_source(run), partial(_save_plan, run.session))
         try:
             return self._registry.execute(call.name, call.arguments)
         except Exception as exc:  # R-ENG-9: a registry should not raise; if it does, say so
             _log.debug("tool %r raised", call.name, exc_info=True)
             return f"error: {error_text(exc)}"
+
+    @staticmethod
+    def _history_source(run: RunState) -> HistorySource:
+        """What recall reads (R-LONG-18): the stored messages as the run found them, then the run's own.
+
+        Without a session, the run's messages from the prompt on.
+        """
+        if run.session is None:
+            return ListHistory(run.history[1:])
+        context = run.context
+        stored = context.covered + run.start_len - context.base
+        return SessionHistory(run.session, run.history[run.start_len :], stored)
 
     # The three auxiliary methods of the run loop, each on the run's snapshot (R-ENG-2).
 
@@ -463,6 +490,17 @@ class AgentEngine:
                 self._last_session = session
             return self._long.load(session, system)
         return [Message(ROLE_SYSTEM, system), *session.get_messages(0)], Context()
+
+
+NO_SESSION: Final = "no_session"  # R-LONG-18: a todo call in a run without a session
+NO_SESSION_FOR_PLAN: Final = "there is no session to keep a plan in"
+
+
+def _save_plan(session: Session | None, todos: list[TodoItem]) -> None:
+    """The todo tool's save (R-LONG-18): the run's session, or a failure that becomes its observation."""
+    if session is None:
+        raise engine_error(NO_SESSION, NO_SESSION_FOR_PLAN)
+    session.save_todos(todos)
 
 
 def _chunk_failure(chunk: StreamChunk) -> tuple[str, str]:

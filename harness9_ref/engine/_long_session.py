@@ -47,12 +47,12 @@ from ..memory.context import (
     carried_requests,
     clear_below,
     next_watermark,
-    plan_block,
     recent_requests,
     requests_budget,
     summarizer_part,
     summary_body,
 )
+from ..planning import plan_block
 from ..provider import TokenCounter
 from ..schema import ROLE_SYSTEM, Message, ToolDefinition, Usage
 from ._errors import LOGGER_NAME, engine_error, one_line
@@ -84,6 +84,10 @@ PRIOR_SENT: Final = 3
 RECOVERY_TAIL: Final = 1  # R-LONG-7: compacting harder keeps one message (and its calls' results)
 DEFAULT_COMPACT_AT: Final = Fraction(4, 5)  # R-LONG-10: R-CMP-4's 80%
 CLEAR_AT_LEAST: Final = Fraction(1, 20)  # R-LONG-12: clearing must free a twentieth of the trigger
+# R-LONG-12: clearing is enough when it leaves the request at 3/5 of the trigger or less. Clearing
+# that leaves it just under the trigger would be undone by the next result, moving the prefix
+# (and breaking the provider's cache) every turn while only postponing the summary.
+CLEAR_TARGET: Final = Fraction(3, 5)
 SUMMARY_FAILURE_LIMIT: Final = 3  # R-LONG-15: failed summaries in a row that pause the summarizer
 SUMMARY_PAUSE_TURNS: Final = 10  # R-LONG-15: turns the summarizer is then not asked
 
@@ -369,7 +373,8 @@ class LongSession:
             tail = compactor.tail_messages if isinstance(compactor, SummarizingCompactor) else DEFAULT_MIN_TAIL_MESSAGES
             step = self._clear(context, working, shown, before, tail)
             cleared = figure if step.view is shown else self.figure(step.view, turn.tools, turn.tool_tokens)[0]
-            if cleared > self.budget and isinstance(compactor, SummarizingCompactor):
+            enough = cleared * CLEAR_TARGET.denominator <= self.budget * CLEAR_TARGET.numerator
+            if not enough and isinstance(compactor, SummarizingCompactor):
                 step = self._summarize_turn(context, step, compactor, turn)
         elif self.budget <= 0 and isinstance(compactor, SummarizingCompactor) and compactor.over_budget(shown):
             step = self._summarize_turn(context, step, compactor, turn)

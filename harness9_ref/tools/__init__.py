@@ -8,7 +8,7 @@ before each command (R-APPR).
 """
 
 from ._approval import APPROVAL_REQUIRED, DECLINED, Answer, Approve, Refusal, require_yes
-from ._arguments import INVALID_ARGUMENTS
+from ._arguments import INVALID_ARGUMENTS, ArgumentsError, parse_object, required_string
 from ._bash import (
     BASH_TOOL,
     DEFAULT_BASH_TIMEOUT,
@@ -56,7 +56,10 @@ __all__ = (
     "UNKNOWN_TOOL",
     "Answer",
     "Approve",
+    "ArgumentsError",
     "Refusal",
     "Registry",
+    "parse_object",
     "require_yes",
+    "required_string",
 )

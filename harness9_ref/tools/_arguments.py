@@ -7,7 +7,7 @@ from typing import Any, ClassVar, Final
 from .._errors import Harness9Error
 from ..schema.strict_json import JSONError, json_kind, loads
 
-__all__ = ["INVALID_ARGUMENTS", "ArgumentsError", "string_member"]
+__all__ = ["INVALID_ARGUMENTS", "ArgumentsError", "parse_object", "required_string", "string_member"]
 
 INVALID_ARGUMENTS: Final = "error: invalid arguments for {name}: {detail}"  # R-TOOL-2
 
@@ -21,7 +21,12 @@ class ArgumentsError(Harness9Error):
     code: ClassVar[str] = "invalid_arguments"
 
 
-def _parse_object(arguments: str) -> dict[str, Any]:
+def parse_object(arguments: str) -> dict[str, Any]:
+    """The JSON object ``arguments``; ``""`` counts as ``{}`` (R-TOOL-2).
+
+    Raises:
+        ArgumentsError: not JSON, or JSON that is not an object; ``str`` is R-TOOL-2's detail.
+    """
     if arguments == "":  # R-TOOL-2: the empty string counts as {}
         return {}
     try:
@@ -40,7 +45,15 @@ def string_member(arguments: str, member: str) -> str:
         ArgumentsError: ``arguments`` is not a JSON object, lacks ``member``, or its value is
             not a string.
     """
-    obj = _parse_object(arguments)
+    return required_string(parse_object(arguments), member)
+
+
+def required_string(obj: dict[str, Any], member: str) -> str:
+    """The string ``member`` of the parsed object ``obj`` (R-TOOL-2).
+
+    Raises:
+        ArgumentsError: ``obj`` lacks ``member``, or its value is not a string.
+    """
     if member not in obj:
         raise ArgumentsError(f'missing required member "{member}"')
     value = obj[member]

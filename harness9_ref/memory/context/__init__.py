@@ -10,12 +10,10 @@ nothing here imports it.
 """
 
 from ._carry import (
-    PLAN_HEADER,
     RECALL_NOTE,
     REQUESTS_HEADER,
     REQUESTS_MAX_TOKENS,
     carried_requests,
-    plan_block,
     recent_requests,
     requests_budget,
     summarizer_part,
@@ -62,7 +60,6 @@ __all__ = (
     "DEFAULT_MAX_MESSAGES",
     "DEFAULT_MAX_TOKENS",
     "DEFAULT_MIN_TAIL_MESSAGES",
-    "PLAN_HEADER",
     "RECALL_NOTE",
     "REQUESTS_HEADER",
     "REQUESTS_MAX_TOKENS",
@@ -94,7 +91,6 @@ __all__ = (
     "new_summarization_compactor",
     "new_token_budget_compactor",
     "next_watermark",
-    "plan_block",
     "recent_requests",
     "repair_orphaned_tool_pairs",
     "requests_budget",

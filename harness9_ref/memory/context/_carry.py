@@ -18,19 +18,17 @@ import json
 from collections.abc import Sequence
 from typing import Final
 
-from ...planning import TodoItem
+from ...planning import PLAN_HEADER
 from ...schema import ROLE_USER, Message, canonical_json
 from ._shorten import shorten_text
 from ._summarize import is_summary
 from ._tokens import CHARS_PER_TOKEN, utf8_len
 
 __all__ = [
-    "PLAN_HEADER",
     "RECALL_NOTE",
     "REQUESTS_HEADER",
     "REQUESTS_MAX_TOKENS",
     "carried_requests",
-    "plan_block",
     "recent_requests",
     "requests_budget",
     "summarizer_part",
@@ -44,16 +42,7 @@ REQUESTS_HEADER: Final = "The user's most recent requests, verbatim, oldest firs
 REQUESTS_MAX_TOKENS: Final = 2000  # R-LONG-13: at most this many tokens of quoted requests
 # R-LONG-13: the line that tells the model where the summarised messages went.
 RECALL_NOTE: Final = "Messages 0 to {last} of this session are summarised here; the recall tool reads any of them back."
-# R-LONG-14: the header of the plan, then one line per item: "- [<status>] <content>".
-PLAN_HEADER: Final = "The current plan (the todo tool updates it):"
 _ITEM: Final = "- "
-
-
-def plan_block(todos: Sequence[TodoItem]) -> str:
-    """The plan a summary message ends with (R-LONG-14); "" for an empty plan."""
-    if not todos:
-        return ""
-    return "\n".join([PLAN_HEADER, *(f"{_ITEM}[{item.status}] {item.content}" for item in todos)])
 
 
 def requests_budget(budget: int) -> int:

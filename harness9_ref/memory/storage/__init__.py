@@ -14,7 +14,7 @@ from ._context_state import ContextState
 from ._find import TITLE_LIMIT, SessionSummary
 from ._manager import HOME_ENV, CopyResult, Manager, copy_sessions, default_db_path
 from ._prune import PruneResult
-from ._search import SearchHit
+from ._search import SearchHit, make_snippet, matches
 from ._session import (
     SESSION_ID_PATTERN,
     AmbiguousSessionId,
@@ -66,6 +66,8 @@ __all__ = (
     "copy_sessions",
     "default_db_path",
     "is_session_id",
+    "make_snippet",
+    "matches",
     "message_anchor",
     "new_session_id",
     "url_scheme",

@@ -13,19 +13,17 @@ from hypothesis import strategies as st
 
 from harness9_ref.memory import (
     CLEAR_KEEP_RESULTS,
-    PLAN_HEADER,
     REQUESTS_HEADER,
     carried_requests,
     clear_below,
     cleared_placeholder,
     next_watermark,
-    plan_block,
     recent_requests,
     summarizer_part,
     summary_body,
 )
 from harness9_ref.memory.context._tokens import utf8_len
-from harness9_ref.planning import TodoItem
+from harness9_ref.planning import PLAN_HEADER, TodoItem, plan_block
 from harness9_ref.schema import ROLE_ASSISTANT, ROLE_SYSTEM, ROLE_USER, Message, ToolCall
 
 PROPERTY = settings(max_examples=100, deadline=None)
