@@ -20,7 +20,7 @@ from harness9_ref.provider import LLMProvider
 from harness9_ref.schema import Message
 from harness9_ref.testing import Failure, ScriptedProvider
 from harness9_ref.tools import Registry
-from harness9_ref.tui import App, Approver, PaneLine, session_context
+from harness9_ref.tui import App, Approver, PaneLine, context_lines, session_context
 
 WAIT = 10.0
 
@@ -370,3 +370,31 @@ def test_compact_with_nothing_to_summarise_shows_an_error_line(manager: Manager,
     send(app, "/compact")
     assert wait_for_line(app, "错误：") == "错误：nothing is old enough to summarise yet"
     assert app.session.get_checkpoint() is None
+
+
+def test_compact_sets_the_status_bar_to_the_notices_figure(manager: Manager, tmp_path: Path) -> None:
+    """R-TUI-21: after /compact the bar, the notice and /context show one figure."""
+    app = make_app(manager, tmp_path, None, 100_000, long_session=True)
+    for i in range(5):
+        send(app, f"prompt {i}")
+    send(app, "/compact")
+    notice = wait_for_line(app, "\u26a1 上下文已压缩：总结了较早的对话 \u2014 ")
+    after = notice.split(" \u2192 ")[1].split(" tokens")[0]
+    assert status(app).endswith(f"ctx: {after}/100K (1%)")
+    assert app.status.used == app.engine.context_report().total
+
+
+def test_context_lists_the_report_and_waits_for_a_running_turn(manager: Manager, tmp_path: Path) -> None:
+    """R-TUI-20: /context's lines are those of the engine's report; during a turn it is refused."""
+    app = make_app(manager, tmp_path, None, 100_000, long_session=True, lang="en")
+    send(app, "hello")
+    send(app, "/context")
+    header = wait_for_line(app, "next request: ")
+    shown = texts(app)[texts(app).index(header) :]
+    assert shown == context_lines(app.engine.context_report(), "en")
+    app.editor.set_text("again")
+    app.submit()  # running until the UI thread sees RUN_FINISHED
+    app.editor.set_text("/context")
+    app.submit()
+    assert texts(app)[-1] == "error: /context is not available while a turn is running; press Ctrl+C first"
+    settle(app)
