@@ -47,6 +47,7 @@ class StrictAPI:
     window: int
     sizes: list[int] = field(default_factory=list)
     summarizer_prompts: list[str] = field(default_factory=list)
+    tools_offered: list[list[str]] = field(default_factory=list)  # the tool names of each chat request
     rejected: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -86,6 +87,8 @@ class StrictAPI:
             self.sizes.append(tokens)
             if messages[0].content == SUMMARY_SYSTEM_PROMPT:
                 self.summarizer_prompts.append(messages[1].content)
+            else:
+                self.tools_offered.append([tool.name for tool in tools])
             if tokens > self.window:
                 self.rejected += 1
         if tokens > self.window:

@@ -134,4 +134,6 @@ def build_engine(settings: Settings, provider: LLMProvider, session: Session, re
         compact_at=settings.compact_at,
         reply_reserve=reserved_output_tokens_of(provider),
         token_counter=counter,
+        carry=True,
+        own_tools=True,
     )

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from harness9_ref.cli import main
-from harness9_ref.memory import Manager, message_anchor
+from harness9_ref.memory import RECALL_NOTE, REQUESTS_HEADER, SUMMARY_RECALL, Manager, message_anchor
 from tests.cli.helpers import ROOT, cli, session_of
 from tests.strict_api import StrictAPI
 
@@ -95,6 +95,13 @@ def test_a_hundred_prompts_in_a_4000_token_window_all_succeed(
         checkpoint = session.get_checkpoint()
     assert sum(1 for m in stored if m.role == "user" and not m.tool_call_id) == 100  # nothing lost
     assert checkpoint is not None and checkpoint.anchor == message_anchor(stored[checkpoint.covered - 1])
+    # R-LONG-1: the agent offers its own tools, summaries say so, and carry the user's words and the plan.
+    assert {tuple(names) for names in api.tools_offered} == {("read_file", "bash", "recall", "todo")}
+    assert all(p.endswith(SUMMARY_RECALL) for p in api.summarizer_prompts)
+    assert REQUESTS_HEADER in checkpoint.summary and RECALL_NOTE.split("{")[0] in checkpoint.summary
+    with Manager(Path(environment["HARNESS9_HOME"]) / "sessions.db") as manager:
+        state = manager.open_session(session_id).get_context_state()
+    assert state is not None and state.input_tokens > 0  # R-LONG-16: the next --resume starts calibrated
 
 
 def test_the_real_command_resumes_from_the_checkpoint(environment: dict[str, str], api: StrictAPI, workdir: Path) -> None:
