@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -148,15 +148,6 @@ class Screen:
         self.keys("Enter")
         self.wait(lambda: "> " + text in self.text(), f"the echo of {text!r}")
         self.wait_idle()
-
-
-@pytest.fixture
-def screen(tmp_path: Path) -> Iterator[Screen]:
-    s = Screen(tmp_path)
-    try:
-        yield s
-    finally:
-        s.close()
 
 
 def started(screen: Screen, *options: str, window: int = 2000) -> Screen:

@@ -9,8 +9,6 @@ with the engine's figure, not an estimate above the window.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -19,15 +17,6 @@ from .test_screen_tmux_daily import rows
 
 CONTEXT_HEADER = re.compile(r"^下一次请求：(\S+) / (\S+) tokens（(\d+)%，(\S+)）$")
 NOTICE_AFTER = re.compile(r"^\u26a1 上下文已压缩：\S+ \u2014 \S+ \u2192 (\S+) tokens")
-
-
-@pytest.fixture
-def screen(tmp_path: Path) -> Iterator[Screen]:
-    s = Screen(tmp_path)
-    try:
-        yield s
-    finally:
-        s.close()
 
 
 def context(screen: Screen) -> list[str]:

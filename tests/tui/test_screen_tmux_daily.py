@@ -9,10 +9,6 @@ so the approval question and Ctrl+C act on real processes.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
 
 from harness9_ref.memory import Manager
 from harness9_ref.schema import Message
@@ -22,15 +18,6 @@ from harness9_ref.tui import STRINGS, help_lines
 from .test_screen_tmux import Screen, pytestmark, started  # noqa: F401  (pytestmark: skipped without tmux)
 
 ZH, EN = STRINGS["zh"], STRINGS["en"]
-
-
-@pytest.fixture
-def screen(tmp_path: Path) -> Iterator[Screen]:
-    s = Screen(tmp_path)
-    try:
-        yield s
-    finally:
-        s.close()
 
 
 def rows(screen: Screen) -> list[str]:
