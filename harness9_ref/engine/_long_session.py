@@ -450,23 +450,25 @@ class LongSession:
         return data, context
 
     def report(self, context: Context, history: Sequence[Message], turn: Turn) -> ContextReport:
-        """What the next request would hold, by part, without compacting anything (R-LONG-17)."""
+        """What the next request would hold, by part: cleared and shortened as it would be, not summarised (R-LONG-17)."""
         working = context.working(history)
-        shown, cleared = context.shown(working)
-        total, source = self.figure(shown, turn.tools, turn.tool_tokens)
-        summary = shown[1 : context.kept]
-        rest = shown[context.kept :]
-        originals = working[context.kept :]
-        placeholders = [m for m, o in zip(rest, originals) if m is not o]
-        results = [m for m, o in zip(rest, originals) if m is o and m.tool_call_id]
-        messages = [m for m in rest if not m.tool_call_id]
+        shown, count = context.shown(working)
+        view = shown
+        if self.budget and not self.off:
+            view = shorten_view(shown, self.message_budget(turn.tool_tokens))
+        total, source = self.figure(view, turn.tools, turn.tool_tokens)
+        rest = range(context.kept, len(view))
+        placeholders = [view[i] for i in rest if shown[i] is not working[i]]
+        results = [view[i] for i in rest if shown[i] is working[i] and view[i].tool_call_id]
+        messages = [view[i] for i in rest if not view[i].tool_call_id]
+        summary = view[1 : context.kept]
         parts = (
-            ContextPart("system", self.measured(estimate_tokens(shown[:1])), 1),
+            ContextPart("system", self.measured(estimate_tokens(view[:1])), 1),
             ContextPart("tools", self.measured(turn.tool_tokens), len(turn.tools)),
             ContextPart("summary", self.measured(estimate_tokens(summary)), len(summary)),
             ContextPart("messages", self.measured(estimate_tokens(messages)), len(messages)),
             ContextPart("tool_results", self.measured(estimate_tokens(results)), len(results)),
-            ContextPart("cleared", self.measured(estimate_tokens(placeholders)), cleared),
+            ContextPart("cleared", self.measured(estimate_tokens(placeholders)), count),
         )
         return ContextReport(self.window, self.budget, total, source, parts)
 
