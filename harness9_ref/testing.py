@@ -14,8 +14,9 @@ For tests, for the conformance op ``engine_run`` and for users who want to drive
   otherwise each given string is one text chunk, as given (a real provider's deltas are
   non-empty and join to the content, R-PRV-19; the script does not check).
   A bare ``Message`` means ``Reply(message)``.
-- ``Failure(code, message, chunks=())``: the text chunks, then the error chunk
-  ``"<code>: <message>"``.
+- ``Failure(code, message, chunks=(), status=None, retry_after=None, should_retry=None)``: the
+  text chunks, then the error chunk ``"<code>: <message>"``; with any of the three hints of
+  R-ERR-2 set, the chunk also carries the typed error with them (R-ENG-19).
 - an exception instance: raised when the stream is first advanced.
 - past the end of the script: the error chunk ``"script_exhausted: …"``.
 
@@ -179,22 +180,41 @@ class Failure:
     code: str
     message: str
     chunks: tuple[str, ...] = ()
+    status: int | None = None
+    retry_after: float | None = None
+    should_retry: bool | None = None
+
+    def chunk(self) -> StreamChunk:
+        """The error chunk; typed, with the hints, when the step has any (R-PRV-19, R-ENG-19)."""
+        text = f"{self.code}: {self.message}"
+        if self.status is None and self.retry_after is None and self.should_retry is None:
+            return StreamChunk(CHUNK_ERROR, error=text)
+        return StreamChunk(CHUNK_ERROR, error=text, failure=self.error())
+
+    def error(self) -> ProviderError:
+        """The ProviderError subclass whose ``code`` is the step's, with its hints (R-ERR-1, R-ERR-2)."""
+        return _provider_error(self.code, self.message, self.status, self.retry_after, self.should_retry)
 
 
 Step = Reply | Failure | Message | BaseException
 """One step of a ``ScriptedProvider`` script."""
 
 
-def _provider_error(code: str, message: str) -> ProviderError:
+def _provider_error(
+    code: str, message: str, status: int | None, retry_after: float | None, should_retry: bool | None
+) -> ProviderError:
     """The ProviderError subclass whose ``code`` is ``code``; a new subclass for an unknown code."""
     pending: list[type[ProviderError]] = [ProviderError]
-    while pending:
+    found: type[ProviderError] | None = None
+    while pending and found is None:
         cls = pending.pop()
-        if cls.code == code:
-            return cls(message, provider=SCRIPTED_PROVIDER)
+        found = cls if cls.code == code else None
         pending.extend(cls.__subclasses__())
-    scripted: type[ProviderError] = type("ScriptedProviderError", (ProviderError,), {"code": code})
-    return scripted(message, provider=SCRIPTED_PROVIDER)
+    if found is None:
+        found = type("ScriptedProviderError", (ProviderError,), {"code": code})
+    return found(
+        message, provider=SCRIPTED_PROVIDER, status=status, retry_after=retry_after, should_retry=should_retry
+    )
 
 
 class ScriptedProvider:
@@ -250,7 +270,7 @@ class ScriptedProvider:
             raise step
         if isinstance(step, Failure):
             yield from (StreamChunk(CHUNK_TEXT, delta=text) for text in step.chunks)
-            yield StreamChunk(CHUNK_ERROR, error=f"{step.code}: {step.message}")
+            yield step.chunk()
             return
         chunks = step.chunks if step.chunks is not None else (step.message.content,) if step.message.content else ()
         yield from (StreamChunk(CHUNK_TEXT, delta=text) for text in chunks)
@@ -270,7 +290,7 @@ class ScriptedProvider:
         if isinstance(step, BaseException):
             raise step
         if isinstance(step, Failure):
-            raise _provider_error(step.code, step.message)
+            raise step.error()
         return step.message, step.usage
 
 
@@ -280,11 +300,22 @@ def _chunks(value: object, path: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _hint(error: Mapping[str, Any], name: str, kind: type | tuple[type, ...], where: str) -> Any:
+    """An optional retry hint of a scripted error (R-ERR-2): absent or null is None."""
+    value = error.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) is not (kind is bool) or not isinstance(value, kind):
+        raise ValueError(f"{where}.error.{name}: expected {'true or false' if kind is bool else 'a number'}")
+    return value
+
+
 def steps_from_json(items: Sequence[Mapping[str, Any]], path: str = "replies") -> list[Step]:
     """Read a script in JSON form, one object per step.
 
     ``{"message": <message>, "usage"?: <usage>, "chunks"?: [<text>]}`` is a ``Reply``;
-    ``{"error": {"code": <code>, "message": <text>}, "chunks"?: [<text>]}`` a ``Failure``;
+    ``{"error": {"code": <code>, "message": <text>, "status"?: <int>, "retry_after"?: <number>,
+    "should_retry"?: <bool>}, "chunks"?: [<text>]}`` a ``Failure``;
     ``{"raise": <text>}`` an exception (``RuntimeError(text)``) raised by the provider.
 
     Raises:
@@ -306,7 +337,16 @@ def steps_from_json(items: Sequence[Mapping[str, Any]], path: str = "replies") -
             error = item["error"]
             if not isinstance(error, Mapping) or not all(isinstance(error.get(k), str) for k in ("code", "message")):
                 raise ValueError(f'{where}.error: expected {{"code": <string>, "message": <string>}}')
-            steps.append(Failure(error["code"], error["message"], _chunks(item.get("chunks", []), f"{where}.chunks")))
+            steps.append(
+                Failure(
+                    error["code"],
+                    error["message"],
+                    _chunks(item.get("chunks", []), f"{where}.chunks"),
+                    _hint(error, "status", int, where),
+                    _hint(error, "retry_after", (int, float), where),
+                    _hint(error, "should_retry", bool, where),
+                )
+            )
         elif "raise" in item:
             steps.append(RuntimeError(str(item["raise"])))
         else:

@@ -19,7 +19,7 @@ from typing import Any
 
 from conformance.reference._memory import InvalidInput, compactor_from_json
 from conformance.reference._session import checkpoint_from_json, context_state_from_json
-from harness9_ref.engine import AgentEngine, EngineBusy, EngineError, ErrorData, Event, EventType
+from harness9_ref.engine import AgentEngine, EngineBusy, EngineError, ErrorData, Event, EventType, RetryPolicy
 from harness9_ref.memory import (
     Compactor,
     MemorySession,
@@ -83,6 +83,25 @@ def _compact_at(value: Any) -> Fraction | None:
         raise InvalidInput(f"compact_at: not a decimal number: {value!r}") from None
 
 
+def _retry(spec: Any) -> RetryPolicy | None:
+    """``retry``: ``{"max_retries": n, "jitter": false | [draws]}`` with a wait that returns at once (R-ENG-18).
+
+    ``jitter: false`` draws 0 (the plain backoff); a list gives the draws in order, then 0.
+    The delays are those of the retry events, so nothing sleeps.
+    """
+    if spec is None:
+        return None
+    if not isinstance(spec, Mapping) or isinstance(spec.get("max_retries"), bool) or not isinstance(spec.get("max_retries"), int):
+        raise InvalidInput('retry: expected {"max_retries": <integer>, "jitter"?: false or [<number>]}')
+    jitter = spec.get("jitter", False)
+    if jitter is False:
+        jitter = []
+    if not isinstance(jitter, list) or not all(isinstance(d, (int, float)) and not isinstance(d, bool) for d in jitter):
+        raise InvalidInput("retry.jitter: expected false or an array of numbers")
+    draws = [float(d) for d in jitter]
+    return RetryPolicy(spec["max_retries"], lambda: draws.pop(0) if draws else 0.0, lambda cancelled, seconds: None)
+
+
 def _session(inp: Mapping[str, Any]) -> MemorySession | None:
     if inp.get("session") is None:
         return None
@@ -131,6 +150,7 @@ def op_engine_run(inp: Mapping[str, Any]) -> dict[str, Any]:
     system_prompt = inp["system_prompt"]
     counter = ScriptedCounter(inp["counter"]) if "counter" in inp else None
     compact_at = _compact_at(inp.get("compact_at", "0.8"))
+    retry = _retry(inp.get("retry"))
 
     def new_engine() -> AgentEngine:
         return AgentEngine(
@@ -147,6 +167,7 @@ def op_engine_run(inp: Mapping[str, Any]) -> dict[str, Any]:
             token_counter=counter,
             carry=bool(inp.get("carry", False)),
             own_tools=bool(inp.get("own_tools", False)),
+            retry=retry,
         )
 
     engine = new_engine()

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from harness9_ref.schema import ToolDefinition, messages_from_list
+from harness9_ref.text import retry_notice
 from harness9_ref.tui import (
     DEFAULT_LANG,
     PAGE_SIZE,
@@ -84,7 +85,8 @@ def op_tui_input(inp: Mapping[str, Any]) -> Any:
     """Tab completion (``complete``), what a submitted line is (``submit``), /help's lines
     (``help``), the whole table of strings (``strings``) in ``lang``, what a key means while a
     command waits for approval (``approve``), the question for a command (``approve_prompt``)
-    or the lines of /context for a context report (``context``, R-TUI-20)."""
+    or the lines of /context for a context report (``context``, R-TUI-20), or the line of a
+    retry event's data (``retry`` with ``event``, R-ENG-22)."""
     if inp["action"] == "complete":
         return complete_command(inp["text"])
     if inp["action"] == "help":
@@ -97,6 +99,8 @@ def op_tui_input(inp: Mapping[str, Any]) -> Any:
         return approval_line(inp["text"], _lang(inp))
     if inp["action"] == "context":
         return context_lines(context_report_from_dict(inp["report"]), _lang(inp))
+    if inp["action"] == "retry":
+        return retry_notice(inp["event"], _lang(inp))
     kind, text = classify_input(inp["text"], _lang(inp))
     return {"kind": kind, "text": text}
 

@@ -20,6 +20,7 @@ from ._run import (
 from ._settings import (
     COMPACT_AT_OFF,
     DEFAULT_COMPACT_AT,
+    DEFAULT_MAX_RETRIES,
     DEFAULT_MODEL,
     ENV_ANTHROPIC_API_KEY,
     ENV_ANTHROPIC_BASE_URL,
@@ -62,6 +63,7 @@ __all__ = (
     "COMPACT_AT_OFF",
     "DEFAULT_COMPACT_AT",
     "DEFAULT_LIMIT",
+    "DEFAULT_MAX_RETRIES",
     "DEFAULT_MODEL",
     "ENV_ANTHROPIC_API_KEY",
     "ENV_ANTHROPIC_BASE_URL",

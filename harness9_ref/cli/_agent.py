@@ -14,11 +14,12 @@ import queue
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import TYPE_CHECKING, Final, TextIO
 
 from ..engine import LOGGER_NAME, CompactionData, one_line
 from ..memory import SessionNotFound
-from ..text import compaction_notice
+from ..text import compaction_notice, retry_notice
 from ..tools import INTERRUPT_GRACE_SECONDS, require_yes
 from ._run import NOT_RUN_LINE, SESSION_LINE, Note, RunItem, run_prompt
 from ._settings import PROG, Settings
@@ -77,6 +78,7 @@ def run_mode(settings: Settings, signals: SignalState) -> int:
                 items=items,
                 interrupt=registry.interrupt,
                 notice=_notice(settings.lang),
+                retry_line=partial(retry_notice, lang=settings.lang),
             )
         finally:
             signals.raising = False  # the clean-up finishes whatever signal comes now

@@ -16,6 +16,7 @@ from typing import Any, Final, NoReturn
 from .. import __version__
 from ..engine import DEFAULT_MAX_TURNS
 from ._settings import (
+    DEFAULT_MAX_RETRIES,
     DEFAULT_MODEL,
     ENV_ANTHROPIC_API_KEY,
     ENV_ANTHROPIC_BASE_URL,
@@ -151,6 +152,16 @@ def _positive(text: str) -> int:
     return value
 
 
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected 0 or a positive integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected 0 or a positive integer, got {text!r}")
+    return value
+
+
 def _window(text: str) -> int:
     value = _positive(text)
     if value > MAX_CONTEXT_WINDOW:  # R-CLI-13
@@ -201,6 +212,12 @@ def _common() -> _Parser:
         type=_positive,
         metavar="N",
         help=f"model calls allowed per prompt (default: {DEFAULT_MAX_TURNS})",
+    )
+    common.add_argument(
+        "--max-retries",
+        type=_count,
+        metavar="N",
+        help=f"retries of a model call that failed before any text, 0 for none (default: {DEFAULT_MAX_RETRIES})",
     )
     common.add_argument(
         "--compact-at",

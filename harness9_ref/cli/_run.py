@@ -1,6 +1,6 @@
 """``harness9-ref run PROMPT``: one prompt without the terminal UI (SPEC R-CLI-7, R-INT-4, R-APPR-3).
 
-The assistant's text goes to standard output as it streams; tool activity, compaction notices,
+The assistant's text goes to standard output as it streams; tool activity, compaction notices, retries,
 the commands refused for want of ``--yes`` and finally ``session: <id>`` go to standard error.
 The engine runs on a worker thread, so a signal (``Signalled`` or KeyboardInterrupt in the main
 thread) cancels the run through ``engine.cancel()`` and interrupts the running command; the run
@@ -25,6 +25,7 @@ from ..engine import (
     INTERNAL_ERROR,
     CompactionData,
     ErrorData,
+    RetryData,
     RunFinished,
     RunWorker,
     TextDeltaData,
@@ -33,7 +34,7 @@ from ..engine import (
     WorkerItem,
     one_line,
 )
-from ..text import compaction_notice, tool_call_line, tool_result_line
+from ..text import compaction_notice, retry_notice, tool_call_line, tool_result_line
 from ._settings import PROG
 from ._signals import Signalled, exit_status
 
@@ -91,10 +92,13 @@ def silence(stream: TextIO) -> None:
 
 
 class _Printer:
-    def __init__(self, out: TextIO, err: TextIO, notice: Callable[[CompactionData], str]) -> None:
+    def __init__(
+        self, out: TextIO, err: TextIO, notice: Callable[[CompactionData], str], retry_line: Callable[[RetryData], str]
+    ) -> None:
         self.out = out
         self.err = err
         self.notice = notice
+        self.retry_line = retry_line
         self.open_line = False  # text was written to out without its final newline
         self.out_closed = False  # the reader of out went away (``run … | head -1``): the run goes on
         self.error: ErrorData | None = None
@@ -135,6 +139,8 @@ class _Printer:
             self.note(tool_result_line(data.name, data.content))
         elif isinstance(data, CompactionData):
             self.note(self.notice(data))
+        elif isinstance(data, RetryData):
+            self.note(self.retry_line(data))
         elif isinstance(data, ErrorData):
             self.end_text()
             self.error = data
@@ -152,6 +158,7 @@ def run_prompt(
     items: queue.Queue[RunItem] | None = None,
     interrupt: Callable[[], None] | None = None,
     notice: Callable[[CompactionData], str] = compaction_notice,
+    retry_line: Callable[[RetryData], str] = retry_notice,
 ) -> int:
     """Run ``prompt`` and report it; returns the exit status (0, 1, or 128 + a signal's number).
 
@@ -161,9 +168,10 @@ def run_prompt(
         interrupt: called on a signal besides ``engine.cancel()``, so the running command is
             stopped (``Registry.interrupt``, R-INT-1) whatever the engine does with a cancel.
         notice: the compaction notice's text (R-TUI-5), in the language of R-CLI-14.
+        retry_line: the line of a retry event (R-ENG-22), in the same language.
     """
     queued: queue.Queue[RunItem] = items if items is not None else queue.Queue()
-    printer = _Printer(out, err, notice)
+    printer = _Printer(out, err, notice, retry_line)
     worker = RunWorker(engine, prompt, queued.put).start()
     signalled: BaseException | None = None
     deadline = 0.0

@@ -26,6 +26,7 @@ from ..memory import POSTGRES_SCHEMES, url_scheme
 __all__ = [  # gets re-exported
     "COMPACT_AT_OFF",
     "DEFAULT_COMPACT_AT",
+    "DEFAULT_MAX_RETRIES",
     "DEFAULT_MODEL",
     "ENV_ANTHROPIC_API_KEY",
     "ENV_ANTHROPIC_BASE_URL",
@@ -68,6 +69,7 @@ ENV_YES: Final = "HARNESS9_YES"  # R-CLI-14: "1" means --yes
 ENV_LANG: Final = "HARNESS9_LANG"  # R-CLI-14, R-TUI-17
 ENV_TTL_DAYS: Final = "HARNESS9_SESSION_TTL_DAYS"  # R-PRUNE-2
 ENV_COMPACT_AT: Final = "HARNESS9_COMPACT_AT"  # R-CLI-15: the trigger when --compact-at is not given
+DEFAULT_MAX_RETRIES: Final = 2  # R-ENG-22: the agent retries a failed model call twice, as the official SDKs
 DEFAULT_HOME_DIR: Final = ".harness9"  # R-MGR-1: ~/.harness9/sessions.db
 DEFAULT_DB_NAME: Final = "sessions.db"
 
@@ -161,6 +163,7 @@ class Settings:
     resume: str | None
     workdir: str
     max_turns: int
+    max_retries: int = 0
     missing_key: str = ""
     db_source: str | None = None
     db_url: str | None = None
@@ -405,6 +408,7 @@ def resolve_settings(options: Mapping[str, object], env: Mapping[str, str], cwd:
         resume=None if resume is None else str(resume),
         workdir=os.path.abspath(os.path.join(cwd, expand_home(str(workdir)) if workdir is not None else ".")),
         max_turns=_int_or_none(opt("max_turns")) or DEFAULT_MAX_TURNS,
+        max_retries=DEFAULT_MAX_RETRIES if opt("max_retries") is None else int(str(opt("max_retries"))),
         missing_key=choice.missing_key,
         db_source=db_source,
         db_url=db_url,

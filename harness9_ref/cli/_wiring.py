@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Final
 
-from ..engine import AgentEngine
+from ..engine import AgentEngine, RetryPolicy
 from ..memory import Manager, new_summarization_compactor
 from ..offline import OfflineProvider
 from ..provider import AnthropicProvider, OpenAIProvider, TokenCounter, get_model_limits, reserved_output_tokens_of
@@ -136,4 +136,5 @@ def build_engine(settings: Settings, provider: LLMProvider, session: Session, re
         token_counter=counter,
         carry=True,
         own_tools=True,
+        retry=RetryPolicy(settings.max_retries),
     )

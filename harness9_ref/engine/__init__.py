@@ -28,12 +28,25 @@ from ._events import (
     Event,
     EventData,
     EventType,
+    RetryData,
     TextDeltaData,
     TokenUpdateData,
     ToolCallData,
     ToolResultData,
 )
 from ._long_session import DEFAULT_COMPACT_AT
+from ._retry import (
+    BACKOFF_BASE_SECONDS,
+    BACKOFF_MAX_SECONDS,
+    JITTER_SHARE,
+    RETRY_AFTER_MAX_SECONDS,
+    RETRYABLE_CODES,
+    RETRYABLE_STATUSES,
+    RetryHints,
+    RetryPolicy,
+    retry_delay,
+    should_retry,
+)
 from ._run import RunIterator
 from ._seams import DEFAULT_MAX_TURNS, DEFAULT_SYSTEM_PROMPT, PromptBuilder, SummarizingCompactor, ToolRegistry
 from ._tools import (
@@ -67,6 +80,8 @@ from ._tools import (
 from ._worker import RUN_FINISHED, RunFinished, RunWorker, WorkerItem
 
 __all__ = (
+    "BACKOFF_BASE_SECONDS",
+    "BACKOFF_MAX_SECONDS",
     "CANCELLED",
     "DEFAULT_COMPACT_AT",
     "DEFAULT_MAX_TURNS",
@@ -74,6 +89,7 @@ __all__ = (
     "ENGINE_BUSY",
     "ENGINE_TOOLS",
     "INTERNAL_ERROR",
+    "JITTER_SHARE",
     "LOGGER_NAME",
     "MAX_TURNS",
     "MAX_TURNS_MESSAGE",
@@ -92,6 +108,9 @@ __all__ = (
     "RECALL_SEARCH_LIMIT",
     "RECALL_TOOL",
     "RECALL_TOOL_RESULT_LABEL",
+    "RETRYABLE_CODES",
+    "RETRYABLE_STATUSES",
+    "RETRY_AFTER_MAX_SECONDS",
     "RUN_FINISHED",
     "TODO_CLEARED",
     "TODO_CONTENT_LIMIT",
@@ -112,6 +131,9 @@ __all__ = (
     "HistorySource",
     "ListHistory",
     "PromptBuilder",
+    "RetryData",
+    "RetryHints",
+    "RetryPolicy",
     "RunFinished",
     "RunIterator",
     "RunWorker",
@@ -125,6 +147,8 @@ __all__ = (
     "WorkerItem",
     "one_line",
     "recall",
+    "retry_delay",
     "run_engine_tool",
+    "should_retry",
     "write_todos",
 )

@@ -1,4 +1,4 @@
-"""AgentEngine: the run loop of a coding agent (SPEC R-ENG-1 … R-ENG-17, R-EVT-9).
+"""AgentEngine: the run loop of a coding agent (SPEC R-ENG-1 … R-ENG-21, R-EVT-9, R-EVT-10).
 
 Theory of operation. A run keeps two lists (R-ENG-8):
 
@@ -63,6 +63,7 @@ from ._events import (
     ErrorData,
     Event,
     EventType,
+    RetryData,
     TextDeltaData,
     ToolCallData,
     ToolResultData,
@@ -78,6 +79,7 @@ from ._long_session import (
     Turn,
     prepare_literal,
 )
+from ._retry import RetryHints, RetryPolicy, retry_delay, should_retry
 from ._run import Failure, RunIterator, RunState, check_cancelled, close_stream, event_error, event_token_update, save_run
 from ._seams import DEFAULT_MAX_TURNS, DEFAULT_SYSTEM_PROMPT, PromptBuilder, SummarizingCompactor, ToolRegistry
 from ._tools import ENGINE_TOOLS, HistorySource, ListHistory, SessionHistory, run_engine_tool
@@ -116,6 +118,8 @@ class AgentEngine:
         own_tools: in long-session mode, offer the engine's ``recall`` and ``todo`` tools
             beside the registry's and answer them itself (R-RCL); summaries then say that
             removed messages can be recalled (R-LONG-13).
+        retry: how often a provider call that failed before any text is made again, and how
+            the engine waits (R-ENG-18); the default makes no retry.
 
     Raises:
         ValueError: ``max_turns`` is below 1, ``context_window`` or ``reply_reserve`` is
@@ -141,6 +145,7 @@ class AgentEngine:
         token_counter: TokenCounter | None = None,
         carry: bool = False,
         own_tools: bool = False,
+        retry: RetryPolicy | None = None,
     ) -> None:
         if max_turns < 1:
             raise ValueError(f"max_turns must be at least 1, got {max_turns}")
@@ -162,6 +167,7 @@ class AgentEngine:
         self._long = LongSession(context_window, compact_at, reply_reserve, token_counter) if long_session else None
         self._carry = carry
         self._own_tools = own_tools
+        self._retry = retry if retry is not None else RetryPolicy()
         self._last_session: Session | None = None  # whose summarizer failures the breaker counts (R-LONG-15)
 
     @property
@@ -383,7 +389,7 @@ class AgentEngine:
             run.turns += 1
             run.rounds += 1
             try:
-                reply, usage = yield from self._stream_reply(run, prepared.view, tools)
+                reply, usage = yield from self._call(run, prepared.view, tools)
             except Failure as failure:  # R-LONG-7: one retry after compacting harder
                 if self._long is None or failure.code != CONTEXT_LENGTH_EXCEEDED or failure.after_text:
                     raise
@@ -392,7 +398,7 @@ class AgentEngine:
                 check_cancelled(run)
                 run.turns += 1
                 try:
-                    reply, usage = yield from self._stream_reply(run, prepared.view, tools)
+                    reply, usage = yield from self._call(run, prepared.view, tools)
                 except Failure as again:
                     if again.code == CONTEXT_LENGTH_EXCEEDED:
                         raise Failure(again.code, RECOVERY_FAILED_MESSAGE.format(message=again.message)) from None
@@ -429,6 +435,31 @@ class AgentEngine:
         yield event_token_update(prepared.shown, self._context_window)
         return prepared
 
+    def _call(
+        self, run: RunState, view: Sequence[Message], tools: Sequence[ToolDefinition]
+    ) -> Generator[Event, None, tuple[Message, Usage | None]]:
+        """A provider call, made again after a wait while R-ENG-19 allows (R-ENG-18 … R-ENG-21).
+
+        Each retry is one more provider call for ``turns`` but the same turn for the limit of
+        R-ENG-14; the view and tools are those of the first attempt.
+        """
+        policy = self._retry
+        retry = 0
+        while True:
+            try:
+                return (yield from self._stream_reply(run, view, tools))
+            except Failure as failure:
+                hints = failure.hints
+                if retry >= policy.max_retries or hints is None or not should_retry(hints, failure.after_text):
+                    raise
+                retry += 1
+                delay = retry_delay(retry, hints.retry_after, policy.random)
+                data = RetryData(retry + 1, policy.max_retries + 1, delay, failure.code, one_line(failure.message))
+                yield Event(EventType.RETRY, data)
+                policy.wait(run.cancelled, delay)
+                check_cancelled(run)  # R-ENG-21: a cancel during the wait ends the run at once
+                run.turns += 1
+
     def _stream_reply(
         self, run: RunState, view: Sequence[Message], tools: Sequence[ToolDefinition]
     ) -> Generator[Event, None, tuple[Message, Usage | None]]:
@@ -448,7 +479,8 @@ class AgentEngine:
                         raise Failure(INTERNAL_ERROR, "the provider's done chunk carries no message")
                     return chunk.message, chunk.usage
                 else:
-                    raise Failure(*_chunk_failure(chunk), after_text=streamed)
+                    hints, message = _chunk_failure(chunk)
+                    raise Failure(hints.code, message, after_text=streamed, hints=hints)
             raise Failure(INTERNAL_ERROR, "the provider's stream ended without a done or error chunk")
         finally:
             close_stream(stream)
@@ -503,15 +535,23 @@ def _save_plan(session: Session | None, todos: list[TodoItem]) -> None:
     session.save_todos(todos)
 
 
-def _chunk_failure(chunk: StreamChunk) -> tuple[str, str]:
-    """The code and message of an error chunk (R-ENG-17).
+def _chunk_failure(chunk: StreamChunk) -> tuple[RetryHints, str]:
+    """The code, retry hints and message of an error chunk (R-ENG-17, R-ENG-19).
 
-    From its typed error when it carries one; else read from its text ``"<code>: <message>"``
-    (R-PRV-19), as a provider of another package may only give the text.
+    From its typed error when it carries one, with R-ERR-2's ``status``, ``retry_after`` and
+    ``should_retry`` when it has them; else the code is read from its text
+    ``"<code>: <message>"`` (R-PRV-19), as a provider of another package may only give the text.
     """
-    if chunk.failure is not None:
-        return chunk.failure.code, str(chunk.failure)
+    failure = chunk.failure
+    if failure is not None:
+        hints = RetryHints(
+            failure.code,
+            getattr(failure, "status", None),
+            getattr(failure, "retry_after", None),
+            getattr(failure, "should_retry", None),
+        )
+        return hints, str(failure)
     code, sep, message = chunk.error.partition(CODE_SEPARATOR)
     if not sep or not code:
-        return PROVIDER_ERROR, chunk.error
-    return code, message
+        return RetryHints(PROVIDER_ERROR), chunk.error
+    return RetryHints(code), message

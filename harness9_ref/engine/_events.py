@@ -1,4 +1,4 @@
-"""The events of a run (SPEC R-EVT-1 … R-EVT-9).
+"""The events of a run (SPEC R-EVT-1 … R-EVT-10).
 
 An event is ``{"type": <type>, "data": <object>}``. Each type has one data class whose
 ``to_dict`` writes its members in the order SPEC lists them, so ``json.dumps(event.to_dict())``
@@ -23,6 +23,7 @@ __all__ = [  # gets re-exported
     "Event",
     "EventData",
     "EventType",
+    "RetryData",
     "TextDeltaData",
     "TokenUpdateData",
     "ToolCallData",
@@ -31,7 +32,7 @@ __all__ = [  # gets re-exported
 
 
 class EventType(str, Enum):
-    """The seven event types of R-EVT-1; the value is the ``type`` written in JSON."""
+    """The seven event types of R-EVT-1 and ``retry`` (R-EVT-10); the value is the ``type`` written in JSON."""
 
     TOKEN_UPDATE = "token_update"
     COMPACTION = "compaction"
@@ -40,6 +41,7 @@ class EventType(str, Enum):
     TOOL_RESULT = "tool_result"
     DONE = "done"
     ERROR = "error"
+    RETRY = "retry"
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,9 +142,35 @@ class ErrorData:
         return {"code": self.code, "message": self.message}
 
 
-EventData = TokenUpdateData | CompactionData | TextDeltaData | ToolCallData | ToolResultData | DoneData | ErrorData
+@dataclass(frozen=True, slots=True)
+class RetryData:
+    """R-EVT-10: a failed provider call is about to be made again after ``delay_seconds``.
 
-# R-EVT-1: the one data class of each event type.
+    ``attempt`` is the number of the call about to be made (2 for the first retry) out of
+    ``max_attempts``; ``code`` and ``message`` are those of the failure (R-ENG-17).
+    """
+
+    attempt: int
+    max_attempts: int
+    delay_seconds: float
+    code: str
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "attempt": self.attempt,
+            "max_attempts": self.max_attempts,
+            "delay_seconds": self.delay_seconds,
+            "code": self.code,
+            "message": self.message,
+        }
+
+
+EventData = (
+    TokenUpdateData | CompactionData | TextDeltaData | ToolCallData | ToolResultData | DoneData | ErrorData | RetryData
+)
+
+# R-EVT-1, R-EVT-10: the one data class of each event type.
 DATA_TYPES: Final[Mapping[EventType, type]] = {
     EventType.TOKEN_UPDATE: TokenUpdateData,
     EventType.COMPACTION: CompactionData,
@@ -151,6 +179,7 @@ DATA_TYPES: Final[Mapping[EventType, type]] = {
     EventType.TOOL_RESULT: ToolResultData,
     EventType.DONE: DoneData,
     EventType.ERROR: ErrorData,
+    EventType.RETRY: RetryData,
 }
 
 

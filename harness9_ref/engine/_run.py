@@ -18,6 +18,7 @@ from ..schema import Message
 from ._errors import CANCELLED, LOGGER_NAME, internal_message
 from ._events import ErrorData, Event, EventType, TokenUpdateData
 from ._long_session import Context
+from ._retry import RetryHints
 
 __all__ = [
     "Failure",
@@ -36,11 +37,12 @@ _log = logging.getLogger(LOGGER_NAME)
 class Failure(Exception):
     """Ends a run with the error event ``{code, message}``; raised and caught inside the loop."""
 
-    def __init__(self, code: str, message: str, *, after_text: bool = False) -> None:
+    def __init__(self, code: str, message: str, *, after_text: bool = False, hints: RetryHints | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
-        self.after_text = after_text  # the provider had streamed text before failing (R-LONG-7)
+        self.after_text = after_text  # the provider had streamed text before failing (R-LONG-7, R-ENG-19)
+        self.hints = hints  # a provider failure's retry hints (R-ENG-19); None for the engine's own
 
 
 @dataclass(eq=False)

@@ -23,7 +23,7 @@ from ._lines import (
     tool_result_line,
     user_line,
 )
-from ._report import compaction_notice, context_lines, context_report_from_dict
+from ._report import compaction_notice, context_lines, context_report_from_dict, retry_notice
 from ._strings import (
     BUSY_COMMAND,
     BUSY_PROMPT,
@@ -136,6 +136,7 @@ __all__ = [
     "error_line",
     "history_lines",
     "parse_strings",
+    "retry_notice",
     "strings_for",
     "tool_call_line",
     "tool_result_line",

@@ -1,5 +1,5 @@
-"""What the context holds, in words: the notice of each compaction tier and the lines of
-``/context`` (SPEC R-TUI-5, R-TUI-20, R-TUI-21).
+"""What the context holds, in words: the notice of each compaction tier, the lines of
+``/context`` and the notice of a retry (SPEC R-TUI-5, R-TUI-20, R-TUI-21, R-ENG-22).
 
 Both read JSON-friendly data (the engine's dataclasses or their ``to_dict`` objects), so the
 terminal UI, ``harness9-ref run`` and the conformance adapter render the same text.
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..engine import CompactionData, ContextPart, ContextReport
+from ..engine import CompactionData, ContextPart, ContextReport, RetryData
 from ..memory import format_token_count
 from ._strings import (
     COMPACTION_TIERS,
@@ -22,7 +22,7 @@ from ._strings import (
     strings_for,
 )
 
-__all__ = ["compaction_notice", "context_lines", "context_report_from_dict"]  # gets re-exported
+__all__ = ["compaction_notice", "context_lines", "context_report_from_dict", "retry_notice"]  # gets re-exported
 
 
 def _field(data: object, name: str, default: Any = None) -> Any:
@@ -60,6 +60,21 @@ def compaction_notice(data: CompactionData | Mapping[str, Any], lang: str = DEFA
     if key not in ("compaction_notice", "compaction_cleared") and cleared > 0:
         line += texts["compaction_also_cleared"].format(cleared=cleared)
     return line
+
+
+def retry_notice(data: RetryData | Mapping[str, Any], lang: str = DEFAULT_LANG) -> str:
+    """The line of a retry event (R-ENG-22): ``retry_notice`` of ``lang``.
+
+    ``data`` is ``RetryData`` or its JSON object; the delay is written with one decimal
+    (``2.0``), the message as the event gives it, for example ``↻ retrying in 2.0 s: openai:
+    HTTP 429 rate_limit_exceeded: slow down (attempt 2 of 3)``.
+    """
+    return strings_for(lang)["retry_notice"].format(
+        delay=f"{float(_field(data, 'delay_seconds')):.1f}",
+        message=_field(data, "message"),
+        attempt=int(_field(data, "attempt")),
+        max_attempts=int(_field(data, "max_attempts")),
+    )
 
 
 def context_report_from_dict(data: Mapping[str, Any]) -> ContextReport:

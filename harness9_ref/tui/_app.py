@@ -25,6 +25,7 @@ from ..engine import (
     ErrorData,
     Event,
     EventType,
+    RetryData,
     RunFinished,
     RunWorker,
     TextDeltaData,
@@ -50,6 +51,7 @@ from ..text import (
     context_lines,
     error_line,
     history_lines,
+    retry_notice,
     strings_for,
     tool_call_line,
     tool_result_line,
@@ -353,6 +355,8 @@ class App:
         elif isinstance(data, CompactionData):  # the bar shows the notice's figure (R-TUI-21)
             self._add(compaction_notice(data, self.lang), "notice")
             self.status = self.status.updated(data.tokens_after, self.engine.context_window)
+        elif isinstance(data, RetryData):  # R-ENG-22
+            self._add(retry_notice(data, self.lang), "notice")
         elif isinstance(data, ToolCallData):
             self._add(tool_call_line(data.name, data.arguments), "tool")
         elif isinstance(data, ToolResultData):

@@ -189,8 +189,12 @@ def test_a_failed_run_is_a_one_line_error_and_keeps_the_prompt(
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    result = cli(
-        ["run", "hello"], env, workdir, OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=f"http://127.0.0.1:{port}/v1"
+    result = cli(  # without retries (R-ENG-22), so the refused connection is the one line
+        ["--max-retries", "0", "run", "hello"],
+        env,
+        workdir,
+        OPENAI_API_KEY="sk-test",
+        OPENAI_BASE_URL=f"http://127.0.0.1:{port}/v1",
     )
     assert result.returncode == 1
     assert result.stdout == ""
