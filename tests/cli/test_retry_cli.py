@@ -1,0 +1,116 @@
+"""The agent retries a failed model call against a real loopback server (SPEC R-ENG-18 … R-ENG-22)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from tests.cli.helpers import cli, session_of
+
+ANSWER = {
+    "id": "c1",
+    "object": "chat.completion.chunk",
+    "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hello."}, "finish_reason": None}],
+}
+FINISH = {"id": "c1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+
+
+class Failing(ThreadingHTTPServer):
+    """Answers the first ``failures`` requests with ``status`` (``Retry-After: 1``), then a stream."""
+
+    def __init__(self, status: int, failures: int) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.status = status
+        self.failures = failures
+        self.calls = 0
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: Failing
+
+    def log_message(self, format: str, *args: object) -> None:  # quiet
+        pass
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length", "0")))
+        self.server.calls += 1
+        if self.server.calls <= self.server.failures:
+            body = json.dumps({"error": {"type": "requests", "code": "rate_limit_exceeded", "message": "slow down"}})
+            self.send_response(self.server.status)
+            self.send_header("content-type", "application/json")
+            self.send_header("retry-after", "1")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body.encode())
+            return
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.end_headers()
+        for chunk in (ANSWER, FINISH):
+            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        self.wfile.write(b"data: [DONE]\n\n")
+
+
+def _serve(status: int, failures: int) -> Iterator[Failing]:
+    server = Failing(status, failures)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def rate_limited() -> Iterator[Failing]:
+    yield from _serve(429, 2)
+
+
+@pytest.fixture
+def refusing() -> Iterator[Failing]:
+    yield from _serve(400, 1)
+
+
+def _run(server: Failing, env: dict[str, str], work: Path, *options: str) -> tuple[int, str, list[str]]:
+    result = cli(
+        [*options, "--lang", "en", "run", "hi"],
+        env,
+        work,
+        OPENAI_API_KEY="sk-test",
+        OPENAI_BASE_URL=f"http://127.0.0.1:{server.server_address[1]}/v1",
+    )
+    session_of(result)
+    return result.returncode, result.stdout, result.stderr.splitlines()[:-1]
+
+
+def test_two_429s_with_retry_after_are_retried_and_shown(rate_limited: Failing, env: dict[str, str], work: Path) -> None:
+    status, out, lines = _run(rate_limited, env, work)
+    assert status == 0 and out == "Hello.\n"
+    assert lines == [
+        f"↻ retrying in 1.0 s: openai: HTTP 429 requests: slow down (attempt {n} of 3)" for n in (2, 3)
+    ]
+    assert rate_limited.calls == 3
+
+
+def test_max_retries_0_turns_retrying_off(rate_limited: Failing, env: dict[str, str], work: Path) -> None:
+    status, out, lines = _run(rate_limited, env, work, "--max-retries", "0")
+    assert status == 1 and out == ""
+    assert lines == ["harness9-ref: error: openai: HTTP 429 requests: slow down"]
+    assert rate_limited.calls == 1
+
+
+def test_a_400_is_never_retried(refusing: Failing, env: dict[str, str], work: Path) -> None:
+    status, _, lines = _run(refusing, env, work)
+    assert status == 1 and len(lines) == 1 and lines[0].startswith("harness9-ref: error: openai: HTTP 400")
+    assert refusing.calls == 1
+
+
+def test_max_retries_must_be_a_count(env: dict[str, str], work: Path) -> None:
+    result = cli(["--max-retries", "-1", "run", "hi"], env, work)
+    assert result.returncode == 2 and "expected 0 or a positive integer" in result.stderr

@@ -1,0 +1,72 @@
+"""Retries of a failed provider call (SPEC R-ENG-18 … R-ENG-21, R-EVT-10)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from harness9_ref.engine import AgentEngine, EventType, RetryData, RetryHints, RetryPolicy, retry_delay, should_retry
+from harness9_ref.schema import Message
+from harness9_ref.testing import Failure, ScriptedProvider, ScriptedRegistry
+
+
+def _engine(policy: RetryPolicy, *steps: Failure | Message) -> tuple[AgentEngine, ScriptedProvider]:
+    provider = ScriptedProvider(list(steps))
+    return AgentEngine(provider, ScriptedRegistry([], {}), retry=policy), provider
+
+
+def test_the_wait_of_a_retry_does_not_spin_and_ends_at_once_on_cancel() -> None:
+    """R-ENG-21: a 2 s wait costs no CPU; cancel() ends it at once and the provider is not called again."""
+    engine, provider = _engine(
+        RetryPolicy(1), Failure("rate_limit", "slow down", retry_after=2.0), Message("assistant", "late")
+    )
+    timer = threading.Timer(1.0, engine.cancel)
+    cpu, wall = time.process_time(), time.monotonic()
+    timer.start()
+    events = list(engine.run_stream("hi"))
+    cpu, wall = time.process_time() - cpu, time.monotonic() - wall
+    assert [e.type for e in events] == [EventType.TOKEN_UPDATE, EventType.RETRY, EventType.ERROR]
+    assert events[-1].to_dict()["data"]["code"] == "cancelled"
+    assert len(provider.requests) == 1
+    assert 0.9 < wall < 1.8 and cpu < 0.1
+
+
+def test_the_default_wait_lasts_the_delay() -> None:
+    engine, provider = _engine(RetryPolicy(1, random=lambda: 0.0), Failure("timeout", "slow"), Message("assistant", "ok"))
+    start = time.monotonic()
+    assert engine.run("hi").content == "ok"
+    assert time.monotonic() - start >= 0.5 and len(provider.requests) == 2
+
+
+def test_the_retry_event_is_the_json_of_r_evt_10() -> None:
+    data = RetryData(2, 3, 0.5, "rate_limit", "slow down")
+    assert data.to_dict() == {"attempt": 2, "max_attempts": 3, "delay_seconds": 0.5, "code": "rate_limit", "message": "slow down"}
+
+
+@pytest.mark.parametrize(
+    ("hints", "after_text", "expected"),
+    [
+        (RetryHints("server_error"), True, False),
+        (RetryHints("context_length_exceeded", should_retry=True), False, False),
+        (RetryHints("overloaded", should_retry=False), False, False),
+        (RetryHints("invalid_request", status=409), False, True),
+        (RetryHints("invalid_request", status=404), False, False),
+        (RetryHints("internal_error"), False, False),
+    ],
+)
+def test_which_failures_are_retried(hints: RetryHints, after_text: bool, expected: bool) -> None:
+    assert should_retry(hints, after_text) is expected
+
+
+def test_the_delays() -> None:
+    assert [retry_delay(k, None, lambda: 0.0) for k in range(1, 8)] == [0.5, 1, 2, 4, 8, 8, 8]
+    assert retry_delay(1, None, lambda: 0.5) == 0.4375
+    assert retry_delay(2000, None, lambda: 0.0) == 8  # no overflow for a large count
+    assert retry_delay(1, -3.0, lambda: 0.0) == 0 and retry_delay(1, 61.0, lambda: 0.0) == 60
+
+
+def test_max_retries_must_not_be_negative() -> None:
+    with pytest.raises(ValueError, match="max_retries"):
+        RetryPolicy(-1)
