@@ -8,7 +8,7 @@ import os
 from typing import TYPE_CHECKING, Final
 
 from ..engine import AgentEngine, RetryPolicy
-from ..memory import Manager, new_summarization_compactor
+from ..memory import NOT_OURS, ForeignDatabase, Manager, new_summarization_compactor
 from ..offline import OfflineProvider
 from ..provider import AnthropicProvider, OpenAIProvider, TokenCounter, get_model_limits, reserved_output_tokens_of
 from ..tools import Registry
@@ -69,14 +69,19 @@ def open_manager(settings: Settings) -> Manager:
     Raises:
         CliError: the folder of a ``--db`` or ``HARNESS9_DB`` file does not exist (R-CLI-13).
             The Manager would create it, but a typo in a path should not leave a new folder
-            tree behind; only the default home folder is created.
+            tree behind; only the default home folder is created. Also: the file holds tables
+            of its own and none of ours (R-DB-2), named by the option it came from.
     """
     db_path = settings.db_path
     if settings.db_url is not None:  # R-PG-1: tool results stay in <home>/tool-results
         return Manager(settings.db_url, db_path.parent / TOOL_RESULTS_DIR)
     if settings.db_source is not None and not db_path.parent.is_dir():
         raise CliError(f"{settings.db_source} {db_path}: the folder {db_path.parent} does not exist")
-    return Manager(db_path, db_path.parent / TOOL_RESULTS_DIR)
+    try:
+        return Manager(db_path, db_path.parent / TOOL_RESULTS_DIR)
+    except ForeignDatabase as exc:
+        source = f"{settings.db_source} " if settings.db_source is not None else ""
+        raise CliError(f"{source}{db_path}: {NOT_OURS}") from exc
 
 
 def prune_expired(manager: Manager, settings: Settings) -> PruneResult | None:

@@ -63,6 +63,7 @@ from .context import (
 )
 from .storage import (
     HOME_ENV,
+    NOT_OURS,
     POSTGRES_SCHEMES,
     SESSION_ID_PATTERN,
     TITLE_LIMIT,
@@ -72,6 +73,7 @@ from .storage import (
     ContextState,
     CopyResult,
     CorruptRow,
+    ForeignDatabase,
     InvalidArgument,
     InvalidSessionId,
     Manager,
@@ -108,6 +110,7 @@ __all__ = (
     "DEFAULT_MAX_TOKENS",
     "DEFAULT_MIN_TAIL_MESSAGES",
     "HOME_ENV",
+    "NOT_OURS",
     "POSTGRES_SCHEMES",
     "RECALL_NOTE",
     "REQUESTS_HEADER",
@@ -132,6 +135,7 @@ __all__ = (
     "ContextState",
     "CopyResult",
     "CorruptRow",
+    "ForeignDatabase",
     "InvalidArgument",
     "InvalidSessionId",
     "Manager",

@@ -8,6 +8,7 @@ ids and times; TZ=UTC makes the listed times fixed.
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from harness9_ref.cli import NO_INDEX_NOTICE, main
-from harness9_ref.memory import Manager
+from harness9_ref.memory import NOT_OURS, Manager
 from tests.cli.helpers import cli, one_error, seed, session_of, stored
 
 A1 = "aaaa1111-0000-4000-8000-000000000001"
@@ -228,3 +229,15 @@ def test_a_reader_that_stops_early_is_no_error(env: dict[str, str], work: Path, 
     process.stdout.close()
     assert process.wait(timeout=30) == 0
     assert process.stderr.read() == b""
+
+
+@pytest.mark.parametrize("args", [["sessions"], ["--provider", "offline", "run", "hi"]])
+def test_a_foreign_db_is_one_line_and_left_as_it_was(
+    env: dict[str, str], work: Path, tmp_path: Path, args: list[str]
+) -> None:
+    foreign = tmp_path / "notes.db"
+    shutil.copy2(Path(__file__).resolve().parents[2] / "fixtures" / "sessions" / "foreign-tables.db", foreign)
+    before, mtime = foreign.read_bytes(), foreign.stat().st_mtime_ns
+    result = cli(["--db", str(foreign), *args], env, work)
+    assert one_error(result) == f"--db {foreign}: {NOT_OURS}"
+    assert (foreign.read_bytes(), foreign.stat().st_mtime_ns) == (before, mtime)

@@ -20,6 +20,7 @@ from ._session import (
     AmbiguousSessionId,
     Clock,
     CorruptRow,
+    ForeignDatabase,
     InvalidArgument,
     InvalidSessionId,
     MemorySession,
@@ -33,11 +34,13 @@ from ._session import (
     is_session_id,
     new_session_id,
 )
+from ._sqlite_db import NOT_OURS
 from ._sqlite_session import SQLiteSession
 from ._store import POSTGRES_SCHEMES, url_scheme
 
 __all__ = (
     "HOME_ENV",
+    "NOT_OURS",
     "POSTGRES_SCHEMES",
     "SESSION_ID_PATTERN",
     "TITLE_LIMIT",
@@ -47,6 +50,7 @@ __all__ = (
     "ContextState",
     "CopyResult",
     "CorruptRow",
+    "ForeignDatabase",
     "InvalidArgument",
     "InvalidSessionId",
     "Manager",

@@ -93,6 +93,13 @@ class UnsupportedSchema(SessionError):
     code: ClassVar[str] = "unsupported_schema"
 
 
+class ForeignDatabase(UnsupportedSchema):
+    """An SQLite file that holds tables of its own and none of ours (R-DB-2); it keeps the code of its parent.
+
+    A class of its own so that the command line can name the option the path came from (R-CLI-13).
+    """
+
+
 class SessionDatabaseError(SessionError):
     """SQLite failed: not a database, locked past the busy timeout, disk full, unwritable path."""
 

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Final
 
 from ._index import index_available, index_state, index_tail, install_index, mark_damaged, reconcile_index
-from ._session import SessionClosed, SessionDatabaseError, UnsupportedSchema
+from ._session import ForeignDatabase, SessionClosed, SessionDatabaseError, UnsupportedSchema
 
-__all__ = ["BUSY_TIMEOUT_MS", "FORMAT_VERSION", "SCHEMA", "Database"]
+__all__ = ["BUSY_TIMEOUT_MS", "FORMAT_VERSION", "NOT_OURS", "SCHEMA", "Database"]
 
 FORMAT_VERSION: Final = 3  # R-DB-2: PRAGMA user_version of a file in this format
 # R-DB-2: version 2 is this format before the context_state table (R-CKP-12), version 1 before
@@ -30,6 +30,8 @@ UPGRADABLE_VERSIONS: Final = (0, 1, 2)
 BUSY_TIMEOUT_MS: Final = 5000  # R-DB-3
 DIR_MODE: Final = 0o700  # R-DB-9
 FILE_MODE: Final = 0o600  # R-DB-9
+# R-DB-2: why a version-0 file without a sessions table that is not empty is refused.
+NOT_OURS: Final = "not a harness9 database (it has tables of its own)"
 
 # R-DB-1: the design document's schema plus the todos table, the checkpoints table (R-CKP-6) and
 # the context_state table (R-CKP-12).
@@ -77,9 +79,8 @@ CREATE TABLE IF NOT EXISTS context_state (
 );
 """
 _SCHEMA_STATEMENTS: Final = [s.strip() for s in SCHEMA.split(";") if s.strip()]
-# The tables an older file may already hold in a form of its own; the document's sessions and
-# messages tables are taken as they are (R-DB-2 names only these three).
-_CHECKED_TABLES: Final = ("todos", "checkpoints", "context_state")
+# The tables a file being upgraded may already hold in a form of its own: every table of R-DB-1 (R-DB-2).
+_CHECKED_TABLES: Final = ("sessions", "messages", "todos", "checkpoints", "context_state")
 
 
 def _prepare_path(path: Path) -> None:
@@ -109,6 +110,12 @@ def _columns(cur: sqlite3.Cursor, table: str) -> tuple[_Column, ...]:
     """
     rows = cur.execute("SELECT name, upper(type), \"notnull\", pk FROM pragma_table_info(?)", (table,)).fetchall()
     return tuple((str(name), str(declared), int(notnull), int(pk)) for name, declared, notnull, pk in rows)
+
+
+def _has_objects(cur: sqlite3.Cursor) -> bool:
+    """Whether the file holds any table, index, view or trigger besides SQLite's own (R-DB-2)."""
+    row = cur.execute("SELECT 1 FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' LIMIT 1").fetchone()
+    return row is not None
 
 
 @functools.cache
@@ -169,9 +176,10 @@ class Database:
     def _migrate(self, cur: sqlite3.Cursor) -> None:
         """Bring the file to FORMAT_VERSION, or refuse it untouched (R-DB-2).
 
-        Runs inside ``_configure``'s one write transaction, so an upgrade is all or nothing and
-        a refusal raises before anything is written. The upgrade only creates what is missing
-        (every statement is ``IF NOT EXISTS``), so every existing row stays where it is.
+        Runs inside ``_configure``'s one write transaction, and every check that can refuse runs
+        before the first statement that writes, so an upgrade is all or nothing and a refusal
+        leaves the file byte for byte as it was. The upgrade only creates what is missing (every
+        statement is ``IF NOT EXISTS``), so every existing row stays where it is.
         """
         version = cur.execute("PRAGMA user_version").fetchone()[0]
         if version == FORMAT_VERSION:
@@ -180,6 +188,8 @@ class Database:
             raise UnsupportedSchema(
                 f"{self.path} has format version {version}; this program reads versions 0 to {FORMAT_VERSION}"
             )
+        if version == 0 and not _columns(cur, "sessions") and _has_objects(cur):
+            raise ForeignDatabase(f"{self.path}: {NOT_OURS}")
         expected = _expected_columns()
         for table in _CHECKED_TABLES:
             columns = _columns(cur, table)
