@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final, NoReturn
 
 from .. import __version__
@@ -142,24 +142,23 @@ def _command_word(argv: Sequence[str], takes_value: dict[str, bool]) -> int | No
     return None
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
+def _at_least(minimum: int, wanted: str) -> Callable[[str], int]:
+    """An argparse type: a decimal integer of at least ``minimum``, else one line saying ``wanted``."""
+
+    def read(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected {wanted}, got {text!r}")
+        return value
+
+    return read
 
 
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected 0 or a positive integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected 0 or a positive integer, got {text!r}")
-    return value
+_positive = _at_least(1, "a positive integer")
+_count = _at_least(0, "0 or a positive integer")
 
 
 def _window(text: str) -> int:
