@@ -1,4 +1,4 @@
-"""AgentEngine: the run loop of a coding agent (SPEC R-ENG-1 … R-ENG-21, R-EVT-9, R-EVT-10).
+"""AgentEngine: the run loop of a coding agent (SPEC R-ENG-1 … R-ENG-26, R-EVT-9 … R-EVT-11).
 
 Theory of operation. A run keeps two lists (R-ENG-8):
 
@@ -11,13 +11,16 @@ Theory of operation. A run keeps two lists (R-ENG-8):
 completed step, a step being an assistant message together with one observation for each of its
 calls (R-ENG-12). A failed, cancelled or closed run saves ``history[start_len:committed]``; a
 successful run saves ``history[start_len:]``. Either way it is one ``add_messages`` call before
-the terminal event (R-ENG-11), and a failed save only logs a warning (R-ENG-13).
+the terminal event (R-ENG-11), and a failed save only logs a warning (R-ENG-13). A durable run
+(``durable=True``, R-ENG-23) stores the same messages in several calls instead: the prompt before
+the first provider call, each step once complete, the rest at the end; so a killed process loses
+at most the step in flight, and a run that could not store everything says so (R-ENG-25).
 
 With ``long_session=True`` (R-LONG) a run starts from the session's checkpoint and each turn's
 view is prepared by ``LongSession`` (``_long_session.py``); the rest of the loop is the same.
 
 The auxiliary methods of the run loop are ``_load_history_with`` (``loadHistoryWith``), ``_prepare``
-(``applyCompactionWith``) and ``save_history_with`` in ``_run.py`` (``saveHistoryWith``); each
+(``applyCompactionWith``) and ``save_progress`` in ``_run.py`` (``saveHistoryWith``); each
 takes the run's snapshot of the session or compactor, never the engine's current one (R-ENG-2).
 """
 
@@ -35,6 +38,7 @@ from ..planning import TodoItem
 from ..schema import (
     CHUNK_DONE,
     CHUNK_TEXT,
+    ROLE_ASSISTANT,
     ROLE_SYSTEM,
     ROLE_USER,
     Message,
@@ -80,7 +84,18 @@ from ._long_session import (
     prepare_literal,
 )
 from ._retry import RetryHints, RetryPolicy, retry_delay, should_retry
-from ._run import Failure, RunIterator, RunState, check_cancelled, close_stream, event_error, event_token_update, save_run
+from ._run import (
+    PARTIAL_MARKER,
+    Failure,
+    RunIterator,
+    RunState,
+    check_cancelled,
+    close_stream,
+    event_error,
+    event_token_update,
+    save_progress,
+    save_run,
+)
 from ._seams import DEFAULT_MAX_TURNS, DEFAULT_SYSTEM_PROMPT, PromptBuilder, SummarizingCompactor, ToolRegistry
 from ._tools import ENGINE_TOOLS, HistorySource, ListHistory, SessionHistory, run_engine_tool
 
@@ -120,6 +135,9 @@ class AgentEngine:
             removed messages can be recalled (R-LONG-13).
         retry: how often a provider call that failed before any text is made again, and how
             the engine waits (R-ENG-18); the default makes no retry.
+        durable: store the prompt before the first call and each step as it completes, keep
+            the text of a reply cut short, and end with a ``save_failed`` event when messages
+            could not be stored (R-ENG-23 … R-ENG-26); off, a run saves once at its end (R-ENG-11).
 
     Raises:
         ValueError: ``max_turns`` is below 1, ``context_window`` or ``reply_reserve`` is
@@ -146,6 +164,7 @@ class AgentEngine:
         carry: bool = False,
         own_tools: bool = False,
         retry: RetryPolicy | None = None,
+        durable: bool = False,
     ) -> None:
         if max_turns < 1:
             raise ValueError(f"max_turns must be at least 1, got {max_turns}")
@@ -168,6 +187,7 @@ class AgentEngine:
         self._carry = carry
         self._own_tools = own_tools
         self._retry = retry if retry is not None else RetryPolicy()
+        self._durable = durable
         self._last_session: Session | None = None  # whose summarizer failures the breaker counts (R-LONG-15)
 
     @property
@@ -349,7 +369,7 @@ class AgentEngine:
         try:
             try:
                 run.history, run.context = self._load_history_with(run.session, self._system_prompt())
-                run.start_len = len(run.history)
+                run.start_len = run.saved = len(run.history)
                 run.history.append(run.prompt)
             except SessionError as exc:  # R-ENG-4: no provider call, nothing saved
                 yield event_error(exc.code, error_text(exc))
@@ -359,24 +379,35 @@ class AgentEngine:
                 yield event_error(INTERNAL_ERROR, internal_message(exc))
                 return
             run.committed = len(run.history)  # the prompt alone is worth saving (R-ENG-12)
+            if self._durable:
+                save_progress(run)  # R-ENG-23 (1): stored before the first provider call
             try:
                 final = yield from self._turns(run)
             except Failure as failure:
-                save_run(run, run.committed, self._state(run))
-                yield event_error(failure.code, one_line(failure.message))
+                message = one_line(failure.message)
+                if self._durable and failure.partial:  # R-ENG-24: what the user saw is kept
+                    run.history.append(Message(ROLE_ASSISTANT, failure.partial + PARTIAL_MARKER + message + "]"))
+                    run.committed = len(run.history)
+                yield from self._end(run, event_error(failure.code, message))
                 return
             except Exception as exc:  # R-ENG-17
                 _log.debug("internal error in a run", exc_info=True)
-                save_run(run, run.committed, self._state(run))
-                yield event_error(INTERNAL_ERROR, internal_message(exc))
+                yield from self._end(run, event_error(INTERNAL_ERROR, internal_message(exc)))
                 return
             except BaseException:  # the iterator was closed (GeneratorExit), or KeyboardInterrupt
-                save_run(run, run.committed, self._state(run))
+                save_run(run, self._state(run))
                 raise
-            save_run(run, len(run.history), self._state(run))
-            yield Event(EventType.DONE, DoneData(final, run.turns))
+            run.committed = len(run.history)  # R-ENG-11: the final reply too
+            yield from self._end(run, Event(EventType.DONE, DoneData(final, run.turns)))
         finally:
             self._release(run)
+
+    def _end(self, run: RunState, terminal: Event) -> Generator[Event, None, None]:
+        """Save, say so when a durable run left messages unsaved (R-ENG-25), then the terminal event."""
+        unsaved = save_run(run, self._state(run))
+        if unsaved is not None and self._durable:
+            yield unsaved
+        yield terminal
 
     def _turns(self, run: RunState) -> Generator[Event, None, Message]:
         """Turns until a reply without tool calls, which is returned (R-ENG-5, R-ENG-10)."""
@@ -417,6 +448,8 @@ class AgentEngine:
                 run.history.append(Message(ROLE_USER, observation, tool_call_id=call.id))
                 yield Event(EventType.TOOL_RESULT, ToolResultData(call.id, call.name, observation))
             run.committed = len(run.history)  # the step is complete (R-ENG-12)
+            if self._durable:
+                save_progress(run)  # R-ENG-23 (2): the step with all its results, in one call
             check_cancelled(run)  # an interrupted tool ends the run as cancelled, not max_turns (R-INT-3)
             if run.rounds >= self._max_turns:  # R-ENG-14, R-LONG-8
                 raise Failure(MAX_TURNS, MAX_TURNS_MESSAGE.format(max_turns=self._max_turns))
@@ -465,13 +498,13 @@ class AgentEngine:
     ) -> Generator[Event, None, tuple[Message, Usage | None]]:
         """One provider call: forward text chunks, return the done chunk's message and usage."""
         stream = iter(self._llm.generate_stream(view, tools))
-        streamed = False
+        parts: list[str] = []  # the text this call gave, kept if it fails after it (R-ENG-24)
         try:
             for chunk in stream:
                 check_cancelled(run)  # a cancel while the provider was blocked abandons it
                 if chunk.type == CHUNK_TEXT:
                     if chunk.delta:  # R-EVT-4: deltas are non-empty
-                        streamed = True
+                        parts.append(chunk.delta)
                         yield Event(EventType.TEXT_DELTA, TextDeltaData(chunk.delta))
                     check_cancelled(run)
                 elif chunk.type == CHUNK_DONE:
@@ -480,8 +513,11 @@ class AgentEngine:
                     return chunk.message, chunk.usage
                 else:
                     hints, message = _chunk_failure(chunk)
-                    raise Failure(hints.code, message, after_text=streamed, hints=hints)
+                    raise Failure(hints.code, message, hints=hints)
             raise Failure(INTERNAL_ERROR, "the provider's stream ended without a done or error chunk")
+        except Failure as failure:
+            failure.partial = "".join(parts)
+            raise
         finally:
             close_stream(stream)
 
