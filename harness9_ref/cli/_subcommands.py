@@ -128,7 +128,7 @@ def run_command(settings: Settings, out: TextIO, err: TextIO) -> int:
 
 def _dispatch(settings: Settings, out: TextIO, err: TextIO) -> int:
     limit: int = settings.limit if settings.limit is not None else DEFAULT_LIMIT
-    with open_manager(settings) as manager:
+    with open_manager(settings, read_only=settings.command != "prune") as manager:  # R-CLI-12
         if settings.command == "show" and settings.target is not None:
             status = _show(manager, settings.target, settings.lang, out)
         elif settings.command == "search" and settings.query is not None:

@@ -27,13 +27,14 @@ takes the run's snapshot of the session or compactor, never the engine's current
 from __future__ import annotations
 
 import logging
+import queue
 import threading
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from fractions import Fraction
 from functools import partial
 from typing import TYPE_CHECKING, Final
 
-from ..memory import Compactor, ContextState, Session, SessionError, estimate_tool_tokens
+from ..memory import Compactor, ContextState, Session, SessionError, SummarizationCompactor, estimate_tool_tokens
 from ..planning import TodoItem
 from ..schema import (
     CHUNK_DONE,
@@ -83,7 +84,7 @@ from ._long_session import (
     Turn,
     prepare_literal,
 )
-from ._retry import RetryHints, RetryPolicy, retry_delay, should_retry
+from ._retry import RetryHints, RetryingSummarizer, RetryPolicy, hints_of, retry_delay, should_retry
 from ._run import (
     PARTIAL_MARKER,
     Failure,
@@ -134,7 +135,9 @@ class AgentEngine:
             beside the registry's and answer them itself (R-RCL); summaries then say that
             removed messages can be recalled (R-LONG-13).
         retry: how often a provider call that failed before any text is made again, and how
-            the engine waits (R-ENG-18); the default makes no retry.
+            the engine waits (R-ENG-18); the default makes no retry. With retries, the
+            compactor's summarizer (a ``SummarizationCompactor``'s ``provider``) is wrapped so
+            that its calls are retried the same way (R-ENG-27).
         durable: store the prompt before the first call and each step as it completes, keep
             the text of a reply cut short, and end with a ``save_failed`` event when messages
             could not be stored (R-ENG-23 … R-ENG-26); off, a run saves once at its end (R-ENG-11).
@@ -188,6 +191,7 @@ class AgentEngine:
         self._own_tools = own_tools
         self._retry = retry if retry is not None else RetryPolicy()
         self._durable = durable
+        self._summary_retry = _retrying_summarizer(compactor, self._retry)
         self._last_session: Session | None = None  # whose summarizer failures the breaker counts (R-LONG-15)
 
     @property
@@ -415,7 +419,7 @@ class AgentEngine:
             check_cancelled(run)
             turn = self._turn_inputs(run.session)
             tools, tool_tokens = turn.tools, turn.tool_tokens
-            prepared = yield from self._announce(self._prepare(run, turn))
+            prepared = yield from self._announce((yield from self._forwarding(run, partial(self._prepare, run, turn))))
             check_cancelled(run)  # a summarizing compactor may have taken a while
             run.turns += 1
             run.rounds += 1
@@ -424,8 +428,8 @@ class AgentEngine:
             except Failure as failure:  # R-LONG-7: one retry after compacting harder
                 if self._long is None or failure.code != CONTEXT_LENGTH_EXCEEDED or failure.after_text:
                     raise
-                recovery = self._long.recover(run.context, tuple(run.history), run.compactor, turn)
-                prepared = yield from self._announce(recovery)
+                recover = partial(self._long.recover, run.context, tuple(run.history), run.compactor, turn)
+                prepared = yield from self._announce((yield from self._forwarding(run, recover)))
                 check_cancelled(run)
                 run.turns += 1
                 try:
@@ -453,6 +457,43 @@ class AgentEngine:
             check_cancelled(run)  # an interrupted tool ends the run as cancelled, not max_turns (R-INT-3)
             if run.rounds >= self._max_turns:  # R-ENG-14, R-LONG-8
                 raise Failure(MAX_TURNS, MAX_TURNS_MESSAGE.format(max_turns=self._max_turns))
+
+    def _forwarding(self, run: RunState, work: Callable[[], Prepared]) -> Generator[Event, None, Prepared]:
+        """``work()``, yielding the ``retry`` events of its summarizer calls as they happen (R-ENG-27).
+
+        Without a retrying summarizer it simply runs. With one, it runs on a helper thread while
+        this generator hands out each retry the summarizer reports (blocking on a queue, not
+        polling); the thread is always waited for, so the run's state has one writer at a time.
+        """
+        summarizer = self._summary_retry
+        if summarizer is None:
+            return work()
+        reports: queue.Queue[RetryData | None] = queue.Queue()
+        outcome: list[Prepared] = []
+        failure: list[BaseException] = []
+
+        def target() -> None:
+            try:
+                outcome.append(work())
+            except BaseException as exc:  # handed to the run's own thread below
+                failure.append(exc)
+            finally:
+                reports.put(None)
+
+        summarizer.bind(run.cancelled, reports.put)
+        thread = threading.Thread(target=target, name="harness9-compaction", daemon=True)
+        thread.start()
+        try:
+            while (data := reports.get()) is not None:
+                yield Event(EventType.RETRY, data)
+        finally:
+            if thread.is_alive():  # the consumer closed the iterator: stop any wait, then finish
+                run.cancelled.set()
+            thread.join()
+            summarizer.bind()
+        if failure:
+            raise failure[0]
+        return outcome[0]
 
     def _prepare(self, run: RunState, turn: Turn) -> Prepared:
         """This turn's view: the document's (R-ENG-5) or long-session mode's (R-LONG-4)."""
@@ -560,6 +601,23 @@ class AgentEngine:
         return [Message(ROLE_SYSTEM, system), *session.get_messages(0)], Context()
 
 
+def _retrying_summarizer(compactor: Compactor | None, policy: RetryPolicy) -> RetryingSummarizer | None:
+    """Wrap the compactor's summarizer so its calls retry by ``policy`` (R-ENG-27); None without retries.
+
+    The compactor is changed in place, once: a compactor given to a second engine keeps the
+    first wrapper, re-pointed at the new policy.
+    """
+    if policy.max_retries == 0 or not isinstance(compactor, SummarizationCompactor) or compactor.provider is None:
+        return None
+    summarizer = compactor.provider
+    if isinstance(summarizer, RetryingSummarizer):
+        summarizer.policy = policy
+        return summarizer
+    wrapper = RetryingSummarizer(summarizer, policy)
+    compactor.provider = wrapper
+    return wrapper
+
+
 NO_SESSION: Final = "no_session"  # R-LONG-18: a todo call in a run without a session
 NO_SESSION_FOR_PLAN: Final = "there is no session to keep a plan in"
 
@@ -580,13 +638,7 @@ def _chunk_failure(chunk: StreamChunk) -> tuple[RetryHints, str]:
     """
     failure = chunk.failure
     if failure is not None:
-        hints = RetryHints(
-            failure.code,
-            getattr(failure, "status", None),
-            getattr(failure, "retry_after", None),
-            getattr(failure, "should_retry", None),
-        )
-        return hints, str(failure)
+        return hints_of(failure), str(failure)
     code, sep, message = chunk.error.partition(CODE_SEPARATOR)
     if not sep or not code:
         return RetryHints(PROVIDER_ERROR), chunk.error

@@ -114,7 +114,7 @@ def save_progress(run: RunState) -> None:
     except Exception as exc:
         run.save_error = error_text(exc) if isinstance(exc, SessionError) else internal_message(exc)
         name = getattr(session, "session_id", "(unknown id)")
-        _log.warning("could not save %d messages to session %s: %s", len(batch), name, internal_message(exc))
+        _log.warning("could not save %d messages to session %s: %s", len(batch), name, run.save_error)
         return
     run.saved = run.committed
     run.save_error = ""
