@@ -1,5 +1,5 @@
 """The agent's two faces: ``run`` mode and the terminal UI, wired and cleaned up
-(SPEC R-CLI-5, R-CLI-7, R-CLI-8, R-CLI-10, R-INT-2, R-INT-4, R-PRUNE-2, R-APPR-2, R-APPR-3).
+(SPEC R-CLI-5, R-CLI-7, R-CLI-8, R-CLI-10, R-INT-2, R-INT-4, R-PRUNE-2, R-APPR-2, R-APPR-3, R-SAFE-2).
 
 Both prune expired sessions first (R-PRUNE-2, so ``--continue`` never picks one about to
 expire), then open the session (a draft when new, R-FIND-2), then build a registry whose
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Final, TextIO
 
 from ..engine import LOGGER_NAME, CompactionData, one_line
 from ..memory import SessionNotFound
-from ..text import compaction_notice, retry_notice
+from ..text import compaction_notice, retry_notice, terminal_safe
 from ..tools import INTERRUPT_GRACE_SECONDS, require_yes
 from ._run import NOT_RUN_LINE, SESSION_LINE, Note, RunItem, run_prompt
 from ._settings import PROG, Settings
@@ -79,6 +79,7 @@ def run_mode(settings: Settings, signals: SignalState) -> int:
                 interrupt=registry.interrupt,
                 notice=_notice(settings.lang),
                 retry_line=partial(retry_notice, lang=settings.lang),
+                raw=settings.raw,
             )
         finally:
             signals.raising = False  # the clean-up finishes whatever signal comes now
@@ -160,12 +161,20 @@ def _package_logger() -> str:
     return LOGGER_NAME.partition(".")[0]  # "harness9_ref": the engine's and every other module's
 
 
+class _SafeFormatter(logging.Formatter):
+    """A warning's line with its control characters made visible, ``--raw`` or not (R-SAFE-2):
+    a warning quotes what failed (a database's or a provider's words), which the program does not control."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return terminal_safe(super().format(record))
+
+
 @contextmanager
 def _warnings_to(stream: TextIO) -> Iterator[None]:
     logger = logging.getLogger(_package_logger())
     handler = logging.StreamHandler(stream)
     handler.setLevel(logging.WARNING)
-    handler.setFormatter(logging.Formatter(WARNING_LINE))
+    handler.setFormatter(_SafeFormatter(WARNING_LINE))
     logger.addHandler(handler)
     propagate, logger.propagate = logger.propagate, False
     try:

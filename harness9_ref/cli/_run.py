@@ -1,7 +1,8 @@
-"""``harness9-ref run PROMPT``: one prompt without the terminal UI (SPEC R-CLI-7, R-INT-4, R-APPR-3).
+"""``harness9-ref run PROMPT``: one prompt without the terminal UI (SPEC R-CLI-7, R-INT-4, R-APPR-3, R-SAFE-2).
 
 The assistant's text goes to standard output as it streams; tool activity, compaction notices, retries,
 the commands refused for want of ``--yes`` and finally ``session: <id>`` go to standard error.
+All of it passes ``terminal_safe`` (R-SAFE-1) unless ``--raw``; the error line always does.
 The engine runs on a worker thread, so a signal (``Signalled`` or KeyboardInterrupt in the main
 thread) cancels the run through ``engine.cancel()`` and interrupts the running command; the run
 then saves what R-ENG-12 allows and the program exits with 128 + the signal's number. A run that
@@ -34,7 +35,8 @@ from ..engine import (
     WorkerItem,
     one_line,
 )
-from ..text import compaction_notice, retry_notice, tool_call_line, tool_result_line
+from ..text import compaction_notice, retry_notice, terminal_safe, tool_call_line, tool_result_line
+from ._output import Filter, stream_filter
 from ._settings import PROG
 from ._signals import Signalled, exit_status
 
@@ -93,9 +95,15 @@ def silence(stream: TextIO) -> None:
 
 class _Printer:
     def __init__(
-        self, out: TextIO, err: TextIO, notice: Callable[[CompactionData], str], retry_line: Callable[[RetryData], str]
+        self,
+        out: TextIO,
+        err: TextIO,
+        notice: Callable[[CompactionData], str],
+        retry_line: Callable[[RetryData], str],
+        safe: Filter,
     ) -> None:
         self.out = out
+        self.safe = safe  # R-SAFE-2: every text of the run passes it on its way out
         self.err = err
         self.notice = notice
         self.retry_line = retry_line
@@ -107,7 +115,7 @@ class _Printer:
         if self.out_closed:
             return
         try:
-            self.out.write(text)
+            self.out.write(self.safe(text))
             self.out.flush()
         except BrokenPipeError:
             self.out_closed = True
@@ -120,7 +128,7 @@ class _Printer:
 
     def note(self, line: str) -> None:
         self.end_text()
-        self.err.write(line + "\n")
+        self.err.write(self.safe(line) + "\n")
         self.err.flush()
 
     def handle(self, item: RunItem) -> None:
@@ -159,6 +167,7 @@ def run_prompt(
     interrupt: Callable[[], None] | None = None,
     notice: Callable[[CompactionData], str] = compaction_notice,
     retry_line: Callable[[RetryData], str] = retry_notice,
+    raw: bool = False,
 ) -> int:
     """Run ``prompt`` and report it; returns the exit status (0, 1, or 128 + a signal's number).
 
@@ -169,9 +178,10 @@ def run_prompt(
             stopped (``Registry.interrupt``, R-INT-1) whatever the engine does with a cancel.
         notice: the compaction notice's text (R-TUI-5), in the language of R-CLI-14.
         retry_line: the line of a retry event (R-ENG-22), in the same language.
+        raw: write the text as received, control characters included (``--raw``, R-SAFE-2).
     """
     queued: queue.Queue[RunItem] = items if items is not None else queue.Queue()
-    printer = _Printer(out, err, notice, retry_line)
+    printer = _Printer(out, err, notice, retry_line, stream_filter(raw))
     worker = RunWorker(engine, prompt, queued.put).start()
     signalled: BaseException | None = None
     deadline = 0.0
@@ -204,7 +214,7 @@ def run_prompt(
         message = error.message
         if error.code == INTERNAL_ERROR:
             message = "internal error: " + (without_type_name(message) or "unexpected failure")
-        err.write(f"{PROG}: error: {one_line(message)}\n")
+        err.write(f"{PROG}: error: {terminal_safe(one_line(message))}\n")  # R-SAFE-2: always safe
     err.write(SESSION_LINE.format(id=session_id) + "\n")
     err.flush()
     if signalled is not None:
