@@ -227,3 +227,12 @@ def test_a_warning_line_is_always_safe() -> None:
     with _warnings_to(stream):
         logging.getLogger("harness9_ref.engine").warning("could not save: %s", "disk \x1b[2J full\u202e")
     assert stream.getvalue() == "harness9-ref: warning: could not save: disk \ufffd[2J full\ufffd\n"
+
+
+@pytest.mark.parametrize("options", [(), ("--raw",)])
+def test_a_program_error_quoting_a_path_is_always_safe(
+    env: dict[str, str], work: Path, tmp_path: Path, options: tuple[str, ...]
+) -> None:
+    folder = tmp_path / "x\x1b[2J\u202ey"
+    message = one_error(cli(["sessions", *options, "--db", str(folder / "s.db")], env, work))
+    assert message == f"--db {tmp_path}/x\ufffd[2J\ufffdy/s.db: the folder {tmp_path}/x\ufffd[2J\ufffdy does not exist"
