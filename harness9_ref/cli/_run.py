@@ -103,10 +103,10 @@ class _Printer:
         safe: Filter,
     ) -> None:
         self.out = out
-        self.safe = safe  # R-SAFE-2: every text of the run passes it on its way out
         self.err = err
         self.notice = notice
         self.retry_line = retry_line
+        self.safe = safe  # R-SAFE-2: every text of the run passes it on its way out
         self.open_line = False  # text was written to out without its final newline
         self.out_closed = False  # the reader of out went away (``run … | head -1``): the run goes on
         self.error: ErrorData | None = None
