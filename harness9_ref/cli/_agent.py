@@ -1,5 +1,5 @@
 """The agent's two faces: ``run`` mode and the terminal UI, wired and cleaned up
-(SPEC R-CLI-5, R-CLI-7, R-CLI-8, R-CLI-10, R-INT-2, R-INT-4, R-PRUNE-2, R-APPR-2, R-APPR-3).
+(SPEC R-CLI-5, R-CLI-7, R-CLI-8, R-CLI-10, R-INT-2, R-INT-4, R-PRUNE-2, R-APPR-2, R-APPR-3, R-SAFE-2).
 
 Both prune expired sessions first (R-PRUNE-2, so ``--continue`` never picks one about to
 expire), then open the session (a draft when new, R-FIND-2), then build a registry whose
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Final, TextIO
 
 from ..engine import LOGGER_NAME, CompactionData, one_line
 from ..memory import SessionNotFound
-from ..text import compaction_notice, retry_notice
+from ..text import compaction_notice, retry_notice, terminal_safe
 from ..tools import INTERRUPT_GRACE_SECONDS, require_yes
 from ._run import NOT_RUN_LINE, SESSION_LINE, Note, RunItem, run_prompt
 from ._settings import PROG, Settings
@@ -81,6 +81,7 @@ def run_mode(settings: Settings, signals: SignalState) -> int:
                 notice=_notice(settings.lang),
                 retry_line=partial(retry_notice, lang=settings.lang),
                 session_exists=partial(_stored, manager, session.session_id),
+                raw=settings.raw,
             )
         finally:
             warnings.items = None
@@ -164,6 +165,14 @@ def _package_logger() -> str:
     return LOGGER_NAME.partition(".")[0]  # "harness9_ref": the engine's and every other module's
 
 
+class _SafeFormatter(logging.Formatter):
+    """A warning's line with its control characters made visible, ``--raw`` or not (R-SAFE-2):
+    a warning quotes what failed (a database's or a provider's words), which the program does not control."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return terminal_safe(super().format(record))
+
+
 class _WarningLines(logging.Handler):
     """The package's warnings as ``harness9-ref: warning: …`` lines on standard error (R-ENG-13).
 
@@ -174,7 +183,6 @@ class _WarningLines(logging.Handler):
 
     def __init__(self, stream: TextIO) -> None:
         super().__init__(logging.WARNING)
-        self.setFormatter(logging.Formatter(WARNING_LINE))
         self.stream = stream
         self.items: queue.Queue[RunItem] | None = None
 
@@ -192,6 +200,7 @@ class _WarningLines(logging.Handler):
 def _warnings_to(stream: TextIO) -> Iterator[_WarningLines]:
     logger = logging.getLogger(_package_logger())
     handler = _WarningLines(stream)
+    handler.setFormatter(_SafeFormatter(WARNING_LINE))
     logger.addHandler(handler)
     propagate, logger.propagate = logger.propagate, False
     try:

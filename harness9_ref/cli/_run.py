@@ -1,7 +1,8 @@
-"""``harness9-ref run PROMPT``: one prompt without the terminal UI (SPEC R-CLI-7, R-INT-4, R-APPR-3).
+"""``harness9-ref run PROMPT``: one prompt without the terminal UI (SPEC R-CLI-7, R-INT-4, R-APPR-3, R-SAFE-2).
 
 The assistant's text goes to standard output as it streams; tool activity, compaction notices, retries,
-the commands refused for want of ``--yes`` and finally ``session: <id>`` go to standard error. A
+the commands refused for want of ``--yes`` and finally ``session: <id>`` go to standard error.
+All of it passes ``terminal_safe`` (R-SAFE-1) unless ``--raw``; the error line always does. A
 run that could not store all of its messages (a ``save_failed`` event, R-ENG-25) fails with a
 line saying how many were lost, and names no session that was never created.
 The engine runs on a worker thread, so a signal (``Signalled`` or KeyboardInterrupt in the main
@@ -37,7 +38,8 @@ from ..engine import (
     WorkerItem,
     one_line,
 )
-from ..text import compaction_notice, retry_notice, tool_call_line, tool_result_line
+from ..text import compaction_notice, retry_notice, terminal_safe, tool_call_line, tool_result_line
+from ._output import Filter, stream_filter
 from ._settings import PROG
 from ._signals import Signalled, exit_status
 
@@ -100,12 +102,18 @@ def silence(stream: TextIO) -> None:
 
 class _Printer:
     def __init__(
-        self, out: TextIO, err: TextIO, notice: Callable[[CompactionData], str], retry_line: Callable[[RetryData], str]
+        self,
+        out: TextIO,
+        err: TextIO,
+        notice: Callable[[CompactionData], str],
+        retry_line: Callable[[RetryData], str],
+        safe: Filter,
     ) -> None:
         self.out = out
         self.err = err
         self.notice = notice
         self.retry_line = retry_line
+        self.safe = safe  # R-SAFE-2: every text of the run passes it on its way out
         self.open_line = False  # text was written to out without its final newline
         self.out_closed = False  # the reader of out went away (``run … | head -1``): the run goes on
         self.error: ErrorData | None = None
@@ -115,7 +123,7 @@ class _Printer:
         if self.out_closed:
             return
         try:
-            self.out.write(text)
+            self.out.write(self.safe(text))
             self.out.flush()
         except BrokenPipeError:
             self.out_closed = True
@@ -128,7 +136,7 @@ class _Printer:
 
     def note(self, line: str) -> None:
         self.end_text()
-        self.err.write(line + "\n")
+        self.err.write(self.safe(line) + "\n")
         self.err.flush()
 
     def handle(self, item: RunItem) -> None:
@@ -170,6 +178,7 @@ def run_prompt(
     notice: Callable[[CompactionData], str] = compaction_notice,
     retry_line: Callable[[RetryData], str] = retry_notice,
     session_exists: Callable[[], bool] = lambda: True,
+    raw: bool = False,
 ) -> int:
     """Run ``prompt`` and report it; returns the exit status (0, 1, or 128 + a signal's number).
 
@@ -182,9 +191,10 @@ def run_prompt(
         retry_line: the line of a retry event (R-ENG-22), in the same language.
         session_exists: asked after a run that left messages unsaved with none stored, so
             that no session line names a session that was never created (R-CLI-7).
+        raw: write the text as received, control characters included (``--raw``, R-SAFE-2).
     """
     queued: queue.Queue[RunItem] = items if items is not None else queue.Queue()
-    printer = _Printer(out, err, notice, retry_line)
+    printer = _Printer(out, err, notice, retry_line, stream_filter(raw))
     worker = RunWorker(engine, prompt, queued.put).start()
     signalled: BaseException | None = None
     deadline = 0.0
@@ -217,13 +227,13 @@ def run_prompt(
         message = error.message
         if error.code == INTERNAL_ERROR:
             message = "internal error: " + (without_type_name(message) or "unexpected failure")
-        err.write(f"{PROG}: error: {one_line(message)}\n")
+        err.write(f"{PROG}: error: {terminal_safe(one_line(message))}\n")  # R-SAFE-2: always safe
     lost = printer.not_saved
     exists = lost is None or lost.saved > 0 or session_exists()
     if lost is not None:
         total = lost.saved + lost.unsaved
         line = NOT_SAVED_LINE.format(unsaved=lost.unsaved, total=total, message=without_type_name(lost.message))
-        err.write(line + ("" if exists else NOT_CREATED_SUFFIX) + "\n")
+        err.write(terminal_safe(line + ("" if exists else NOT_CREATED_SUFFIX)) + "\n")  # R-SAFE-2: always safe
     if exists:
         err.write(SESSION_LINE.format(id=session_id) + "\n")
     err.flush()
