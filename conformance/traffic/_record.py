@@ -80,7 +80,9 @@ class Exchange:
 
     ``name`` is ``"<provider>/<folder name>"``; ``headers`` keeps the recorded order and
     lower-case names; ``chunks`` holds the byte lengths of the recorded reads (empty when none
-    were recorded); ``expect`` is what SPEC.md says an implementation makes of the response.
+    were recorded) and ``gaps`` the seconds between each read and the next (empty when not
+    recorded, SPEC R-REC-13); ``expect`` is what SPEC.md says an implementation makes of the
+    response.
     """
 
     name: str
@@ -99,6 +101,7 @@ class Exchange:
     chunks: tuple[int, ...]
     stream: bool
     expect: Mapping[str, Any]
+    gaps: tuple[float, ...] = ()
 
 
 def _need(data: Mapping[str, Any], key: str, kind: type, where: str) -> Any:
@@ -162,6 +165,18 @@ def _body(response: Mapping[str, Any], folder: Path, where: str) -> tuple[bytes,
     return body, tuple(chunks)
 
 
+def _gaps(response: Mapping[str, Any], chunks: Sequence[int], where: str) -> tuple[float, ...]:
+    """The recorded gaps between reads (SPEC R-REC-13): absent in older fixtures."""
+    gaps = response.get("gaps", [])
+    if not isinstance(gaps, list) or not all(
+        isinstance(g, (int, float)) and not isinstance(g, bool) and 0 <= g < float("inf") for g in gaps
+    ):
+        raise FixtureError(f"{where}: gaps should be a list of non-negative numbers of seconds")
+    if gaps and len(gaps) != len(chunks) - 1:
+        raise FixtureError(f"{where}: {len(gaps)} gaps for {len(chunks)} chunks; there is one fewer gap than chunks")
+    return tuple(float(g) for g in gaps)
+
+
 def load_exchange(path: Path | str) -> Exchange:
     """Load one fixture and check it against its own sha256 and recorded chunks.
 
@@ -214,6 +229,7 @@ def load_exchange(path: Path | str) -> Exchange:
         chunks=chunks,
         stream=_need(data, "stream", bool, where),
         expect=MappingProxyType(_need(data, "expect", dict, where)),
+        gaps=_gaps(response, chunks, where),
     )
 
 
@@ -239,7 +255,7 @@ def _dump(value: Any, indent: str) -> str:
         members = [f"{inner}{_dump(k, inner)}: {_dump(v, inner)}" for k, v in value.items()]
         return "{\n" + ",\n".join(members) + "\n" + indent + "}"
     if isinstance(value, list) and value:
-        numbers = all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+        numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
         if numbers or (len(value) == 2 and all(isinstance(v, str) for v in value)):
             return "[" + ", ".join(json.dumps(v, ensure_ascii=False) for v in value) + "]"
         return "[\n" + ",\n".join(inner + _dump(v, inner) for v in value) + "\n" + indent + "]"
