@@ -114,8 +114,8 @@ class _Redactor:
 
     def pieces(self, pieces: Sequence[bytes]) -> tuple[bytes, list[int], list[int]]:
         """The body with its matches replaced, its read sizes with every boundary kept where it
-        was relative to the text around it (one inside a match moves to its end), and the index
-        of the read that ends each of them (reads merged into the next one are left out)."""
+        was relative to the text around it (one inside a match moves to its end), and for each
+        of them the index of the last read it holds."""
         body = b"".join(pieces)
         matches = list(self.bytes.finditer(body)) if self.bytes is not None else []
 
@@ -134,8 +134,10 @@ class _Redactor:
         starts = [0, *ends]
         kept = [i for i, end in enumerate(ends) if end > starts[i]]
         sizes = [ends[i] - starts[i] for i in kept]
+        # A read left empty joins the one before it, which is complete only when it has arrived.
+        last = [next_kept - 1 for next_kept in [*kept[1:], len(ends)]]
         replaced = self.bytes.sub(lambda _: REDACTED, body) if self.bytes is not None else body
-        return replaced, sizes, kept
+        return replaced, sizes, last
 
 
 def _request_body(body: bytes) -> Any:
