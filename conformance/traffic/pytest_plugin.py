@@ -121,9 +121,13 @@ def h9_cassette(
             faults=options.get("faults", ()),
         ).start()
     except ValueError as exc:  # a fault rule or timing the grammar refuses
+        refused: str | None = f"h9_cassette: {exc}"
+    else:
+        refused = None
+    if refused is not None:
         if cassette is not None:
             cassette.close()
-        pytest.fail(f"h9_cassette: {exc}", pytrace=False)
+        pytest.fail(refused, pytrace=False)
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url_for("openai"))
     monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url_for("anthropic"))
     if forward is None:
