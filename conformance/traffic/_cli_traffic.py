@@ -20,7 +20,7 @@ from ._cassette import Cassette, CassetteError, compile_redactions
 from ._faults import FaultError
 from ._proxy import Forwarder, Upstream
 from ._record import PROVIDERS, FixtureError, RecordError, find_exchanges, record
-from ._replay import CHUNKINGS, MISMATCH_STATUS, REPLAYS, ReplayServer, SeenRequest
+from ._replay import CHUNKINGS, REPLAYS, ReplayServer, SeenRequest
 
 __all__ = ["add_traffic_commands"]
 
@@ -32,10 +32,10 @@ def _show(seen: SeenRequest) -> None:
         answer = f"recorded {seen.exchange}"
     elif seen.exchange is None and seen.difference.startswith("not recorded"):
         answer = seen.difference
-    elif seen.fault is not None and seen.fault.status is not None:
-        answer = f"HTTP {seen.fault.status}"
+    elif seen.exchange is not None:
+        answer = seen.exchange
     else:
-        answer = seen.exchange or f"HTTP {MISMATCH_STATUS}: {seen.difference}"
+        answer = f"HTTP {seen.status}" + (f": {seen.difference}" if seen.difference else "")
     fault = f" (fault: {seen.fault.text})" if seen.fault is not None else ""
     print(f"{seen.method} {seen.path} -> {answer}{fault}", flush=True)
 

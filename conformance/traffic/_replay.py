@@ -110,7 +110,8 @@ def paced(exchange: Exchange, pieces: Sequence[bytes], factor: float) -> list[fl
 class SeenRequest:
     """A request the server received; ``exchange`` is the name of the one that answered it,
     or, when ``recorded``, the name it was forwarded and recorded under; ``fault`` the fault it
-    got. It is unexpected when ``difference`` says why it was not answered as recorded."""
+    got; ``status`` that of an answer of the server's own (a refusal, a status fault). It is
+    unexpected when ``difference`` says why it was not answered as recorded."""
 
     method: str
     path: str
@@ -120,6 +121,7 @@ class SeenRequest:
     difference: str = ""
     recorded: bool = False
     fault: Fault | None = None
+    status: int | None = None
 
 
 class Responder(Protocol):
@@ -192,13 +194,13 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             exchange, difference, fault = replay.decide(self.command, self.path, body, headers)
         except FaultError as exc:  # a header the grammar refuses (SPEC R-REC-8)
-            replay.note(dataclasses.replace(seen, difference=str(exc)))
+            replay.note(dataclasses.replace(seen, difference=str(exc), status=FAULT_ERROR_STATUS))
             self._whole(Faulted(self, None), FAULT_ERROR_STATUS, error_body(provider, str(exc), "fault_error"))
             return
         seen = dataclasses.replace(seen, difference=difference, fault=fault)
         answer = Faulted(self, fault)
         if fault is not None and fault.status is not None:
-            replay.note(seen)
+            replay.note(dataclasses.replace(seen, status=fault.status))
             retry = [] if fault.retry_after is None else [("retry-after", str(fault.retry_after))]
             self._whole(answer, fault.status, status_body(provider, fault), retry)
             return
@@ -224,7 +226,7 @@ class _Handler(BaseHTTPRequestHandler):
                 seen = dataclasses.replace(seen, exchange=name, difference="", recorded=True)
             replay.note(seen)
             return
-        replay.note(seen)
+        replay.note(dataclasses.replace(seen, status=MISMATCH_STATUS))
         self._whole(answer, MISMATCH_STATUS, error_body(provider, difference))
 
     def _whole(

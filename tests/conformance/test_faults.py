@@ -445,12 +445,17 @@ def test_serve_gives_its_faults_says_so_and_sigterm_prints_the_summary() -> None
         assert post(server, TEXT, {"x-harness9-fault": "stall=0"})[2] == TEXT.body
         assert process.stdout.readline() == "POST /v1/chat/completions -> openai/text (fault: stall=0)\n"
         assert post(server, ANTHROPIC_TEXT)[0] == MISMATCH_STATUS
+        assert process.stdout.readline().startswith("POST /v1/messages -> HTTP 418: POST /v1/messages: no recorded")
+        assert post(server, TEXT, {"x-harness9-fault": "cut=x"})[0] == 400
+        assert process.stdout.readline() == (
+            "POST /v1/chat/completions -> HTTP 400: x-harness9-fault: cut=x should be a whole number from 0\n"
+        )
     finally:
         process.send_signal(signal.SIGTERM)
         out, err = process.communicate(timeout=10)
-    assert process.returncode == 1, err  # as after Ctrl+C: a request matched nothing
+    assert process.returncode == 1, err  # as after Ctrl+C: a request went unanswered
     assert err == ""
-    assert out.endswith("3 requests, 1 unexpected\n0 unused\n")
+    assert out.endswith("4 requests, 2 unexpected\n0 unused\n")
 
 
 def test_sigterm_stops_the_proxy_as_ctrl_c_does(tmp_path: Path) -> None:
