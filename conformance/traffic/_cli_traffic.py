@@ -150,7 +150,7 @@ def _record(args: argparse.Namespace) -> int:
 def add_traffic_commands(commands: Any) -> None:
     """Add ``serve``, ``record`` and ``proxy`` to the sub-command parsers."""
     serve = commands.add_parser(
-        "serve", help="replay recorded provider exchanges on 127.0.0.1 until Ctrl+C"
+        "serve", help="replay recorded provider exchanges on 127.0.0.1, with faults on demand, until Ctrl+C"
     )
     serve.add_argument(
         "fixtures",
