@@ -86,9 +86,9 @@ def split_body(body: bytes, chunking: Chunking, chunks: Sequence[int] = ()) -> l
 def parse_timing(text: str) -> float:
     """The factor ``--timing`` applies to the recorded gaps: ``fast`` 0, ``recorded`` 1, ``xF`` F
     (SPEC R-REC-13); ValueError with one line for anything else."""
-    found = _TIMING.fullmatch(text)
     if text in ("fast", "recorded"):
         return 0.0 if text == "fast" else 1.0
+    found = _TIMING.fullmatch(text)
     if found is None:
         raise ValueError(f"--timing should be fast, recorded or xF (x0.5, x2), got {text!r}")
     return float(found.group(1))
@@ -210,6 +210,8 @@ class _Handler(BaseHTTPRequestHandler):
             whole = replay.chunking == "whole"
             answer.begin(exchange.status, exchange.headers, sum(map(len, pieces)) if whole else None)
             for number, wait in enumerate(paced(exchange, pieces, replay.timing)):
+                if answer.closed:  # cut: nothing more reaches the client
+                    break
                 wait += replay.pause if number else 0.0
                 if wait:
                     time.sleep(wait)
