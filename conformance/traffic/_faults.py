@@ -85,7 +85,7 @@ class FaultRule:
         """Whether the rule applies to request ``number`` (from 1) answered by ``exchange``."""
         if self.times is not None and self.given >= self.times:
             return False
-        if self.first is not None and not self.first <= number <= (self.last or self.first):
+        if self.first is not None and self.last is not None and not self.first <= number <= self.last:
             return False
         return self.exchange is None or self.exchange == exchange
 
