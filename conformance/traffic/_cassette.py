@@ -40,6 +40,7 @@ from ._record import (
     Exchange,
     dump_exchange,
     find_exchanges,
+    gaps_between,
     load_exchange,
 )
 
@@ -217,7 +218,7 @@ class Cassette:
         redactor = _Redactor(_secrets(request_headers), self.redact)
         body, chunks, ending = redactor.pieces(pieces)
         times = [arrivals[i] for i in ending] if arrivals else []
-        gaps = [round(max(0.0, b - a), 3) for a, b in itertools.pairwise(times)]
+        gaps = gaps_between(times)
         kept = {n.lower(): v for n, v in request_headers if n.lower() in REQUEST_HEADERS}
         recorded_body = redactor.json(_request_body(request_body))
         route = redactor(path)
