@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from harness9_ref.schema import ToolDefinition, messages_from_list
-from harness9_ref.text import clean_line, retry_notice, terminal_safe
+from harness9_ref.text import clean_line, not_saved_notice, retry_notice, terminal_safe
 from harness9_ref.tui import (
     DEFAULT_LANG,
     PAGE_SIZE,
@@ -103,6 +103,8 @@ def op_tui_input(inp: Mapping[str, Any]) -> Any:
         return context_lines(context_report_from_dict(inp["report"]), _lang(inp))
     if inp["action"] == "retry":
         return retry_notice(inp["event"], _lang(inp))
+    if inp["action"] == "not_saved":
+        return not_saved_notice(inp["event"], _lang(inp))
     if inp["action"] == "terminal_safe":
         return terminal_safe(inp["text"])
     if inp["action"] == "pane_line":

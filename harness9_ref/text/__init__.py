@@ -26,7 +26,7 @@ from ._lines import (
     tool_result_line,
     user_line,
 )
-from ._report import compaction_notice, context_lines, context_report_from_dict, retry_notice
+from ._report import compaction_notice, context_lines, context_report_from_dict, not_saved_notice, retry_notice
 from ._strings import (
     BUSY_COMMAND,
     BUSY_PROMPT,
@@ -140,6 +140,7 @@ __all__ = [
     "cut_cells",
     "error_line",
     "history_lines",
+    "not_saved_notice",
     "parse_strings",
     "retry_notice",
     "strings_for",
