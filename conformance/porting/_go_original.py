@@ -189,7 +189,8 @@ def known_failures_text(measured: Measured, cases: Sequence[Case], folder: Path 
         listed = [case_id for case_id in failing if home.get(case_id, group.group) == group.group]
         items = " and ".join(map(str, group.items))
         lines.append(f"# [{group.group}] Appendix A item{'s' * (len(group.items) > 1)} {items}: {group.title}")
-        lines.append(f"# Requirements: {' '.join(group.requirements)}. Failing cases: {len(failing)} ({len(listed)} listed here).")
+        counts = f"Failing cases: {len(failing)} ({len(listed)} listed here)"
+        lines.append(f"# Requirements: {' '.join(group.requirements)}. {counts}.")
         if group.scanned:
             lines.append(SCAN_NOTE.rstrip("\n"))
         prefix = "# " if group.scanned else ""
