@@ -97,7 +97,8 @@ def judge() -> PendingVerdicts:
         copy = folder / "project"
         copy_project(PROJECT_ROOT, copy)
         shutil.copytree(PROJECT_ROOT / "tests", copy / "tests", ignore=shutil.ignore_patterns("__pycache__"))
-        shutil.copy(PROJECT_ROOT / "pyproject.toml", copy)
+        for name in ("pyproject.toml", "setup.py", "SPEC.md", "README.md", "LICENSE"):  # what a build reads too
+            shutil.copy(PROJECT_ROOT / name, copy)
         listed = sorted({t for m in runnable.values() for t in m["tests"]})
         verdicts.baseline = _pytest(copy, listed, postgres)
         if verdicts.baseline.returncode != 0:
