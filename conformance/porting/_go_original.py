@@ -49,10 +49,11 @@ HEADER: Final = """\
 # Computed, not written by hand: python -m conformance.porting._go_original rewrites this file
 # from the patches in conformance/known-failures/go-original/, each making a copy of the Python
 # reference behave like the Go code for one divergence (declared.json makes it declare its own
-# wording); each group is what `python -m conformance run` fails on the copy with that patch,
-# and all groups together (but the scanned one) are exactly its failures with every patch.
-# A case that fails under several divergences is listed once, under the last of its groups;
-# the others name it in an "also fails here" comment with the group it is listed under.
+# wording). The cases listed are exactly those `python -m conformance run` fails on the copy
+# with every patch applied (but the scanned group's, see there); each is listed under the last
+# group whose patch alone fails it, and the other groups whose patch fails it name it in an
+# "also fails here" comment. A case failing under one patch alone but not under all of them is
+# not listed: the Go wording of another patch makes it unsupported.
 # Usage: python -m conformance run --adapter CMD --known-failures conformance/known-failures/go-original.txt
 """
 FOOTER: Final = """\
