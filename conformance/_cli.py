@@ -1,6 +1,7 @@
-"""``python -m conformance run | lint | mutants | serve | record | proxy | new-case``.
+"""``python -m conformance run | lint | mutants | serve | record | proxy | new-case | matrix``.
 
-``serve``, ``record`` and ``proxy`` live in ``conformance.traffic._cli_traffic``.
+``serve``, ``record`` and ``proxy`` live in ``conformance.traffic._cli_traffic``, ``matrix``
+in ``conformance.runner._matrix``.
 
 Exit codes: 0 when nothing unexpected happened, 1 when cases (or mutants) failed or a
 known-failures entry is stale (a listed case passes, a listed requirement no longer fails), 2
@@ -34,7 +35,9 @@ from .runner._cases import (
     load_cases,
     read_id_list,
 )
+from .runner._matrix import add_matrix_command
 from .runner._new_case import add_new_case_command
+from .runner._profiles import profile_line
 from .runner._report import (
     CaseResult,
     format_result,
@@ -138,6 +141,7 @@ def _run(args: argparse.Namespace) -> int:
         print(line)
     summary = summary_line(suite)
     print(summary)
+    print(profile_line(suite.profiles()))  # SPEC R-PROF-2
     for kind, path in args.report:
         _REPORT_WRITERS[kind](suite, Path(path))
     if args.markdown is not None:
@@ -294,6 +298,7 @@ def _parser() -> argparse.ArgumentParser:
 
     add_traffic_commands(commands)
     add_new_case_command(commands)
+    add_matrix_command(commands)
     return parser
 
 
