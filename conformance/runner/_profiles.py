@@ -53,9 +53,16 @@ PROFILES: Final[tuple[Profile, ...]] = (
         "core memory",
         "1–9",
         ("R-MSG", "R-TOK", "R-FMT", "R-LIM", "R-REP", "R-CMP", "R-SW", "R-TB", "R-SUM"),
-        ("estimate_tokens", "estimate_tool_tokens", "canonical_json", "format_token_count",
-         "model_limits", "repair_tool_pairs", "compact"),
-    ),  # fmt: skip
+        (
+            "estimate_tokens",
+            "estimate_tool_tokens",
+            "canonical_json",
+            "format_token_count",
+            "model_limits",
+            "repair_tool_pairs",
+            "compact",
+        ),
+    ),
     Profile(
         "sessions",
         "sessions on SQLite",

@@ -141,7 +141,7 @@ def _label(report: dict[str, Any]) -> str:
 
 def _rows(dom: Node) -> dict[str, list[Node]]:
     """Each table row with a row header, by the header's first word: its cells."""
-    rows = {}
+    rows: dict[str, list[Node]] = {}
     for tr in dom.find("tr"):
         header = [n for n in tr.children if isinstance(n, Node) and n.tag == "th"]
         if header and header[0].attrs.get("scope") == "row":
