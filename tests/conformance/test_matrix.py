@@ -179,6 +179,8 @@ def test_the_browser_shows_columns_counts_and_linked_failures(
     assert [td.text.split()[0] for td in rows["R-PROF-1"]] == ["no", "no", "no"]
     # a failure links to its case id and its first difference
     failing = data[2]["requirements"]["R-FMT-1"]["failing"]
+    assert cells[2].attrs["class"] == "failed"
+    assert cells[2].text.startswith(f"failed 0/{len(failing)}")
     links = cells[2].find("a")
     assert [a.text for a in links] == failing and failing
     by_id = {node.attrs["id"]: node for node in dom.walk() if "id" in node.attrs}
@@ -251,6 +253,7 @@ def test_every_text_from_a_report_is_escaped(reports: list[Path], tmp_path: Path
         ('{"implementation": {}, "totals": {}, "cases": []}', "no requirements object"),
         ('<?xml version="1.0"?><testsuites/>', "not a JSON report"),
     ],
+    ids=["missing", "not-json", "not-an-object", "no-requirements", "junit"],
 )
 def test_a_bad_report_is_one_line_and_nothing_is_written(
     reports: list[Path], tmp_path: Path, content: str | None, problem: str

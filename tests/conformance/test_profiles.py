@@ -144,6 +144,7 @@ def test_a_claim_is_judged_on_the_cases_run(tmp_path: Path, cases_dir: Path) -> 
 @pytest.mark.parametrize(
     ("claims", "named"),
     [(["memory"], "'memory'"), (["core", "traffic"], "'traffic'"), (["core", 5], "5")],
+    ids=["unknown", "traffic", "not-a-name"],
 )
 def test_a_claim_of_no_profile_stops_the_adapter_from_starting(
     tmp_path: Path, cases_dir: Path, claims: list[Any], named: str
