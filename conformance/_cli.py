@@ -141,11 +141,14 @@ def _run(args: argparse.Namespace) -> int:
         print(line)
     summary = summary_line(suite)
     print(summary)
-    print(profile_line(suite.profiles()))  # SPEC R-PROF-2
+    profiles = profile_line(suite.profiles())  # SPEC R-PROF-2
+    print(profiles)
     for kind, path in args.report:
         _REPORT_WRITERS[kind](suite, Path(path))
     if args.markdown is not None:
-        write_markdown_report(suite, args.markdown, requirement_titles(args.spec), summary)
+        write_markdown_report(
+            suite, args.markdown, requirement_titles(args.spec), f"{summary}\n\n{profiles}"
+        )
     return 0 if suite.ok else 1
 
 

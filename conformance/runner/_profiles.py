@@ -13,6 +13,7 @@ of their op. One profile per case keeps a port that claims ``engine`` from being
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -29,6 +30,7 @@ __all__ = [
     "PROFILES",
     "Profile",
     "ProfileResult",
+    "junit_profile_suite",
     "profile_line",
     "profile_of",
     "profile_results",
@@ -213,3 +215,33 @@ def profile_line(results: Iterable[ProfileResult]) -> str:
         if result.cases
     ]
     return " ".join([LINE_PREFIX, *parts]) if parts else f"{LINE_PREFIX} no case run"
+
+
+def junit_profile_suite(root: ET.Element, results: Sequence[ProfileResult]) -> None:
+    """Add ``<testsuite name="profiles">``, one testcase per profile with cases in the run.
+
+    As for requirements (``_requirements.junit_requirement_suites``), dashboards show testcases
+    only: a claimed profile not passed is a ``<failure>``, one neither passed nor claimed is
+    ``<skipped>``, so that it does not read as a pass.
+    """
+    judged = [result for result in results if result.cases]
+    element = ET.SubElement(
+        root,
+        "testsuite",
+        name="profiles",
+        tests=str(len(judged)),
+        failures=str(sum(result.unmet for result in judged)),
+        errors="0",
+        skipped=str(sum(not result.passed and not result.unmet for result in judged)),
+    )
+    for result in judged:
+        case = ET.SubElement(element, "testcase", classname="profiles", name=result.profile.name)
+        line = f"{result.profile.name}: {result.passed_cases} of {result.cases} cases passed"
+        if result.unmet:
+            ET.SubElement(case, "failure", message=f"{line}; claimed").text = _ids_text(result)
+        elif not result.passed:
+            ET.SubElement(case, "skipped", message=f"{line}; not claimed")
+
+
+def _ids_text(result: ProfileResult) -> str:
+    return f"failing cases: {', '.join(result.failing)}" if result.failing else "no case failed"

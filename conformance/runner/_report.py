@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from ._cases import Case
-from ._profiles import ProfileResult, profile_results
+from ._profiles import ProfileResult, junit_profile_suite, profile_results
 from ._requirements import junit_requirement_suites, requirement_results, stale_requirements
 from ._verdicts import Verdict
 
@@ -197,7 +197,7 @@ def write_junit_report(suite: SuiteResult, path: Path) -> None:
 
     Skipped, unsupported and known failures are ``<skipped>``, so CI dashboards do not count
     them as passes. One more testsuite per requirement area follows, one testcase per
-    requirement; ``junit_requirement_suites`` says why they are testcases.
+    requirement; ``junit_requirement_suites`` says why they are testcases; then the profiles.
     """
     counts = suite.counts()
     name = str(suite.implementation.get("name", "adapter"))
@@ -228,5 +228,6 @@ def write_junit_report(suite: SuiteResult, path: Path) -> None:
             label = result.outcome.replace("_", " ")
             ET.SubElement(element, "skipped", message=f"{label}: {detail}" if detail else label)
     junit_requirement_suites(root, suite)
+    junit_profile_suite(root, suite.profiles())
     ET.indent(root)
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)

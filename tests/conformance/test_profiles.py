@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import xml.etree.ElementTree as ET
 import sys
 from collections import Counter
 from dataclasses import replace
@@ -165,3 +166,22 @@ def test_a_claim_of_no_profile_stops_the_adapter_from_starting(
 def test_claims_fit_the_start_schema(tmp_path: Path, cases_dir: Path) -> None:
     code, report, lines = _run(fake("claims", "core"), tmp_path, "--cases", str(cases_dir), "--validate")
     assert code == 0 and report["profiles"]["core"]["passed"], lines
+
+
+def test_the_junit_and_markdown_reports_carry_the_profiles(tmp_path: Path, cases_dir: Path) -> None:
+    """R-PROF-2's "every report": a claimed profile not passed is a JUnit failure, one neither
+    passed nor claimed is skipped; the Markdown table carries the profiles' line."""
+    junit, table = tmp_path / "report.xml", tmp_path / "table.md"
+    args = ("--cases", str(cases_dir), "--report", "junit", str(junit), "--markdown", str(table))
+    code, _report, lines = _run(fake("claims", "--wrong", "core"), tmp_path, *args)
+    assert code == 1
+    suite = ET.parse(junit).getroot().find("testsuite[@name='profiles']")
+    assert suite is not None and (suite.get("tests"), suite.get("failures")) == ("1", "1")
+    failure = suite.find("testcase[@name='core']/failure")
+    assert failure is not None and failure.get("message") == "core: 0 of 3 cases passed; claimed"
+    assert failure.text == "failing cases: AAAAA1, AAAAA2, AAAAA3"
+    assert lines[-1] in table.read_text(encoding="utf-8").splitlines()
+    code, _report, lines = _run(fake("claims", "--wrong"), tmp_path, *args)
+    suite = ET.parse(junit).getroot().find("testsuite[@name='profiles']")
+    assert suite is not None and (suite.get("failures"), suite.get("skipped")) == ("0", "1")
+    assert suite.find("testcase[@name='core']/skipped") is not None

@@ -216,7 +216,7 @@ def test_junit_report_has_a_testsuite_per_requirement_area(
     report = tmp_path / "r.xml"
     args = ["run", "--adapter", GOOD, "--cases", str(cases_dir), "--report", "junit", str(report)]
     assert main(args) == 1
-    cases_suite, requirements_suite = ET.parse(report).getroot().findall("testsuite")
+    cases_suite, requirements_suite, _profiles = ET.parse(report).getroot().findall("testsuite")
     assert len(cases_suite.findall("testcase")) == 3
     assert requirements_suite.get("name") == "requirements R-FMT"
     assert (requirements_suite.get("tests"), requirements_suite.get("failures")) == ("2", "1")
