@@ -98,6 +98,10 @@ def judge() -> PendingVerdicts:
         copy_project(PROJECT_ROOT, copy)
         shutil.copytree(PROJECT_ROOT / "tests", copy / "tests", ignore=shutil.ignore_patterns("__pycache__"))
         shutil.copy(PROJECT_ROOT / "pyproject.toml", copy)
+        # The tests of profiles and the matrix run the real suite and starters and read SPEC.md.
+        shutil.copy(PROJECT_ROOT / "SPEC.md", copy)
+        for data in ("cases", "adapters"):
+            shutil.copytree(PROJECT_ROOT / "conformance" / data, copy / "conformance" / data)
         listed = sorted({t for m in runnable.values() for t in m["tests"]})
         verdicts.baseline = _pytest(copy, listed, postgres)
         if verdicts.baseline.returncode != 0:
