@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import xml.etree.ElementTree as ET
 import sys
+import xml.etree.ElementTree as ET
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
