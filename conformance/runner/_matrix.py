@@ -35,7 +35,6 @@ _OUTCOMES: Final = ("passed", "failed", "skipped", "unsupported", "errored", "kn
 _FAILED: Final = frozenset({"failed", "errored"})
 _HEADING: Final = re.compile(r"^(#{2,3}) (.+)$")
 _DEFINITION: Final = re.compile(r"^- <a id=\"[^\"]*\"></a>\*\*(R-[A-Z]+-\d+)\*\*")
-_OTHERS: Final = "Requirements not defined in SPEC.md"
 # Failing ids written out in one Markdown cell; the failures list below has them all.
 _MD_IDS: Final = 5
 
@@ -169,7 +168,12 @@ def _groups(spec_path: Path, columns: Sequence[Column]) -> list[tuple[str, list[
     cited = {requirement for column in columns for requirement in column.requirements}
     others = sorted((r for r in cited - defined if REQUIREMENT_ID.fullmatch(r)), key=_sort_key)
     others += sorted(r for r in cited - defined if not REQUIREMENT_ID.fullmatch(r))
-    return sections + ([(_OTHERS, others)] if others else [])
+    if not others:
+        return sections
+    heading = f"Requirements not defined in {spec_path}" if sections else (
+        f"Requirements ({spec_path} defines none: not grouped by section)"
+    )
+    return [*sections, (heading, others)]
 
 
 def cell_state(entry: Mapping[str, Any] | None) -> str:

@@ -244,6 +244,16 @@ def test_every_text_from_a_report_is_escaped(reports: list[Path], tmp_path: Path
     assert any(li.text.endswith("</code><img src=x>&amp;") for li in dom.find("li"))
 
 
+def test_without_a_spec_the_rows_are_the_cited_requirements(reports: list[Path], tmp_path: Path) -> None:
+    out, missing = tmp_path / "out", tmp_path / "no-SPEC.md"
+    assert _cli("matrix", str(reports[0]), "-o", str(out), "--spec", str(missing)).returncode == 0
+    lines = (out / "matrix.md").read_text(encoding="utf-8").splitlines()
+    assert f"### Requirements ({missing} defines none: not grouped by section)" in lines
+    cited = _load(reports[0])["requirements"]
+    rows = [line.split()[1] for line in lines if line.startswith("| R-") and "/" in line]
+    assert rows[: len(cited)] == list(cited)
+
+
 @pytest.mark.parametrize(
     ("content", "problem"),
     [

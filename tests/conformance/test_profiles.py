@@ -185,3 +185,9 @@ def test_the_junit_and_markdown_reports_carry_the_profiles(tmp_path: Path, cases
     suite = ET.parse(junit).getroot().find("testsuite[@name='profiles']")
     assert suite is not None and (suite.get("failures"), suite.get("skipped")) == ("0", "1")
     assert suite.find("testcase[@name='core']/skipped") is not None
+
+
+def test_the_start_schema_names_the_claimable_profiles() -> None:
+    schema = json.loads((PROJECT_ROOT / "conformance/schema/protocol-v1/start.json").read_text(encoding="utf-8"))
+    listed = schema["$defs"]["response"]["properties"]["profiles"]["items"]["enum"]
+    assert listed == [p.name for p in PROFILES if p.name != "traffic"]
