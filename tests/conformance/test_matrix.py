@@ -177,6 +177,17 @@ def test_the_browser_shows_columns_counts_and_linked_failures(
     tok = data[1]["requirements"]["R-TOK-1"]
     assert rows["R-TOK-1"][1].text == f"unsupported 0/{tok['unsupported']}"
     assert [td.text.split()[0] for td in rows["R-PROF-1"]] == ["no", "no", "no"]
+    # how many requirements are in each state, column by column
+    tbody = next(n for n in dom.find("tbody") if n.attrs.get("id") == "requirements")
+    states = {tr.find("th")[0].text: [int(td.text) for td in tr.find("td")] for tr in tbody.find("tr")[1:]}
+    assert list(states) == list(STATES)
+    requirement_rows = [tr for tr in dom.find("tr") if tr.attrs.get("id", "").startswith("R-")]
+    assert [sum(column) for column in zip(*states.values(), strict=True)] == [len(requirement_rows)] * 3
+    for column, report in enumerate(data):
+        failed = [r for r, entry in report["requirements"].items() if entry["failing"]]
+        assert states["failed"][column] == len(failed)
+        assert states["passed"][column] == sum(cell_state(e) == "passed" for e in report["requirements"].values())
+    assert states["failed"][2] > 0 and states["no case"][0] > 0  # pending requirements have no case
     # a failure links to its case id and its first difference
     failing = data[2]["requirements"]["R-FMT-1"]["failing"]
     assert cells[2].attrs["class"] == "failed"
