@@ -3,8 +3,9 @@
 ``serve``, ``record`` and ``proxy`` live in ``conformance.traffic._cli_traffic``, ``matrix``
 in ``conformance.runner._matrix``.
 
-Exit codes: 0 when nothing unexpected happened, 1 when cases (or mutants) failed or a
-known-failures entry is stale (a listed case passes, a listed requirement no longer fails), 2
+Exit codes: 0 when nothing unexpected happened, 1 when cases (or mutants) failed, a
+known-failures entry is stale (a listed case passes, a listed requirement no longer fails) or
+a claimed profile is not passed (SPEC R-PROF-3), 2
 when the run could not be made at all (broken case files, an adapter that does not start, a bad
 known-failures file). Failure lines and the summary go to stdout; reasons for exit code 2 go
 to stderr, and broken case files are prefixed "BUG IN TEST CASE" so they are never mistaken
