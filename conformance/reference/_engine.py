@@ -6,14 +6,15 @@
 The provider and the tool registry are scripted (``harness9_ref.testing``), the session is a
 MemorySession filled with the case's stored messages, and the compactor is built as in the
 ``compact`` op. The output is every event of the run, the session's messages afterwards and
-the requests the provider received (the compacted views), so a case checks all three.
+the requests the provider received (the compacted views), so a case checks all three; with
+``durable`` or ``save_fails`` also each save the run made (R-ENG-23, R-ENG-25).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -23,6 +24,7 @@ from harness9_ref.engine import AgentEngine, EngineBusy, EngineError, ErrorData,
 from harness9_ref.memory import (
     Compactor,
     MemorySession,
+    SessionDatabaseError,
     SummarizationCompactor,
     new_summarization_compactor,
 )
@@ -102,10 +104,40 @@ def _retry(spec: Any) -> RetryPolicy | None:
     return RetryPolicy(spec["max_retries"], lambda: draws.pop(0) if draws else 0.0, lambda cancelled, seconds: None)
 
 
-def _session(inp: Mapping[str, Any]) -> MemorySession | None:
+class RecordingSession(MemorySession):
+    """A MemorySession that records each ``add_messages`` call of the run (R-ENG-23, R-ENG-25).
+
+    A call whose number (1 for the first) is in ``fails`` raises and stores nothing. Each record
+    says how many messages the call carried, whether it stored them, and how many events the
+    consumer had received and how many requests the provider had answered when it was made.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fails: set[int] = set()
+        self.saves: list[dict[str, Any]] = []
+        self.progress: Callable[[], tuple[int, int]] = lambda: (0, 0)
+
+    def add_messages(self, msgs: Sequence[Message]) -> None:
+        batch = list(msgs)
+        events, requests = self.progress()
+        ok = len(self.saves) + 1 not in self.fails
+        self.saves.append({"after_events": events, "after_requests": requests, "messages": len(batch), "ok": ok})
+        if not ok:
+            raise SessionDatabaseError("attempt to write a readonly database")
+        super().add_messages(batch)
+
+
+def _save_fails(value: Any) -> list[int]:
+    if not isinstance(value, list) or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in value):
+        raise InvalidInput("save_fails: expected an array of positive integers (the add_messages calls that fail)")
+    return value
+
+
+def _session(inp: Mapping[str, Any]) -> RecordingSession | None:
     if inp.get("session") is None:
         return None
-    session = MemorySession()
+    session = RecordingSession()
     session.add_messages(messages_from_list(inp["session"], "session"))
     if inp.get("todos") is not None:
         session.save_todos(todos_from_list(inp["todos"], "todos"))
@@ -113,6 +145,8 @@ def _session(inp: Mapping[str, Any]) -> MemorySession | None:
         session.save_checkpoint(checkpoint_from_json(inp["checkpoint"]))
     if inp.get("context_state") is not None:
         session.save_context_state(context_state_from_json(inp["context_state"]))
+    session.saves.clear()  # only the run's own saves are recorded, and may fail
+    session.fails = set(_save_fails(inp.get("save_fails", [])))
     return session
 
 
@@ -168,13 +202,16 @@ def op_engine_run(inp: Mapping[str, Any]) -> dict[str, Any]:
             carry=bool(inp.get("carry", False)),
             own_tools=bool(inp.get("own_tools", False)),
             retry=retry,
+            durable=bool(inp.get("durable", False)),
         )
 
     engine = new_engine()
+    events: list[dict[str, Any]] = []
+    probes = 0  # records of the engine's state, which the two counts below leave out
+    if session is not None:
+        session.progress = lambda: (len(events) - probes, len(provider.requests))
     cancel_after = inp.get("cancel_after_events")
     probe_after = inp.get("probe_after_events")
-    events: list[dict[str, Any]] = []
-    probes = 0  # records of the engine's state, which the two counts above leave out
     for action in inp.get("script", [{"prompt": inp.get("prompt")}]):
         if "restart" in action:
             engine = new_engine()
@@ -218,6 +255,8 @@ def op_engine_run(inp: Mapping[str, Any]) -> dict[str, Any]:
         out["context_state"] = None if state is None else state.to_dict()
     if counter is not None:
         out["counts"] = counter.requests
+    if session is not None and ("durable" in inp or "save_fails" in inp):
+        out["saves"] = session.saves
     return out
 
 

@@ -5,7 +5,8 @@ byte for byte is the text, in both languages of R-TUI-17: the status bar and its
 every width, its figure before the first token update, the compaction notice of each tier,
 /context's lines, the /resume and
 /search listings with their ages and pages and the choice that follows, the command table's
-completion and dispatch, /help, and the strings table itself.
+completion and dispatch, /help, the strings table itself, and the mapping that makes control
+characters visible (R-SAFE-1).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from harness9_ref.schema import ToolDefinition, messages_from_list
-from harness9_ref.text import retry_notice
+from harness9_ref.text import clean_line, not_saved_notice, retry_notice, terminal_safe
 from harness9_ref.tui import (
     DEFAULT_LANG,
     PAGE_SIZE,
@@ -85,8 +86,9 @@ def op_tui_input(inp: Mapping[str, Any]) -> Any:
     """Tab completion (``complete``), what a submitted line is (``submit``), /help's lines
     (``help``), the whole table of strings (``strings``) in ``lang``, what a key means while a
     command waits for approval (``approve``), the question for a command (``approve_prompt``)
-    or the lines of /context for a context report (``context``, R-TUI-20), or the line of a
-    retry event's data (``retry`` with ``event``, R-ENG-22)."""
+    or the lines of /context for a context report (``context``, R-TUI-20), the line of a
+    retry event's data (``retry`` with ``event``, R-ENG-22), or ``text`` with its control
+    characters made visible (``terminal_safe``) and as the pane draws it (``pane_line``, R-SAFE-1)."""
     if inp["action"] == "complete":
         return complete_command(inp["text"])
     if inp["action"] == "help":
@@ -101,6 +103,12 @@ def op_tui_input(inp: Mapping[str, Any]) -> Any:
         return context_lines(context_report_from_dict(inp["report"]), _lang(inp))
     if inp["action"] == "retry":
         return retry_notice(inp["event"], _lang(inp))
+    if inp["action"] == "not_saved":
+        return not_saved_notice(inp["event"], _lang(inp))
+    if inp["action"] == "terminal_safe":
+        return terminal_safe(inp["text"])
+    if inp["action"] == "pane_line":
+        return clean_line(inp["text"])
     kind, text = classify_input(inp["text"], _lang(inp))
     return {"kind": kind, "text": text}
 

@@ -40,6 +40,7 @@ from ._record import (
     Exchange,
     dump_exchange,
     find_exchanges,
+    gaps_between,
     load_exchange,
 )
 
@@ -112,13 +113,12 @@ class _Redactor:
             return {self(k): self.json(v) for k, v in value.items()}
         return value
 
-    def pieces(self, pieces: Sequence[bytes]) -> tuple[bytes, list[int]]:
-        """The body with its matches replaced, and its read sizes with every boundary kept where
-        it was relative to the text around it (one inside a match moves to its end)."""
+    def pieces(self, pieces: Sequence[bytes]) -> tuple[bytes, list[int], list[int]]:
+        """The body with its matches replaced, its read sizes with every boundary kept where it
+        was relative to the text around it (one inside a match moves to its end), and for each
+        of them the index of the last read it holds."""
         body = b"".join(pieces)
-        if self.bytes is None:
-            return body, [len(piece) for piece in pieces if piece]
-        matches = list(self.bytes.finditer(body))
+        matches = list(self.bytes.finditer(body)) if self.bytes is not None else []
 
         def moved(boundary: int) -> int:
             shift = 0
@@ -132,8 +132,13 @@ class _Redactor:
             return boundary + shift
 
         ends = [moved(end) for end in itertools.accumulate(len(piece) for piece in pieces)]
-        sizes = [b - a for a, b in zip([0, *ends], ends) if b > a]
-        return self.bytes.sub(lambda _: REDACTED, body), sizes
+        starts = [0, *ends]
+        kept = [i for i, end in enumerate(ends) if end > starts[i]]
+        sizes = [ends[i] - starts[i] for i in kept]
+        # A read left empty joins the one before it, which is complete only when it has arrived.
+        last = [next_kept - 1 for next_kept in [*kept[1:], len(ends)]]
+        replaced = self.bytes.sub(lambda _: REDACTED, body) if self.bytes is not None else body
+        return replaced, sizes, last
 
 
 def _request_body(body: bytes) -> Any:
@@ -201,15 +206,19 @@ class Cassette:
         status: int,
         headers: Sequence[tuple[str, str]],
         pieces: Sequence[bytes],
+        arrivals: Sequence[float] = (),
     ) -> str:
         """Write one exchange and return its name; OSError when the recording was stopped.
 
         ``upstream`` is the URL named in its provenance; ``request`` is the method, path,
-        headers and body the client sent.
+        headers and body the client sent; ``arrivals`` the time each piece arrived, in seconds
+        on any clock, from which the gaps between reads are written (SPEC R-REC-13).
         """
         method, path, request_headers, request_body = request
         redactor = _Redactor(_secrets(request_headers), self.redact)
-        body, chunks = redactor.pieces(pieces)
+        body, chunks, ending = redactor.pieces(pieces)
+        times = [arrivals[i] for i in ending] if arrivals else []
+        gaps = gaps_between(times)
         kept = {n.lower(): v for n, v in request_headers if n.lower() in REQUEST_HEADERS}
         recorded_body = redactor.json(_request_body(request_body))
         route = redactor(path)
@@ -228,6 +237,7 @@ class Cassette:
                 "body_file": BODY_FILE,
                 "sha256": hashlib.sha256(body).hexdigest(),
                 "chunks": chunks,
+                **({"gaps": gaps} if gaps else {}),
             },
             "stream": isinstance(recorded_body, dict) and recorded_body.get("stream") is True,
             "expect": {},

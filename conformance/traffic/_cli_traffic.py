@@ -2,22 +2,25 @@
 
 ``serve`` replays fixtures or a cassette (SPEC R-REC-3 … R-REC-5), ``record`` sends one real
 request and writes it as a fixture, ``proxy`` forwards an application's requests upstream and
-writes every exchange into a cassette (SPEC R-REC-1, R-REC-2, R-REC-6). Failures the user can
-fix are one line on stderr and exit code 2 (``conformance._cli_args.Abort``).
+writes every exchange into a cassette (SPEC R-REC-1, R-REC-2, R-REC-6). Both servers give the
+faults ``--fault`` asks for (R-REC-8) and stop on SIGTERM as on Ctrl+C (R-REC-14). Failures the
+user can fix are one line on stderr and exit code 2 (``conformance._cli_args.Abort``).
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import time
 from pathlib import Path
 from typing import Any
 
 from .._cli_args import Abort, port, seconds
 from ._cassette import Cassette, CassetteError, compile_redactions
+from ._faults import FaultError
 from ._proxy import Forwarder, Upstream
 from ._record import PROVIDERS, FixtureError, RecordError, find_exchanges, record
-from ._replay import CHUNKINGS, MISMATCH_STATUS, REPLAYS, ReplayServer, SeenRequest
+from ._replay import CHUNKINGS, REPLAYS, ReplayServer, SeenRequest
 
 __all__ = ["add_traffic_commands"]
 
@@ -29,13 +32,18 @@ def _show(seen: SeenRequest) -> None:
         answer = f"recorded {seen.exchange}"
     elif seen.exchange is None and seen.difference.startswith("not recorded"):
         answer = seen.difference
+    elif seen.exchange is not None:
+        answer = seen.exchange
     else:
-        answer = seen.exchange or f"HTTP {MISMATCH_STATUS}: {seen.difference}"
-    print(f"{seen.method} {seen.path} -> {answer}", flush=True)
+        answer = f"HTTP {seen.status}" + (f": {seen.difference}" if seen.difference else "")
+    fault = f" (fault: {seen.fault.text})" if seen.fault is not None else ""
+    print(f"{seen.method} {seen.path} -> {answer}{fault}", flush=True)
 
 
 def _until_interrupted(server: ReplayServer, providers: list[str]) -> None:
-    """Print the base URLs, then wait for Ctrl+C; the server is stopped either way."""
+    """Print the base URLs, then wait for Ctrl+C or SIGTERM, which ends the wait the same way
+    (SPEC R-REC-14); the server is stopped either way."""
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         for provider in providers:
             print(f"{_LABELS[provider]} base URL: {server.base_url_for(provider)}")
@@ -45,6 +53,7 @@ def _until_interrupted(server: ReplayServer, providers: list[str]) -> None:
     except KeyboardInterrupt:
         pass
     finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         server.stop()
 
 
@@ -61,17 +70,23 @@ def _serve(args: argparse.Namespace) -> int:
     except FixtureError as exc:
         raise Abort(str(exc)) from None
     ignore = [field.strip() for text in args.ignore for field in text.split(",") if field.strip()]
-    server = ReplayServer(
-        exchanges,
-        args.chunking,
-        pause=args.pause,
-        port=port(args.port),
-        on_request=_show,
-        replay=args.replay,
-        ignore=ignore,
-    )
+    try:
+        server = ReplayServer(
+            exchanges,
+            args.chunking,
+            pause=args.pause,
+            port=port(args.port),
+            on_request=_show,
+            replay=args.replay,
+            ignore=ignore,
+            timing=args.timing,
+            faults=args.fault,
+        )
+    except ValueError as exc:  # a --timing or --fault the grammar refuses
+        raise Abort(str(exc)) from None
     _start(server)
-    print(f"serving {len(exchanges)} recorded exchanges (chunking: {args.chunking})")
+    timing = "" if args.timing == "fast" else f", timing: {args.timing}"
+    print(f"serving {len(exchanges)} recorded exchanges (chunking: {args.chunking}{timing})")
     _until_interrupted(server, sorted({e.provider for e in exchanges}, reverse=True))
     print(f"{len(server.requests_seen)} requests, {len(server.unexpected)} unexpected")
     unused = server.unused()
@@ -95,7 +110,10 @@ def _proxy(args: argparse.Namespace) -> int:
         raise Abort(f"cannot reach the upstream {args.upstream}: {exc.strerror or exc}") from None
     cassette = Cassette(args.out, redactions)
     forwarder = Forwarder({p: upstream for p in PROVIDERS}, cassette, timeout=args.timeout)
-    server = ReplayServer([], port=listen, on_request=_show, forward=forwarder)
+    try:
+        server = ReplayServer([], port=listen, on_request=_show, forward=forwarder, faults=args.fault)
+    except FaultError as exc:
+        raise Abort(str(exc)) from None
     _start(server)
     try:
         cassette.open()
@@ -132,7 +150,7 @@ def _record(args: argparse.Namespace) -> int:
 def add_traffic_commands(commands: Any) -> None:
     """Add ``serve``, ``record`` and ``proxy`` to the sub-command parsers."""
     serve = commands.add_parser(
-        "serve", help="replay recorded provider exchanges on 127.0.0.1 until Ctrl+C"
+        "serve", help="replay recorded provider exchanges on 127.0.0.1, with faults on demand, until Ctrl+C"
     )
     serve.add_argument(
         "fixtures",
@@ -159,6 +177,13 @@ def add_traffic_commands(commands: Any) -> None:
         metavar="FIELDS",
         help="body members left out of matching, comma-separated (a.b reaches into a); repeatable",
     )
+    serve.add_argument(
+        "--timing",
+        default="fast",
+        metavar="fast|recorded|xF",
+        help="fast (default): no waits; recorded: the gaps the proxy recorded; xF: F times them",
+    )
+    _add_fault(serve)
     serve.set_defaults(handler=_serve)
 
     rec = commands.add_parser(
@@ -192,4 +217,15 @@ def add_traffic_commands(commands: Any) -> None:
         help="also replace what this matches by <redacted>, in bodies too; repeatable",
     )
     proxy.add_argument("--timeout", type=seconds, default=600.0, metavar="SECONDS")
+    _add_fault(proxy)
     proxy.set_defaults(handler=_proxy)
+
+
+def _add_fault(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--fault",
+        action="append",
+        default=[],
+        metavar="RULE",
+        help="e.g. 'request=1, status=429, retry-after=2' or 'cut=3' (SPEC R-REC-8); repeatable",
+    )

@@ -3,7 +3,8 @@
 ``python -m conformance proxy --upstream URL --out DIR`` is a ``ReplayServer`` with no
 exchanges whose ``forward`` is a ``Forwarder``: every request goes to the upstream API, the
 answer goes back to the client piece by piece as it arrives (an event stream is never held
-back, SPEC R-REC-1), and the ``Cassette`` writes the exchange with its arrival chunks. The
+back, SPEC R-REC-1), and the ``Cassette`` writes the exchange with its arrival chunks and the
+gaps between them (R-REC-13). The
 pytest plugin uses the same pieces with recorded exchanges in front (``new_episodes``).
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import http.client
 import socket
+import time
 import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -116,6 +118,7 @@ class Forwarder:
             received = [(name.lower(), value) for name, value in response.getheaders()]
             responder.begin(response.status, received, None)
             pieces: list[bytes] = []
+            arrivals: list[float] = []
             while True:
                 try:
                     piece = response.read1(READ_SIZE)
@@ -124,11 +127,14 @@ class Forwarder:
                 if not piece:
                     break
                 pieces.append(piece)
+                arrivals.append(time.monotonic())
                 responder.piece(piece)
         finally:
             connection.close()
         request = (method, path, headers, body)
         try:  # written before the answer ends, so a client that read it all finds it on disk
-            return self.cassette.write(number, upstream.url, request, response.status, received, pieces)
+            return self.cassette.write(
+                number, upstream.url, request, response.status, received, pieces, arrivals
+            )
         finally:
             responder.end_body()

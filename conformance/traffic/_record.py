@@ -5,7 +5,7 @@ request without secrets, the status, the headers, the body's sha256 and arrival 
 what SPEC.md says an implementation makes of the response) and ``response.body`` (the exact
 response bytes; an SSE stream byte for byte). ``fixtures/README.md`` describes each member.
 
-``record`` sends one real request and writes such a folder. The API key is sent and never
+``record`` sends one real request and writes such a folder, with the gaps between its reads. The API key is sent and never
 written: the request keeps only the headers in ``REQUEST_HEADERS``, the response loses the
 headers in ``DROPPED_HEADERS``, any occurrence of the key in what is written is
 replaced by ``REDACTED``, and the written files are read back and checked (SPEC R-PRV-3).
@@ -16,8 +16,10 @@ from __future__ import annotations
 import datetime
 import hashlib
 import http.client
+import itertools
 import json
 import os
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -31,8 +33,8 @@ from harness9_ref.provider import DEFAULT_ANTHROPIC_BASE_URL, DEFAULT_OPENAI_BAS
 from harness9_ref.schema import Message, ToolDefinition, strict_json
 
 __all__ = [
-    "Exchange", "FixtureError", "RecordError", "dump_exchange", "find_exchanges", "load_exchange",
-    "record",
+    "Exchange", "FixtureError", "RecordError", "dump_exchange", "find_exchanges", "gaps_between",
+    "load_exchange", "record",
 ]
 
 EXCHANGE_FILE: Final = "exchange.json"
@@ -80,7 +82,9 @@ class Exchange:
 
     ``name`` is ``"<provider>/<folder name>"``; ``headers`` keeps the recorded order and
     lower-case names; ``chunks`` holds the byte lengths of the recorded reads (empty when none
-    were recorded); ``expect`` is what SPEC.md says an implementation makes of the response.
+    were recorded) and ``gaps`` the seconds between each read and the next (empty when not
+    recorded, SPEC R-REC-13); ``expect`` is what SPEC.md says an implementation makes of the
+    response.
     """
 
     name: str
@@ -99,6 +103,7 @@ class Exchange:
     chunks: tuple[int, ...]
     stream: bool
     expect: Mapping[str, Any]
+    gaps: tuple[float, ...] = ()
 
 
 def _need(data: Mapping[str, Any], key: str, kind: type, where: str) -> Any:
@@ -162,6 +167,18 @@ def _body(response: Mapping[str, Any], folder: Path, where: str) -> tuple[bytes,
     return body, tuple(chunks)
 
 
+def _gaps(response: Mapping[str, Any], chunks: Sequence[int], where: str) -> tuple[float, ...]:
+    """The recorded gaps between reads (SPEC R-REC-13): absent in older fixtures."""
+    gaps = response.get("gaps", [])
+    if not isinstance(gaps, list) or not all(
+        isinstance(g, (int, float)) and not isinstance(g, bool) and 0 <= g < float("inf") for g in gaps
+    ):
+        raise FixtureError(f"{where}: gaps should be a list of non-negative numbers of seconds")
+    if gaps and len(gaps) != len(chunks) - 1:
+        raise FixtureError(f"{where}: {len(gaps)} gaps for {len(chunks)} chunks; there is one fewer gap than chunks")
+    return tuple(float(g) for g in gaps)
+
+
 def load_exchange(path: Path | str) -> Exchange:
     """Load one fixture and check it against its own sha256 and recorded chunks.
 
@@ -214,6 +231,7 @@ def load_exchange(path: Path | str) -> Exchange:
         chunks=chunks,
         stream=_need(data, "stream", bool, where),
         expect=MappingProxyType(_need(data, "expect", dict, where)),
+        gaps=_gaps(response, chunks, where),
     )
 
 
@@ -239,7 +257,7 @@ def _dump(value: Any, indent: str) -> str:
         members = [f"{inner}{_dump(k, inner)}: {_dump(v, inner)}" for k, v in value.items()]
         return "{\n" + ",\n".join(members) + "\n" + indent + "}"
     if isinstance(value, list) and value:
-        numbers = all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+        numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
         if numbers or (len(value) == 2 and all(isinstance(v, str) for v in value)):
             return "[" + ", ".join(json.dumps(v, ensure_ascii=False) for v in value) + "]"
         return "[\n" + ",\n".join(inner + _dump(v, inner) for v in value) + "\n" + indent + "]"
@@ -254,9 +272,14 @@ def dump_exchange(data: Mapping[str, Any]) -> str:
     return _dump(dict(data), "") + "\n"
 
 
+def gaps_between(arrivals: Sequence[float]) -> list[float]:
+    """The seconds between each read's arrival and the next, to the millisecond (SPEC R-REC-13)."""
+    return [round(max(0.0, b - a), 3) for a, b in itertools.pairwise(arrivals)]
+
+
 def _send(
     request: urllib.request.Request, timeout: float
-) -> tuple[int, list[tuple[str, str]], bytes, list[int]]:
+) -> tuple[int, list[tuple[str, str]], bytes, list[int], list[float]]:
     response: Any
     try:
         response = urllib.request.urlopen(request, timeout=timeout)
@@ -265,15 +288,17 @@ def _send(
     except (urllib.error.URLError, OSError) as exc:
         raise RecordError(f"cannot reach {request.full_url}: {exc}") from None
     pieces: list[bytes] = []
+    arrivals: list[float] = []
     try:
         with response:
             read = getattr(response, "read1", response.read)
             while piece := read(READ_SIZE):
                 pieces.append(piece)
+                arrivals.append(time.monotonic())
     except (OSError, http.client.HTTPException) as exc:
         raise RecordError(f"the answer from {request.full_url} broke off: {exc!r}") from None
     headers = [(name.lower(), value) for name, value in response.headers.items()]
-    return int(response.status), headers, b"".join(pieces), [len(piece) for piece in pieces]
+    return int(response.status), headers, b"".join(pieces), [len(piece) for piece in pieces], gaps_between(arrivals)
 
 
 def record(
@@ -322,13 +347,13 @@ def record(
     url, body = built.url, built.body
     kept = {name.lower(): value for name, value in built.headers if name.lower() in REQUEST_HEADERS}
     request = urllib.request.Request(url, data=body, headers=dict(built.headers), method=built.method)
-    status, headers, answer, chunks = _send(request, timeout)
+    status, headers, answer, chunks, gaps = _send(request, timeout)
 
     secret_bytes = key.encode("utf-8")
     redacted = secret_bytes in answer or any(key in value for _, value in headers)
     if secret_bytes in answer:  # the read sizes no longer fit; keep the body as one read
         answer = answer.replace(secret_bytes, REDACTED)
-        chunks = [len(answer)]
+        chunks, gaps = [len(answer)], []
     shown = [[n, v.replace(key, REDACTED.decode())] for n, v in headers if n not in DROPPED_HEADERS]
     today = datetime.date.today().isoformat()
     provenance = f"Recorded from {url} on {today} by python -m conformance record."
@@ -346,6 +371,7 @@ def record(
             "body_file": BODY_FILE,
             "sha256": hashlib.sha256(answer).hexdigest(),
             "chunks": chunks,
+            **({"gaps": gaps} if gaps else {}),
         },
         "stream": stream,
         "expect": {},

@@ -14,13 +14,19 @@ body whose message is the first difference from the closest recorded request (R-
 port's own error message shows it; the same line is kept in ``ReplayServer.unexpected``, and
 ``ReplayServer.unused()`` lists what no request asked for. With a ``forward`` callback (the
 recording proxy of ``conformance.traffic._proxy``) an unmatched request goes upstream instead.
+
+Faults on demand (``conformance.traffic._faults``, SPEC R-REC-8 … R-REC-12) are decided with the
+match, under one lock, so that a status fault uses up no exchange; ``--timing`` paces a body by
+the gaps the proxy recorded between its reads (R-REC-13).
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import json
+import re
 import socket
 import threading
 import time
@@ -31,12 +37,13 @@ from types import MappingProxyType, TracebackType
 from typing import Any, Final, Literal, Protocol, get_args
 
 from ..runner._compare import describe_difference, first_difference
+from ._faults import FAULT_HEADER, Fault, Faulted, FaultError, FaultRule, parse_fault, parse_rule, status_body
 from ._matching import distance, error_body, provider_of, without_members
 from ._record import FRAMING_HEADERS, Exchange
 
 __all__ = [
     "CHUNKINGS", "MISMATCH_STATUS", "REPLAYS", "Chunking", "Forward", "Replay", "ReplayServer",
-    "Responder", "SeenRequest", "split_body",
+    "Responder", "SeenRequest", "paced", "parse_timing", "split_body",
 ]
 
 Chunking = Literal["whole", "recorded", "lines", "bytes"]
@@ -50,6 +57,8 @@ MISMATCH_STATUS: Final = 418
 _REASONS: Final = MappingProxyType({MISMATCH_STATUS: "Replay Mismatch", 529: "Overloaded"})
 _HANDLER_TIMEOUT: Final = 30.0  # seconds a silent client may hold a handler thread
 _DRAIN_SECONDS: Final = 1.0  # how long stop() waits for answers (and recordings) in flight
+_TIMING: Final = re.compile(r"x(\d+(?:\.\d+)?)")
+FAULT_ERROR_STATUS: Final = 400
 
 
 def split_body(body: bytes, chunking: Chunking, chunks: Sequence[int] = ()) -> list[bytes]:
@@ -74,10 +83,35 @@ def split_body(body: bytes, chunking: Chunking, chunks: Sequence[int] = ()) -> l
     raise ValueError(f"chunking must be one of {', '.join(CHUNKINGS)}, got {chunking!r}")
 
 
+def parse_timing(text: str) -> float:
+    """The factor ``--timing`` applies to the recorded gaps: ``fast`` 0, ``recorded`` 1, ``xF`` F
+    (SPEC R-REC-13); ValueError with one line for anything else."""
+    if text in ("fast", "recorded"):
+        return 0.0 if text == "fast" else 1.0
+    found = _TIMING.fullmatch(text)
+    if found is None:
+        raise ValueError(f"--timing should be fast, recorded or xF (x0.5, x2), got {text!r}")
+    return float(found.group(1))
+
+
+def paced(exchange: Exchange, pieces: Sequence[bytes], factor: float) -> list[float]:
+    """The seconds to wait before each piece: ``factor`` times the recorded gaps of the read
+    boundaries inside it (SPEC R-REC-13); none for an exchange recorded without gaps."""
+    boundaries = list(itertools.accumulate(exchange.chunks))[:-1]
+    waits, start = [], 0
+    for piece in pieces:
+        end = start + len(piece)
+        waits.append(factor * sum(g for b, g in zip(boundaries, exchange.gaps) if start <= b < end))
+        start = end
+    return waits
+
+
 @dataclass(frozen=True)
 class SeenRequest:
     """A request the server received; ``exchange`` is the name of the one that answered it,
-    or, when ``recorded``, the name it was forwarded and recorded under."""
+    or, when ``recorded``, the name it was forwarded and recorded under; ``fault`` the fault it
+    got; ``status`` that of an answer of the server's own (a refusal, a status fault). It is
+    unexpected when ``difference`` says why it was not answered as recorded."""
 
     method: str
     path: str
@@ -86,6 +120,8 @@ class SeenRequest:
     exchange: str | None
     difference: str = ""
     recorded: bool = False
+    fault: Fault | None = None
+    status: int | None = None
 
 
 class Responder(Protocol):
@@ -152,34 +188,56 @@ class _Handler(BaseHTTPRequestHandler):
     def _respond(self) -> None:
         body = self._read_body()
         replay = self.server.replay
-        exchange, difference = replay.match(self.command, self.path, body)
         headers = tuple((k.lower(), v) for k, v in self.headers.items())
-        seen = SeenRequest(self.command, self.path, headers, body, None, difference)
+        provider = provider_of(self.path, headers)
+        seen = SeenRequest(self.command, self.path, headers, body, None)
+        try:
+            exchange, difference, fault = replay.decide(self.command, self.path, body, headers)
+        except FaultError as exc:  # a header the grammar refuses (SPEC R-REC-8)
+            replay.note(dataclasses.replace(seen, difference=str(exc), status=FAULT_ERROR_STATUS))
+            self._whole(Faulted(self, None), FAULT_ERROR_STATUS, error_body(provider, str(exc), "fault_error"))
+            return
+        seen = dataclasses.replace(seen, difference=difference, fault=fault)
+        answer = Faulted(self, fault)
+        if fault is not None and fault.status is not None:
+            replay.note(dataclasses.replace(seen, status=fault.status))
+            retry = [] if fault.retry_after is None else [("retry-after", str(fault.retry_after))]
+            self._whole(answer, fault.status, status_body(provider, fault), retry)
+            return
         if exchange is not None:
             replay.note(dataclasses.replace(seen, exchange=exchange.name))
             pieces = split_body(exchange.body, replay.chunking, exchange.chunks)
             whole = replay.chunking == "whole"
-            self.begin(exchange.status, exchange.headers, sum(map(len, pieces)) if whole else None)
-            for number, piece in enumerate(pieces):
-                if number and replay.pause:
-                    time.sleep(replay.pause)
-                self.piece(piece)
-            self.end_body()
+            answer.begin(exchange.status, exchange.headers, sum(map(len, pieces)) if whole else None)
+            for number, wait in enumerate(paced(exchange, pieces, replay.timing)):
+                if answer.closed:  # cut: nothing more reaches the client
+                    break
+                wait += replay.pause if number else 0.0
+                if wait:
+                    time.sleep(wait)
+                answer.piece(pieces[number])
+            answer.end_body()
             return
         if replay.forward is not None:
+            sent = tuple((name, value) for name, value in headers if name != FAULT_HEADER)
             try:
-                name = replay.forward(self, self.command, self.path, headers, body)
+                name = replay.forward(answer, self.command, self.path, sent, body)
             except OSError as exc:
                 seen = dataclasses.replace(seen, difference=f"not recorded: {exc}")
             else:
                 seen = dataclasses.replace(seen, exchange=name, difference="", recorded=True)
             replay.note(seen)
             return
-        replay.note(seen)
-        mismatch = error_body(provider_of(self.path, headers), difference)
-        self.begin(MISMATCH_STATUS, [("content-type", "application/json")], len(mismatch))
-        self.piece(mismatch)
-        self.end_body()
+        replay.note(dataclasses.replace(seen, status=MISMATCH_STATUS))
+        self._whole(answer, MISMATCH_STATUS, error_body(provider, difference))
+
+    def _whole(
+        self, answer: Faulted, status: int, body: bytes, headers: Sequence[tuple[str, str]] = ()
+    ) -> None:
+        """Answer with one JSON body of the server's own: a refusal or a status fault."""
+        answer.begin(status, [("content-type", "application/json"), *headers], len(body))
+        answer.piece(body)
+        answer.end_body()
 
     def begin(self, status: int, headers: Iterable[tuple[str, str]], length: int | None) -> None:
         """Send the status line and headers; the connection closes after this one answer."""
@@ -237,6 +295,8 @@ class ReplayServer:
             the others as HTTP/1.1 chunked transfer coding with one chunk per piece (to an
             HTTP/1.0 client: piece by piece, ended by closing the connection).
         pause: seconds to wait between pieces (0 sends them back to back).
+        timing: ``fast``, ``recorded`` or ``xF``: how the recorded gaps pace a body (R-REC-13).
+        faults: ``--fault`` rules, in order (R-REC-8); ``add_fault`` adds one while serving.
         port: the port to listen on; 0 picks a free one.
         on_request: called in the handler thread after each request is matched.
 
@@ -256,6 +316,8 @@ class ReplayServer:
         replay: Replay = "repeat",
         ignore: Sequence[str] = (),
         forward: Forward | None = None,
+        timing: str = "fast",
+        faults: Sequence[str] = (),
     ) -> None:
         if chunking not in CHUNKINGS:
             raise ValueError(f"chunking must be one of {', '.join(CHUNKINGS)}, got {chunking!r}")
@@ -267,11 +329,16 @@ class ReplayServer:
         self.ignore = tuple(ignore)
         self.forward = forward
         self.pause = pause
+        self.timing = parse_timing(timing)
         self.on_request = on_request
         self.requests_seen: list[SeenRequest] = []
         self.unexpected: list[str] = []
         self._served = [0] * len(self.exchanges)
-        self._lock = threading.Lock()
+        self._received = 0
+        self._lock = threading.RLock()
+        self.faults: list[FaultRule] = []
+        for rule in faults:
+            self.add_fault(rule)
         self._port = port
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -344,12 +411,59 @@ class ReplayServer:
     ) -> None:
         self.stop()
 
+    def add_fault(self, rule: str) -> None:
+        """Add a ``--fault`` rule after those given (SPEC R-REC-8); FaultError when it is not one.
+
+        The proxy serves no exchange, so ``exchange=`` is refused there.
+        """
+        names = [e.name for e in self.exchanges] if self.forward is None or self.exchanges else None
+        parsed = parse_rule(rule, names)
+        with self._lock:
+            self.faults.append(parsed)
+
+    def decide(
+        self, method: str, path: str, body: bytes, headers: Sequence[tuple[str, str]]
+    ) -> tuple[Exchange | None, str, Fault | None]:
+        """Number a request, pick its exchange and its fault (SPEC R-REC-8), all under one lock.
+
+        A status fault takes the answer's place, so it uses up no exchange (SPEC R-REC-9).
+
+        Raises:
+            FaultError: the request's ``x-harness9-fault`` header is not a fault.
+        """
+        asked = [value for name, value in headers if name == FAULT_HEADER]
+        with self._lock:
+            self._received += 1
+            fault = parse_fault(asked[0]) if asked else None
+            index, difference = self._pick(method, path, body)
+            if fault is None:
+                name = None if index is None else self.exchanges[index].name
+                rule = next((r for r in self.faults if r.selects(self._received, name)), None)
+                if rule is not None:
+                    rule.given += 1
+                    fault = rule.fault
+            if fault is not None and fault.status is not None:
+                return None, "", fault
+            if index is None:
+                return None, difference, fault
+            self._served[index] += 1
+            return self.exchanges[index], "", fault
+
     def match(self, method: str, path: str, body: bytes) -> tuple[Exchange | None, str]:
         """Pick the exchange answering a request, or explain why there is none.
 
         Returns:
             ``(exchange, "")``, or ``(None, difference)`` with one readable line.
         """
+        with self._lock:
+            index, difference = self._pick(method, path, body)
+            if index is None:
+                return None, difference
+            self._served[index] += 1
+            return self.exchanges[index], ""
+
+    def _pick(self, method: str, path: str, body: bytes) -> tuple[int | None, str]:
+        """The index of the exchange ``match`` would choose, without using it up."""
         where = f"{method} {path}"
         routes = [f"{e.method} {e.path}" for e in self.exchanges]
         same_route = [i for i, route in enumerate(routes) if route == where]
@@ -367,9 +481,7 @@ class ReplayServer:
             equal = [i for i, found in differences.items() if found is None]
             usable = [i for i in equal if self.replay == "repeat" or not self._served[i]]
             if usable:
-                chosen = min(usable, key=lambda i: (self._served[i], i))
-                self._served[chosen] += 1
-                return self.exchanges[chosen], ""
+                return min(usable, key=lambda i: (self._served[i], i)), ""
         if equal:
             names = ", ".join(self.exchanges[i].name for i in equal)
             return None, f"{where}: {names} answered this body already (replay once)"
@@ -389,7 +501,7 @@ class ReplayServer:
         """Record a request (called by the handler)."""
         with self._lock:
             self.requests_seen.append(seen)
-            if seen.exchange is None:
+            if seen.difference:
                 self.unexpected.append(seen.difference)
         if self.on_request is not None:
             self.on_request(seen)

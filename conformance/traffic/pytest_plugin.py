@@ -9,6 +9,10 @@ match nothing: ``none`` (the default) refuses them; ``once`` records the whole t
 recording proxy when its cassette does not exist yet; ``new_episodes`` replays what matches and
 records the rest. Recording needs ``OPENAI_API_KEY`` or ``ANTHROPIC_API_KEY``.
 
+Faults on demand (SPEC R-REC-8): ``@pytest.mark.h9_cassette(faults=["request=1, status=429"])``
+gives the server its ``--fault`` rules, ``h9_cassette.add_fault(rule)`` adds one during the test,
+and ``timing="recorded"`` paces the replay by the recorded gaps (R-REC-13).
+
 Only the standard library and pytest are imported here; the conformance modules are imported
 when a test uses a cassette, so other tests run exactly as without the plugin.
 """
@@ -53,8 +57,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "h9_cassette(name=None, *, replay='once', ignore=()): serve this test's recorded provider "
-        "traffic on 127.0.0.1 (OPENAI_BASE_URL, ANTHROPIC_BASE_URL)",
+        "h9_cassette(name=None, *, replay='once', ignore=(), faults=(), timing='fast'): serve this "
+        "test's recorded provider traffic on 127.0.0.1 (OPENAI_BASE_URL, ANTHROPIC_BASE_URL), "
+        "with faults on demand",
     )
 
 
@@ -77,7 +82,8 @@ def _folder(request: pytest.FixtureRequest, name: str | None) -> Path:
 def h9_cassette(
     request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[ReplayServer]:
-    """The replay server of this test's cassette (``requests_seen``, ``unused()``, base URLs)."""
+    """The replay server of this test's cassette (``requests_seen``, ``unused()``, base URLs,
+    ``add_fault``)."""
     from ._cassette import Cassette, load_cassette
     from ._proxy import Forwarder, Upstream
     from ._record import KEY_VARIABLES, FixtureError
@@ -105,12 +111,23 @@ def h9_cassette(
             cassette.close()
             pytest.fail(f"h9_cassette: an h9_*_upstream ini option: {exc}", pytrace=False)
         forward = Forwarder(upstreams, cassette)
-    server = ReplayServer(
-        exchanges,
-        replay=options.get("replay", "once"),
-        ignore=options.get("ignore", ()),
-        forward=forward,
-    ).start()
+    try:
+        server = ReplayServer(
+            exchanges,
+            replay=options.get("replay", "once"),
+            ignore=options.get("ignore", ()),
+            forward=forward,
+            timing=options.get("timing", "fast"),
+            faults=options.get("faults", ()),
+        ).start()
+    except ValueError as exc:  # a fault rule or timing the grammar refuses
+        refused: str | None = f"h9_cassette: {exc}"
+    else:
+        refused = None
+    if refused is not None:
+        if cassette is not None:
+            cassette.close()
+        pytest.fail(refused, pytrace=False)
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url_for("openai"))
     monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url_for("anthropic"))
     if forward is None:

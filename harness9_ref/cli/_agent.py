@@ -1,5 +1,5 @@
 """The agent's two faces: ``run`` mode and the terminal UI, wired and cleaned up
-(SPEC R-CLI-5, R-CLI-7, R-CLI-8, R-CLI-10, R-INT-2, R-INT-4, R-PRUNE-2, R-APPR-2, R-APPR-3).
+(SPEC R-CLI-5, R-CLI-7, R-CLI-8, R-CLI-10, R-INT-2, R-INT-4, R-PRUNE-2, R-APPR-2, R-APPR-3, R-SAFE-2).
 
 Both prune expired sessions first (R-PRUNE-2, so ``--continue`` never picks one about to
 expire), then open the session (a draft when new, R-FIND-2), then build a registry whose
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Final, TextIO
 
 from ..engine import LOGGER_NAME, CompactionData, one_line
 from ..memory import SessionNotFound
-from ..text import compaction_notice, retry_notice
+from ..text import compaction_notice, retry_notice, terminal_safe
 from ..tools import INTERRUPT_GRACE_SECONDS, require_yes
 from ._run import NOT_RUN_LINE, SESSION_LINE, Note, RunItem, run_prompt
 from ._settings import PROG, Settings
@@ -63,12 +63,13 @@ def run_mode(settings: Settings, signals: SignalState) -> int:
     def refused(command: str) -> None:  # on the worker thread: in the order of the events
         items.put(Note(NOT_RUN_LINE.format(command=one_line(command))))
 
-    with open_manager(settings) as manager, _warnings_to(sys.stderr):
+    with open_manager(settings) as manager, _warnings_to(sys.stderr) as warnings:
         _pruned(manager, settings)
         session = open_session(manager, settings)
         registry = build_registry(settings, None if settings.yes else require_yes(refused))
         try:
             engine = build_engine(settings, provider, session, registry)
+            warnings.items = items
             return run_prompt(
                 engine,
                 session.session_id,
@@ -79,8 +80,11 @@ def run_mode(settings: Settings, signals: SignalState) -> int:
                 interrupt=registry.interrupt,
                 notice=_notice(settings.lang),
                 retry_line=partial(retry_notice, lang=settings.lang),
+                session_exists=partial(_stored, manager, session.session_id),
+                raw=settings.raw,
             )
         finally:
+            warnings.items = None
             signals.raising = False  # the clean-up finishes whatever signal comes now
             registry.close()
 
@@ -140,6 +144,7 @@ def tui_mode(settings: Settings, signals: SignalState) -> int:
 
 
 def _stored(manager: Manager, session_id: str) -> bool:
+    """Whether the session has a row: a new one is stored with its first message (R-FIND-2)."""
     try:
         manager.open_session(session_id)
     except SessionNotFound:
@@ -160,16 +165,46 @@ def _package_logger() -> str:
     return LOGGER_NAME.partition(".")[0]  # "harness9_ref": the engine's and every other module's
 
 
+class _SafeFormatter(logging.Formatter):
+    """A warning's line with its control characters made visible, ``--raw`` or not (R-SAFE-2):
+    a warning quotes what failed (a database's or a provider's words), which the program does not control."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return terminal_safe(super().format(record))
+
+
+class _WarningLines(logging.Handler):
+    """The package's warnings as ``harness9-ref: warning: …`` lines on standard error (R-ENG-13).
+
+    While a run is printed, ``items`` is its queue: a warning then becomes a ``Note`` printed in
+    its place among the events, after the streamed text's line is ended, instead of cutting
+    into that line from the engine's thread.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        super().__init__(logging.WARNING)
+        self.stream = stream
+        self.items: queue.Queue[RunItem] | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        line = self.format(record)
+        items = self.items
+        if items is not None:
+            items.put(Note(line))
+            return
+        self.stream.write(line + "\n")
+        self.stream.flush()
+
+
 @contextmanager
-def _warnings_to(stream: TextIO) -> Iterator[None]:
+def _warnings_to(stream: TextIO) -> Iterator[_WarningLines]:
     logger = logging.getLogger(_package_logger())
-    handler = logging.StreamHandler(stream)
-    handler.setLevel(logging.WARNING)
-    handler.setFormatter(logging.Formatter(WARNING_LINE))
+    handler = _WarningLines(stream)
+    handler.setFormatter(_SafeFormatter(WARNING_LINE))
     logger.addHandler(handler)
     propagate, logger.propagate = logger.propagate, False
     try:
-        yield
+        yield handler
     finally:
         logger.removeHandler(handler)
         logger.propagate = propagate

@@ -1,9 +1,11 @@
 """``harness9-ref``: the terminal UI, ``run PROMPT`` without it, and the session sub-commands
-(SPEC R-CLI-1 … R-CLI-14, R-PG-10, R-INT-4, R-PRUNE-2, R-APPR-2, R-APPR-3).
+(SPEC R-CLI-1 … R-CLI-14, R-PG-10, R-INT-4, R-PRUNE-2, R-APPR-2, R-APPR-3, R-SAFE-2).
 
 Every failure is one line ``harness9-ref: error: <message>`` on standard error and exit status
 1; invalid options exit 2 (R-CLI-6). No traceback and no Python exception name ever reaches the
-user (R-CLI-13): an unexpected exception is reported as ``internal error: <message>``.
+user (R-CLI-13): an unexpected exception is reported as ``internal error: <message>``. The
+message may quote a file, a provider or a database, so its control characters are made
+visible (R-SAFE-2), ``--raw`` or not.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Final
 
 from .._errors import Harness9Error
 from ..engine import one_line
+from ..text import terminal_safe
 from ._agent import run_mode, tui_mode
 from ._parser import EXIT_USAGE, parse_args
 from ._prompt import read_prompt
@@ -51,7 +54,7 @@ def _describe(exc: BaseException) -> str:
 
 
 def _fail(message: str, status: int = EXIT_FAILED) -> int:
-    sys.stderr.write(f"{PROG}: error: {message}\n")
+    sys.stderr.write(f"{PROG}: error: {terminal_safe(message)}\n")
     sys.stderr.flush()
     return status
 

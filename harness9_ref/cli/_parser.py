@@ -1,4 +1,4 @@
-"""The command line's grammar (SPEC R-CLI-1, R-CLI-2, R-CLI-6, R-CLI-10 … R-CLI-15).
+"""The command line's grammar (SPEC R-CLI-1, R-CLI-2, R-CLI-6, R-CLI-10 … R-CLI-15, R-SAFE-2).
 
 The agent's options are accepted before and after ``run``; the session sub-commands (R-CLI-12)
 take ``--db`` after their name too. Every parse error is one line ``harness9-ref: error:
@@ -187,6 +187,12 @@ def _storage() -> _Parser:
         " else ~/.harness9/sessions.db)",
     )
     storage.add_argument("--lang", choices=LANGUAGES, help=f"language of the interface (default: {LANGUAGES[0]})")
+    storage.add_argument(
+        "--raw",
+        action="store_true",
+        help="write text as received, control characters included (not the terminal UI; by default they are"
+        " shown as U+FFFD)",
+    )
     return storage
 
 

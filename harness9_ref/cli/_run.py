@@ -1,7 +1,10 @@
-"""``harness9-ref run PROMPT``: one prompt without the terminal UI (SPEC R-CLI-7, R-INT-4, R-APPR-3).
+"""``harness9-ref run PROMPT``: one prompt without the terminal UI (SPEC R-CLI-7, R-INT-4, R-APPR-3, R-SAFE-2).
 
 The assistant's text goes to standard output as it streams; tool activity, compaction notices, retries,
 the commands refused for want of ``--yes`` and finally ``session: <id>`` go to standard error.
+All of it passes ``terminal_safe`` (R-SAFE-1) unless ``--raw``; the error line always does. A
+run that could not store all of its messages (a ``save_failed`` event, R-ENG-25) fails with a
+line saying how many were lost, and names no session that was never created.
 The engine runs on a worker thread, so a signal (``Signalled`` or KeyboardInterrupt in the main
 thread) cancels the run through ``engine.cancel()`` and interrupts the running command; the run
 then saves what R-ENG-12 allows and the program exits with 128 + the signal's number. A run that
@@ -28,13 +31,15 @@ from ..engine import (
     RetryData,
     RunFinished,
     RunWorker,
+    SaveFailedData,
     TextDeltaData,
     ToolCallData,
     ToolResultData,
     WorkerItem,
     one_line,
 )
-from ..text import compaction_notice, retry_notice, tool_call_line, tool_result_line
+from ..text import compaction_notice, retry_notice, terminal_safe, tool_call_line, tool_result_line
+from ._output import Filter, stream_filter
 from ._settings import PROG
 from ._signals import Signalled, exit_status
 
@@ -47,7 +52,9 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_TERMINATED",
+    "NOT_CREATED_SUFFIX",
     "NOT_RUN_LINE",
+    "NOT_SAVED_LINE",
     "SESSION_LINE",
     "Note",
     "RunItem",
@@ -62,6 +69,8 @@ EXIT_INTERRUPTED: Final = 130  # R-CLI-7, R-INT-4: after Ctrl+C (128 + SIGINT)
 EXIT_TERMINATED: Final = 143  # R-INT-4: after SIGTERM (128 + SIGTERM)
 SESSION_LINE: Final = "session: {id}"  # R-CLI-7: the last line on standard error
 NOT_RUN_LINE: Final = PROG + ": not run (needs --yes): {command}"  # R-APPR-3
+NOT_SAVED_LINE: Final = PROG + ": error: {unsaved} of {total} messages of this turn were not saved: {message}"  # R-CLI-7
+NOT_CREATED_SUFFIX: Final = "; no session was created"  # R-CLI-7: instead of the session line
 POLL_SECONDS: Final = 0.1
 CANCEL_WAIT_SECONDS: Final = 2.5  # R-INT-4: the run's own end is awaited this long after a signal
 _TYPE_PREFIX: Final = re.compile(r"[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning)(?::\s*|$)")
@@ -93,21 +102,28 @@ def silence(stream: TextIO) -> None:
 
 class _Printer:
     def __init__(
-        self, out: TextIO, err: TextIO, notice: Callable[[CompactionData], str], retry_line: Callable[[RetryData], str]
+        self,
+        out: TextIO,
+        err: TextIO,
+        notice: Callable[[CompactionData], str],
+        retry_line: Callable[[RetryData], str],
+        safe: Filter,
     ) -> None:
         self.out = out
         self.err = err
         self.notice = notice
         self.retry_line = retry_line
+        self.safe = safe  # R-SAFE-2: every text of the run passes it on its way out
         self.open_line = False  # text was written to out without its final newline
         self.out_closed = False  # the reader of out went away (``run … | head -1``): the run goes on
         self.error: ErrorData | None = None
+        self.not_saved: SaveFailedData | None = None
 
     def write(self, text: str) -> None:
         if self.out_closed:
             return
         try:
-            self.out.write(text)
+            self.out.write(self.safe(text))
             self.out.flush()
         except BrokenPipeError:
             self.out_closed = True
@@ -120,7 +136,7 @@ class _Printer:
 
     def note(self, line: str) -> None:
         self.end_text()
-        self.err.write(line + "\n")
+        self.err.write(self.safe(line) + "\n")
         self.err.flush()
 
     def handle(self, item: RunItem) -> None:
@@ -141,6 +157,8 @@ class _Printer:
             self.note(self.notice(data))
         elif isinstance(data, RetryData):
             self.note(self.retry_line(data))
+        elif isinstance(data, SaveFailedData):
+            self.not_saved = data
         elif isinstance(data, ErrorData):
             self.end_text()
             self.error = data
@@ -159,6 +177,8 @@ def run_prompt(
     interrupt: Callable[[], None] | None = None,
     notice: Callable[[CompactionData], str] = compaction_notice,
     retry_line: Callable[[RetryData], str] = retry_notice,
+    session_exists: Callable[[], bool] = lambda: True,
+    raw: bool = False,
 ) -> int:
     """Run ``prompt`` and report it; returns the exit status (0, 1, or 128 + a signal's number).
 
@@ -169,9 +189,12 @@ def run_prompt(
             stopped (``Registry.interrupt``, R-INT-1) whatever the engine does with a cancel.
         notice: the compaction notice's text (R-TUI-5), in the language of R-CLI-14.
         retry_line: the line of a retry event (R-ENG-22), in the same language.
+        session_exists: asked after a run that left messages unsaved with none stored, so
+            that no session line names a session that was never created (R-CLI-7).
+        raw: write the text as received, control characters included (``--raw``, R-SAFE-2).
     """
     queued: queue.Queue[RunItem] = items if items is not None else queue.Queue()
-    printer = _Printer(out, err, notice, retry_line)
+    printer = _Printer(out, err, notice, retry_line, stream_filter(raw))
     worker = RunWorker(engine, prompt, queued.put).start()
     signalled: BaseException | None = None
     deadline = 0.0
@@ -204,12 +227,19 @@ def run_prompt(
         message = error.message
         if error.code == INTERNAL_ERROR:
             message = "internal error: " + (without_type_name(message) or "unexpected failure")
-        err.write(f"{PROG}: error: {one_line(message)}\n")
-    err.write(SESSION_LINE.format(id=session_id) + "\n")
+        err.write(f"{PROG}: error: {terminal_safe(one_line(message))}\n")  # R-SAFE-2: always safe
+    lost = printer.not_saved
+    exists = lost is None or lost.saved > 0 or session_exists()
+    if lost is not None:
+        total = lost.saved + lost.unsaved
+        line = NOT_SAVED_LINE.format(unsaved=lost.unsaved, total=total, message=without_type_name(lost.message))
+        err.write(terminal_safe(line + ("" if exists else NOT_CREATED_SUFFIX)) + "\n")  # R-SAFE-2: always safe
+    if exists:
+        err.write(SESSION_LINE.format(id=session_id) + "\n")
     err.flush()
     if signalled is not None:
         return exit_status(signalled)
-    return EXIT_FAILED if error is not None else EXIT_OK
+    return EXIT_FAILED if error is not None or lost is not None else EXIT_OK
 
 
 def _drain(queued: queue.Queue[RunItem], printer: _Printer) -> None:

@@ -43,6 +43,7 @@ __all__ = [  # gets re-exported
     "OFFLINE_NOTICE",
     "PROG",
     "PROVIDERS",
+    "RAW_NEEDS_LINE_MODE",
     "CliError",
     "Command",
     "ProviderChoice",
@@ -95,6 +96,11 @@ _DECIMAL: Final = re.compile(r"[0-9]+(?:\.[0-9]*)?|\.[0-9]+")  # ASCII digits, a
 COMPACT_AT_EXPECTED: Final = "expected a number in (0, 1] or off, got {text!r}"
 # R-CLI-15: only the Anthropic provider offers a counting endpoint.
 COUNT_TOKENS_NEEDS_ANTHROPIC: Final = "--count-tokens needs the anthropic provider, not {provider}"
+# R-SAFE-2: the terminal UI draws every text through R-SAFE-1's mapping; it has no raw mode.
+RAW_NEEDS_LINE_MODE: Final = (
+    "--raw needs a line mode (run, sessions, show, search or prune);"
+    " the terminal UI always shows control characters made visible"
+)
 
 
 class CliError(Harness9Error):
@@ -148,7 +154,8 @@ class Settings:
     can be reported under that name (R-CLI-13). ``db_url`` is the ``postgresql://`` URL when one
     was given (R-PG-1); ``db_path`` then only places the tool results. ``context_window`` None
     means the model's. ``compact_at`` is the trigger's fraction of the window, None for off;
-    ``count_tokens`` asks the provider to count each request (R-CLI-15).
+    ``count_tokens`` asks the provider to count each request (R-CLI-15). ``raw`` turns off the
+    line modes' cleaning of control characters (R-SAFE-2).
     """
 
     command: Command
@@ -181,6 +188,7 @@ class Settings:
     overwrite: bool = False  # copy --overwrite
     compact_at: Fraction | None = DEFAULT_COMPACT_AT  # R-CLI-15
     count_tokens: bool = False  # R-CLI-15
+    raw: bool = False  # R-SAFE-2: text written as received, control characters included
 
     @property
     def notice(self) -> str | None:
@@ -343,6 +351,15 @@ def _count_tokens(options: Mapping[str, object], provider: ProviderName) -> bool
     return True
 
 
+def _raw(options: Mapping[str, object], command: Command) -> bool:
+    """R-SAFE-2: ``--raw`` is for the line modes; the terminal UI refuses it."""
+    if not options.get("raw"):
+        return False
+    if command == "tui":
+        raise UsageError(RAW_NEEDS_LINE_MODE)
+    return True
+
+
 def _query(words: object) -> str | None:
     """R-CLI-12: the words of ``search`` joined by one space."""
     if words is None:
@@ -364,8 +381,8 @@ def resolve_settings(options: Mapping[str, object], env: Mapping[str, str], cwd:
             ``context_window``, ``resume``, ``continue_last``, ``yes``, ``lang``, ``workdir``,
             ``max_turns``, ``command``, ``prompt``, and the sub-commands' ``target``,
             ``query``, ``limit``, ``older_than``, ``dry_run``, and copy's ``source``,
-            ``destination``, ``overwrite``, and R-CLI-15's ``compact_at`` (its text) and
-            ``count_tokens``); a missing name was not given.
+            ``destination``, ``overwrite``, R-CLI-15's ``compact_at`` (its text) and
+            ``count_tokens``, and R-SAFE-2's ``raw``); a missing name was not given.
         env: the environment.
         cwd: the current directory, the default working directory.
 
@@ -374,7 +391,8 @@ def resolve_settings(options: Mapping[str, object], env: Mapping[str, str], cwd:
             HARNESS9_SESSION_TTL_DAYS. The provider and the TTL are checked only for the
             terminal UI and ``run``: listing or searching sessions needs no key.
         UsageError: an invalid HARNESS9_COMPACT_AT, or ``--count-tokens`` with a provider
-            other than anthropic (R-CLI-15), checked only for the terminal UI and ``run``.
+            other than anthropic (R-CLI-15), checked only for the terminal UI and ``run``;
+            ``--raw`` for the terminal UI (R-SAFE-2).
     """
 
     def opt(name: str) -> object:
@@ -426,4 +444,5 @@ def resolve_settings(options: Mapping[str, object], env: Mapping[str, str], cwd:
         overwrite=bool(opt("overwrite")),
         compact_at=_compact_at(options, env) if agent else DEFAULT_COMPACT_AT,
         count_tokens=_count_tokens(options, choice.provider) if agent else False,
+        raw=_raw(options, command),
     )

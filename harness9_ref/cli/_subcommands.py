@@ -3,8 +3,8 @@
 
 They work on the database only: no provider, no tools, no API key. Their output goes to
 standard output, one line per item, so it can be read by people and by ``grep``/``cut`` alike;
-every text taken from a session passes through the pane's ``clean_line``, so a stored escape
-sequence cannot drive the terminal.
+every line passes through the pane's ``clean_line`` (R-SAFE-1), so a stored escape sequence
+cannot drive the terminal, unless ``--raw`` asks for the text as stored (R-SAFE-2).
 
 ``copy``'s SRC and DST are each an SQLite file or a ``postgresql://`` URL, as ``--db`` takes them.
 The copy is one transaction on DST, whole or absent (``copy_sessions``); a session id DST
@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, TextIO
 
 from ..memory import POSTGRES_SCHEMES, Manager, copy_sessions, format_token_count, url_scheme
-from ..text import clean_line, history_lines
+from ..text import history_lines
+from ._output import Filter, line_filter
 from ._parser import DEFAULT_LIMIT
 from ._run import silence
 from ._settings import DB_HINT, PROG, CliError, Settings, expand_home
@@ -71,14 +72,15 @@ def prune_line(result: PruneResult, *, dry_run: bool = False) -> str:
     )
 
 
-def _row(template: str, **fields: object) -> str:
-    return clean_line(template.format(**fields)).rstrip()  # no trailing blanks after an empty title
+def _row(clean: Filter, template: str, **fields: object) -> str:
+    return clean(template.format(**fields)).rstrip()  # no trailing blanks after an empty title
 
 
-def _sessions(manager: Manager, limit: int, out: TextIO) -> int:
+def _sessions(manager: Manager, limit: int, clean: Filter, out: TextIO) -> int:
     for summary in manager.recent_sessions(limit=limit):
         out.write(
             _row(
+                clean,
                 SESSION_ROW,
                 id=summary.id,
                 when=format_when(summary.updated_at),
@@ -90,26 +92,26 @@ def _sessions(manager: Manager, limit: int, out: TextIO) -> int:
     return 0
 
 
-def _show(manager: Manager, target: str, lang: str, out: TextIO) -> int:
+def _show(manager: Manager, target: str, lang: str, clean: Filter, out: TextIO) -> int:
     session = manager.open_session(manager.resolve_session_id(target))
     for line in history_lines(session.get_messages(0), lang):
-        out.write(clean_line(line.text) + "\n")
+        out.write(clean(line.text) + "\n")
     return 0
 
 
-def _search(manager: Manager, query: str, limit: int, out: TextIO, err: TextIO) -> int:
+def _search(manager: Manager, query: str, limit: int, clean: Filter, out: TextIO, err: TextIO) -> int:
     if not manager.search_indexed:
         err.write(NO_INDEX_NOTICE + "\n")
         err.flush()
     hits = manager.search(query, limit=limit)
     for hit in hits:
-        out.write(_row(SEARCH_ROW, id=hit.id, when=format_when(hit.updated_at), snippet=hit.snippet) + "\n")
+        out.write(_row(clean, SEARCH_ROW, id=hit.id, when=format_when(hit.updated_at), snippet=hit.snippet) + "\n")
     return 0 if hits else EXIT_NO_MATCH
 
 
-def _prune(manager: Manager, days: int, dry_run: bool, out: TextIO) -> int:
+def _prune(manager: Manager, days: int, dry_run: bool, clean: Filter, out: TextIO) -> int:
     result = manager.prune(days * SECONDS_PER_DAY, dry_run=dry_run)
-    out.write(prune_line(result, dry_run=dry_run) + "\n")
+    out.write(clean(prune_line(result, dry_run=dry_run)) + "\n")
     return 0
 
 
@@ -128,15 +130,16 @@ def run_command(settings: Settings, out: TextIO, err: TextIO) -> int:
 
 def _dispatch(settings: Settings, out: TextIO, err: TextIO) -> int:
     limit: int = settings.limit if settings.limit is not None else DEFAULT_LIMIT
-    with open_manager(settings) as manager:
+    clean = line_filter(settings.raw)  # R-SAFE-2
+    with open_manager(settings, read_only=settings.command != "prune") as manager:  # R-CLI-12
         if settings.command == "show" and settings.target is not None:
-            status = _show(manager, settings.target, settings.lang, out)
+            status = _show(manager, settings.target, settings.lang, clean, out)
         elif settings.command == "search" and settings.query is not None:
-            status = _search(manager, settings.query, limit, out, err)
+            status = _search(manager, settings.query, limit, clean, out, err)
         elif settings.command == "prune" and settings.older_than_days is not None:
-            status = _prune(manager, settings.older_than_days, settings.dry_run, out)
+            status = _prune(manager, settings.older_than_days, settings.dry_run, clean, out)
         else:
-            status = _sessions(manager, limit, out)
+            status = _sessions(manager, limit, clean, out)
     out.flush()
     return status
 

@@ -63,8 +63,11 @@ def context_window(settings: Settings) -> int:
     return get_model_limits(settings.model).context_tokens
 
 
-def open_manager(settings: Settings) -> Manager:
+def open_manager(settings: Settings, *, read_only: bool = False) -> Manager:
     """The Manager on the database of R-MGR-1, tool results in ``<home>/tool-results`` (R-CLI-5).
+
+    ``read_only`` opens an SQLite file without writing to it (R-DB-12), for the commands that
+    only read (R-CLI-12).
 
     Raises:
         CliError: the folder of a ``--db`` or ``HARNESS9_DB`` file does not exist (R-CLI-13).
@@ -78,7 +81,7 @@ def open_manager(settings: Settings) -> Manager:
     if settings.db_source is not None and not db_path.parent.is_dir():
         raise CliError(f"{settings.db_source} {db_path}: the folder {db_path.parent} does not exist")
     try:
-        return Manager(db_path, db_path.parent / TOOL_RESULTS_DIR)
+        return Manager(db_path, db_path.parent / TOOL_RESULTS_DIR, read_only=read_only)
     except ForeignDatabase as exc:
         source = f"{settings.db_source} " if settings.db_source is not None else ""
         raise CliError(f"{source}{db_path}: {NOT_OURS}") from exc
@@ -121,6 +124,8 @@ def build_registry(settings: Settings, approve: Approve | None) -> Registry:
 def build_engine(settings: Settings, provider: LLMProvider, session: Session, registry: Registry) -> AgentEngine:
     """The engine of R-CLI-5 in long-session mode (R-LONG-1), with R-CLI-15's trigger and counter.
 
+    It saves as it goes (R-ENG-23): the prompt before the first call, each step once complete.
+
     The same provider summarises, with the TokenBudget fallback; each summarizer request is kept
     within half the window, and runs start from the session's checkpoint. The trigger leaves
     room for the ``max_tokens`` the provider asks for (R-LONG-10); with ``--count-tokens`` the
@@ -142,4 +147,5 @@ def build_engine(settings: Settings, provider: LLMProvider, session: Session, re
         carry=True,
         own_tools=True,
         retry=RetryPolicy(settings.max_retries),
+        durable=True,
     )

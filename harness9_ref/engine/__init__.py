@@ -29,6 +29,7 @@ from ._events import (
     EventData,
     EventType,
     RetryData,
+    SaveFailedData,
     TextDeltaData,
     TokenUpdateData,
     ToolCallData,
@@ -43,11 +44,12 @@ from ._retry import (
     RETRYABLE_CODES,
     RETRYABLE_STATUSES,
     RetryHints,
+    RetryingSummarizer,
     RetryPolicy,
     retry_delay,
     should_retry,
 )
-from ._run import RunIterator
+from ._run import PARTIAL_MARKER, RunIterator
 from ._seams import DEFAULT_MAX_TURNS, DEFAULT_SYSTEM_PROMPT, PromptBuilder, SummarizingCompactor, ToolRegistry
 from ._tools import (
     ENGINE_TOOLS,
@@ -93,6 +95,7 @@ __all__ = (
     "LOGGER_NAME",
     "MAX_TURNS",
     "MAX_TURNS_MESSAGE",
+    "PARTIAL_MARKER",
     "PROVIDER_ERROR",
     "RECALL_CALL_LINE",
     "RECALL_HIT",
@@ -134,9 +137,11 @@ __all__ = (
     "RetryData",
     "RetryHints",
     "RetryPolicy",
+    "RetryingSummarizer",
     "RunFinished",
     "RunIterator",
     "RunWorker",
+    "SaveFailedData",
     "SessionHistory",
     "SummarizingCompactor",
     "TextDeltaData",

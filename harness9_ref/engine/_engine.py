@@ -1,4 +1,4 @@
-"""AgentEngine: the run loop of a coding agent (SPEC R-ENG-1 … R-ENG-21, R-EVT-9, R-EVT-10).
+"""AgentEngine: the run loop of a coding agent (SPEC R-ENG-1 … R-ENG-26, R-EVT-9 … R-EVT-11).
 
 Theory of operation. A run keeps two lists (R-ENG-8):
 
@@ -11,30 +11,35 @@ Theory of operation. A run keeps two lists (R-ENG-8):
 completed step, a step being an assistant message together with one observation for each of its
 calls (R-ENG-12). A failed, cancelled or closed run saves ``history[start_len:committed]``; a
 successful run saves ``history[start_len:]``. Either way it is one ``add_messages`` call before
-the terminal event (R-ENG-11), and a failed save only logs a warning (R-ENG-13).
+the terminal event (R-ENG-11), and a failed save only logs a warning (R-ENG-13). A durable run
+(``durable=True``, R-ENG-23) stores the same messages in several calls instead: the prompt before
+the first provider call, each step once complete, the rest at the end; so a killed process loses
+at most the step in flight, and a run that could not store everything says so (R-ENG-25).
 
 With ``long_session=True`` (R-LONG) a run starts from the session's checkpoint and each turn's
 view is prepared by ``LongSession`` (``_long_session.py``); the rest of the loop is the same.
 
 The auxiliary methods of the run loop are ``_load_history_with`` (``loadHistoryWith``), ``_prepare``
-(``applyCompactionWith``) and ``save_history_with`` in ``_run.py`` (``saveHistoryWith``); each
+(``applyCompactionWith``) and ``save_progress`` in ``_run.py`` (``saveHistoryWith``); each
 takes the run's snapshot of the session or compactor, never the engine's current one (R-ENG-2).
 """
 
 from __future__ import annotations
 
 import logging
+import queue
 import threading
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from fractions import Fraction
 from functools import partial
 from typing import TYPE_CHECKING, Final
 
-from ..memory import Compactor, ContextState, Session, SessionError, estimate_tool_tokens
+from ..memory import Compactor, ContextState, Session, SessionError, SummarizationCompactor, estimate_tool_tokens
 from ..planning import TodoItem
 from ..schema import (
     CHUNK_DONE,
     CHUNK_TEXT,
+    ROLE_ASSISTANT,
     ROLE_SYSTEM,
     ROLE_USER,
     Message,
@@ -79,8 +84,19 @@ from ._long_session import (
     Turn,
     prepare_literal,
 )
-from ._retry import RetryHints, RetryPolicy, retry_delay, should_retry
-from ._run import Failure, RunIterator, RunState, check_cancelled, close_stream, event_error, event_token_update, save_run
+from ._retry import RetryHints, RetryingSummarizer, RetryPolicy, hints_of, retry_delay, should_retry
+from ._run import (
+    PARTIAL_MARKER,
+    Failure,
+    RunIterator,
+    RunState,
+    check_cancelled,
+    close_stream,
+    event_error,
+    event_token_update,
+    save_progress,
+    save_run,
+)
 from ._seams import DEFAULT_MAX_TURNS, DEFAULT_SYSTEM_PROMPT, PromptBuilder, SummarizingCompactor, ToolRegistry
 from ._tools import ENGINE_TOOLS, HistorySource, ListHistory, SessionHistory, run_engine_tool
 
@@ -119,7 +135,12 @@ class AgentEngine:
             beside the registry's and answer them itself (R-RCL); summaries then say that
             removed messages can be recalled (R-LONG-13).
         retry: how often a provider call that failed before any text is made again, and how
-            the engine waits (R-ENG-18); the default makes no retry.
+            the engine waits (R-ENG-18); the default makes no retry. With retries, the
+            compactor's summarizer (a ``SummarizationCompactor``'s ``provider``) is wrapped so
+            that its calls are retried the same way (R-ENG-27).
+        durable: store the prompt before the first call and each step as it completes, keep
+            the text of a reply cut short, and end with a ``save_failed`` event when messages
+            could not be stored (R-ENG-23 … R-ENG-26); off, a run saves once at its end (R-ENG-11).
 
     Raises:
         ValueError: ``max_turns`` is below 1, ``context_window`` or ``reply_reserve`` is
@@ -146,6 +167,7 @@ class AgentEngine:
         carry: bool = False,
         own_tools: bool = False,
         retry: RetryPolicy | None = None,
+        durable: bool = False,
     ) -> None:
         if max_turns < 1:
             raise ValueError(f"max_turns must be at least 1, got {max_turns}")
@@ -168,6 +190,8 @@ class AgentEngine:
         self._carry = carry
         self._own_tools = own_tools
         self._retry = retry if retry is not None else RetryPolicy()
+        self._durable = durable
+        self._summary_retry = _retrying_summarizer(compactor, self._retry)
         self._last_session: Session | None = None  # whose summarizer failures the breaker counts (R-LONG-15)
 
     @property
@@ -349,7 +373,7 @@ class AgentEngine:
         try:
             try:
                 run.history, run.context = self._load_history_with(run.session, self._system_prompt())
-                run.start_len = len(run.history)
+                run.start_len = run.saved = len(run.history)
                 run.history.append(run.prompt)
             except SessionError as exc:  # R-ENG-4: no provider call, nothing saved
                 yield event_error(exc.code, error_text(exc))
@@ -359,24 +383,35 @@ class AgentEngine:
                 yield event_error(INTERNAL_ERROR, internal_message(exc))
                 return
             run.committed = len(run.history)  # the prompt alone is worth saving (R-ENG-12)
+            if self._durable:
+                save_progress(run)  # R-ENG-23 (1): stored before the first provider call
             try:
                 final = yield from self._turns(run)
             except Failure as failure:
-                save_run(run, run.committed, self._state(run))
-                yield event_error(failure.code, one_line(failure.message))
+                message = one_line(failure.message)
+                if self._durable and failure.partial:  # R-ENG-24: what the user saw is kept
+                    run.history.append(Message(ROLE_ASSISTANT, failure.partial + PARTIAL_MARKER + message + "]"))
+                    run.committed = len(run.history)
+                yield from self._end(run, event_error(failure.code, message))
                 return
             except Exception as exc:  # R-ENG-17
                 _log.debug("internal error in a run", exc_info=True)
-                save_run(run, run.committed, self._state(run))
-                yield event_error(INTERNAL_ERROR, internal_message(exc))
+                yield from self._end(run, event_error(INTERNAL_ERROR, internal_message(exc)))
                 return
             except BaseException:  # the iterator was closed (GeneratorExit), or KeyboardInterrupt
-                save_run(run, run.committed, self._state(run))
+                save_run(run, self._state(run))
                 raise
-            save_run(run, len(run.history), self._state(run))
-            yield Event(EventType.DONE, DoneData(final, run.turns))
+            run.committed = len(run.history)  # R-ENG-11: the final reply too
+            yield from self._end(run, Event(EventType.DONE, DoneData(final, run.turns)))
         finally:
             self._release(run)
+
+    def _end(self, run: RunState, terminal: Event) -> Generator[Event, None, None]:
+        """Save, say so when a durable run left messages unsaved (R-ENG-25), then the terminal event."""
+        unsaved = save_run(run, self._state(run))
+        if unsaved is not None and self._durable:
+            yield unsaved
+        yield terminal
 
     def _turns(self, run: RunState) -> Generator[Event, None, Message]:
         """Turns until a reply without tool calls, which is returned (R-ENG-5, R-ENG-10)."""
@@ -384,7 +419,7 @@ class AgentEngine:
             check_cancelled(run)
             turn = self._turn_inputs(run.session)
             tools, tool_tokens = turn.tools, turn.tool_tokens
-            prepared = yield from self._announce(self._prepare(run, turn))
+            prepared = yield from self._announce((yield from self._forwarding(run, partial(self._prepare, run, turn))))
             check_cancelled(run)  # a summarizing compactor may have taken a while
             run.turns += 1
             run.rounds += 1
@@ -393,8 +428,8 @@ class AgentEngine:
             except Failure as failure:  # R-LONG-7: one retry after compacting harder
                 if self._long is None or failure.code != CONTEXT_LENGTH_EXCEEDED or failure.after_text:
                     raise
-                recovery = self._long.recover(run.context, tuple(run.history), run.compactor, turn)
-                prepared = yield from self._announce(recovery)
+                recover = partial(self._long.recover, run.context, tuple(run.history), run.compactor, turn)
+                prepared = yield from self._announce((yield from self._forwarding(run, recover)))
                 check_cancelled(run)
                 run.turns += 1
                 try:
@@ -417,9 +452,48 @@ class AgentEngine:
                 run.history.append(Message(ROLE_USER, observation, tool_call_id=call.id))
                 yield Event(EventType.TOOL_RESULT, ToolResultData(call.id, call.name, observation))
             run.committed = len(run.history)  # the step is complete (R-ENG-12)
+            if self._durable:
+                save_progress(run)  # R-ENG-23 (2): the step with all its results, in one call
             check_cancelled(run)  # an interrupted tool ends the run as cancelled, not max_turns (R-INT-3)
             if run.rounds >= self._max_turns:  # R-ENG-14, R-LONG-8
                 raise Failure(MAX_TURNS, MAX_TURNS_MESSAGE.format(max_turns=self._max_turns))
+
+    def _forwarding(self, run: RunState, work: Callable[[], Prepared]) -> Generator[Event, None, Prepared]:
+        """``work()``, yielding the ``retry`` events of its summarizer calls as they happen (R-ENG-27).
+
+        Without a retrying summarizer it simply runs. With one, it runs on a helper thread while
+        this generator hands out each retry the summarizer reports (blocking on a queue, not
+        polling); the thread is always waited for, so the run's state has one writer at a time.
+        """
+        summarizer = self._summary_retry
+        if summarizer is None:
+            return work()
+        reports: queue.Queue[RetryData | None] = queue.Queue()
+        outcome: list[Prepared] = []
+        failure: list[BaseException] = []
+
+        def target() -> None:
+            try:
+                outcome.append(work())
+            except BaseException as exc:  # handed to the run's own thread below
+                failure.append(exc)
+            finally:
+                reports.put(None)
+
+        summarizer.bind(run.cancelled, reports.put)
+        thread = threading.Thread(target=target, name="harness9-compaction", daemon=True)
+        thread.start()
+        try:
+            while (data := reports.get()) is not None:
+                yield Event(EventType.RETRY, data)
+        finally:
+            if thread.is_alive():  # the consumer closed the iterator: stop any wait, then finish
+                run.cancelled.set()
+            thread.join()
+            summarizer.bind()
+        if failure:
+            raise failure[0]
+        return outcome[0]
 
     def _prepare(self, run: RunState, turn: Turn) -> Prepared:
         """This turn's view: the document's (R-ENG-5) or long-session mode's (R-LONG-4)."""
@@ -465,13 +539,13 @@ class AgentEngine:
     ) -> Generator[Event, None, tuple[Message, Usage | None]]:
         """One provider call: forward text chunks, return the done chunk's message and usage."""
         stream = iter(self._llm.generate_stream(view, tools))
-        streamed = False
+        parts: list[str] = []  # the text this call gave, kept if it fails after it (R-ENG-24)
         try:
             for chunk in stream:
                 check_cancelled(run)  # a cancel while the provider was blocked abandons it
                 if chunk.type == CHUNK_TEXT:
                     if chunk.delta:  # R-EVT-4: deltas are non-empty
-                        streamed = True
+                        parts.append(chunk.delta)
                         yield Event(EventType.TEXT_DELTA, TextDeltaData(chunk.delta))
                     check_cancelled(run)
                 elif chunk.type == CHUNK_DONE:
@@ -480,8 +554,11 @@ class AgentEngine:
                     return chunk.message, chunk.usage
                 else:
                     hints, message = _chunk_failure(chunk)
-                    raise Failure(hints.code, message, after_text=streamed, hints=hints)
+                    raise Failure(hints.code, message, hints=hints)
             raise Failure(INTERNAL_ERROR, "the provider's stream ended without a done or error chunk")
+        except Failure as failure:
+            failure.partial = "".join(parts)
+            raise
         finally:
             close_stream(stream)
 
@@ -524,6 +601,23 @@ class AgentEngine:
         return [Message(ROLE_SYSTEM, system), *session.get_messages(0)], Context()
 
 
+def _retrying_summarizer(compactor: Compactor | None, policy: RetryPolicy) -> RetryingSummarizer | None:
+    """Wrap the compactor's summarizer so its calls retry by ``policy`` (R-ENG-27); None without retries.
+
+    The compactor is changed in place, once: a compactor given to a second engine keeps the
+    first wrapper, re-pointed at the new policy.
+    """
+    if policy.max_retries == 0 or not isinstance(compactor, SummarizationCompactor) or compactor.provider is None:
+        return None
+    summarizer = compactor.provider
+    if isinstance(summarizer, RetryingSummarizer):
+        summarizer.policy = policy
+        return summarizer
+    wrapper = RetryingSummarizer(summarizer, policy)
+    compactor.provider = wrapper
+    return wrapper
+
+
 NO_SESSION: Final = "no_session"  # R-LONG-18: a todo call in a run without a session
 NO_SESSION_FOR_PLAN: Final = "there is no session to keep a plan in"
 
@@ -544,13 +638,7 @@ def _chunk_failure(chunk: StreamChunk) -> tuple[RetryHints, str]:
     """
     failure = chunk.failure
     if failure is not None:
-        hints = RetryHints(
-            failure.code,
-            getattr(failure, "status", None),
-            getattr(failure, "retry_after", None),
-            getattr(failure, "should_retry", None),
-        )
-        return hints, str(failure)
+        return hints_of(failure), str(failure)
     code, sep, message = chunk.error.partition(CODE_SEPARATOR)
     if not sep or not code:
         return RetryHints(PROVIDER_ERROR), chunk.error

@@ -1,4 +1,4 @@
-"""The events of a run (SPEC R-EVT-1 … R-EVT-10).
+"""The events of a run (SPEC R-EVT-1 … R-EVT-11).
 
 An event is ``{"type": <type>, "data": <object>}``. Each type has one data class whose
 ``to_dict`` writes its members in the order SPEC lists them, so ``json.dumps(event.to_dict())``
@@ -24,6 +24,7 @@ __all__ = [  # gets re-exported
     "EventData",
     "EventType",
     "RetryData",
+    "SaveFailedData",
     "TextDeltaData",
     "TokenUpdateData",
     "ToolCallData",
@@ -32,7 +33,10 @@ __all__ = [  # gets re-exported
 
 
 class EventType(str, Enum):
-    """The seven event types of R-EVT-1 and ``retry`` (R-EVT-10); the value is the ``type`` written in JSON."""
+    """The seven event types of R-EVT-1, ``retry`` (R-EVT-10) and ``save_failed`` (R-EVT-11).
+
+    The value is the ``type`` written in JSON.
+    """
 
     TOKEN_UPDATE = "token_update"
     COMPACTION = "compaction"
@@ -42,6 +46,7 @@ class EventType(str, Enum):
     DONE = "done"
     ERROR = "error"
     RETRY = "retry"
+    SAVE_FAILED = "save_failed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,11 +171,35 @@ class RetryData:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class SaveFailedData:
+    """R-EVT-11: the run ends with ``unsaved`` of its messages not stored (R-ENG-25).
+
+    ``saved`` messages of the run were stored; ``message`` is the last failed save's error.
+    Emitted right before the terminal event, so a consumer can say what was lost.
+    """
+
+    saved: int
+    unsaved: int
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"saved": self.saved, "unsaved": self.unsaved, "message": self.message}
+
+
 EventData = (
-    TokenUpdateData | CompactionData | TextDeltaData | ToolCallData | ToolResultData | DoneData | ErrorData | RetryData
+    TokenUpdateData
+    | CompactionData
+    | TextDeltaData
+    | ToolCallData
+    | ToolResultData
+    | DoneData
+    | ErrorData
+    | RetryData
+    | SaveFailedData
 )
 
-# R-EVT-1, R-EVT-10: the one data class of each event type.
+# R-EVT-1, R-EVT-10, R-EVT-11: the one data class of each event type.
 DATA_TYPES: Final[Mapping[EventType, type]] = {
     EventType.TOKEN_UPDATE: TokenUpdateData,
     EventType.COMPACTION: CompactionData,
@@ -180,6 +209,7 @@ DATA_TYPES: Final[Mapping[EventType, type]] = {
     EventType.DONE: DoneData,
     EventType.ERROR: ErrorData,
     EventType.RETRY: RetryData,
+    EventType.SAVE_FAILED: SaveFailedData,
 }
 
 

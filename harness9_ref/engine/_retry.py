@@ -1,4 +1,4 @@
-"""When and after how long the engine calls the provider again (SPEC R-ENG-18 … R-ENG-22).
+"""When and after how long the engine calls the provider again (SPEC R-ENG-18 … R-ENG-22, R-ENG-27).
 
 A provider never retries by itself (R-PRV-22); the engine does, for a call that failed before
 any text reached the consumer with a failure that is likely to pass (R-ENG-19). The delay is the
@@ -8,15 +8,26 @@ flag, so ``cancel()`` ends it at once and nothing spins (R-ENG-21).
 
 ``RetryPolicy`` holds the number of retries and two seams: ``random`` draws the jitter and
 ``wait`` waits, so a test or a conformance case fixes the one and skips the other.
+``RetryingSummarizer`` applies the same rules to a summarizer's calls (R-ENG-27); the engine
+wraps its compactor's summarizer in one and tells it, for each run, where retries are reported
+and which flag cancels the wait.
 """
 
 from __future__ import annotations
 
+import logging
 import random as _random
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+from ._errors import INTERNAL_ERROR, LOGGER_NAME, error_text
+from ._events import RetryData
+
+if TYPE_CHECKING:
+    from ..memory import Summarizer
+    from ..schema import Message, ToolDefinition, Usage
 
 __all__ = [
     "BACKOFF_BASE_SECONDS",
@@ -27,6 +38,8 @@ __all__ = [
     "RETRY_AFTER_MAX_SECONDS",
     "RetryHints",
     "RetryPolicy",
+    "RetryingSummarizer",
+    "hints_of",
     "retry_delay",
     "should_retry",
 ]
@@ -40,6 +53,8 @@ BACKOFF_BASE_SECONDS: Final = 0.5  # R-ENG-20
 BACKOFF_MAX_SECONDS: Final = 8.0  # R-ENG-20
 JITTER_SHARE: Final = 0.25  # R-ENG-20: the backoff is cut by up to this share
 RETRY_AFTER_MAX_SECONDS: Final = 60.0  # R-ENG-20
+
+_log = logging.getLogger(LOGGER_NAME)
 
 
 def _wait_for_cancel(cancelled: threading.Event, seconds: float) -> None:
@@ -99,3 +114,58 @@ def retry_delay(retry: int, retry_after: float | None, draw: Callable[[], float]
         return min(max(retry_after, 0.0), RETRY_AFTER_MAX_SECONDS)
     backoff: float = min(BACKOFF_BASE_SECONDS * 2.0 ** min(retry - 1, 64), BACKOFF_MAX_SECONDS)
     return backoff * (1 - JITTER_SHARE * draw())
+
+
+def hints_of(failure: BaseException) -> RetryHints:
+    """The code and R-ERR-2's hints of a provider's typed error; ``internal_error`` for any other exception."""
+    return RetryHints(
+        str(getattr(failure, "code", INTERNAL_ERROR)),
+        getattr(failure, "status", None),
+        getattr(failure, "retry_after", None),
+        getattr(failure, "should_retry", None),
+    )
+
+
+def _log_retry(data: RetryData) -> None:
+    _log.info(
+        "retrying the summary in %.1f s: %s (attempt %d of %d)", data.delay_seconds, data.message, data.attempt, data.max_attempts
+    )
+
+
+class RetryingSummarizer:
+    """A summarizer whose failed calls are made again as R-ENG-19 … R-ENG-21 say (R-ENG-27).
+
+    A summarizer call streams nothing, so rule 1 of R-ENG-19 never applies. ``bind`` sets where
+    each retry is reported and which flag ends a wait; a cancelled wait re-raises the failure,
+    so the summary fails and falls back (R-SUM-10) as it would have without retries.
+    """
+
+    def __init__(self, summarizer: Summarizer, policy: RetryPolicy) -> None:
+        self.summarizer = summarizer
+        self.policy = policy
+        self._cancelled = threading.Event()
+        self._report: Callable[[RetryData], None] = _log_retry
+
+    def bind(self, cancelled: threading.Event | None = None, report: Callable[[RetryData], None] | None = None) -> None:
+        """Report retries to ``report`` and stop waiting once ``cancelled`` is set; None for either: log, never cancelled."""
+        self._cancelled = cancelled if cancelled is not None else threading.Event()
+        self._report = report if report is not None else _log_retry
+
+    def generate(
+        self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]
+    ) -> tuple[Message | None, Usage | None]:
+        policy = self.policy
+        retry = 0
+        while True:
+            try:
+                return self.summarizer.generate(messages, available_tools)
+            except Exception as failure:
+                hints = hints_of(failure)
+                if retry >= policy.max_retries or not should_retry(hints, after_text=False) or self._cancelled.is_set():
+                    raise
+                retry += 1
+                delay = retry_delay(retry, hints.retry_after, policy.random)
+                self._report(RetryData(retry + 1, policy.max_retries + 1, delay, hints.code, error_text(failure)))
+                policy.wait(self._cancelled, delay)
+                if self._cancelled.is_set():  # R-ENG-21: a cancel ends the wait and asks no more
+                    raise

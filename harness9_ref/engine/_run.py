@@ -1,26 +1,32 @@
 """The state of one run, its iterator and the steps the engine takes on it (SPEC R-ENG-1, R-ENG-2,
-R-ENG-11 … R-ENG-16, R-LONG-6, R-LONG-16).
+R-ENG-11 … R-ENG-16, R-ENG-23 … R-ENG-26, R-LONG-6, R-LONG-16).
 
 ``RunState`` is one run's snapshot and progress; ``Failure`` ends a run with an error event;
-``RunIterator`` hands out its events. The save at the end of a run lives here too: one
-``add_messages`` call, then, in long-session mode, the run's checkpoint and context state.
+``RunIterator`` hands out its events. The saves live here too. ``history[start_len:saved]`` is
+what the session already holds and ``history[saved:committed]`` what is complete but not yet
+stored: the document's engine stores it all with one ``add_messages`` call at the end of the
+run (R-ENG-11); a durable run also at the prompt and after each step (R-ENG-23), a failed save
+leaving its messages for the next (R-ENG-25). Then, in long-session mode, the run's checkpoint
+and context state.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
+from typing import Final
 
-from ..memory import Compactor, ContextState, Session
+from ..memory import Compactor, ContextState, Session, SessionError
 from ..schema import Message
-from ._errors import CANCELLED, LOGGER_NAME, internal_message
-from ._events import ErrorData, Event, EventType, TokenUpdateData
+from ._errors import CANCELLED, LOGGER_NAME, error_text, internal_message, one_line
+from ._events import ErrorData, Event, EventType, SaveFailedData, TokenUpdateData
 from ._long_session import Context
 from ._retry import RetryHints
 
 __all__ = [
+    "PARTIAL_MARKER",
     "Failure",
     "RunIterator",
     "RunState",
@@ -28,8 +34,11 @@ __all__ = [
     "close_stream",
     "event_error",
     "event_token_update",
+    "save_progress",
     "save_run",
 ]
+
+PARTIAL_MARKER: Final = "\n\n[reply cut off: "  # R-ENG-24: then the error's message and "]"
 
 _log = logging.getLogger(LOGGER_NAME)
 
@@ -37,12 +46,17 @@ _log = logging.getLogger(LOGGER_NAME)
 class Failure(Exception):
     """Ends a run with the error event ``{code, message}``; raised and caught inside the loop."""
 
-    def __init__(self, code: str, message: str, *, after_text: bool = False, hints: RetryHints | None = None) -> None:
+    def __init__(self, code: str, message: str, *, hints: RetryHints | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
-        self.after_text = after_text  # the provider had streamed text before failing (R-LONG-7, R-ENG-19)
         self.hints = hints  # a provider failure's retry hints (R-ENG-19); None for the engine's own
+        self.partial = ""  # the text the failing provider call had streamed (R-ENG-24)
+
+    @property
+    def after_text(self) -> bool:
+        """The provider had streamed text before failing (R-LONG-7, R-ENG-19)."""
+        return bool(self.partial)
 
 
 @dataclass(eq=False)
@@ -56,6 +70,8 @@ class RunState:
     history: list[Message] = field(default_factory=list)
     start_len: int = 0
     committed: int = 0  # history[:committed] holds only completed steps (R-ENG-12)
+    saved: int = 0  # history[start_len:saved] is stored (R-ENG-23)
+    save_error: str = ""  # the last failed save's message, while messages are pending (R-ENG-25)
     turns: int = 0  # provider calls so far
     rounds: int = 0  # turns so far; a turn recovered from a context-length error is one (R-LONG-8)
     context: Context = field(default_factory=Context)  # the checkpoint in effect (R-LONG-2)
@@ -83,16 +99,43 @@ def check_cancelled(run: RunState) -> None:
         raise Failure(CANCELLED, CANCELLED)
 
 
-def save_run(run: RunState, end: int, state: ContextState | None = None) -> None:
-    """Save ``history[start_len:end]``, then, in long-session mode, the checkpoint and ``state`` (R-LONG-6, R-LONG-16).
+def save_progress(run: RunState) -> None:
+    """Store ``history[saved:committed]`` by one ``add_messages`` call, if there is any (R-ENG-23).
 
-    The state is saved only when it differs from the one the run read; a failed save of either
-    is logged and changes nothing else.
+    Without a session nothing happens. A failure is logged as a warning and leaves the messages
+    pending, so the next save carries them first (R-ENG-13, R-ENG-25).
     """
     session = run.session
-    if not save_history_with(session, run.history, run.start_len, end) or session is None:
+    if session is None or run.saved >= run.committed:
         return
-    checkpoint = run.context.checkpoint(run.history, end)
+    batch = run.history[run.saved : run.committed]
+    try:
+        session.add_messages(batch)
+    except Exception as exc:
+        run.save_error = error_text(exc) if isinstance(exc, SessionError) else internal_message(exc)
+        name = getattr(session, "session_id", "(unknown id)")
+        _log.warning("could not save %d messages to session %s: %s", len(batch), name, run.save_error)
+        return
+    run.saved = run.committed
+    run.save_error = ""
+
+
+def save_run(run: RunState, state: ContextState | None = None) -> Event | None:
+    """The end-of-run save (R-ENG-11, R-ENG-23), then the checkpoint and ``state`` (R-LONG-6, R-LONG-16).
+
+    The checkpoint and state follow only when every message of the run is stored, the state
+    only when it differs from the one the run read; a failed save of either is logged and
+    changes nothing else. Returns the ``save_failed`` event when messages are left unsaved
+    (R-ENG-25), for a run that says so (a durable one); else None.
+    """
+    session = run.session
+    save_progress(run)
+    if session is None:
+        return None
+    if run.saved < run.committed:
+        unsaved = run.committed - run.saved
+        return Event(EventType.SAVE_FAILED, SaveFailedData(run.saved - run.start_len, unsaved, one_line(run.save_error)))
+    checkpoint = run.context.checkpoint(run.history, run.committed)
     try:
         if checkpoint is not None:
             session.save_checkpoint(checkpoint)
@@ -103,24 +146,7 @@ def save_run(run: RunState, end: int, state: ContextState | None = None) -> None
             session.save_context_state(state)
     except Exception as exc:
         _log.warning("could not save the context state of session %s: %s", session.session_id, internal_message(exc))
-
-
-def save_history_with(session: Session | None, history: Sequence[Message], start_len: int, end: int) -> bool:
-    """Append ``history[start_len:end]`` to the session in one call (R-ENG-11 … R-ENG-13).
-
-    Without a session nothing happens; a failure is logged as a warning and swallowed.
-    Returns False only when the save failed.
-    """
-    if session is None:
-        return True
-    batch = list(history[start_len:end])  # never empty: it holds the prompt at least
-    try:
-        session.add_messages(batch)
-    except Exception as exc:
-        name = getattr(session, "session_id", "(unknown id)")
-        _log.warning("could not save %d messages to session %s: %s", len(batch), name, internal_message(exc))
-        return False
-    return True
+    return None
 
 
 class RunIterator(Iterator[Event]):

@@ -2,16 +2,19 @@
 (SPEC R-TUI-1 … R-TUI-19, R-CLI-7).
 
 The message catalogue in both languages (``_strings``), the lines a conversation is shown as
-(``_lines``) and terminal cell widths with the cleaning of control characters (``_cells``):
+(``_lines``) and terminal cell widths with the cleaning of control characters (``_cells``, R-SAFE-1):
 pure functions of plain values, no terminal. ``harness9-ref run`` and ``show`` print with them
 without importing the UI package; ``harness9_ref.tui`` re-exports them under the names SPEC uses.
 """
 
 from ._cells import (
+    BIDI_CONTROLS,
+    CONTROL_REPLACEMENT,
     cell_width,
     char_cells,
     clean_line,
     cut_cells,
+    terminal_safe,
     wrap_cells,
 )
 from ._lines import (
@@ -23,7 +26,7 @@ from ._lines import (
     tool_result_line,
     user_line,
 )
-from ._report import compaction_notice, context_lines, context_report_from_dict, retry_notice
+from ._report import compaction_notice, context_lines, context_report_from_dict, not_saved_notice, retry_notice
 from ._strings import (
     BUSY_COMMAND,
     BUSY_PROMPT,
@@ -77,6 +80,7 @@ from ._strings import (
 )
 
 __all__ = [
+    "BIDI_CONTROLS",
     "BUSY_COMMAND",
     "BUSY_PROMPT",
     "CANCELLED_NOTICE",
@@ -93,6 +97,7 @@ __all__ = [
     "CONTEXT_INDENT",
     "CONTEXT_PARTS",
     "CONTEXT_SOURCES",
+    "CONTROL_REPLACEMENT",
     "CURSES_MISSING",
     "DEFAULT_LANG",
     "ELLIPSIS",
@@ -135,9 +140,11 @@ __all__ = [
     "cut_cells",
     "error_line",
     "history_lines",
+    "not_saved_notice",
     "parse_strings",
     "retry_notice",
     "strings_for",
+    "terminal_safe",
     "tool_call_line",
     "tool_result_line",
     "user_line",

@@ -4,6 +4,12 @@ A character takes two cells when Unicode gives it the East Asian width W (wide) 
 (full-width), none when it is a combining mark (categories Mn, Me) or a format character
 (Cf, such as U+200D ZERO WIDTH JOINER), and one otherwise. Ambiguous characters (A, such as
 ``…``, ``—``, ``→`` and ``│``) take one cell, as terminals outside CJK locales draw them.
+
+Text from files, commands, providers and the database reaches the terminal only through
+``terminal_safe`` (SPEC R-SAFE-1): its control characters are shown as U+FFFD instead of being
+obeyed, so no escape sequence of a file the model read can clear the screen or set the title,
+and no bidirectional override can make a line read as something else. The pane draws
+``clean_line``, the same mapping with tabs as spaces.
 """
 
 from __future__ import annotations
@@ -11,11 +17,34 @@ from __future__ import annotations
 import unicodedata
 from typing import Final
 
-__all__ = ["cell_width", "char_cells", "clean_line", "cut_cells", "wrap_cells"]  # gets re-exported
+__all__ = [  # gets re-exported
+    "BIDI_CONTROLS",
+    "CONTROL_REPLACEMENT",
+    "cell_width",
+    "char_cells",
+    "clean_line",
+    "cut_cells",
+    "terminal_safe",
+    "wrap_cells",
+]
 
 _ZERO_WIDTH_CATEGORIES: Final = frozenset({"Mn", "Me", "Cf"})
-_TAB: Final = "    "  # a tab is shown as four spaces
-_REPLACEMENT: Final = "\ufffd"  # shown for other control characters (escape sequences included)
+_TAB: Final = "    "  # a tab is shown as four spaces (R-SAFE-1)
+CONTROL_REPLACEMENT: Final = "\ufffd"  # R-SAFE-1: shown for a control character (escape sequences included)
+# R-SAFE-1: the embeddings, overrides and isolates, which can reorder the rest of a line. The
+# implicit marks U+200E, U+200F and U+061C are kept: they cannot, and right-to-left text needs them.
+BIDI_CONTROLS: Final = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_KEPT_CONTROLS: Final = frozenset("\t\n")
+_REMOVED: Final = "\r"
+_SAFE_TABLE: Final[dict[int, str | None]] = {
+    **{
+        code: CONTROL_REPLACEMENT
+        for code in (*range(0x20), *range(0x7F, 0xA0))  # C0, DEL, C1
+        if chr(code) not in _KEPT_CONTROLS
+    },
+    **{ord(ch): CONTROL_REPLACEMENT for ch in BIDI_CONTROLS},
+    ord(_REMOVED): None,
+}
 
 
 def char_cells(ch: str) -> int:
@@ -49,24 +78,21 @@ def cut_cells(text: str, width: int) -> str:
     return text
 
 
-def clean_line(text: str) -> str:
-    """``text`` made safe to draw: tabs become spaces, CR is dropped, and every other control
-    character but the newline becomes U+FFFD, so tool output cannot move the cursor."""
-    if text.isprintable():
+def terminal_safe(text: str) -> str:
+    """``text`` with its control characters made visible (R-SAFE-1): newline and tab kept, CR
+    removed, C0 and C1 controls, DEL and the bidirectional overrides as U+FFFD.
+
+    Each character is mapped on its own, so a stream cleaned chunk by chunk gives the same
+    text as the whole cleaned at once.
+    """
+    if text.isprintable():  # the common case, no control, no format character: nothing to map
         return text
-    out = []
-    for ch in text:
-        if ch == "\n" or ch.isprintable() or ch == " ":
-            out.append(ch)
-        elif ch == "\t":
-            out.append(_TAB)
-        elif ch == "\r":
-            continue
-        elif unicodedata.category(ch) == "Cc":
-            out.append(_REPLACEMENT)
-        else:
-            out.append(ch)  # format and separator characters other than controls
-    return "".join(out)
+    return text.translate(_SAFE_TABLE)
+
+
+def clean_line(text: str) -> str:
+    """``text`` as the pane draws it (R-SAFE-1): ``terminal_safe``, each tab as four spaces."""
+    return terminal_safe(text).replace("\t", _TAB)
 
 
 def wrap_cells(text: str, width: int) -> list[str]:

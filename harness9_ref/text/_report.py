@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..engine import CompactionData, ContextPart, ContextReport, RetryData
+from ..engine import CompactionData, ContextPart, ContextReport, RetryData, SaveFailedData
 from ..memory import format_token_count
 from ._strings import (
     COMPACTION_TIERS,
@@ -22,7 +22,8 @@ from ._strings import (
     strings_for,
 )
 
-__all__ = ["compaction_notice", "context_lines", "context_report_from_dict", "retry_notice"]  # gets re-exported
+# gets re-exported
+__all__ = ["compaction_notice", "context_lines", "context_report_from_dict", "not_saved_notice", "retry_notice"]
 
 
 def _field(data: object, name: str, default: Any = None) -> Any:
@@ -74,6 +75,18 @@ def retry_notice(data: RetryData | Mapping[str, Any], lang: str = DEFAULT_LANG) 
         message=_field(data, "message"),
         attempt=int(_field(data, "attempt")),
         max_attempts=int(_field(data, "max_attempts")),
+    )
+
+
+def not_saved_notice(data: SaveFailedData | Mapping[str, Any], lang: str = DEFAULT_LANG) -> str:
+    """The line of a ``save_failed`` event (R-TUI-22): ``not_saved_notice`` of ``lang``.
+
+    ``data`` is ``SaveFailedData`` or its JSON object; ``total`` counts the stored and the lost
+    messages of the turn, so the user sees how much of it is gone.
+    """
+    unsaved = int(_field(data, "unsaved"))
+    return strings_for(lang)["not_saved_notice"].format(
+        unsaved=unsaved, total=int(_field(data, "saved")) + unsaved, message=_field(data, "message")
     )
 
 

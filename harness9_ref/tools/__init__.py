@@ -22,6 +22,8 @@ from ._bash import (
 from ._output import DEFAULT_OUTPUT_CAP, TRUNCATED_NOTE
 from ._process import INTERRUPT_GRACE_SECONDS
 from ._read_file import (
+    BINARY_FILE,
+    BINARY_SNIFF_BYTES,
     ESCAPES_WORKDIR,
     IS_A_DIRECTORY,
     NO_SUCH_FILE,
@@ -34,6 +36,8 @@ from ._registry import TOOL_FAILED, UNKNOWN_TOOL, Registry
 __all__ = (
     "APPROVAL_REQUIRED",
     "BASH_TOOL",
+    "BINARY_FILE",
+    "BINARY_SNIFF_BYTES",
     "DECLINED",
     "DEFAULT_BASH_TIMEOUT",
     "DEFAULT_OUTPUT_CAP",

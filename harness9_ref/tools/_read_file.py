@@ -1,10 +1,14 @@
-"""The ``read_file`` tool (SPEC R-TOOL-1, R-TOOL-3, R-TOOL-4, R-TOOL-7).
+"""The ``read_file`` tool (SPEC R-TOOL-1, R-TOOL-3, R-TOOL-4, R-TOOL-7, R-TOOL-9).
 
 Confinement: the path is resolved with every symbolic link followed (``os.path.realpath``) and
 must be the working directory's own resolved path or lie below it. The file is then opened by
 its resolved path with ``O_NOFOLLOW``, so the last component cannot be swapped for a link in
 between. This guards against a model's mistakes, not against an adversary on the machine:
 ``bash`` can read any file the user can (R-TOOL-8).
+
+A file that is not text (a NUL byte or invalid UTF-8 in its first block) is described in one line
+instead of being sent: its bytes decoded would be thousands of U+FFFD and control characters,
+tokens that tell the model nothing (R-TOOL-9).
 """
 
 from __future__ import annotations
@@ -13,17 +17,22 @@ import os
 import stat
 from typing import Final
 
+from ..memory import format_token_count
 from ..schema import ToolDefinition
 from ._output import capped_text
 
 __all__ = [
+    "BINARY_FILE",
+    "BINARY_SNIFF_BYTES",
     "ESCAPES_WORKDIR",
     "IS_A_DIRECTORY",
     "NOT_A_REGULAR_FILE",
     "NO_SUCH_FILE",
     "READ_FAILED",
     "READ_FILE_TOOL",
+    "is_text",
     "read_file",
+    "size_text",
 ]
 
 # R-TOOL-1: the definition, exactly as SPEC section 20 prints it.
@@ -45,6 +54,9 @@ IS_A_DIRECTORY: Final = "error: is a directory: {path}"  # R-TOOL-3
 # R-TOOL-7: a FIFO, socket or device would block or never end; it is refused, unread.
 NOT_A_REGULAR_FILE: Final = "error: not a regular file: {path}"
 READ_FAILED: Final = "error: cannot read {path}: {reason}"  # R-TOOL-7
+BINARY_FILE: Final = "binary file, {size}, not read"  # R-TOOL-9: a tool result, not an error
+BINARY_SNIFF_BYTES: Final = 8192  # R-TOOL-9: the first block, the only bytes judged
+_CUT_SHORT: Final = "unexpected end of data"  # the decoder's reason for a sequence the end of its input splits
 
 _OPEN_FLAGS: Final = (
     os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -74,6 +86,25 @@ def _read_head(fd: int, cap: int, size: int) -> tuple[bytes, int]:
         while part := os.read(fd, _READ_SIZE):
             total += len(part)
     return head, total
+
+
+def is_text(block: bytes) -> bool:
+    """Whether a file whose first block is ``block`` is text (R-TOOL-9): no NUL byte, and valid
+    UTF-8 but for a character the block's end may split (the valid beginning of one)."""
+    if b"\0" in block:
+        return False
+    try:
+        block.decode("utf-8")
+    except UnicodeDecodeError as exc:  # the first invalid sequence: text only if it is the split end
+        return exc.end == len(block) and exc.reason == _CUT_SHORT
+    return True
+
+
+def size_text(size: int) -> str:
+    """A size in bytes for people (R-TOOL-9): R-FMT's figure, a space, the unit: ``100.2 KB``."""
+    figure = format_token_count(size)
+    unit = figure[-1] if figure[-1:] in ("K", "M") else ""
+    return f"{figure.removesuffix(unit)} {unit}B"
 
 
 def _reason(exc: OSError) -> str:
@@ -115,9 +146,11 @@ def read_file(workdir: str, path: str, cap: int) -> str:
             return IS_A_DIRECTORY.format(path=path)
         if not stat.S_ISREG(info.st_mode):
             return NOT_A_REGULAR_FILE.format(path=path)
-        head, total = _read_head(fd, cap, info.st_size)
+        head, total = _read_head(fd, max(cap, BINARY_SNIFF_BYTES), info.st_size)
     except OSError as exc:
         return READ_FAILED.format(path=path, reason=_reason(exc))
     finally:
         os.close(fd)
+    if not is_text(head[:BINARY_SNIFF_BYTES]):
+        return BINARY_FILE.format(size=size_text(total))
     return capped_text(head, total, cap)

@@ -28,6 +28,7 @@ from ..engine import (
     RetryData,
     RunFinished,
     RunWorker,
+    SaveFailedData,
     TextDeltaData,
     TokenUpdateData,
     ToolCallData,
@@ -51,6 +52,7 @@ from ..text import (
     context_lines,
     error_line,
     history_lines,
+    not_saved_notice,
     retry_notice,
     strings_for,
     tool_call_line,
@@ -357,6 +359,8 @@ class App:
             self.status = self.status.updated(data.tokens_after, self.engine.context_window)
         elif isinstance(data, RetryData):  # R-ENG-22
             self._add(retry_notice(data, self.lang), "notice")
+        elif isinstance(data, SaveFailedData):  # R-TUI-22
+            self._add(not_saved_notice(data, self.lang), "error")
         elif isinstance(data, ToolCallData):
             self._add(tool_call_line(data.name, data.arguments), "tool")
         elif isinstance(data, ToolResultData):

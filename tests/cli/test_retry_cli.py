@@ -1,8 +1,16 @@
-"""The agent retries a failed model call against a real loopback server (SPEC R-ENG-18 … R-ENG-22)."""
+"""The agent retries a failed model call against a real loopback server (SPEC R-ENG-18 … R-ENG-22).
+
+A 429 with ``Retry-After: 1`` twice and then a stream: the answer comes after about 2 s and
+the program says so twice; a 500 once; a 400 never; Ctrl+C during a 30 s backoff ends the
+program at once, the prompt stored (R-ENG-21, R-ENG-23).
+"""
 
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -10,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from harness9_ref.memory import Manager
 from tests.cli.helpers import cli, session_of
 
 ANSWER = {
@@ -27,6 +36,7 @@ class Failing(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.status = status
         self.failures = failures
+        self.retry_after = "1"
         self.calls = 0
 
 
@@ -43,7 +53,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.dumps({"error": {"type": "requests", "code": "rate_limit_exceeded", "message": "slow down"}})
             self.send_response(self.server.status)
             self.send_header("content-type", "application/json")
-            self.send_header("retry-after", "1")
+            self.send_header("retry-after", self.server.retry_after)
             self.send_header("content-length", str(len(body)))
             self.end_headers()
             self.wfile.write(body.encode())
@@ -114,3 +124,48 @@ def test_a_400_is_never_retried(refusing: Failing, env: dict[str, str], work: Pa
 def test_max_retries_must_be_a_count(env: dict[str, str], work: Path) -> None:
     result = cli(["--max-retries", "-1", "run", "hi"], env, work)
     assert result.returncode == 2 and "expected 0 or a positive integer" in result.stderr
+
+
+@pytest.fixture
+def failing_500() -> Iterator[Failing]:
+    yield from _serve(500, 1)
+
+
+@pytest.fixture
+def slow_down() -> Iterator[Failing]:
+    server = Failing(429, 1)
+    server.retry_after = "30"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_500_then_a_200_is_retried_once(failing_500: Failing, env: dict[str, str], work: Path) -> None:
+    status, out, lines = _run(failing_500, env, work)
+    assert status == 0 and out == "Hello.\n"
+    assert lines == ["↻ retrying in 1.0 s: openai: HTTP 500 requests: slow down (attempt 2 of 3)"]
+    assert failing_500.calls == 2
+
+
+def test_ctrl_c_during_the_backoff_stops_at_once(slow_down: Failing, env: dict[str, str], work: Path, db: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness9_ref", "--lang", "en", "run", "hi"], cwd=work,
+        env={**env, "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": f"http://127.0.0.1:{slow_down.server_address[1]}/v1"},
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    assert proc.stderr is not None
+    first = proc.stderr.readline()  # the retry notice: the program now waits 30 s
+    assert first.startswith("↻ retrying in 30.0 s: openai: HTTP 429"), first
+    proc.send_signal(signal.SIGINT)
+    _, rest = proc.communicate(timeout=10)  # well before the 30 s the server asked for
+    assert proc.returncode == 130
+    lines = rest.splitlines()
+    assert lines[-2] == "harness9-ref: error: cancelled" and lines[-1].startswith("session: ")
+    assert slow_down.calls == 1
+    with Manager(db) as manager:
+        [info] = manager.list_sessions()
+        assert [m.content for m in manager.open_session(info.id).get_messages()] == ["hi"]

@@ -13,6 +13,7 @@ import importlib.metadata
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -185,3 +186,57 @@ def test_a_missing_cassette_fails_in_replay_and_is_skipped_without_keys_when_rec
     needs = f"--h9-record=once: recording {folder} needs OPENAI_API_KEY or ANTHROPIC_API_KEY"
     assert needs in once.stdout
     assert not (project / "tests" / "cassettes").exists()
+
+
+FAULT_APP = '''
+import json, os, urllib.error, urllib.request
+import pytest
+
+BODY = json.loads({body!r})
+
+
+def post(headers=None):
+    url = os.environ["OPENAI_BASE_URL"] + "/chat/completions"
+    sent = {{"content-type": "application/json", **(headers or {{}})}}
+    request = urllib.request.Request(url, data=json.dumps(BODY).encode(), headers=sent)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers.get("retry-after")
+
+
+@pytest.mark.h9_cassette("chat", faults=["request=1, status=429, retry-after=3"])
+def test_marker_faults():
+    assert post() == (429, "3")
+    assert post() == 200  # replay once: the 429 used up nothing
+
+
+@pytest.mark.h9_cassette("chat", replay="repeat", timing="recorded")
+def test_add_fault(h9_cassette):
+    h9_cassette.add_fault("request=2, status=503")
+    assert post() == 200
+    assert post() == (503, None)
+    assert post({{"x-harness9-fault": "status=500"}}) == (500, None)
+    assert post() == 200
+
+
+@pytest.mark.h9_cassette("chat", faults=["status=418"])
+def test_bad_rule():
+    pass
+'''
+
+
+def test_the_marker_and_add_fault_give_the_server_its_faults_and_a_bad_rule_fails_the_test(tmp_path: Path) -> None:
+    """SPEC R-REC-8: the plugin's ``faults``, ``h9_cassette.add_fault`` and the header."""
+    (tmp_path / "tests").mkdir()
+    body = json.dumps(BY_NAME["openai/text"].request_body)
+    (tmp_path / "tests" / "test_app.py").write_text(FAULT_APP.format(body=body), encoding="utf-8")
+    cassette = tmp_path / "tests" / "cassettes" / "test_app" / "chat"
+    shutil.copytree(BY_NAME["openai/text"].directory, cassette / "0001-post-v1-chat-completions")
+    done = run(tmp_path)
+    assert done.returncode == 1, done.stdout
+    assert "2 passed, 1 error" in done.stdout, done.stdout
+    assert "ERROR at setup of test_bad_rule" in done.stdout
+    assert "\nh9_cassette: --fault: status=418 should be one of 429, 500, 502, 503, 529\n" in done.stdout
+    assert "another exception occurred" not in done.stdout

@@ -177,3 +177,14 @@ def test_record_command_writes_the_fixture_and_says_what_to_fill_in(
     monkeypatch.delenv("OPENAI_API_KEY")
     assert main([*argv, "--out", str(tmp_path / "x"), "--base-url", stand_in.url]) == 2
     assert "set OPENAI_API_KEY" in capsys.readouterr().err
+
+
+def test_a_recording_keeps_the_gaps_between_its_reads(stand_in: StandIn, tmp_path: Path) -> None:
+    """SPEC R-REC-13: one gap fewer than reads (each HTTP chunk of the stand-in is one read)."""
+    stand_in.headers = [("Content-Type", "text/event-stream")]
+    stand_in.answers = [SSE_PIECES]
+    out = tmp_path / "stream"
+    exchange = record("openai", "gpt-4o-mini", "Hi", out, stream=True, base_url=stand_in.url + "/v1", api_key=KEY)
+    assert len(exchange.chunks) == len(SSE_PIECES) and len(exchange.gaps) == len(SSE_PIECES) - 1
+    assert all(gap >= 0 for gap in exchange.gaps)
+    assert '"gaps": [' in (out / "exchange.json").read_text(encoding="utf-8")

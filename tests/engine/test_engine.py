@@ -513,6 +513,19 @@ def test_a_failed_save_logs_a_warning_and_keeps_the_outcome(caplog: pytest.LogCa
     assert session.session_id in warnings[0].getMessage() and "disk full" in warnings[0].getMessage()
 
 
+def test_a_durable_run_logs_each_failed_save_and_ends_with_save_failed(caplog: pytest.LogCaptureFixture) -> None:
+    """R-ENG-25, R-EVT-11: each failed save is a warning; the run's end says what was lost."""
+    session = FailingSession()
+    with caplog.at_level(logging.WARNING, logger="harness9_ref.engine"):
+        events = list(engine(ScriptedProvider([final()]), session=session, durable=True).run_stream("go"))
+    assert [e.type for e in events][-2:] == [EventType.SAVE_FAILED, EventType.DONE]
+    assert events[-2].to_dict()["data"] == {"saved": 0, "unsaved": 2, "message": "OSError: disk full"}
+    warnings = [r.getMessage() for r in caplog.records if r.name == "harness9_ref.engine" and r.levelno == logging.WARNING]
+    assert warnings == [
+        f"could not save {n} messages to session {session.session_id}: OSError: disk full" for n in (1, 2)
+    ]
+
+
 # R-EVT-1 … R-EVT-9: the events themselves
 
 

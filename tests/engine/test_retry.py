@@ -1,13 +1,24 @@
-"""Retries of a failed provider call (SPEC R-ENG-18 … R-ENG-21, R-EVT-10)."""
+"""Retries of a failed provider or summarizer call (SPEC R-ENG-18 … R-ENG-21, R-ENG-27, R-EVT-10)."""
 
 from __future__ import annotations
 
 import threading
 import time
+from fractions import Fraction
 
 import pytest
 
-from harness9_ref.engine import AgentEngine, EventType, RetryData, RetryHints, RetryPolicy, retry_delay, should_retry
+from harness9_ref.engine import (
+    AgentEngine,
+    EventType,
+    RetryData,
+    RetryHints,
+    RetryingSummarizer,
+    RetryPolicy,
+    retry_delay,
+    should_retry,
+)
+from harness9_ref.memory import MemorySession, SummarizationCompactor, new_summarization_compactor
 from harness9_ref.schema import Message
 from harness9_ref.testing import Failure, ScriptedProvider, ScriptedRegistry
 
@@ -70,3 +81,49 @@ def test_the_delays() -> None:
 def test_max_retries_must_not_be_negative() -> None:
     with pytest.raises(ValueError, match="max_retries"):
         RetryPolicy(-1)
+
+
+def _long_engine(policy: RetryPolicy, *steps: Failure | Message) -> tuple[AgentEngine, ScriptedProvider, SummarizationCompactor]:
+    """Long-session mode on a session over half of a 1000-token window, so the first turn summarises."""
+    provider = ScriptedProvider(list(steps))
+    session = MemorySession()
+    session.add_messages([Message("user" if i % 2 == 0 else "assistant", f"m{i} " + "q" * 400) for i in range(6)])
+    compactor = new_summarization_compactor(provider, 1000)
+    engine = AgentEngine(
+        provider, ScriptedRegistry([], {}), session=session, compactor=compactor, context_window=1000,
+        long_session=True, compact_at=Fraction(1, 2), retry=policy,
+    )
+    return engine, provider, compactor
+
+
+def test_a_cancel_ends_the_summarizers_wait_at_once() -> None:
+    """R-ENG-27 with R-ENG-21: the summarizer asked to wait 30 s; cancel() on its retry event ends the run."""
+    engine, provider, _ = _long_engine(
+        RetryPolicy(2), Failure("rate_limit", "slow down", retry_after=30.0), Message("assistant", "SUMMARY")
+    )
+    events = []
+    for event in engine.run_stream("next"):
+        events.append(event)
+        if event.type is EventType.RETRY:
+            engine.cancel()
+    assert [e.type for e in events] == [EventType.RETRY, EventType.TOKEN_UPDATE, EventType.ERROR]
+    assert events[-1].to_dict()["data"]["code"] == "cancelled"
+    assert len(provider.requests) == 1  # the summarizer was not asked again, nor the model
+
+
+def test_the_summarizer_is_wrapped_once_and_only_with_retries() -> None:
+    _, _, compactor = _long_engine(RetryPolicy(0))
+    assert not isinstance(compactor.provider, RetryingSummarizer)
+    engine, _, compactor = _long_engine(RetryPolicy(2))
+    wrapper = compactor.provider
+    assert isinstance(wrapper, RetryingSummarizer)
+    AgentEngine(engine._llm, ScriptedRegistry([], {}), compactor=compactor, retry=RetryPolicy(1))
+    assert compactor.provider is wrapper and wrapper.policy.max_retries == 1
+
+
+def test_compact_now_retries_without_events() -> None:
+    policy = RetryPolicy(2, wait=lambda cancelled, seconds: None)
+    engine, provider, _ = _long_engine(policy, Failure("overloaded", "busy"), Message("assistant", "SUMMARY"))
+    data = engine.compact_now()
+    assert data.to_dict()["tier"] == "summary"
+    assert len(provider.requests) == 2

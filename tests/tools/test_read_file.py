@@ -1,5 +1,7 @@
 """The read_file tool (harness9_ref/tools/_read_file.py, _output.py; SPEC R-TOOL-3, R-TOOL-4, R-TOOL-7).
 
+Files that are not text (R-TOOL-9) are tested in test_binary_files.py.
+
 Every test works on real files, directories, symbolic links and FIFOs under ``tmp_path``.
 """
 
@@ -111,9 +113,9 @@ def test_a_nul_byte_in_the_path_is_an_error_observation(work: Path) -> None:
     assert read(Registry(work), "a\x00b").startswith("error: cannot read a\x00b: ")
 
 
-def test_invalid_utf8_is_replaced_by_u_fffd(work: Path) -> None:
-    (work / "bin").write_bytes(b"ok \xff\xfe end \xe4\xb8")
-    assert read(Registry(work), "bin") == "ok \ufffd\ufffd end \ufffd"
+def test_invalid_utf8_after_the_first_block_is_replaced_by_u_fffd(work: Path) -> None:
+    (work / "bin").write_bytes(b"x" * 8192 + b"ok \xff\xfe end \xe4\xb8")  # R-TOOL-9: the first block is text
+    assert read(Registry(work), "bin") == "x" * 8192 + "ok \ufffd\ufffd end \ufffd"
 
 
 def test_a_file_of_exactly_the_cap_is_not_truncated(work: Path) -> None:

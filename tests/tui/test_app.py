@@ -9,12 +9,13 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from harness9_ref.engine import AgentEngine
-from harness9_ref.memory import Manager, new_summarization_compactor
+from harness9_ref.memory import Manager, MemorySession, SessionDatabaseError, new_summarization_compactor
 from harness9_ref.offline import OfflineProvider
 from harness9_ref.provider import LLMProvider
 from harness9_ref.schema import Message
@@ -398,3 +399,22 @@ def test_context_lists_the_report_and_waits_for_a_running_turn(manager: Manager,
     app.submit()
     assert texts(app)[-1] == "error: /context is not available while a turn is running; press Ctrl+C first"
     settle(app)
+
+
+class _ReadOnlySession(MemorySession):
+    """A session whose every save fails as a read-only database's does."""
+
+    def add_messages(self, msgs: Sequence[Message]) -> None:
+        raise SessionDatabaseError("sessions.db: attempt to write a readonly database")
+
+
+def test_a_turn_that_could_not_be_saved_says_so(manager: Manager, tmp_path: Path) -> None:
+    """R-TUI-22: the save_failed event of a durable engine is one line of the error kind."""
+    provider = OfflineProvider()
+    session = _ReadOnlySession()
+    engine = AgentEngine(provider, Registry(tmp_path), session=session, context_window=2000, durable=True)
+    app = App(engine, manager, session, "openai/gpt-4o-mini", str(tmp_path), lang="en", registry=Registry(tmp_path))
+    send(app, "hello")
+    assert texts(app, "error")[-1] == (
+        "⚠ 2 of 2 messages of this turn were not saved: sessions.db: attempt to write a readonly database"
+    )

@@ -54,8 +54,11 @@ class CopyResult:
         return asdict(self)
 
 
-def open_store(location: str | Path) -> Store:
+def open_store(location: str | Path, *, read_only: bool = False) -> Store:
     """The store for a path (SQLite) or a ``postgresql://`` URL (R-PG-1).
+
+    ``read_only`` opens an SQLite file without writing to it (R-DB-12); PostgreSQL keeps its
+    own permissions and is opened as usual.
 
     Raises:
         SessionDatabaseError: another URL scheme (never taken for a path), the PostgreSQL extra
@@ -66,7 +69,7 @@ def open_store(location: str | Path) -> Store:
     if scheme is None:
         from ._sqlite_store import SQLiteStore
 
-        return SQLiteStore(Path(location))
+        return SQLiteStore(Path(location), read_only=read_only)
     if scheme not in POSTGRES_SCHEMES:
         raise SessionDatabaseError(
             f"{scheme}:// databases are not supported; give the path of an SQLite file or a postgresql:// URL"
@@ -90,6 +93,8 @@ class Manager:
             ``delete_session`` removes the session's folder (R-MGR-6).
         clock: the time source for created_at / updated_at.
         new_id: makes the id of each new session; it must return a well-formed id.
+        read_only: open an SQLite file without writing anything to it or its folder, for a
+            Manager that only reads (R-DB-12); every write then raises SessionDatabaseError.
 
     Raises:
         SessionDatabaseError: the path cannot be created or is not an SQLite database; the
@@ -105,12 +110,13 @@ class Manager:
         *,
         clock: Clock = time.time,
         new_id: Callable[[], str] = new_session_id,
+        read_only: bool = False,
     ) -> None:
         location: str | Path = db_path if isinstance(db_path, str) else Path(db_path or default_db_path())
         self.tool_results_dir = Path(tool_results_dir) if tool_results_dir is not None else None
         self._clock = clock
         self._new_id = new_id
-        self._store: Store = open_store(location)
+        self._store: Store = open_store(location, read_only=read_only)
         self.database = self._store.name
         """The path, or the URL without its password (R-PG-3)."""
         self.db_path: Path | None = getattr(self._store, "path", None)

@@ -1,9 +1,14 @@
-"""The SQLite file: opening, schema version, transactions and row decoding (SPEC R-DB-1 … R-DB-10, R-CKP-6, R-CKP-12).
+"""The SQLite file: opening, schema version, transactions and row decoding (SPEC R-DB-1 … R-DB-12, R-CKP-6, R-CKP-12).
 
 One ``Database`` is one connection, shared by a Manager and all its sessions under one lock
 (R-MGR-2). Every write is ``BEGIN IMMEDIATE … COMMIT`` and rolls back on any error (R-DB-8);
 reads run in a deferred transaction so that they see one snapshot. SQLite's own busy handler
 waits up to BUSY_TIMEOUT_MS for another process's lock.
+
+A read-only ``Database`` (R-DB-12) is what the commands that only read open: it writes nothing
+to the file or its folder, so they work on a file or a file system that cannot be written. A
+file of an older format is read through an upgraded copy in memory, and a missing file reads as
+an empty database; either way the connection refuses every write (``PRAGMA query_only``).
 """
 
 from __future__ import annotations
@@ -12,12 +17,13 @@ import functools
 import os
 import sqlite3
 import threading
+import urllib.parse
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Final
 
-from ._index import index_available, index_state, index_tail, install_index, mark_damaged, reconcile_index
+from ._index import index_available, index_state, index_tail, install_index, mark_damaged, reconcile_index, watermark
 from ._session import ForeignDatabase, SessionClosed, SessionDatabaseError, UnsupportedSchema
 
 __all__ = ["BUSY_TIMEOUT_MS", "FORMAT_VERSION", "NOT_OURS", "SCHEMA", "Database"]
@@ -130,6 +136,13 @@ def _expected_columns() -> dict[str, tuple[_Column, ...]]:
         conn.close()
 
 
+def _upgrade(cur: sqlite3.Cursor) -> None:
+    """Create whatever R-DB-1 has and the file lacks, then set the format version (R-DB-2)."""
+    for statement in _SCHEMA_STATEMENTS:
+        cur.execute(statement)
+    cur.execute(f"PRAGMA user_version = {FORMAT_VERSION}")
+
+
 class Database:
     """The Manager's one connection, with the lock that serialises its users.
 
@@ -137,25 +150,32 @@ class Database:
     False, search scans and writes leave the index to whoever keeps it.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.path = path
         self.indexed = False
+        self.read_only = read_only
         self._lock = threading.RLock()
-        _prepare_path(path)
-        try:
-            # Opening takes no lock; the busy timeout is set by _configure's first statement.
-            self._conn: sqlite3.Connection | None = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        except sqlite3.Error as exc:
-            raise SessionDatabaseError(f"cannot open the session database {path}: {exc}") from exc
+        if read_only:
+            self._conn: sqlite3.Connection | None = self._open_read_only()
+        else:
+            _prepare_path(path)
+            try:
+                # Opening takes no lock; the busy timeout is set by _configure's first statement.
+                self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            except sqlite3.Error as exc:
+                raise SessionDatabaseError(f"cannot open the session database {path}: {exc}") from exc
         # Text that is not UTF-8 comes back with lone surrogates, which Message refuses, so a bad
         # row is reported as CorruptRow naming it instead of failing inside the driver.
         self._conn.text_factory = lambda raw: raw.decode("utf-8", "surrogateescape")
         try:
-            self._configure()
+            if read_only:
+                self._configure_read_only()
+            else:
+                self._configure()
         except BaseException:
             self.close()
             raise
-        self.indexed = self._open_index()
+        self.indexed = self._index_complete() if read_only else self._open_index()
 
     def _configure(self) -> None:
         """Set the connection pragmas, then check or create the schema, then switch to WAL.
@@ -181,9 +201,19 @@ class Database:
         leaves the file byte for byte as it was. The upgrade only creates what is missing (every
         statement is ``IF NOT EXISTS``), so every existing row stays where it is.
         """
-        version = cur.execute("PRAGMA user_version").fetchone()[0]
+        if self._check_format(cur) != FORMAT_VERSION:
+            _upgrade(cur)
+
+    def _check_format(self, cur: sqlite3.Cursor) -> int:
+        """The file's format version, once every check that can refuse it has passed (R-DB-2).
+
+        Raises:
+            ForeignDatabase: version 0, no sessions table, and objects of another program.
+            UnsupportedSchema: another version, or a table of ours in another form.
+        """
+        version = int(cur.execute("PRAGMA user_version").fetchone()[0])
         if version == FORMAT_VERSION:
-            return
+            return version
         if version not in UPGRADABLE_VERSIONS:
             raise UnsupportedSchema(
                 f"{self.path} has format version {version}; this program reads versions 0 to {FORMAT_VERSION}"
@@ -196,9 +226,71 @@ class Database:
             if columns and columns != expected[table]:
                 names = ", ".join(column[0] for column in columns)
                 raise UnsupportedSchema(f"{self.path} has a {table} table of another format (columns {names})")
-        for statement in _SCHEMA_STATEMENTS:
-            cur.execute(statement)
-        cur.execute(f"PRAGMA user_version = {FORMAT_VERSION}")
+        return version
+
+    def _open_read_only(self) -> sqlite3.Connection:
+        """A connection that cannot write the file and creates nothing beside it (R-DB-12).
+
+        Without a ``-wal`` file the database file holds everything and is read as immutable
+        (``immutable=1``: no ``-wal`` or ``-shm`` file is made, no lock taken). With one, another
+        connection may be writing, so the file is opened ``mode=ro``, which reads the WAL; when
+        that cannot work (a read-only folder without the ``-shm`` file), as immutable after
+        all. A missing file is an empty database in memory, so nothing is created.
+        """
+        if not self.path.exists():
+            return sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        uri = "file:" + urllib.parse.quote(str(self.path.resolve())) + "?mode=ro"
+        wal = self.path.with_name(self.path.name + "-wal")
+        suffixes = ("", "&immutable=1") if wal.exists() else ("&immutable=1",)
+        error: sqlite3.Error | None = None
+        for suffix in suffixes:
+            conn: sqlite3.Connection | None = None
+            try:
+                conn = sqlite3.connect(uri + suffix, uri=True, isolation_level=None, check_same_thread=False)
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                return conn
+            except sqlite3.Error as exc:
+                error = exc
+                if conn is not None:
+                    conn.close()
+        raise SessionDatabaseError(f"cannot open the session database {self.path}: {error}")
+
+    def _configure_read_only(self) -> None:
+        """Check the format as R-DB-2 does, without writing: an older format is read from an
+        upgraded copy in memory, as is an empty file; then every write is refused (R-DB-12)."""
+        conn = self._live()
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            with self.read() as cur:
+                version = self._check_format(cur)
+            if version != FORMAT_VERSION:
+                memory = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+                conn.backup(memory)
+                conn.close()
+                self._conn = conn = memory
+                memory.text_factory = lambda raw: raw.decode("utf-8", "surrogateescape")
+                with self.write() as cur:
+                    _upgrade(cur)
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA query_only = ON")
+        except (sqlite3.Error, UnicodeError) as exc:
+            raise SessionDatabaseError(f"{self.path} is not a usable SQLite database: {exc}") from exc
+
+    def _index_complete(self) -> bool:
+        """A read-only connection searches through the index only when it holds every message (R-DB-12)."""
+        if not index_available():
+            return False
+        try:
+            with self.read() as cur:
+                if index_state(cur) != "current":
+                    return False
+                mark = watermark(cur)
+                (above,) = cur.execute("SELECT COUNT(*) FROM messages WHERE id > ?", (mark,)).fetchone()
+                (messages,) = cur.execute("SELECT COUNT(*) FROM messages").fetchone()
+                (indexed,) = cur.execute("SELECT COUNT(*) FROM messages_fts_docsize").fetchone()
+        except SessionDatabaseError:
+            return False
+        return bool(above == 0 and messages == indexed)
 
     def _open_index(self) -> bool:
         """Create, check and bring up to date the full-text index (R-SRCH-3); False when it cannot be kept.

@@ -29,10 +29,10 @@ _FORGET_SESSION = "SELECT id FROM messages WHERE session_id = ?"
 class SQLiteStore:
     """One SQLite file (R-DB); ``db`` is its connection."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.path = path
         self.name = str(path)
-        self.db = Database(path)
+        self.db = Database(path, read_only=read_only)
 
     @property
     def indexed(self) -> bool:

@@ -1,0 +1,113 @@
+"""A Manager opened read-only writes nothing to the file or its folder (SPEC R-DB-12)."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from harness9_ref.memory import ForeignDatabase, Manager, SessionDatabaseError, UnsupportedSchema
+from tests.fakes import assistant, user
+
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "sessions"
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in sorted(folder.iterdir())}
+
+
+def _written(path: Path) -> str:
+    with Manager(path) as manager:
+        session = manager.new_session()
+        session.add_messages([user("find the needle"), assistant("found it")])
+        return session.session_id
+
+
+def test_a_missing_file_reads_as_empty_and_is_not_created(tmp_path: Path) -> None:
+    path = tmp_path / "missing" / "sessions.db"
+    with Manager(path, read_only=True) as manager:
+        assert manager.recent_sessions() == []
+        assert manager.search("needle") == []
+    assert not path.parent.exists()
+
+
+def test_a_closed_file_is_read_without_a_file_beside_it(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    sid = _written(path)
+    before = _files(tmp_path)
+    with Manager(path, read_only=True) as manager:
+        assert [s.id for s in manager.recent_sessions()] == [sid]
+        assert [hit.id for hit in manager.search("needle")] == [sid]
+        assert manager.search_indexed
+        assert [m.content for m in manager.open_session(sid).get_messages()] == ["find the needle", "found it"]
+    assert _files(tmp_path) == before
+
+
+def test_every_write_is_refused_and_changes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    sid = _written(path)
+    before = _files(tmp_path)
+    with Manager(path, read_only=True) as manager:
+        session = manager.open_session(sid)
+        for write in (lambda: session.add_messages([user("more")]), session.clear, manager.new_session,
+                      lambda: manager.delete_session(sid), lambda: session.save_todos([])):
+            with pytest.raises(SessionDatabaseError) as caught:
+                write()
+            assert caught.value.code == "database_error"
+        with pytest.raises(SessionDatabaseError):
+            manager.new_session(draft=True).add_messages([user("x")])
+    assert _files(tmp_path) == before
+
+
+def test_a_file_being_written_is_read_through_its_wal(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    with Manager(path) as writer:
+        session = writer.new_session()
+        session.add_messages([user("first")])
+        assert (tmp_path / "sessions.db-wal").exists()
+        with Manager(path, read_only=True) as reader:
+            assert [m.content for m in reader.open_session(session.session_id).get_messages()] == ["first"]
+        session.add_messages([user("second")])  # the reader held no lock that stops a writer
+        with Manager(path, read_only=True) as reader:
+            assert len(reader.open_session(session.session_id).get_messages()) == 2
+
+
+def test_an_older_format_is_read_from_a_copy_and_left_as_it_was(tmp_path: Path) -> None:
+    path = tmp_path / "checkpoint-v2.db"
+    shutil.copy2(FIXTURES / "checkpoint-v2.db", path)
+    before = _files(tmp_path)
+    with Manager(path, read_only=True) as manager:
+        assert len(manager.recent_sessions()) == 2
+        session = manager.open_session(manager.resolve_session_id("aaaaaaaa"))
+        assert len(session.get_messages()) == 5
+        assert session.get_checkpoint() is not None
+        assert session.get_context_state() is None  # the table the copy gained is empty
+        with pytest.raises(SessionDatabaseError):
+            session.add_messages([user("x")])
+    assert _files(tmp_path) == before
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 2
+
+
+@pytest.mark.parametrize(("name", "error"), [("foreign-tables.db", ForeignDatabase), ("clashing-sessions.db", UnsupportedSchema)])
+def test_refusals_are_those_of_a_writing_open(tmp_path: Path, name: str, error: type[UnsupportedSchema]) -> None:
+    path = tmp_path / name
+    shutil.copy2(FIXTURES / name, path)
+    before = _files(tmp_path)
+    with pytest.raises(error):
+        Manager(path, read_only=True)
+    assert _files(tmp_path) == before
+
+
+def test_an_index_that_is_not_complete_is_not_used(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    sid = _written(path)
+    with sqlite3.connect(path) as conn:  # as if another program had added a message without indexing it
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute(
+            "INSERT INTO messages (session_id, role, content, created_at) VALUES (?, 'user', 'a late haystack', 0)", (sid,)
+        )
+    with Manager(path, read_only=True) as manager:
+        assert not manager.search_indexed
+        assert [hit.id for hit in manager.search("haystack")] == [sid]
