@@ -97,8 +97,8 @@ PROFILES: Final[tuple[Profile, ...]] = (
     Profile(
         "tui",
         "terminal UI",
-        "18, 19, 23.6, 23.7",
-        ("R-TUI", "R-CLI"),
+        "18, 19, 23.6–23.8",
+        ("R-TUI", "R-CLI", "R-SAFE"),
         ("tui_status", "tui_notice", "tui_resume", "tui_input"),
     ),
     Profile("traffic", "traffic tools", "21.1", ("R-REC",), ()),

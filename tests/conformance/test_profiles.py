@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conformance import PROJECT_ROOT, SPEC_PATH
+from conformance import PROJECT_ROOT, SPEC_PATH, spec_requirement_ids
 from conformance.porting._backends import POSTGRES_KEY, case_backends
 from conformance.runner._ops import OPS
 from conformance.runner._profiles import PROFILES, profile_of
@@ -191,3 +191,11 @@ def test_the_start_schema_names_the_claimable_profiles() -> None:
     schema = json.loads((PROJECT_ROOT / "conformance/schema/protocol-v1/start.json").read_text(encoding="utf-8"))
     listed = schema["$defs"]["response"]["properties"]["profiles"]["items"]["enum"]
     assert listed == [p.name for p in PROFILES if p.name != "traffic"]
+
+
+def test_every_requirement_area_of_spec_is_in_one_profile() -> None:
+    """So that a new area of SPEC.md gets its place in the table (R-CASE is the runner's own)."""
+    areas = {area_of(requirement) for requirement in spec_requirement_ids(SPEC_PATH)}
+    placed = [area for profile in PROFILES for area in profile.areas]
+    assert len(placed) == len(set(placed))
+    assert areas - set(placed) == {"R-CASE", "R-PROF", "R-MTX"}
