@@ -14,7 +14,6 @@ import io
 import json
 import logging
 import subprocess
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -23,7 +22,7 @@ import pytest
 
 from harness9_ref.cli._agent import _warnings_to
 from harness9_ref.text import BIDI_CONTROLS
-from tests.cli.helpers import cli, one_error, seed, session_of
+from tests.cli.helpers import cli, one_error, seed, serving, session_of
 
 EVIL = "deploy \x1b[2J\x1b]0;pwned\x07 now\x07 \x9b31m \u202eevil\u202c \u2066iso\u2069\tend"
 SAFE = "deploy \ufffd[2J\ufffd]0;pwned\ufffd now\ufffd \ufffd31m \ufffdevil\ufffd \ufffdiso\ufffd"  # then tab, end
@@ -126,14 +125,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def _serving(chunks: list[str], status: int = 200) -> Iterator[_Server]:
-    server = _Server(chunks, status)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
+    yield from serving(_Server(chunks, status))
 
 
 @pytest.fixture
