@@ -437,8 +437,8 @@ class GatedFailingProvider:
 
 def test_a_cancel_pending_when_an_error_chunk_arrives_wins_over_the_providers_error() -> None:
     """R-ENG-15: the check on each chunk comes before the chunk is looked at, so a cancel made
-    while the provider was blocked ends the run as cancelled, not with the provider's error.
-    The protocol cannot make this cancel (its cancels come between events), hence a test here."""
+    while the provider was blocked, on another thread, ends the run as cancelled, not with the
+    provider's error."""
     session = MemorySession()
     provider = GatedFailingProvider()
     eng = AgentEngine(provider, ScriptedRegistry(), session=session)
