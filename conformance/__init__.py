@@ -1,8 +1,9 @@
 """The harness9 conformance suite: cases, the runner and the adapter protocol.
 
 Run ``python -m conformance run --adapter CMD`` against any implementation's adapter (protocol
-v1, see ``conformance/schema/protocol-v1``), ``lint`` to check the case files, and ``mutants``
-to check that the suite catches the seeded bugs in ``conformance/mutants``. The names below
+v1, see ``conformance/schema/protocol-v1``), ``show CASE`` to see what a case sends and expects,
+``lint`` to check the case files, and ``mutants`` to check that the suite catches the seeded bugs
+in ``conformance/mutants``. The names below
 let tests drive the same machinery in-process. Standard library only.
 
 The names are loaded when first used (PEP 562), so that importing a submodule (the pytest

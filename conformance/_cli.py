@@ -1,4 +1,4 @@
-"""``python -m conformance run | lint | mutants | serve | record | proxy | new-case``.
+"""``python -m conformance run | show | lint | mutants | serve | record | proxy | new-case``.
 
 ``serve``, ``record`` and ``proxy`` live in ``conformance.traffic._cli_traffic``.
 
@@ -13,6 +13,7 @@ for a failing implementation.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shlex
 import sys
@@ -26,6 +27,7 @@ from .mutation._mutants import BaselineError, MutantResult, mutant_counts, run_m
 from .porting._backends import POSTGRES_ENV, check_server
 from .runner._cases import (
     CASES_DIR,
+    FIXTURES_DIR,
     PROJECT_ROOT,
     SPEC_PATH,
     Case,
@@ -33,10 +35,13 @@ from .runner._cases import (
     lint_cases,
     load_cases,
     read_id_list,
+    shipped_places,
 )
+from .runner._known_failures import updated_known_failures
 from .runner._new_case import add_new_case_command
 from .runner._report import (
     CaseResult,
+    SuiteResult,
     format_result,
     summary_line,
     write_json_report,
@@ -49,6 +54,7 @@ from .runner._requirements import (
     write_markdown_report,
 )
 from .runner._runner import DEFAULT_ADAPTER_COMMAND, DEFAULT_TIMEOUT, AdapterError, run_suite
+from .runner._workspace import prepared
 from .traffic._cli_traffic import add_traffic_commands
 
 __all__ = ["main"]
@@ -108,10 +114,31 @@ def _selected(cases: Sequence[Case], patterns: Sequence[str] | None) -> list[Cas
     return chosen
 
 
+def _check_fixtures(cases: Sequence[Case]) -> None:
+    """Cases that name fixtures need ``fixtures/``: one line saying where it was looked for."""
+    if FIXTURES_DIR.is_dir() or not any("fixture" in case.input or "fixtures" in case.input for case in cases):
+        return
+    places = " and ".join(str(place) for place in shipped_places("fixtures"))
+    raise Abort(f"the cases need the fixtures folder, found in neither {places}; "
+                "run from a checkout of the project or install it from a wheel built by its setup.py")
+
+
+def _write_known_failures(path: Path, suite: SuiteResult) -> None:
+    try:
+        old = path.read_text(encoding="utf-8") if path.exists() else None
+        update = updated_known_failures(suite, old)
+        path.write_text(update.text, encoding="utf-8")
+    except OSError as exc:
+        raise Abort(f"--write-known-failures: {exc}") from None
+    print(f"wrote {path}: {update.entries} entries, {len(update.added)} added, {len(update.removed)} removed")
+
+
 def _run(args: argparse.Namespace) -> int:
     _check_postgres(args.postgres)
-    cases = _load(args.cases)
-    known = None if args.known_failures is None else _known_failures(args.known_failures, cases)
+    every_case = _load(args.cases)
+    known = None if args.known_failures is None else _known_failures(args.known_failures, every_case)
+    cases = _selected(every_case, args.filter)
+    _check_fixtures(cases)
     for kind, _ in args.report:
         if kind not in _REPORT_WRITERS:
             raise Abort(f"--report format must be json or junit, got {kind!r}")
@@ -121,23 +148,33 @@ def _run(args: argparse.Namespace) -> int:
         line = format_result(result, verbose=args.verbose)
         if line is not None:
             print(line, flush=True)
+        for traced in result.trace:
+            print(f"    {traced}", flush=True)
 
     try:
         suite = run_suite(
-            _selected(cases, args.filter),
+            cases,
             command,
             timeout=args.timeout,
             validate=args.validate,
             known_failures=known,
             on_result=show,
             postgres=args.postgres,
+            trace=args.trace,
+            repeat=args.repeat,
         )
     except AdapterError as exc:
         raise Abort(str(exc)) from None
     for line in requirement_lines(suite, verbose=args.verbose):
         print(line)
+    if args.repeat > 1:
+        changed = [result.case.id for result in suite.results if result.changed]
+        print(f"{len(changed)} of {len(suite.results)} cases changed outcome over {args.repeat} runs"
+              + (f": {', '.join(changed)}" if changed else ""))
     summary = summary_line(suite)
     print(summary)
+    if args.write_known_failures is not None:
+        _write_known_failures(args.write_known_failures, suite)
     for kind, path in args.report:
         _REPORT_WRITERS[kind](suite, Path(path))
     if args.markdown is not None:
@@ -149,7 +186,38 @@ def _lint(args: argparse.Namespace) -> int:
     problems = lint_cases(args.cases, args.spec)
     for problem in problems:
         print(problem)
-    return 1 if problems else 0
+    if problems:
+        return 1
+    cases = _load(args.cases)
+    cited = {requirement for case in cases for requirement in case.spec}
+    areas = {case.area for case in cases}
+    print(f"{len(cases)} case files in {len(areas)} areas, citing {len(cited)} requirements: no problem found")
+    return 0
+
+
+def _find_case(cases: Sequence[Case], wanted: str) -> Case:
+    for case in cases:
+        if wanted in (case.id, case.name):
+            return case
+    raise Abort(f"no case has the id or name {wanted!r} (an id such as QXE4KR, or <area>/<slug>)")
+
+
+def _show(args: argparse.Namespace) -> int:
+    """A case as the adapter receives it and as the runner judges it (R-RUN-3)."""
+    case = _find_case(_load(args.cases), args.case)
+    _check_fixtures([case])
+    print(f"{case.id} ({case.name}) [{', '.join(case.spec)}]")
+    print(f"file: {case.path}")
+    print(f"description: {case.description}")
+    if case.note:
+        print(f"note: {case.note}")
+    with prepared(case) as (sent, _):
+        request = {"cmd": "run", "seq": 1, "op": case.op, "input": sent}
+        print("sends (one line; folders, files and server URLs are made afresh for each run):")
+        print(json.dumps(request, ensure_ascii=True))
+    print("expects:")
+    print(json.dumps(case.expect, indent=2, ensure_ascii=False))
+    return 0
 
 
 def _mutants(args: argparse.Namespace) -> int:
@@ -249,7 +317,31 @@ def _parser() -> argparse.ArgumentParser:
     )
     add_postgres_option(run)
     run.add_argument("-v", "--verbose", action="store_true", help="print one line per case")
+    run.add_argument(
+        "--trace",
+        action="store_true",
+        help="after each case that fails or errors, print every protocol line it sent (>) and received (<)",
+    )
+    run.add_argument(
+        "--repeat",
+        type=count,
+        default=1,
+        metavar="N",
+        help="run each case N times; a case whose outcome changes between its runs fails",
+    )
+    run.add_argument(
+        "--write-known-failures",
+        type=Path,
+        metavar="FILE",
+        help="after the run, write FILE listing the cases that failed, or update it: its comments and "
+        "order are kept, entries that passed are removed, new failures are added at its end",
+    )
     run.set_defaults(handler=_run)
+
+    show = commands.add_parser("show", help="print a case: what the runner sends and what it expects")
+    show.add_argument("case", metavar="CASE", help="a case id (QXE4KR) or <area>/<slug>")
+    show.add_argument("--cases", type=Path, default=CASES_DIR, metavar="DIR")
+    show.set_defaults(handler=_show)
 
     lint = commands.add_parser("lint", help="check the case files and their SPEC.md citations")
     lint.add_argument("--cases", type=Path, default=CASES_DIR, metavar="DIR")

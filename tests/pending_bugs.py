@@ -97,7 +97,10 @@ def judge() -> PendingVerdicts:
         copy = folder / "project"
         copy_project(PROJECT_ROOT, copy)
         shutil.copytree(PROJECT_ROOT / "tests", copy / "tests", ignore=shutil.ignore_patterns("__pycache__"))
-        shutil.copy(PROJECT_ROOT / "pyproject.toml", copy)
+        for name in ("pyproject.toml", "setup.py", "SPEC.md", "README.md", "LICENSE"):  # what a build reads too
+            shutil.copy(PROJECT_ROOT / name, copy)
+        # The cases, which copy_project leaves out: the installed-layout tests build and run them.
+        shutil.copytree(PROJECT_ROOT / "conformance" / "cases", copy / "conformance" / "cases")
         listed = sorted({t for m in runnable.values() for t in m["tests"]})
         verdicts.baseline = _pytest(copy, listed, postgres)
         if verdicts.baseline.returncode != 0:

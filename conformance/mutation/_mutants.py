@@ -43,6 +43,7 @@ __all__ = [
     "MutantResult",
     "MutantScope",
     "edit_problems",
+    "isolated_environment",
     "mutant_counts",
     "run_mutants",
 ]
@@ -84,7 +85,7 @@ def _mutant_schema() -> Validator:
     return load_schema("mutant.json")
 
 
-def _isolated_environment() -> dict[str, str]:
+def isolated_environment() -> dict[str, str]:
     """The runner's environment minus what could put the original project on the import path."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSAFEPATH")}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -135,8 +136,8 @@ def edit_problems(root: Path, mutants_dir: Path, case_ids: Collection[str]) -> d
 
 
 def _isolated_adapter(copy: Path, timeout: float, env: dict[str, str] | None) -> Adapter:
-    """The reference adapter in ``copy``; ``env`` defaults to ``_isolated_environment()``."""
-    env = _isolated_environment() if env is None else env
+    """The reference adapter in ``copy``; ``env`` defaults to ``isolated_environment()``."""
+    env = isolated_environment() if env is None else env
     adapter = Adapter(DEFAULT_ADAPTER_COMMAND, cwd=copy, timeout=timeout, env=env)
     try:
         adapter.start()
@@ -272,7 +273,7 @@ def run_mutants(
         mutants = [mutant for mutant in mutants if mutant.id == only]
         if not mutants:
             raise LookupError(f"no mutant in {mutants_dir} has id {only!r}")
-    env = _isolated_environment()  # as it is now: tests running alongside may change os.environ
+    env = isolated_environment()  # as it is now: tests running alongside may change os.environ
     with project_template(root) as copy, contextlib.closing(_Baseline(copy, timeout, env)) as baseline:
         if scope == "full":
             baseline.require(cases)

@@ -22,6 +22,7 @@ from ._jsonschema import Validator, load_schema
 
 __all__ = [
     "CASES_DIR",
+    "FIXTURES_DIR",
     "PROJECT_ROOT",
     "SPEC_PATH",
     "Case",
@@ -34,7 +35,22 @@ __all__ = [
 
 PROJECT_ROOT: Final = Path(__file__).resolve().parents[2]
 CASES_DIR: Final = PROJECT_ROOT / "conformance" / "cases"
-SPEC_PATH: Final = PROJECT_ROOT / "SPEC.md"
+
+
+def shipped_places(name: str) -> tuple[Path, Path]:
+    """Where ``fixtures/`` or ``SPEC.md`` may be: beside ``conformance/`` in a checkout, or inside
+    it, where the wheel carries its copy (``setup.py``), since an installed package has no
+    project root."""
+    return PROJECT_ROOT / name, PROJECT_ROOT / "conformance" / name
+
+
+def _shipped(name: str) -> Path:
+    """The first of ``shipped_places`` that exists, else the checkout's place (named in errors)."""
+    return next((place for place in shipped_places(name) if place.exists()), shipped_places(name)[0])
+
+
+FIXTURES_DIR: Final = _shipped("fixtures")
+SPEC_PATH: Final = _shipped("SPEC.md")
 
 # A requirement definition in SPEC.md: `- <a id="R-TOK-1"></a>**R-TOK-1** MUST …`.
 _REQUIREMENT_LINE: Final = "- <a id="

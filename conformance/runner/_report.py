@@ -19,7 +19,7 @@ from typing import Any, Final, Literal
 
 from ._cases import Case
 from ._requirements import junit_requirement_suites, requirement_results, stale_requirements
-from ._verdicts import Verdict
+from ._verdicts import Status, Verdict
 
 __all__ = [
     "CaseResult",
@@ -46,15 +46,29 @@ UNEXPECTED_PASS: Final = "unexpectedly passed, remove it from the known-failures
 
 @dataclass(frozen=True, slots=True)
 class CaseResult:
-    """One case's verdict and how it counts, given the known-failures list."""
+    """One case's verdict and how it counts, given the known-failures list.
+
+    ``statuses``: the status of each run of the case (one unless ``run --repeat``); ``trace``:
+    the protocol lines of a case that failed or errored, with ``run --trace``.
+    """
 
     case: Case
     verdict: Verdict
     outcome: Outcome
+    statuses: tuple[Status, ...] = ()
+    trace: tuple[str, ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        """Whether the status changed between repeated runs (R-RUN-4)."""
+        return len(set(self.statuses)) > 1
 
     @property
     def detail(self) -> str:
         """Why the case did not simply pass; empty for a pass."""
+        if self.changed:
+            runs = ", ".join(self.statuses)
+            return f"outcome changes over {len(self.statuses)} runs ({runs}): {self.verdict.detail}"
         return (
             UNEXPECTED_PASS
             if self.verdict.status == "passed" and self.outcome == "failed"
@@ -89,20 +103,30 @@ class SuiteResult:
 
 
 def case_result(
-    case: Case, verdict: Verdict, *, known_failure: bool, by_requirement: bool = False
+    case: Case,
+    verdict: Verdict,
+    *,
+    known_failure: bool,
+    by_requirement: bool = False,
+    statuses: tuple[Status, ...] = (),
+    trace: tuple[str, ...] = (),
 ) -> CaseResult:
     """How a verdict counts: a listed case that fails is a known failure, one that passes fails.
 
     ``by_requirement``: the case is listed only through a requirement it cites. It fails as a
     known failure too, but a pass is a pass; the requirement's entry is judged as a whole.
+    ``statuses`` that differ make the case fail whatever the list says: neither a pass nor a
+    known failure can be relied on (R-RUN-4). ``trace`` is kept for a case that fails or errors.
     """
-    if not known_failure and not by_requirement:
-        return CaseResult(case, verdict, verdict.status)
-    if verdict.status in ("failed", "errored"):
-        return CaseResult(case, verdict, "known_failure")
-    if verdict.status == "passed" and known_failure:
-        return CaseResult(case, verdict, "failed")
-    return CaseResult(case, verdict, verdict.status)
+    outcome: Outcome = verdict.status
+    if len(set(statuses)) > 1:
+        outcome = "failed"
+    elif known_failure or by_requirement:
+        if verdict.status in ("failed", "errored"):
+            outcome = "known_failure"
+        elif verdict.status == "passed" and known_failure:
+            outcome = "failed"
+    return CaseResult(case, verdict, outcome, statuses, trace if outcome in _ALWAYS_SHOWN else ())
 
 
 # Characters XML 1.0 cannot carry; an adapter's message may contain any of them.

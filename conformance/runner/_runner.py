@@ -6,7 +6,9 @@ quoted when the adapter dies. Misbehaviour never stops a run: an adapter that cr
 prints something that is not JSON or echoes the wrong ``seq`` is killed, that case is marked
 errored with a reason and a hint, and the adapter is started again for the next case. A
 response of the wrong shape is errored too, but the stream is still in step, so the adapter
-keeps running.
+keeps running; so is an error answer with the code ``internal_error``, an adapter's own report
+of a crash it caught (SPEC R-RUN-1). With a trace (``run --trace``) every protocol line of a
+case is kept, so a failing case can be shown as it was sent and answered.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from ._verdicts import Response, Verdict
 __all__ = [
     "DEFAULT_ADAPTER_COMMAND",
     "DEFAULT_TIMEOUT",
+    "INTERNAL_ERROR",
     "Adapter",
     "AdapterError",
     "read_answer",
@@ -50,6 +53,9 @@ __all__ = [
 DEFAULT_ADAPTER_COMMAND: Final = (sys.executable, "-m", "conformance.reference_adapter")
 DEFAULT_TIMEOUT: Final = 10.0  # seconds per message, handshake included
 _STDERR_TAIL: Final = 5  # stderr lines quoted when an adapter dies
+# The error code of an adapter that caught a crash of its own and kept going (R-RUN-1).
+INTERNAL_ERROR: Final = "internal_error"
+_TRACE_CUT: Final = 4000  # characters of one protocol line a trace shows
 
 
 class AdapterError(Exception):
@@ -91,11 +97,14 @@ class _Process:
             for line in stream:
                 self.stderr_tail.append(line.decode("utf-8", "replace").rstrip())
 
-    def send(self, message: Mapping[str, Any]) -> None:
+    def send(self, message: Mapping[str, Any]) -> str:
+        """Write one request line; returns it (without its line end) for a trace."""
         assert self.popen.stdin is not None
         # ASCII lines: safe for any reader, and lone surrogates in inputs survive as escapes.
-        self.popen.stdin.write(json.dumps(message, ensure_ascii=True).encode("ascii") + b"\n")
+        line = json.dumps(message, ensure_ascii=True)
+        self.popen.stdin.write(line.encode("ascii") + b"\n")
         self.popen.stdin.flush()
+        return line
 
     def died(self, timeout: float) -> str:
         """Describe the exit of a process whose stdout closed, quoting the end of its stderr."""
@@ -169,7 +178,21 @@ def read_answer(answer: Any, seq: int, validate: Callable[[Any], None] = lambda 
     if not isinstance(error, dict) or not isinstance(error.get("code"), str):
         raise _Fault(f"error has no string code: {compact_json(error)}", shape, restart=False)
     message = error.get("message")
-    return Response("error", error_code=error["code"], message=message if isinstance(message, str) else "")
+    message = message if isinstance(message, str) else ""
+    if error["code"] == INTERNAL_ERROR:  # a crash the adapter caught is no answer (R-RUN-1)
+        return Response(
+            "errored",
+            message=f"the adapter reported an internal error: {message} "
+            "(hint: a crash of the port, not a domain error; see its stderr)",
+        )
+    return Response("error", error_code=error["code"], message=message)
+
+
+def _traced(direction: str, line: str) -> str:
+    """One protocol line of a trace: ``> `` sent, ``< `` received, cut to ``_TRACE_CUT``."""
+    if len(line) > _TRACE_CUT:
+        line = f"{line[:_TRACE_CUT]}… ({len(line) - _TRACE_CUT} more characters)"
+    return f"{direction} {line}"
 
 
 class Adapter:
@@ -184,6 +207,9 @@ class Adapter:
         timeout: seconds to wait for each answer; a slower adapter is killed and restarted.
         validate: check every message both ways against ``conformance/schema/protocol-v1``.
         env: its environment; defaults to the runner's.
+
+    ``trace``, when a list, receives every protocol line sent and received (``_traced``); the
+    caller empties it between cases.
     """
 
     def __init__(
@@ -210,6 +236,7 @@ class Adapter:
         self._process: _Process | None = None
         self._started = False
         self._seq = 0
+        self.trace: list[str] | None = None
 
     # What the start answer declared; reading one starts an adapter that was never started, as
     # run() does, so a case is never judged by the defaults of an adapter not yet asked.
@@ -261,10 +288,12 @@ class Adapter:
         """Send one request and read one JSON answer, raising _Fault on misbehaviour."""
         self._check(f"{request['cmd']}.request", request)
         try:
-            process.send(request)
+            sent = process.send(request)
         except OSError:
             hint = "run the adapter by hand to see why it stopped"
             raise _Fault(process.died(self.timeout), hint) from None
+        if self.trace is not None:
+            self.trace.append(_traced(">", sent))
         try:
             line = process.lines.get(timeout=self.timeout)
         except queue.Empty:
@@ -272,6 +301,9 @@ class Adapter:
                 f"no answer within {self.timeout:g} s",
                 "raise --timeout, and make sure the adapter flushes stdout after each line",
             ) from None
+        if self.trace is not None:
+            shown = "(stdout closed)" if line is None else line.decode("utf-8", "replace").rstrip("\r\n")
+            self.trace.append(_traced("<", shown))
         if line is None:
             hint = "run the adapter by hand with this case's input to see why"
             raise _Fault(process.died(self.timeout), hint)
@@ -365,6 +397,22 @@ def run_case(adapter: Target, case: Case) -> Verdict:
     return run_planned(adapter, runnable, adapter.declared)
 
 
+def _traced_run(adapter: Adapter, case: Case, trace: bool) -> tuple[Verdict, tuple[str, ...]]:
+    """One run of a case, with its protocol lines when ``trace`` is on."""
+    adapter.trace = [] if trace else None
+    verdict = run_case(adapter, case)
+    lines = tuple(adapter.trace or ())
+    adapter.trace = None
+    return verdict, lines
+
+
+def _judged(runs: Sequence[tuple[Verdict, tuple[str, ...]]]) -> tuple[Verdict, tuple[str, ...]]:
+    """The verdict that stands for repeated runs: the first run's, or when the runs disagree the
+    first one that did not pass (its detail is what a porter needs to see)."""
+    chosen = next((run for run in runs if run[0].status != "passed"), runs[0])
+    return chosen
+
+
 def run_suite(
     cases: Iterable[Case],
     adapter_command: Sequence[str] = DEFAULT_ADAPTER_COMMAND,
@@ -376,6 +424,8 @@ def run_suite(
     env: Mapping[str, str] | None = None,
     on_result: Callable[[CaseResult], None] | None = None,
     postgres: str | None = None,
+    trace: bool = False,
+    repeat: int = 1,
 ) -> SuiteResult:
     """Run cases through one adapter.
 
@@ -392,6 +442,9 @@ def run_suite(
         env: the adapter's environment.
         on_result: called after each case, e.g. to print progress.
         postgres: a PostgreSQL server (default $HARNESS9_TEST_POSTGRES_URL): session cases also run there.
+        trace: keep the protocol lines of each case that fails or errors in its result (R-RUN-3).
+        repeat: run each case this many times; a case whose status changes between its runs
+            fails, whatever the known-failures file says (R-RUN-4).
 
     Raises:
         AdapterError: the adapter cannot be started at all.
@@ -402,10 +455,12 @@ def run_suite(
     results = []
     with Adapter(adapter_command, cwd=cwd, timeout=timeout, validate=validate, env=env) as adapter:
         for case in per_backend(cases, adapter.backends, postgres):
-            verdict = run_case(adapter, case)
+            runs = [_traced_run(adapter, case, trace) for _ in range(repeat)]
+            verdict, lines = _judged(runs)
             by_requirement = any(requirement in known for requirement in case.spec)
             result = case_result(
-                case, verdict, known_failure=case.id in known, by_requirement=by_requirement
+                case, verdict, known_failure=case.id in known, by_requirement=by_requirement,
+                statuses=tuple(run.status for run, _ in runs), trace=lines,
             )
             results.append(result)
             if on_result is not None:

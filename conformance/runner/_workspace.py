@@ -20,11 +20,10 @@ from typing import Any, Final
 
 from ..porting._backends import POSTGRES_KEY, fresh_schema
 from ..traffic._provider_setup import call_setup, parse_setup
-from ._cases import PROJECT_ROOT, Case
+from ._cases import FIXTURES_DIR, Case
 
-__all__ = ["FIXTURES_DIR", "WORKSPACE_OPS", "prepared"]
+__all__ = ["WORKSPACE_OPS", "prepared"]
 
-FIXTURES_DIR: Final = PROJECT_ROOT / "fixtures"
 WORKSPACE_OPS: Final = frozenset({"session", "tool_execute"})
 LAYOUT_KEYS: Final = ("fixture", "files", "symlinks", POSTGRES_KEY)  # case input the runner consumes
 DB_PATH: Final = "db/sessions.db"  # its folder does not exist unless a fixture is given

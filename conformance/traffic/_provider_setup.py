@@ -14,13 +14,13 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Final
 
-from ..runner._cases import PROJECT_ROOT
+from ..runner._cases import FIXTURES_DIR
 from ._record import load_exchange
 from ._replay import ReplayServer, split_body
 
 __all__ = ["PROVIDER_DIR", "TEST_API_KEY", "call_setup", "parse_setup"]
 
-PROVIDER_DIR: Final = PROJECT_ROOT / "fixtures" / "providers"
+PROVIDER_DIR: Final = FIXTURES_DIR / "providers"
 TEST_API_KEY: Final = "test-key-not-secret"  # what adapters send to the replay server
 CALL_TIMEOUT: Final = 10.0  # seconds the adapter's client waits; the server answers at once
 _LAYOUT: Final = ("fixture", "fixtures", "chunking", "line_ends", "drop_final_newline", "body")

@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -178,6 +179,38 @@ def test_a_stream_cut_after_text_keeps_it_with_the_marker(model: Model, env: dic
     [messages] = _stored(db)
     message = error[0].removeprefix("harness9-ref: error: ")
     assert messages == [("user", PROMPT), ("assistant", "Half an" + PARTIAL_MARKER + message + "]")]
+
+
+def _refuse_messages(db: Path) -> None:
+    """Make every later save fail inside SQLite itself, as a full disk would, while the file still opens."""
+    with sqlite3.connect(db) as conn:
+        conn.execute(
+            "CREATE TRIGGER refuse BEFORE INSERT ON messages BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
+        )
+    conn.close()
+
+
+def test_run_whose_saves_fail_exits_1_and_names_no_session(env: dict[str, str], work: Path, db: Path) -> None:
+    cli(["run", "first"], env, work)
+    _refuse_messages(db)
+    result = cli(["run", "second"], env, work)
+    assert result.returncode == 1
+    last = result.stderr.splitlines()[-1]
+    assert last == "harness9-ref: error: 2 of 2 messages of this turn were not saved: " + (
+        f"{db}: database or disk is full; no session was created"
+    )
+    assert "session: " not in result.stderr
+    assert len(_stored(db)) == 1
+
+
+def test_resuming_a_session_whose_saves_fail_names_it(env: dict[str, str], work: Path, db: Path) -> None:
+    sid = session_of(cli(["run", "first"], env, work))
+    _refuse_messages(db)
+    result = cli(["--continue", "run", "second"], env, work)
+    assert result.returncode == 1
+    lines = result.stderr.splitlines()
+    assert lines[-2] == f"harness9-ref: error: 2 of 2 messages of this turn were not saved: {db}: database or disk is full"
+    assert lines[-1] == f"session: {sid}"
 
 
 def _unshare() -> list[str]:

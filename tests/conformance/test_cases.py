@@ -169,7 +169,7 @@ def test_lint_command_prints_problems_and_exits_non_zero(
 ) -> None:
     cases = toy_suite(tmp_path / "cases")
     assert main(["lint", "--cases", str(cases), "--spec", str(spec)]) == 0
-    assert capsys.readouterr().out == ""
+    assert capsys.readouterr().out == "3 case files in 1 areas, citing 1 requirements: no problem found\n"
     write_json(cases / "fmt" / "bad.json", case_data("BADBAD", spec=["R-XYZ-1"]))
     assert main(["lint", "--cases", str(cases), "--spec", str(spec)]) == 1
     out = capsys.readouterr().out.splitlines()

@@ -127,6 +127,40 @@ def test_a_full_run_reports_every_other_op_unsupported(tmp_path: Path) -> None:
     assert report["totals"]["failed"] == report["totals"]["errored"] == 0
 
 
+
+@pytest.fixture(params=["node", "go"])
+def crashing_adapter(request: pytest.FixtureRequest, tmp_path: Path) -> list[str]:
+    """A starter whose port has a bug: format_token_count(1000) throws (Node) or panics (Go)."""
+    if request.param == "node":
+        node, script = _node()
+        copy = tmp_path / "adapter.js"
+        text = Path(script).read_text(encoding="utf-8")
+        bug = 'function formatTokenCount(n) {\n  if (n === 1000) throw new TypeError("a bug on purpose");\n'
+        copy.write_text(text.replace("function formatTokenCount(n) {\n", bug, 1), encoding="utf-8")
+        return [node, str(copy)]
+    if shutil.which("go") is None:
+        pytest.skip("no go toolchain on PATH: install Go (Debian: golang-go) to test the Go starter")
+    folder = tmp_path / "go"
+    shutil.copytree(GO_ADAPTER, folder)
+    main = folder / "main.go"
+    bug = 'if n == 1000 {\n\t\tpanic("a bug on purpose")\n\t}\n\treturn FormatTokenCount(n), nil'
+    main.write_text(main.read_text(encoding="utf-8").replace("return FormatTokenCount(n), nil", bug, 1), encoding="utf-8")
+    built = subprocess.run(["go", "build", "-o", "adapter", "."], cwd=folder, env=_go_env(tmp_path),
+                           capture_output=True, text=True, timeout=600, check=False)
+    assert built.returncode == 0, built.stderr
+    return [str(folder / "adapter")]
+
+
+def test_a_crash_in_the_port_is_errored_and_the_adapter_goes_on(crashing_adapter: list[str], tmp_path: Path) -> None:
+    """R-RUN-1: both starters answer a crash with internal_error, which the runner counts errored."""
+    code, report, stdout = _cli(crashing_adapter, tmp_path, "--filter", "format/n-1000", "--filter", "format/n-1250")
+    assert code == 1, stdout
+    by_slug = {case["slug"]: case for case in report["cases"]}
+    assert by_slug["n-1000"]["status"] == "errored"
+    assert "internal error" in by_slug["n-1000"]["detail"] and "a bug on purpose" in by_slug["n-1000"]["detail"]
+    assert by_slug["n-1250"]["status"] == "passed"
+    assert report["totals"]["failed"] == 0
+
 def _converse(adapter: list[str], lines: list[str]) -> tuple[int, list[dict[str, Any]]]:
     done = subprocess.run(
         adapter, input="".join(line + "\n" for line in lines), capture_output=True,

@@ -214,7 +214,9 @@ func run(seq *int64, op string, input Input) (reply answer) {
 	if !ok {
 		return answer{Seq: seq, Skipped: fmt.Sprintf("op %q is not implemented by this adapter", op)}
 	}
-	defer func() { // a panic is a bug in the port: say so on stderr, answer, and keep going
+	// A panic or an error that is not a DomainError is a bug in the port: answered as
+	// internal_error, which the runner counts as errored, never as a domain error (PORTING.md).
+	defer func() { // say so on stderr, answer, and keep going
 		if p := recover(); p != nil {
 			log.Printf("adapter: panic in %s: %v\n%s", op, p, debug.Stack())
 			reply = errorAnswer(seq, "internal_error", "panic: %v", p)

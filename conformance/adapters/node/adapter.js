@@ -126,7 +126,8 @@ async function run(request) {
   } catch (exc) {
     if (exc instanceof Skip) return { seq, skipped: exc.message || "not supported" };
     if (exc instanceof DomainError) return failure(seq, exc.code, exc.message);
-    // A bug in the port or the adapter: say so on stderr, answer, and keep going.
+    // A bug in the port or the adapter: say so on stderr, answer, and keep going. The runner
+    // counts an internal_error answer as errored, never as a domain error (PORTING.md).
     console.error(exc && exc.stack ? exc.stack : exc);
     return failure(seq, "internal_error", String(exc && exc.message ? exc.message : exc));
   }
