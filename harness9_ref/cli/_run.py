@@ -109,6 +109,12 @@ def silence(stream: TextIO) -> None:
         pass
 
 
+def _note(err: TextIO, safe: Filter, line: str) -> None:
+    """A line on standard error, through run mode's filter (R-SAFE-2), with or without ``--json`` (R-CLI-18)."""
+    err.write(safe(line) + "\n")
+    err.flush()
+
+
 class _Printer:
     def __init__(
         self,
@@ -145,8 +151,7 @@ class _Printer:
 
     def note(self, line: str) -> None:
         self.end_text()
-        self.err.write(self.safe(line) + "\n")
-        self.err.flush()
+        _note(self.err, self.safe, line)
 
     def handle(self, item: RunItem) -> None:
         if isinstance(item, RunFinished):
@@ -202,8 +207,7 @@ class _JsonPrinter:
             silence(self.out)
 
     def note(self, line: str) -> None:
-        self.err.write(self.safe(line) + "\n")
-        self.err.flush()
+        _note(self.err, self.safe, line)
 
     def handle(self, item: RunItem) -> None:
         if isinstance(item, RunFinished):

@@ -10,17 +10,24 @@ Every line of standard output is read with the package's strict JSON reader.
 from __future__ import annotations
 
 import io
+import queue
 import signal
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from harness9_ref.cli import NOT_RUN_LINE, run_prompt
-from harness9_ref.engine import AgentEngine
+from harness9_ref.cli._run import RunItem
+from harness9_ref.engine import AgentEngine, RunFinished
+from harness9_ref.memory import MemorySession
+from harness9_ref.offline import OfflineProvider
 from harness9_ref.schema import strict_json
 from harness9_ref.testing import ScriptedProvider
 from harness9_ref.tools import APPROVAL_REQUIRED, Registry
@@ -218,3 +225,90 @@ def test_an_internal_error_names_no_exception_type(tmp_path: Path) -> None:
     items = checked(out.getvalue())
     assert items[0] == {"type": "session", "data": {"id": "sid-9"}}
     assert items[-1] == {"type": "error", "data": {"code": "internal_error", "message": "division by zero"}}
+
+
+CANCELLED_LINE = {"type": "error", "data": {"code": "cancelled", "message": "cancelled"}}
+
+
+class Stalling(ThreadingHTTPServer):
+    """Reads a request and answers nothing until released: a model that never replies."""
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Stall)
+        self.asked = threading.Event()
+        self.release = threading.Event()
+
+
+class _Stall(BaseHTTPRequestHandler):
+    server: Stalling
+
+    def log_message(self, format: str, *args: object) -> None:  # quiet
+        pass
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length", "0")))
+        self.server.asked.set()
+        self.server.release.wait(30)
+
+
+@pytest.fixture
+def stalling() -> Iterator[Stalling]:
+    server = Stalling()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.release.set()
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_run_that_does_not_end_in_time_gets_the_cancelled_line(
+    stalling: Stalling, env: dict[str, str], work: Path
+) -> None:
+    """R-CLI-16: the run sends no terminal event within R-INT-4's time; the program writes one."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "harness9_ref", "--max-retries", "0", "run", "--json", "hi"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=work, text=True,
+        env={**env, "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": f"http://127.0.0.1:{stalling.server_address[1]}/v1"},
+    )
+    try:
+        assert stalling.asked.wait(20)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130 and err == ""
+    assert checked(out)[-1] == CANCELLED_LINE
+
+
+class InterruptedAfterTheRun(queue.Queue[RunItem]):
+    """The run's queue, with Ctrl+C arriving (as Python raises it in the main thread) once the
+    run has ended with ``done``, before its events are printed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.interrupted = False
+
+    def get(self, block: bool = True, timeout: float | None = None) -> RunItem:
+        while not self.interrupted:
+            with self.mutex:
+                finished = any(isinstance(item, RunFinished) for item in self.queue)
+            if finished:
+                self.interrupted = True
+                raise KeyboardInterrupt
+            time.sleep(0.01)
+        return super().get(block, timeout)
+
+
+def test_a_signal_after_done_puts_the_cancelled_line_in_its_place(tmp_path: Path) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    engine = AgentEngine(OfflineProvider(), Registry(tmp_path), session=MemorySession())
+    status = run_prompt(engine, "sid-7", "hello", out, err, items=InterruptedAfterTheRun(), as_json=True)
+    assert status == 130 and err.getvalue() == ""
+    items = checked(out.getvalue())
+    assert items[-1] == CANCELLED_LINE and of_type(items, "done") == []
+    assert of_type(items, "text_delta")
