@@ -1,4 +1,4 @@
-"""The ``harness9-ref`` command (SPEC section "Command line": R-CLI-1 … R-CLI-15).
+"""The ``harness9-ref`` command (SPEC section "Command line": R-CLI-1 … R-CLI-18).
 
 ``main(argv)`` runs the program and returns its exit status; ``python -m harness9_ref`` and the
 installed ``harness9-ref`` script call it. The settings rules are pure functions:
