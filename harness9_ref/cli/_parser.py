@@ -273,7 +273,8 @@ def _add_session_commands(commands: argparse._SubParsersAction[_Parser]) -> None
         parents=[storage],
         prog=f"{PROG} search",
         help="find sessions by the words of their messages",
-        description="The sessions with a message holding every word (case is ignored); exit 1 when none.",
+        description="The sessions with a message holding every word (case is ignored); when none, one line says so\n"
+        "on standard error and the exit status is 1.",
         formatter_class=formatter,
     )
     search.add_argument("query", metavar="QUERY", nargs="+", help="words to find")
