@@ -143,6 +143,8 @@ help_context = /context  显示下一次请求包含的内容
 help_help = /help  显示本帮助
 help_exit = /exit  退出
 help_keys = 按键：Tab 补全命令，↑↓ 历史输入，PageUp/PageDown 滚动，Ctrl+C 中断或退出
+start_hint = 输入 /help 查看命令和按键
+new_session = 已新建会话 {session}
 [en]
 status_name = [harness9]
 status_workdir = workdir: {workdir}
@@ -214,7 +216,9 @@ help_compact = /compact [FOCUS]  compact the context now
 help_context = /context  show what the next request holds
 help_help = /help  show this help
 help_exit = /exit  quit
-help_keys = Keys: Tab completes a command, Up/Down recall inputs, PageUp/PageDown scroll, Ctrl+C interrupts a turn or quits"""
+help_keys = Keys: Tab completes a command, Up/Down recall inputs, PageUp/PageDown scroll, Ctrl+C interrupts a turn or quits
+start_hint = Type /help for the commands and keys
+new_session = new session {session}"""
 
 
 def parse_strings(table: str) -> dict[str, dict[str, str]]:
