@@ -119,7 +119,7 @@ def test_read_shows_the_tool_call_and_its_result(manager: Manager, tmp_path: Pat
         "> read notes.txt",
         "Reading notes.txt.",
         '\u2192 read_file {"path": "notes.txt"}',
-        "\u2190 read_file: hello world (+1 more line)",
+        "\u2190 read_file: hello world (2 lines, 24 B)",
         texts(app)[4],
     ]
     assert texts(app)[4].startswith("The tool calls of the last step returned:\n- read_file notes.txt: 2 lines")
