@@ -30,6 +30,7 @@ from ._read_file import (
     NOT_A_REGULAR_FILE,
     READ_FAILED,
     READ_FILE_TOOL,
+    size_text,
 )
 from ._registry import TOOL_FAILED, UNKNOWN_TOOL, Registry
 
@@ -66,4 +67,5 @@ __all__ = (
     "parse_object",
     "require_yes",
     "required_string",
+    "size_text",
 )

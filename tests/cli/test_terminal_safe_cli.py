@@ -62,7 +62,7 @@ def test_run_shows_a_files_controls_made_visible(env: dict[str, str], work: Path
     assert result.returncode == 0, result.stderr
     out, err = clean_output(result)
     assert SAFE in out  # the offline reply quotes the file's first line
-    assert f"← read_file: {SAFE}\tend (+1 more line)" in err.splitlines()
+    assert f"← read_file: {SAFE}\tend (2 lines, 71 B)" in err.splitlines()
     session_of(result)
 
 
@@ -70,7 +70,7 @@ def test_run_raw_passes_a_files_bytes_through(env: dict[str, str], work: Path, e
     result = cli(["--provider", "offline", "run", "--raw", "read evil.txt"], env, work)
     assert result.returncode == 0, result.stderr
     assert EVIL.split("\t")[0] in result.stdout
-    assert f"← read_file: {EVIL} (+1 more line)" in result.stderr.splitlines()
+    assert f"← read_file: {EVIL} (2 lines, 71 B)" in result.stderr.splitlines()
 
 
 def test_run_shows_a_commands_output_made_visible(env: dict[str, str], work: Path) -> None:
@@ -78,10 +78,10 @@ def test_run_shows_a_commands_output_made_visible(env: dict[str, str], work: Pat
     result = cli(["--provider", "offline", "--yes", "run", f"run {command}"], env, work)
     assert result.returncode == 0, result.stderr
     out, err = clean_output(result)
-    assert "← bash: a\ufffd[2Jb\ufffdc (+1 more line)" in err.splitlines()
+    assert "← bash: a\ufffd[2Jb\ufffdc (2 lines, 11 B)" in err.splitlines()
     assert 'first line: "a\ufffd[2Jb\ufffdc"' in out
     raw = cli(["--provider", "offline", "--yes", "--raw", "run", f"run {command}"], env, work)
-    assert "← bash: a\x1b[2Jb\x07c (+1 more line)" in raw.stderr.splitlines()
+    assert "← bash: a\x1b[2Jb\x07c (2 lines, 11 B)" in raw.stderr.splitlines()
     assert 'first line: "a\x1b[2Jb\x07c"' in raw.stdout
 
 
