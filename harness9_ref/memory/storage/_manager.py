@@ -143,6 +143,9 @@ class Manager:
 
         A draft's row is inserted by its first add_messages, save_todos or save_checkpoint, so
         a program that starts a session and stores nothing leaves nothing behind.
+
+        Raises:
+            SessionDatabaseError: a session with the new id exists already, draft or not.
         """
         return self._store.new_session(check_session_id(self._new_id()), self._clock, draft)
 
