@@ -18,8 +18,8 @@ import pytest
 
 from harness9_ref.memory import (
     HOME_ENV,
-    InvalidSessionId,
     Checkpoint,
+    InvalidSessionId,
     Manager,
     Session,
     SessionClosed,
