@@ -20,10 +20,10 @@ from ._prune import PruneResult
 from ._search import SearchHit, search_terms
 from ._session import (
     Clock,
-    InvalidArgument,
     Session,
     SessionDatabaseError,
     SessionInfo,
+    check_count,
     check_limit,
     check_session_id,
     new_session_id,
@@ -194,11 +194,10 @@ class Manager:
         """Sessions that hold a message, most recently updated first, with their titles (R-FIND-3).
 
         Raises:
-            InvalidArgument: ``limit`` or ``offset`` is negative.
+            InvalidArgument: ``limit`` or ``offset`` is negative or not an integer.
         """
         check_limit(limit)
-        if offset < 0:
-            raise InvalidArgument(f"offset must be 0 or positive, got {offset}")
+        check_count("offset", offset)
         return self._store.recent_sessions(limit, offset)
 
     def search(self, query: str, limit: int = 20) -> list[SearchHit]:

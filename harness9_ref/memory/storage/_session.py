@@ -39,6 +39,7 @@ __all__ = [
     "UnsupportedSchema",
     "check_checkpoint",
     "check_context_state",
+    "check_count",
     "check_limit",
     "check_session_id",
     "check_start",
@@ -134,10 +135,16 @@ def check_session_id(value: object) -> str:
     return value
 
 
+def check_count(name: str, value: object) -> int:
+    """A ``limit`` or ``offset``: an integer of 0 or more; a boolean, a fractional number or
+    text is the caller's InvalidArgument too (R-MGR-9), never a crash."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise InvalidArgument(f"{name} must be an integer, 0 or more, got {value!r}")
+    return value
+
+
 def check_limit(limit: int) -> int:
-    if limit < 0:
-        raise InvalidArgument(f"limit must be 0 (all) or positive, got {limit}")
-    return limit
+    return check_count("limit", limit)
 
 
 def check_start(start: int) -> int:
