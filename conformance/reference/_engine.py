@@ -302,9 +302,9 @@ def op_tool_execute(inp: Mapping[str, Any]) -> Any:
     each call's observation and None for ``{"reset_approval": true}`` and ``{"close": true}``.
     ``approval`` answers every approval request (a string) or the requests in order (a list,
     then "no"), or is ``"require_yes"``; ``interrupt_after_seconds`` calls ``interrupt()`` from a timer thread that long
-    after the first call starts (R-INT-1, R-APPR-1). With ``record_approvals`` the steps' answer
-    also lists, as ``asked``, every approval request: a command, or a change as ``{"tool", "path",
-    "diff"}`` (R-APPR-4, R-TOOL-12). The registry is closed at the end (R-INT-2).
+    after the first call starts (R-INT-1, R-APPR-1). A step ``{"approvals": true}`` is answered by
+    the approval requests made since the previous such step: a command, or a change as
+    ``{"tool", "path", "diff"}`` (R-APPR-4, R-TOOL-12). The registry is closed at the end (R-INT-2).
     """
     asked: list[Any] = []
     registry = Registry(
@@ -322,7 +322,7 @@ def op_tool_execute(inp: Mapping[str, Any]) -> Any:
     try:
         if "steps" not in inp:
             return registry.execute(inp["name"], inp["arguments"])
-        out: list[str | None] = []
+        out: list[str | list[Any] | None] = []
         for step in inp["steps"]:
             if step.get("reset_approval"):
                 registry.reset_approval()
@@ -330,9 +330,12 @@ def op_tool_execute(inp: Mapping[str, Any]) -> Any:
             elif step.get("close"):
                 registry.close()
                 out.append(None)
+            elif step.get("approvals"):
+                out.append(asked[:])
+                asked.clear()
             else:
                 out.append(registry.execute(step["name"], step["arguments"]))
-        return {"steps": out, "asked": asked} if inp.get("record_approvals") else {"steps": out}
+        return {"steps": out}
     finally:
         if timer is not None:
             timer.cancel()

@@ -15,6 +15,7 @@ by a new file, so an existing file keeps its mode, owner and hard links.
 from __future__ import annotations
 
 import difflib
+import errno
 import os
 import stat
 from dataclasses import dataclass
@@ -257,7 +258,10 @@ def apply(plan: Plan) -> str:
     if now != plan.before:
         return CHANGED_WHILE_ASKING.format(path=plan.path)
     try:
-        os.makedirs(os.path.dirname(plan.target), exist_ok=True)
+        try:
+            os.makedirs(os.path.dirname(plan.target), exist_ok=True)
+        except FileExistsError:  # a parent is a file: say so, not that it exists
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)) from None
         fd = os.open(plan.target, _WRITE_FLAGS, 0o666)
         try:
             view = memoryview(plan.after)
