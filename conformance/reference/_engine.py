@@ -268,10 +268,8 @@ def _approval(spec: str | list[str] | None, asked: list[Any]) -> Approve | None:
     """
     if spec is None:
         return None
-    if spec == "require_yes":  # run mode without --yes (R-APPR-3); its report goes nowhere here
-        refuse = require_yes(lambda command: None)
-    else:
-        refuse = _answers(spec)
+    # run mode without --yes (R-APPR-3) reports refusals nowhere here
+    refuse = require_yes(lambda command: None) if spec == "require_yes" else _answers(spec)
 
     def approve(request: str | FileChange) -> Answer:
         if isinstance(request, FileChange):
