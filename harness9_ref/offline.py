@@ -133,6 +133,11 @@ def _argument(arguments: str, key: str) -> str:
     return str(value.get(key, "")) if isinstance(value, dict) else arguments
 
 
+def _key(name: str) -> str:
+    """The argument that names what a call of tool ``name`` works on: its command or its path."""
+    return "command" if name == RUN_TOOL else "path"
+
+
 def _call_id(messages: Sequence[Message]) -> str:
     digest = hashlib.sha256(json.dumps([m.to_dict() for m in messages], ensure_ascii=False).encode())
     return "call_offline_" + digest.hexdigest()[:16]
@@ -249,8 +254,7 @@ def _report(messages: Sequence[Message]) -> str:
     for result in reversed(results):
         call = calls.get(result.tool_call_id)
         name = call.name if call is not None else "tool"
-        key = "command" if name == RUN_TOOL else "path"
-        arg = _cut(_argument(call.arguments, key), FACT_LIMIT) if call is not None else result.tool_call_id
+        arg = _cut(_argument(call.arguments, _key(name)), FACT_LIMIT) if call is not None else result.tool_call_id
         body = result.content.splitlines()
         first = _cut(body[0], QUOTE_LIMIT) if body else ""
         size = len(result.content.encode("utf-8"))
@@ -282,7 +286,7 @@ def _summary(prompt: str) -> str:
         first = re.search(r"^\[user\]: (.*)$", conversation, re.M)
         goal = _cut(first.group(1), FACT_LIMIT) if first else NO_GOAL
     for name, arguments in _TOOL_CALL.findall(conversation):
-        fact = f"{name} {_cut(_argument(arguments, 'path' if name == READ_TOOL else 'command'), FACT_LIMIT)}"
+        fact = f"{name} {_cut(_argument(arguments, _key(name)), FACT_LIMIT)}"
         if fact in facts:
             facts.remove(fact)
         facts.append(fact)
