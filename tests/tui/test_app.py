@@ -6,8 +6,8 @@ and ``poll()`` until the worker thread is done. The provider is the offline one,
 
 from __future__ import annotations
 
-import re
 import logging
+import re
 import threading
 import time
 from collections.abc import Sequence
