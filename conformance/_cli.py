@@ -1,9 +1,11 @@
-"""``python -m conformance run | show | lint | mutants | serve | record | proxy | new-case``.
+"""``python -m conformance run | show | lint | mutants | serve | record | proxy | new-case | matrix``.
 
-``serve``, ``record`` and ``proxy`` live in ``conformance.traffic._cli_traffic``.
+``serve``, ``record`` and ``proxy`` live in ``conformance.traffic._cli_traffic``, ``matrix``
+in ``conformance.runner._matrix``.
 
-Exit codes: 0 when nothing unexpected happened, 1 when cases (or mutants) failed or a
-known-failures entry is stale (a listed case passes, a listed requirement no longer fails), 2
+Exit codes: 0 when nothing unexpected happened, 1 when cases (or mutants) failed, a
+known-failures entry is stale (a listed case passes, a listed requirement no longer fails) or
+a claimed profile is not passed (SPEC R-PROF-3), 2
 when the run could not be made at all (broken case files, an adapter that does not start, a bad
 known-failures file). Failure lines and the summary go to stdout; reasons for exit code 2 go
 to stderr, and broken case files are prefixed "BUG IN TEST CASE" so they are never mistaken
@@ -38,7 +40,9 @@ from .runner._cases import (
     shipped_places,
 )
 from .runner._known_failures import updated_known_failures
+from .runner._matrix import add_matrix_command
 from .runner._new_case import add_new_case_command
+from .runner._profiles import profile_line
 from .runner._report import (
     CaseResult,
     SuiteResult,
@@ -175,10 +179,14 @@ def _run(args: argparse.Namespace) -> int:
     print(summary)
     if args.write_known_failures is not None:
         _write_known_failures(args.write_known_failures, suite)
+    profiles = profile_line(suite.profiles())  # SPEC R-PROF-2
+    print(profiles)
     for kind, path in args.report:
         _REPORT_WRITERS[kind](suite, Path(path))
     if args.markdown is not None:
-        write_markdown_report(suite, args.markdown, requirement_titles(args.spec), summary)
+        write_markdown_report(
+            suite, args.markdown, requirement_titles(args.spec), f"{summary}\n\n{profiles}"
+        )
     return 0 if suite.ok else 1
 
 
@@ -386,6 +394,7 @@ def _parser() -> argparse.ArgumentParser:
 
     add_traffic_commands(commands)
     add_new_case_command(commands)
+    add_matrix_command(commands)
     return parser
 
 

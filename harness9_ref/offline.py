@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Final
 
-from .memory import SUMMARY_MARKER, SUMMARY_SYSTEM_PROMPT, estimate_tokens, estimate_tool_tokens
+from .memory import SHORTENED_MARKER, SUMMARY_MARKER, SUMMARY_SYSTEM_PROMPT, estimate_tokens, estimate_tool_tokens
 from .schema import (
     CHUNK_DONE,
     CHUNK_TEXT,
@@ -48,7 +48,7 @@ from .schema import (
     Usage,
     strict_json,
 )
-from .tools import BASH_TOOL, EDIT_FILE_TOOL, READ_FILE_TOOL, WRITE_FILE_TOOL
+from .tools import BASH_TOOL, EDIT_FILE_TOOL, READ_FILE_TOOL, WRITE_FILE_TOOL, size_text
 
 __all__ = ["OFFLINE_PROVIDER", "OfflineProvider"]
 
@@ -92,7 +92,13 @@ CALL_TEXT: Final = {
     EDIT_TOOL: "Editing {arg}.",
     WRITE_TOOL: "Writing {arg}.",
 }
-RESULT_LINE: Final = '{name} {arg}: {lines}, {size}; first line: "{first}"'
+RESULT_LINE: Final = '{name} {arg}: {lines}, {size}{shortened}; first line: "{first}"'
+# R-TUI-24: a result the request carries shortened (R-TRIM-2) is said to be, with its whole size,
+# so that the tool line's figures (the whole result's) and the reply's differ only where the request did.
+RESULT_SHORTENED: Final = ", shortened from {total} to fit the context window"
+_SHORTENED: Final = re.compile(
+    re.escape(SHORTENED_MARKER).replace(re.escape("{omitted}"), r"\d+").replace(re.escape("{total}"), r"(\d+)")
+)
 RESULTS_HEAD: Final = "The tool calls of the last step returned:"
 RESULTS_TAIL: Final = "That is all the offline provider can say about them; ask for another file or command."
 SUMMARY: Final = (
@@ -257,11 +263,13 @@ def _report(messages: Sequence[Message]) -> str:
         arg = _cut(_argument(call.arguments, _key(name)), FACT_LIMIT) if call is not None else result.tool_call_id
         body = result.content.splitlines()
         first = _cut(body[0], QUOTE_LIMIT) if body else ""
-        size = len(result.content.encode("utf-8"))
+        size = size_text(len(result.content.encode("utf-8")))
+        marker = _SHORTENED.search(result.content)
+        shortened = RESULT_SHORTENED.format(total=size_text(int(marker.group(1)))) if marker else ""
         lines.append(
             "- "
             + RESULT_LINE.format(
-                name=name, arg=arg, lines=_count(len(body), "line"), size=_count(size, "byte"), first=first
+                name=name, arg=arg, lines=_count(len(body), "line"), size=size, shortened=shortened, first=first
             )
         )
     lines.append(RESULTS_TAIL)

@@ -99,8 +99,10 @@ def judge() -> PendingVerdicts:
         shutil.copytree(PROJECT_ROOT / "tests", copy / "tests", ignore=shutil.ignore_patterns("__pycache__"))
         for name in ("pyproject.toml", "setup.py", "SPEC.md", "README.md", "LICENSE"):  # what a build reads too
             shutil.copy(PROJECT_ROOT / name, copy)
-        # The cases, which copy_project leaves out: the installed-layout tests build and run them.
-        shutil.copytree(PROJECT_ROOT / "conformance" / "cases", copy / "conformance" / "cases")
+        # The cases, which copy_project leaves out: the installed-layout tests build and run them; the
+        # tests of profiles and the matrix run the real suite and starters.
+        for data in ("cases", "adapters"):
+            shutil.copytree(PROJECT_ROOT / "conformance" / data, copy / "conformance" / data)
         listed = sorted({t for m in runnable.values() for t in m["tests"]})
         verdicts.baseline = _pytest(copy, listed, postgres)
         if verdicts.baseline.returncode != 0:

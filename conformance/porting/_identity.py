@@ -73,6 +73,9 @@ def _ids_unjudgeable(input: Mapping[str, Any], expect: Mapping[str, Any]) -> str
 
 
 def _clock_unjudgeable(input: Mapping[str, Any], expect: Mapping[str, Any]) -> str:
+    shown = [input.get("now", DEFAULT_NOW)] + [s.get("now") for s in input["steps"] if s.get("do") == "set_time"]
+    if any(isinstance(v, float) for v in shown):
+        return "the case's clock shows a fraction of a second, which an adapter's own clock does not take"
     values = clock_values(input)
     if any(b < a for a, b in itertools.pairwise(values)):
         return "the case sets the clock backwards, which an adapter's own clock cannot follow"

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from ..runner._cases import read_json
+from ..runner._profiles import read_profiles
 from ..runner._verdicts import Verdict, evaluate
 from ..runner._workspace import prepared
 from . import _identity
@@ -42,6 +43,7 @@ class Declarations:
     wording: Wording = SPEC_WORDING
     own_ids: bool = False
     own_clock: bool = False
+    profiles: tuple[str, ...] = ()  # claimed, judged by the run as a whole (runner/_profiles.py)
 
 
 class Target(Protocol):
@@ -58,7 +60,7 @@ class Target(Protocol):
 
 
 def read_declarations(answer: Mapping[str, Any]) -> Declarations:
-    """Read ``wording``, ``session_ids`` and ``clock`` from a start answer.
+    """Read ``wording``, ``session_ids``, ``clock`` and ``profiles`` from a start answer.
 
     Raises:
         ValueError: a member is present with a value the runner does not know.
@@ -69,7 +71,12 @@ def read_declarations(answer: Mapping[str, Any]) -> Declarations:
         if value not in (OWN, CHOSEN):
             raise ValueError(f"{key} must be {OWN!r} or {CHOSEN!r}, got {value!r}")
         flags[key] = value == OWN
-    return Declarations(read_wording(answer.get("wording")), flags["session_ids"], flags["clock"])
+    return Declarations(
+        read_wording(answer.get("wording")),
+        flags["session_ids"],
+        flags["clock"],
+        read_profiles(answer),
+    )
 
 
 @functools.cache
@@ -149,7 +156,7 @@ class Plan:
 
 def plan(case: Case, declared: Declarations) -> Plan:
     """The case as this adapter is judged by it; see the module docstring."""
-    if declared == Declarations():
+    if replace(declared, profiles=()) == Declarations():  # claims change no case
         return Plan(case, declared)
     if declared.wording != SPEC_WORDING and WORDING_PIN not in case_pins(case):
         reworded = reword_case(case.op, case.input, case.expect, declared.wording)

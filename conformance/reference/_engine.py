@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -29,7 +29,7 @@ from harness9_ref.memory import (
     new_summarization_compactor,
 )
 from harness9_ref.planning import todos_from_list
-from harness9_ref.schema import Message, ToolDefinition, messages_from_list, messages_to_list
+from harness9_ref.schema import Message, StreamChunk, ToolDefinition, messages_from_list, messages_to_list
 from harness9_ref.testing import ScriptedProvider, ScriptedRegistry, steps_from_json
 from harness9_ref.tools import Answer, Approve, FileChange, Registry, require_yes
 
@@ -48,6 +48,24 @@ def _compactor(spec: Mapping[str, Any] | None, provider: ScriptedProvider) -> Co
     else:
         compactor = SummarizationCompactor(provider, config.get("max_tokens", 0), config.get("min_tail_messages", 0))
     return dataclasses.replace(compactor, request_limit=int(config.get("request_limit", 0)))
+
+
+class CancellingProvider(ScriptedProvider):
+    """The scripted provider, calling the engine's ``cancel()`` during streamed call ``cancel_call``.
+
+    The cancel comes after that call took its step and before its first chunk reaches the
+    engine, as a cancel from another thread while the provider is blocked would (R-ENG-15):
+    the one moment between events that ``cancel_after_events`` cannot reach.
+    """
+
+    cancel_call: int | None = None
+    cancel: Callable[[], object] = staticmethod(lambda: None)
+
+    def generate_stream(self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]) -> Iterator[StreamChunk]:
+        for n, chunk in enumerate(super().generate_stream(messages, available_tools)):
+            if n == 0 and len(self.requests) == self.cancel_call:
+                self.cancel()
+            yield chunk
 
 
 class ScriptedCounter:
@@ -170,14 +188,15 @@ def _second_run(engine: AgentEngine) -> str:
 def op_engine_run(inp: Mapping[str, Any]) -> dict[str, Any]:
     """Run the case's prompts (``prompt``, or the actions of ``script``) on one session.
 
-    ``cancel_after_events`` cancels the run in progress after that many events in all, and
+    ``cancel_after_events`` cancels the run in progress after that many events in all,
+    ``cancel_during_call`` while that streamed provider call is in progress, and
     ``probe_after_events`` records the engine's state then (R-ENG-16); ``{"compact": focus}``
     calls ``compact_now`` and records its data as a compaction event or its error as an error
     event; ``{"restart": true}`` builds a new engine on the same session; ``{"run": prompt}``
     runs the blocking ``run`` and records its result (R-ENG-1); ``{"probe": true}`` records the
     state between runs.
     """
-    provider = ScriptedProvider(steps_from_json(inp["provider"], "provider"))
+    provider = CancellingProvider(steps_from_json(inp["provider"], "provider"))
     registry = ScriptedRegistry.from_json(inp.get("registry", {}))
     session = _session(inp)
     compactor = _compactor(inp.get("compactor"), provider)
@@ -206,6 +225,8 @@ def op_engine_run(inp: Mapping[str, Any]) -> dict[str, Any]:
         )
 
     engine = new_engine()
+    provider.cancel_call = inp.get("cancel_during_call")
+    provider.cancel = lambda: engine.cancel()
     events: list[dict[str, Any]] = []
     probes = 0  # records of the engine's state, which the two counts below leave out
     if session is not None:

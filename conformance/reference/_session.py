@@ -44,7 +44,7 @@ class _Run:
         self.second_database = inp.get("second_database")  # for the managers named in second_managers
         self.on_second = frozenset(inp.get("second_managers", ()))
         self.tool_results_dir = inp["tool_results_dir"]
-        self.now = int(inp.get("now", DEFAULT_NOW))
+        self.now: float = inp.get("now", DEFAULT_NOW)  # a fraction reaches the Manager as it is (R-DB-4)
         self.next_id: str | None = None
         self.managers: dict[str, Manager] = {}
         self.handles: dict[tuple[str, str], Session] = {}
@@ -95,7 +95,7 @@ def _reopen(run: _Run, name: str, step: Mapping[str, Any]) -> None:
 
 
 def _set_time(run: _Run, name: str, step: Mapping[str, Any]) -> None:
-    run.now = int(step["now"])
+    run.now = step["now"]
 
 
 def _get_checkpoint(run: _Run, name: str, step: Mapping[str, Any]) -> Any:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from harness9_ref.schema import ToolDefinition, messages_from_list
-from harness9_ref.text import clean_line, not_saved_notice, retry_notice, terminal_safe
+from harness9_ref.text import clean_line, not_saved_notice, retry_notice, terminal_safe, tool_result_line
 from harness9_ref.tools import FileChange
 from harness9_ref.tui import (
     DEFAULT_LANG,
@@ -90,7 +90,8 @@ def op_tui_input(inp: Mapping[str, Any]) -> Any:
     command waits for approval (``approve``), the question for a command (``approve_prompt``),
     the lines shown for a change (``approve_change``, R-APPR-5)
     or the lines of /context for a context report (``context``, R-TUI-20), the line of a
-    retry event's data (``retry`` with ``event``, R-ENG-22), or ``text`` with its control
+    retry event's data (``retry`` with ``event``, R-ENG-22), the line of a tool result event's
+    data (``tool_result`` with ``event``, R-TUI-24), or ``text`` with its control
     characters made visible (``terminal_safe``) and as the pane draws it (``pane_line``, R-SAFE-1)."""
     if inp["action"] == "complete":
         return complete_command(inp["text"])
@@ -111,6 +112,8 @@ def op_tui_input(inp: Mapping[str, Any]) -> Any:
         return retry_notice(inp["event"], _lang(inp))
     if inp["action"] == "not_saved":
         return not_saved_notice(inp["event"], _lang(inp))
+    if inp["action"] == "tool_result":
+        return tool_result_line(inp["event"]["name"], inp["event"]["content"], _lang(inp))
     if inp["action"] == "terminal_safe":
         return terminal_safe(inp["text"])
     if inp["action"] == "pane_line":

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from ._cases import Case
+from ._profiles import ProfileResult, junit_profile_suite, profile_results
 from ._requirements import junit_requirement_suites, requirement_results, stale_requirements
 from ._verdicts import Status, Verdict
 
@@ -85,6 +86,8 @@ class SuiteResult:
     known_failures_given: bool = False
     # Requirement ids listed in the known-failures file (see _requirements).
     known_requirements: frozenset[str] = frozenset()
+    # Profiles the adapter claims (see _profiles): one not passed fails the run.
+    claimed_profiles: tuple[str, ...] = ()
 
     def counts(self) -> dict[Outcome, int]:
         """How many cases ended in each outcome, zeros included."""
@@ -93,9 +96,19 @@ class SuiteResult:
 
     @property
     def ok(self) -> bool:
-        """True when nothing unexpected failed or errored, and no listed requirement is stale."""
+        """True when nothing unexpected failed or errored, no listed requirement is stale and
+        every claimed profile that the run judged passed."""
         counts = self.counts()
-        return counts["failed"] == 0 and counts["errored"] == 0 and not self.stale_requirements()
+        return (
+            counts["failed"] == 0
+            and counts["errored"] == 0
+            and not self.stale_requirements()
+            and not any(result.unmet for result in self.profiles())
+        )
+
+    def profiles(self) -> list[ProfileResult]:
+        """Each profile judged on this run's cases, in the table's order (R-PROF-2)."""
+        return profile_results(self.results, self.claimed_profiles)
 
     def stale_requirements(self) -> list[str]:
         """Listed requirements whose cases pass now; each fails the run like an unexpected pass."""
@@ -178,13 +191,14 @@ def _case_entry(result: CaseResult) -> dict[str, Any]:
 
 
 def write_json_report(suite: SuiteResult, path: Path) -> None:
-    """Write ``{"implementation", "totals", "ok", "cases", "requirements"}``.
+    """Write ``{"implementation", "totals", "ok", "cases", "requirements", "profiles"}``.
 
     ``cases`` is ``[{id, area, slug, spec, status, detail}]`` in run order; ``requirements``
     maps each cited requirement id, ordered by area then number, to ``{passed, failed, skipped,
     unsupported, errored, known_failure, failing, stale_known_failure}``: the counts of the
     cases citing it, the ids of those that failed or errored, and whether it is a listed known
-    failure that no case fails any more.
+    failure that no case fails any more; ``profiles`` maps each profile name to its
+    ``ProfileResult.as_json()`` (SPEC R-PROF-2).
     """
     requirements = requirement_results(suite.results, suite.known_requirements)
     report = {
@@ -193,6 +207,7 @@ def write_json_report(suite: SuiteResult, path: Path) -> None:
         "ok": suite.ok,
         "cases": [_case_entry(result) for result in suite.results],
         "requirements": {result.id: result.as_json() for result in requirements},
+        "profiles": {result.profile.name: result.as_json() for result in suite.profiles()},
     }
     path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
@@ -206,7 +221,7 @@ def write_junit_report(suite: SuiteResult, path: Path) -> None:
 
     Skipped, unsupported and known failures are ``<skipped>``, so CI dashboards do not count
     them as passes. One more testsuite per requirement area follows, one testcase per
-    requirement; ``junit_requirement_suites`` says why they are testcases.
+    requirement; ``junit_requirement_suites`` says why they are testcases; then the profiles.
     """
     counts = suite.counts()
     name = str(suite.implementation.get("name", "adapter"))
@@ -237,5 +252,6 @@ def write_junit_report(suite: SuiteResult, path: Path) -> None:
             label = result.outcome.replace("_", " ")
             ET.SubElement(element, "skipped", message=f"{label}: {detail}" if detail else label)
     junit_requirement_suites(root, suite)
+    junit_profile_suite(root, suite.profiles())
     ET.indent(root)
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)

@@ -466,4 +466,10 @@ def run_suite(
             if on_result is not None:
                 on_result(result)
     listed = frozenset(entry for entry in known if is_requirement_id(entry))
-    return SuiteResult(adapter.implementation, tuple(results), known_failures is not None, listed)
+    return SuiteResult(
+        adapter.implementation,
+        tuple(results),
+        known_failures is not None,
+        listed,
+        adapter.declared.profiles,
+    )

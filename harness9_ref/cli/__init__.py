@@ -1,4 +1,4 @@
-"""The ``harness9-ref`` command (SPEC section "Command line": R-CLI-1 … R-CLI-15).
+"""The ``harness9-ref`` command (SPEC section "Command line": R-CLI-1 … R-CLI-18).
 
 ``main(argv)`` runs the program and returns its exit status; ``python -m harness9_ref`` and the
 installed ``harness9-ref`` script call it. The settings rules are pure functions:
@@ -48,7 +48,7 @@ from ._settings import (
     provider_for_model,
     resolve_settings,
 )
-from ._subcommands import NO_INDEX_NOTICE, PRUNED_LINE, WOULD_PRUNE_LINE, format_when, prune_line, run_command
+from ._subcommands import NO_INDEX_NOTICE, NO_MATCH_LINE, PRUNED_LINE, WOULD_PRUNE_LINE, format_when, prune_line, run_command
 from ._wiring import (
     TOOL_RESULTS_DIR,
     build_engine,
@@ -85,6 +85,7 @@ __all__ = (
     "MAX_CONTEXT_WINDOW",
     "NOT_RUN_LINE",
     "NO_INDEX_NOTICE",
+    "NO_MATCH_LINE",
     "OFFLINE_NOTICE",
     "PROG",
     "PROVIDERS",

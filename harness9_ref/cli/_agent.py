@@ -82,6 +82,7 @@ def run_mode(settings: Settings, signals: SignalState) -> int:
                 retry_line=partial(retry_notice, lang=settings.lang),
                 session_exists=partial(_stored, manager, session.session_id),
                 raw=settings.raw,
+                as_json=settings.json,
             )
         finally:
             warnings.items = None

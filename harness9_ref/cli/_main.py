@@ -1,5 +1,5 @@
 """``harness9-ref``: the terminal UI, ``run PROMPT`` without it, and the session sub-commands
-(SPEC R-CLI-1 … R-CLI-14, R-PG-10, R-INT-4, R-PRUNE-2, R-APPR-2, R-APPR-3, R-SAFE-2).
+(SPEC R-CLI-1 … R-CLI-18, R-PG-10, R-INT-4, R-PRUNE-2, R-APPR-2, R-APPR-3, R-SAFE-2).
 
 Every failure is one line ``harness9-ref: error: <message>`` on standard error and exit status
 1; invalid options exit 2 (R-CLI-6). No traceback and no Python exception name ever reaches the

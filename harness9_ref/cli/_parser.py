@@ -1,4 +1,4 @@
-"""The command line's grammar (SPEC R-CLI-1, R-CLI-2, R-CLI-6, R-CLI-10 … R-CLI-15, R-SAFE-2).
+"""The command line's grammar (SPEC R-CLI-1, R-CLI-2, R-CLI-6, R-CLI-10 … R-CLI-16, R-SAFE-2).
 
 The agent's options are accepted before and after ``run``; the session sub-commands (R-CLI-12)
 take ``--db`` after their name too. Every parse error is one line ``harness9-ref: error:
@@ -237,6 +237,12 @@ def _common() -> _Parser:
         help="count each request with the provider's token-counting endpoint (anthropic only)",
     )
     common.add_argument("--yes", action="store_true", help="run shell commands without asking")
+    common.add_argument(
+        "--json",
+        action="store_true",
+        help="run only: write each event of the run as one JSON line on standard output (notes stay on"
+        " standard error)",
+    )
     return common
 
 
@@ -267,7 +273,8 @@ def _add_session_commands(commands: argparse._SubParsersAction[_Parser]) -> None
         parents=[storage],
         prog=f"{PROG} search",
         help="find sessions by the words of their messages",
-        description="The sessions with a message holding every word (case is ignored); exit 1 when none.",
+        description="The sessions with a message holding every word (case is ignored); when none, one line says so\n"
+        "on standard error and the exit status is 1.",
         formatter_class=formatter,
     )
     search.add_argument("query", metavar="QUERY", nargs="+", help="words to find")
@@ -312,7 +319,8 @@ def _build() -> _Parser:
         description="Run one prompt without the terminal UI: the answer goes to standard output,\n"
         "tool activity and the session id to standard error. PROMPT - reads the prompt from\n"
         "standard input; with a PROMPT, piped input is added to it after a blank line. Shell\n"
-        "commands run only with --yes. Ctrl+C (exit status 130) or SIGTERM (143) cancels the run.",
+        "commands run only with --yes. Ctrl+C (exit status 130) or SIGTERM (143) cancels the run.\n"
+        "--json writes every event of the run as one JSON line on standard output instead.",
         help="run one prompt without the UI",
         formatter_class=formatter,
     )

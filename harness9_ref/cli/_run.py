@@ -11,6 +11,10 @@ then saves what R-ENG-12 allows and the program exits with 128 + the signal's nu
 has not ended ``CANCEL_WAIT_SECONDS`` after the first signal is no longer awaited, so the program
 always ends within R-INT-4's 3 seconds; a second signal does not cut that short, since the worker
 thread is the one that sends the SIGKILL to a command that ignores SIGTERM.
+
+With ``--json`` (R-CLI-16 … R-CLI-18) standard output holds one JSON line per event instead:
+the session's line first, the terminal event last (held back until the run is over, so that
+after a signal it is always the ``cancelled`` error); standard error keeps only the notes.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import queue
 import re
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Final, NamedTuple, TextIO
 
 from ..engine import (
@@ -28,6 +33,8 @@ from ..engine import (
     INTERNAL_ERROR,
     CompactionData,
     ErrorData,
+    Event,
+    EventType,
     RetryData,
     RunFinished,
     RunWorker,
@@ -39,7 +46,7 @@ from ..engine import (
     one_line,
 )
 from ..text import compaction_notice, retry_notice, terminal_safe, tool_call_line, tool_result_line
-from ._output import Filter, stream_filter
+from ._output import Filter, json_line, stream_filter
 from ._settings import PROG
 from ._signals import Signalled, exit_status
 
@@ -55,6 +62,7 @@ __all__ = [
     "NOT_CREATED_SUFFIX",
     "NOT_RUN_LINE",
     "NOT_SAVED_LINE",
+    "SESSION_EVENT",
     "SESSION_LINE",
     "Note",
     "RunItem",
@@ -68,6 +76,7 @@ EXIT_FAILED: Final = 1  # R-CLI-6, R-CLI-7
 EXIT_INTERRUPTED: Final = 130  # R-CLI-7, R-INT-4: after Ctrl+C (128 + SIGINT)
 EXIT_TERMINATED: Final = 143  # R-INT-4: after SIGTERM (128 + SIGTERM)
 SESSION_LINE: Final = "session: {id}"  # R-CLI-7: the last line on standard error
+SESSION_EVENT: Final = "session"  # R-CLI-16: the type of run --json's first line
 NOT_RUN_LINE: Final = PROG + ": not run (needs --yes): {command}"  # R-APPR-3
 NOT_SAVED_LINE: Final = PROG + ": error: {unsaved} of {total} messages of this turn were not saved: {message}"  # R-CLI-7
 NOT_CREATED_SUFFIX: Final = "; no session was created"  # R-CLI-7: instead of the session line
@@ -98,6 +107,12 @@ def silence(stream: TextIO) -> None:
         os.close(null)
     except (OSError, ValueError, io.UnsupportedOperation):
         pass
+
+
+def _note(err: TextIO, safe: Filter, line: str) -> None:
+    """A line on standard error, through run mode's filter (R-SAFE-2), with or without ``--json`` (R-CLI-18)."""
+    err.write(safe(line) + "\n")
+    err.flush()
 
 
 class _Printer:
@@ -136,8 +151,7 @@ class _Printer:
 
     def note(self, line: str) -> None:
         self.end_text()
-        self.err.write(self.safe(line) + "\n")
-        self.err.flush()
+        _note(self.err, self.safe, line)
 
     def handle(self, item: RunItem) -> None:
         if isinstance(item, RunFinished):
@@ -166,6 +180,63 @@ class _Printer:
             self.end_text()
 
 
+class _JsonPrinter:
+    """``run --json`` (R-CLI-16, R-CLI-17): each event one JSON line on ``out``, notes on ``err``.
+
+    The terminal event is kept in ``terminal`` and written by ``finish``, so that nothing
+    follows it and a signal can put the ``cancelled`` error in its place (R-CLI-16).
+    """
+
+    def __init__(self, out: TextIO, err: TextIO, safe: Filter) -> None:
+        self.out = out
+        self.err = err
+        self.safe = safe  # R-CLI-18: the notes are the lines run mode writes, --raw or not
+        self.out_closed = False
+        self.terminal: Event | None = None
+        self.error: ErrorData | None = None
+        self.not_saved: SaveFailedData | None = None
+
+    def line(self, value: dict[str, object]) -> None:
+        if self.out_closed:
+            return
+        try:
+            self.out.write(json_line(value))
+            self.out.flush()
+        except BrokenPipeError:
+            self.out_closed = True
+            silence(self.out)
+
+    def note(self, line: str) -> None:
+        _note(self.err, self.safe, line)
+
+    def handle(self, item: RunItem) -> None:
+        if isinstance(item, RunFinished):
+            return
+        if isinstance(item, Note):
+            self.note(item.line)
+            return
+        data = item.data
+        if isinstance(data, SaveFailedData):
+            self.not_saved = data
+            item = Event(item.type, replace(data, message=without_type_name(data.message)))
+        if item.is_terminal:
+            self.terminal = item
+            self.error = data if isinstance(data, ErrorData) else None
+            return
+        self.line(item.to_dict())
+
+    def finish(self, signalled: bool) -> None:
+        """Write the terminal event: after a signal, the run's own ``cancelled`` error or one in its place."""
+        terminal = self.terminal
+        if signalled and (self.error is None or self.error.code != CANCELLED):
+            terminal = Event(EventType.ERROR, ErrorData(CANCELLED, CANCELLED))
+        elif terminal is not None and self.error is not None and self.error.code == INTERNAL_ERROR:
+            message = without_type_name(self.error.message) or "unexpected failure"  # R-CLI-13
+            terminal = Event(EventType.ERROR, ErrorData(INTERNAL_ERROR, message))
+        if terminal is not None:
+            self.line(terminal.to_dict())
+
+
 def run_prompt(
     engine: AgentEngine,
     session_id: str,
@@ -179,6 +250,7 @@ def run_prompt(
     retry_line: Callable[[RetryData], str] = retry_notice,
     session_exists: Callable[[], bool] = lambda: True,
     raw: bool = False,
+    as_json: bool = False,
 ) -> int:
     """Run ``prompt`` and report it; returns the exit status (0, 1, or 128 + a signal's number).
 
@@ -192,9 +264,15 @@ def run_prompt(
         session_exists: asked after a run that left messages unsaved with none stored, so
             that no session line names a session that was never created (R-CLI-7).
         raw: write the text as received, control characters included (``--raw``, R-SAFE-2).
+        as_json: write the events as JSON lines (``--json``, R-CLI-16 … R-CLI-18).
     """
     queued: queue.Queue[RunItem] = items if items is not None else queue.Queue()
-    printer = _Printer(out, err, notice, retry_line, stream_filter(raw))
+    printer: _Printer | _JsonPrinter
+    if as_json:
+        printer = _JsonPrinter(out, err, stream_filter(raw))
+        printer.line({"type": SESSION_EVENT, "data": {"id": session_id}})
+    else:
+        printer = _Printer(out, err, notice, retry_line, stream_filter(raw))
     worker = RunWorker(engine, prompt, queued.put).start()
     signalled: BaseException | None = None
     deadline = 0.0
@@ -218,6 +296,9 @@ def run_prompt(
             if interrupt is not None:
                 interrupt()
     _drain(queued, printer)
+    if isinstance(printer, _JsonPrinter):
+        printer.finish(signalled is not None)
+        return _status(signalled, printer.error, printer.not_saved)
     printer.end_text()
     error = printer.error
     if signalled is not None:
@@ -237,12 +318,17 @@ def run_prompt(
     if exists:
         err.write(SESSION_LINE.format(id=session_id) + "\n")
     err.flush()
+    return _status(signalled, error, lost)
+
+
+def _status(signalled: BaseException | None, error: ErrorData | None, lost: SaveFailedData | None) -> int:
+    """R-CLI-7's exit status, with or without ``--json`` (R-CLI-18)."""
     if signalled is not None:
         return exit_status(signalled)
     return EXIT_FAILED if error is not None or lost is not None else EXIT_OK
 
 
-def _drain(queued: queue.Queue[RunItem], printer: _Printer) -> None:
+def _drain(queued: queue.Queue[RunItem], printer: _Printer | _JsonPrinter) -> None:
     """Print what arrived but was not shown when the waiting stopped early (never blocks)."""
     while True:
         try:

@@ -102,6 +102,9 @@ RAW_NEEDS_LINE_MODE: Final = (
     " the terminal UI always shows control characters made visible"
 )
 
+# R-CLI-16: only a run has events to write.
+JSON_NEEDS_RUN: Final = "--json needs run: only a run has events to write as JSON lines"
+
 
 class CliError(Harness9Error):
     """A problem with what the user asked for, reported as one line with exit status 1 (R-CLI-6)."""
@@ -189,6 +192,7 @@ class Settings:
     compact_at: Fraction | None = DEFAULT_COMPACT_AT  # R-CLI-15
     count_tokens: bool = False  # R-CLI-15
     raw: bool = False  # R-SAFE-2: text written as received, control characters included
+    json: bool = False  # R-CLI-16: run writes its events as JSON lines
 
     @property
     def notice(self) -> str | None:
@@ -360,6 +364,15 @@ def _raw(options: Mapping[str, object], command: Command) -> bool:
     return True
 
 
+def _json(options: Mapping[str, object], command: Command) -> bool:
+    """R-CLI-16: ``--json`` is for ``run`` alone."""
+    if not options.get("json"):
+        return False
+    if command != "run":
+        raise UsageError(JSON_NEEDS_RUN)
+    return True
+
+
 def _query(words: object) -> str | None:
     """R-CLI-12: the words of ``search`` joined by one space."""
     if words is None:
@@ -382,7 +395,7 @@ def resolve_settings(options: Mapping[str, object], env: Mapping[str, str], cwd:
             ``max_turns``, ``command``, ``prompt``, and the sub-commands' ``target``,
             ``query``, ``limit``, ``older_than``, ``dry_run``, and copy's ``source``,
             ``destination``, ``overwrite``, R-CLI-15's ``compact_at`` (its text) and
-            ``count_tokens``, and R-SAFE-2's ``raw``); a missing name was not given.
+            ``count_tokens``, R-SAFE-2's ``raw`` and R-CLI-16's ``json``); a missing name was not given.
         env: the environment.
         cwd: the current directory, the default working directory.
 
@@ -392,7 +405,7 @@ def resolve_settings(options: Mapping[str, object], env: Mapping[str, str], cwd:
             terminal UI and ``run``: listing or searching sessions needs no key.
         UsageError: an invalid HARNESS9_COMPACT_AT, or ``--count-tokens`` with a provider
             other than anthropic (R-CLI-15), checked only for the terminal UI and ``run``;
-            ``--raw`` for the terminal UI (R-SAFE-2).
+            ``--raw`` for the terminal UI (R-SAFE-2); ``--json`` for anything but ``run`` (R-CLI-16).
     """
 
     def opt(name: str) -> object:
@@ -445,4 +458,5 @@ def resolve_settings(options: Mapping[str, object], env: Mapping[str, str], cwd:
         compact_at=_compact_at(options, env) if agent else DEFAULT_COMPACT_AT,
         count_tokens=_count_tokens(options, choice.provider) if agent else False,
         raw=_raw(options, command),
+        json=_json(options, command),
     )

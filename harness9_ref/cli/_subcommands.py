@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, TextIO
 
 from ..memory import POSTGRES_SCHEMES, Manager, copy_sessions, format_token_count, url_scheme
-from ..text import history_lines
+from ..text import history_lines, terminal_safe
 from ._output import Filter, line_filter
 from ._parser import DEFAULT_LIMIT
 from ._run import silence
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "COPIED_LINE",
     "NO_INDEX_NOTICE",
+    "NO_MATCH_LINE",
     "PRUNED_LINE",
     "SECONDS_PER_DAY",
     "SESSION_ROW",
@@ -54,6 +55,7 @@ NO_INDEX_NOTICE: Final = (  # R-SRCH-3: said once, on standard error
 )
 SECONDS_PER_DAY: Final = 86400  # R-PRUNE-2, R-CLI-12: DAYS in prune's seconds
 EXIT_NO_MATCH: Final = 1  # R-CLI-12: search found nothing
+NO_MATCH_LINE: Final = PROG + ": no session matches: {query}"  # R-CLI-12: on standard error
 
 
 def format_when(timestamp: int) -> str:
@@ -106,7 +108,11 @@ def _search(manager: Manager, query: str, limit: int, clean: Filter, out: TextIO
     hits = manager.search(query, limit=limit)
     for hit in hits:
         out.write(_row(clean, SEARCH_ROW, id=hit.id, when=format_when(hit.updated_at), snippet=hit.snippet) + "\n")
-    return 0 if hits else EXIT_NO_MATCH
+    if hits:
+        return 0
+    err.write(terminal_safe(NO_MATCH_LINE.format(query=query)) + "\n")  # R-SAFE-2: always safe
+    err.flush()
+    return EXIT_NO_MATCH
 
 
 def _prune(manager: Manager, days: int, dry_run: bool, clean: Filter, out: TextIO) -> int:

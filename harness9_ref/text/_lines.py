@@ -12,6 +12,7 @@ from typing import Final, Literal, NamedTuple
 from ..engine import one_line
 from ..memory import SUMMARY_MARKER
 from ..schema import ROLE_ASSISTANT, Message
+from ..tools import size_text
 from ._strings import DEFAULT_LANG, INPUT_PROMPT, strings_for
 
 __all__ = [  # gets re-exported
@@ -28,7 +29,7 @@ LineKind = Literal["user", "assistant", "tool", "notice", "error"]
 
 USER_PREFIX: Final = INPUT_PROMPT  # the user's prompt, as it was typed after the input prompt
 TOOL_CALL_PREFIX: Final = "\u2192 "  # "→ read_file {...}"
-TOOL_RESULT_PREFIX: Final = "\u2190 "  # "← read_file: first line (+N more lines)"
+TOOL_RESULT_PREFIX: Final = "\u2190 "  # "← read_file: first line (534 lines, 35.3 KB)"
 TOOL_TEXT_LIMIT: Final = 200  # characters of arguments or of a result's first line shown
 
 
@@ -60,18 +61,19 @@ def tool_call_line(name: str, arguments: str) -> str:
 
 
 def tool_result_line(name: str, content: str, lang: str = DEFAULT_LANG) -> str:
-    """One line for a tool result (R-TUI-11): ``← <name>: <first line> (+N more lines)``."""
+    """One line for a tool result (R-TUI-11, R-TUI-24): ``← <name>: <first line> (<n> lines, <size>)``.
+
+    The figures are the whole result's, written as the offline provider reports a result
+    (R-CLI-9), so that the line and what the model says of it agree.
+    """
     texts = strings_for(lang)
     lines = content.splitlines()
     if not lines:
         return f"{TOOL_RESULT_PREFIX}{name}: {texts['tool_empty']}"
-    if len(lines) == 1:
-        more = ""
-    elif len(lines) == 2:
-        more = " " + texts["tool_one_more_line"]
-    else:
-        more = " " + texts["tool_more_lines"].format(n=len(lines) - 1)
-    return f"{TOOL_RESULT_PREFIX}{name}: {_shorten(lines[0])}{more}"
+    measure = ""
+    if len(lines) > 1:
+        measure = " " + texts["tool_lines"].format(n=len(lines), size=size_text(len(content.encode("utf-8"))))
+    return f"{TOOL_RESULT_PREFIX}{name}: {_shorten(lines[0])}{measure}"
 
 
 def history_lines(messages: Sequence[Message], lang: str = DEFAULT_LANG) -> list[PaneLine]:

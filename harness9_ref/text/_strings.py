@@ -110,8 +110,7 @@ error_line = 错误：{message}
 cancelled = 已取消
 busy_prompt = 正在运行一轮对话；请等待它结束或按 Ctrl+C 中断
 busy_command = 运行中不能使用 {command}；请先按 Ctrl+C 中断
-tool_more_lines = (+{n} more lines)
-tool_one_more_line = (+1 more line)
+tool_lines = ({n} lines, {size})
 tool_empty = (empty)
 resume_header = 可用会话（{n} 条）：
 resume_header_page = 可用会话（第 {page} 页，{n} 条）：
@@ -145,6 +144,8 @@ help_context = /context  显示下一次请求包含的内容
 help_help = /help  显示本帮助
 help_exit = /exit  退出
 help_keys = 按键：Tab 补全命令，↑↓ 历史输入，PageUp/PageDown 滚动，Ctrl+C 中断或退出
+start_hint = 输入 /help 查看命令和按键
+new_session = 已新建会话 {session}
 [en]
 status_name = [harness9]
 status_workdir = workdir: {workdir}
@@ -184,8 +185,7 @@ error_line = error: {message}
 cancelled = cancelled
 busy_prompt = a turn is running; wait for it or press Ctrl+C
 busy_command = {command} is not available while a turn is running; press Ctrl+C first
-tool_more_lines = (+{n} more lines)
-tool_one_more_line = (+1 more line)
+tool_lines = ({n} lines, {size})
 tool_empty = (empty)
 resume_header = Sessions ({n}):
 resume_header_page = Sessions (page {page}, {n}):
@@ -218,7 +218,9 @@ help_compact = /compact [FOCUS]  compact the context now
 help_context = /context  show what the next request holds
 help_help = /help  show this help
 help_exit = /exit  quit
-help_keys = Keys: Tab completes a command, Up/Down recall inputs, PageUp/PageDown scroll, Ctrl+C interrupts a turn or quits"""
+help_keys = Keys: Tab completes a command, Up/Down recall inputs, PageUp/PageDown scroll, Ctrl+C interrupts a turn or quits
+start_hint = Type /help for the commands and keys
+new_session = new session {session}"""
 
 
 def parse_strings(table: str) -> dict[str, dict[str, str]]:

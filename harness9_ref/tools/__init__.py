@@ -57,6 +57,7 @@ from ._read_file import (
     READ_FAILED,
     READ_FILE_TOOL,
     is_text,
+    size_text,
 )
 from ._registry import TOOL_FAILED, UNKNOWN_TOOL, Registry
 
@@ -109,6 +110,7 @@ __all__ = (
     "parse_object",
     "require_yes",
     "required_string",
+    "size_text",
     "subject",
     "unified_diff",
 )

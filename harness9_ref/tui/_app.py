@@ -166,6 +166,7 @@ class App:
         self._wrap_width = 0
         self.approver.attach(self.items.put)
         self.engine.set_session(session)
+        self.lines.append(PaneLine(self.texts["start_hint"], "notice"))  # R-TUI-23: the way to /help
         self.lines.extend(history_lines(session.get_messages(0), lang))
         self.status = self.start_status()
 
@@ -401,7 +402,9 @@ class App:
     def _run_command(self, command: str) -> None:
         try:
             if command == "/new":
-                self._switch(self.manager.new_session(draft=True), [])
+                session = self.manager.new_session(draft=True)
+                notice = self.texts["new_session"].format(session=session.session_id)  # R-TUI-23
+                self._switch(session, [PaneLine(notice, "notice")])
             elif command == HELP_COMMAND:
                 for line in help_lines(self.lang):
                     self._add(line, "notice")

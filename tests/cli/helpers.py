@@ -13,9 +13,11 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from http.server import ThreadingHTTPServer
 from pathlib import Path
-from typing import IO, Final
+from typing import IO, Final, TypeVar
 
 from harness9_ref.memory import Manager
 from tests.fakes import Clock, assistant, user
@@ -26,6 +28,7 @@ EXCEPTION_NAME: Final = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b|Traceback")
 KEYS: Final = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "LLM_MODEL")
 OURS: Final = ("HARNESS9_DB", "HARNESS9_YES", "HARNESS9_LANG", "HARNESS9_SESSION_TTL_DAYS")
 Stdin = int | IO[bytes] | None
+Server = TypeVar("Server", bound=ThreadingHTTPServer)
 
 
 def environment(tmp_path: Path) -> dict[str, str]:
@@ -93,3 +96,14 @@ def stored(db: Path) -> dict[str, list[str]]:
     """Every stored session's message contents, by id (R-FIND-2: drafts are not there)."""
     with Manager(db) as manager:
         return {info.id: [m.content for m in manager.open_session(info.id).get_messages(0)] for info in manager.list_sessions()}
+
+
+def serving(server: Server) -> Iterator[Server]:
+    """Serve ``server`` (a loopback model) on a thread for the length of a fixture, then stop it."""
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -88,12 +88,22 @@ def test_tool_activity_goes_to_stderr_and_the_text_to_stdout(env: dict[str, str]
     assert result.stdout == (
         "Reading notes.txt.\n"
         "The tool calls of the last step returned:\n"
-        '- read_file notes.txt: 2 lines, 24 bytes; first line: "hello world"\n'
+        '- read_file notes.txt: 2 lines, 24 B; first line: "hello world"\n'
         "That is all the offline provider can say about them; ask for another file or command.\n"
     )
     lines = result.stderr.splitlines()
-    assert lines[:2] == ['\u2192 read_file {"path": "notes.txt"}', "\u2190 read_file: hello world (+1 more line)"]
+    assert lines[:2] == ['\u2192 read_file {"path": "notes.txt"}', "\u2190 read_file: hello world (2 lines, 24 B)"]
     session_of(result)
+
+
+def test_the_tool_line_and_the_reply_agree_on_a_shortened_result(env: dict[str, str], workdir: Path) -> None:
+    """R-TUI-24: a small window shortens the result in the request; the reply says so, with the tool line's size."""
+    (workdir / "big.txt").write_text("# big\n" + "a line of the file\n" * 2000, encoding="utf-8")
+    result = cli(["--provider", "offline", "--context-window", "2000", "run", "read big.txt"], env, workdir)
+    assert result.returncode == 0
+    assert "\u2190 read_file: # big (2001 lines, 38 KB)" in result.stderr.splitlines()
+    [report] = [line for line in result.stdout.splitlines() if line.startswith("- read_file big.txt: ")]
+    assert report.endswith(' KB, shortened from 38 KB to fit the context window; first line: "# big"'), report
 
 
 def test_workdir_option(env: dict[str, str], workdir: Path, tmp_path: Path) -> None:

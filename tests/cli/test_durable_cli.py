@@ -28,7 +28,7 @@ import pytest
 
 from harness9_ref.engine import PARTIAL_MARKER
 from harness9_ref.memory import Manager
-from tests.cli.helpers import EXCEPTION_NAME, cli, session_of
+from tests.cli.helpers import EXCEPTION_NAME, cli, serving, session_of
 
 PROMPT: Final = "explain the build"
 TEXT: Final = {"id": "c1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": "Half an"}}]}
@@ -79,14 +79,10 @@ class _Handler(BaseHTTPRequestHandler):
 @pytest.fixture
 def model(request: pytest.FixtureRequest) -> Iterator[Model]:
     server = Model(request.param)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
     try:
-        yield server
+        yield from serving(server)
     finally:
         server.release.set()
-        server.shutdown()
-        server.server_close()
 
 
 def _start(args: list[str], env: dict[str, str], work: Path, **extra: str) -> subprocess.Popen[str]:

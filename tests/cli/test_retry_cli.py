@@ -11,7 +11,6 @@ import json
 import signal
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -19,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from harness9_ref.memory import Manager
-from tests.cli.helpers import cli, session_of
+from tests.cli.helpers import cli, serving, session_of
 
 ANSWER = {
     "id": "c1",
@@ -67,14 +66,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def _serve(status: int, failures: int) -> Iterator[Failing]:
-    server = Failing(status, failures)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
+    yield from serving(Failing(status, failures))
 
 
 @pytest.fixture
@@ -135,13 +127,7 @@ def failing_500() -> Iterator[Failing]:
 def slow_down() -> Iterator[Failing]:
     server = Failing(429, 1)
     server.retry_after = "30"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
+    yield from serving(server)
 
 
 def test_a_500_then_a_200_is_retried_once(failing_500: Failing, env: dict[str, str], work: Path) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from harness9_ref.cli import NO_INDEX_NOTICE, main
+from harness9_ref.cli import NO_INDEX_NOTICE, NO_MATCH_LINE, main
 from harness9_ref.memory import NOT_OURS, Manager
 from tests.cli.helpers import cli, one_error, seed, session_of, stored
 
@@ -149,10 +149,13 @@ def test_search_prints_one_line_per_hit(env: dict[str, str], work: Path, three: 
     assert cli(["search", "parser", "--limit", "1"], env, work).stdout.splitlines() == [lines[0]]
 
 
-def test_search_without_a_hit_exits_1(env: dict[str, str], work: Path, three: Path) -> None:
-    result = cli(["search", "kubernetes"], env, work)
+def test_search_without_a_hit_says_so_and_exits_1(env: dict[str, str], work: Path, three: Path) -> None:
+    result = cli(["search", "kubernetes", "pod"], env, work)
     assert (result.returncode, result.stdout) == (1, "")
-    assert "error" not in result.stderr
+    assert result.stderr == NO_MATCH_LINE.format(query="kubernetes pod") + "\n"
+    assert NO_MATCH_LINE == "harness9-ref: no session matches: {query}"
+    shown = cli(["--raw", "search", "k8s\x1b[2J"], env, work)  # the program's own line: always safe
+    assert shown.stderr == "harness9-ref: no session matches: k8s\ufffd[2J\n"
 
 
 def test_a_blank_query_is_an_error(env: dict[str, str], work: Path, three: Path) -> None:

@@ -14,7 +14,6 @@ import io
 import json
 import logging
 import subprocess
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -23,7 +22,7 @@ import pytest
 
 from harness9_ref.cli._agent import _warnings_to
 from harness9_ref.text import BIDI_CONTROLS
-from tests.cli.helpers import cli, one_error, seed, session_of
+from tests.cli.helpers import cli, one_error, seed, serving, session_of
 
 EVIL = "deploy \x1b[2J\x1b]0;pwned\x07 now\x07 \x9b31m \u202eevil\u202c \u2066iso\u2069\tend"
 SAFE = "deploy \ufffd[2J\ufffd]0;pwned\ufffd now\ufffd \ufffd31m \ufffdevil\ufffd \ufffdiso\ufffd"  # then tab, end
@@ -63,7 +62,7 @@ def test_run_shows_a_files_controls_made_visible(env: dict[str, str], work: Path
     assert result.returncode == 0, result.stderr
     out, err = clean_output(result)
     assert SAFE in out  # the offline reply quotes the file's first line
-    assert f"← read_file: {SAFE}\tend (+1 more line)" in err.splitlines()
+    assert f"← read_file: {SAFE}\tend (2 lines, 71 B)" in err.splitlines()
     session_of(result)
 
 
@@ -71,7 +70,7 @@ def test_run_raw_passes_a_files_bytes_through(env: dict[str, str], work: Path, e
     result = cli(["--provider", "offline", "run", "--raw", "read evil.txt"], env, work)
     assert result.returncode == 0, result.stderr
     assert EVIL.split("\t")[0] in result.stdout
-    assert f"← read_file: {EVIL} (+1 more line)" in result.stderr.splitlines()
+    assert f"← read_file: {EVIL} (2 lines, 71 B)" in result.stderr.splitlines()
 
 
 def test_run_shows_a_commands_output_made_visible(env: dict[str, str], work: Path) -> None:
@@ -79,10 +78,10 @@ def test_run_shows_a_commands_output_made_visible(env: dict[str, str], work: Pat
     result = cli(["--provider", "offline", "--yes", "run", f"run {command}"], env, work)
     assert result.returncode == 0, result.stderr
     out, err = clean_output(result)
-    assert "← bash: a\ufffd[2Jb\ufffdc (+1 more line)" in err.splitlines()
+    assert "← bash: a\ufffd[2Jb\ufffdc (2 lines, 11 B)" in err.splitlines()
     assert 'first line: "a\ufffd[2Jb\ufffdc"' in out
     raw = cli(["--provider", "offline", "--yes", "--raw", "run", f"run {command}"], env, work)
-    assert "← bash: a\x1b[2Jb\x07c (+1 more line)" in raw.stderr.splitlines()
+    assert "← bash: a\x1b[2Jb\x07c (2 lines, 11 B)" in raw.stderr.splitlines()
     assert 'first line: "a\x1b[2Jb\x07c"' in raw.stdout
 
 
@@ -126,14 +125,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def _serving(chunks: list[str], status: int = 200) -> Iterator[_Server]:
-    server = _Server(chunks, status)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
+    yield from serving(_Server(chunks, status))
 
 
 @pytest.fixture

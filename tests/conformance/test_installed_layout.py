@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from conformance import PROJECT_ROOT
+from conformance.porting._backends import POSTGRES_ENV
 
 # What the build reads: the packages, the files setup.py ships, the metadata's files.
 SOURCES = ("harness9_ref", "conformance", "fixtures", "SPEC.md", "README.md", "LICENSE", "pyproject.toml", "setup.py")
@@ -42,7 +43,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _conformance(lib: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    # Without site-packages there is no psycopg: a server given for other tests is not this run's.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON") and k != POSTGRES_ENV}
     env["PYTHONPATH"] = str(lib)
     return subprocess.run(
         [sys.executable, "-S", "-m", "conformance", *args],

@@ -419,6 +419,41 @@ def test_cancel_from_another_thread_abandons_the_stream_and_saves_completed_step
     assert not eng.running and eng.cancel() is False
 
 
+class GatedFailingProvider:
+    """Waits for ``gate`` while the call is in progress, then sends an error chunk."""
+
+    def __init__(self) -> None:
+        self.gate = threading.Event()
+        self.waiting = threading.Event()
+
+    def generate(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> tuple[Message, Usage | None]:
+        raise NotImplementedError
+
+    def generate_stream(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> Iterator[StreamChunk]:
+        self.waiting.set()
+        assert self.gate.wait(10), "the test never opened the gate"
+        yield StreamChunk(CHUNK_ERROR, error="server_error: the upstream went away")
+
+
+def test_a_cancel_pending_when_an_error_chunk_arrives_wins_over_the_providers_error() -> None:
+    """R-ENG-15: the check on each chunk comes before the chunk is looked at, so a cancel made
+    while the provider was blocked, on another thread, ends the run as cancelled, not with the
+    provider's error."""
+    session = MemorySession()
+    provider = GatedFailingProvider()
+    eng = AgentEngine(provider, ScriptedRegistry(), session=session)
+    events: list[Event] = []
+    worker = threading.Thread(target=lambda: events.extend(eng.run_stream("go")))
+    worker.start()
+    assert provider.waiting.wait(10)
+    assert eng.cancel() is True
+    provider.gate.set()
+    worker.join(10)
+    assert types(events) == ["token_update", "error"]
+    assert events[-1].to_dict()["data"] == {"code": "cancelled", "message": "cancelled"}
+    assert session.get_messages() == [user("go")]
+
+
 def test_cancel_before_a_tool_call_leaves_the_step_unsaved_and_the_call_unstarted() -> None:
     session = MemorySession()
     registry = ScriptedRegistry([], {"bash": "out"})

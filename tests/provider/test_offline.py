@@ -139,8 +139,8 @@ def test_after_tool_results_it_reports_them() -> None:
     assert reply.content == "\n".join(
         [
             "The tool calls of the last step returned:",
-            '- read_file a.txt: 2 lines, 11 bytes; first line: "alpha"',
-            '- bash ls: 0 lines, 0 bytes; first line: ""',
+            '- read_file a.txt: 2 lines, 11 B; first line: "alpha"',
+            '- bash ls: 0 lines, 0 B; first line: ""',
             "That is all the offline provider can say about them; ask for another file or command.",
         ]
     )
@@ -242,4 +242,4 @@ def test_a_tool_round_trip_through_the_engine(tmp_path: Path) -> None:
     assert kinds.count(EventType.TOOL_CALL) == 1 and kinds.count(EventType.TOOL_RESULT) == 1
     assert kinds[-1] == EventType.DONE
     final = events[-1].data
-    assert '- read_file a.txt: 2 lines, 18 bytes; first line: "line one"' in final.to_dict()["message"]["content"]
+    assert '- read_file a.txt: 2 lines, 18 B; first line: "line one"' in final.to_dict()["message"]["content"]

@@ -86,7 +86,9 @@ def send(app: App, text: str) -> None:
 
 
 def texts(app: App, kind: str | None = None) -> list[str]:
-    return [line.text for line in app.lines if kind is None or line.kind == kind]
+    """The pane's texts after the start screen's pointer to /help (R-TUI-23, checked on its own below)."""
+    lines = app.lines[1:] if app.lines[:1] == [PaneLine(app.texts["start_hint"], "notice")] else app.lines
+    return [line.text for line in lines if kind is None or line.kind == kind]
 
 
 def status(app: App) -> str:
@@ -118,7 +120,7 @@ def test_read_shows_the_tool_call_and_its_result(manager: Manager, tmp_path: Pat
         "> read notes.txt",
         "Reading notes.txt.",
         '\u2192 read_file {"path": "notes.txt"}',
-        "\u2190 read_file: hello world (+1 more line)",
+        "\u2190 read_file: hello world (2 lines, 24 B)",
         texts(app)[4],
     ]
     assert texts(app)[4].startswith("The tool calls of the last step returned:\n- read_file notes.txt: 2 lines")
@@ -141,7 +143,7 @@ def test_new_switches_session_clears_the_pane_and_shows_the_start_figure(manager
     send(app, "/new")
     assert app.session.session_id != old
     assert app.engine.session is app.session
-    assert app.lines == []
+    assert app.lines == [PaneLine(f"已新建会话 {app.session.session_id}", "notice")]  # R-TUI-23
     assert app.status.used == start_figure(app) and app.status.window == 2000
     assert app.session.session_id[:8] in status(app)
     assert status(app).endswith(f"ctx: {app.status.used}/2K ({app.status.used * 100 // 2000}%)")
@@ -158,8 +160,8 @@ def test_resume_lists_sessions_and_a_number_opens_one(manager: Manager, tmp_path
     send(app, "remember me")
     send(app, "/new")
     send(app, "/resume")
-    assert texts(app)[0] == "> /resume"
-    listing = texts(app, "notice")
+    assert texts(app)[:2] == [f"已新建会话 {app.session.session_id}", "> /resume"]
+    listing = texts(app, "notice")[1:]
     assert listing == [
         "可用会话（1 条）：",  # the new session holds nothing yet: not listed (R-TUI-18)
         f"  [1] {first[:8]}  刚刚  2 条消息  remember me",
@@ -292,6 +294,7 @@ def test_resume_at_start_shows_the_stored_messages(manager: Manager, tmp_path: P
     app = App(engine, manager, session, "m", str(tmp_path), notices=["notice line"])
     assert app.lines == [
         PaneLine("notice line", "notice"),
+        PaneLine("输入 /help 查看命令和按键", "notice"),  # R-TUI-23: after the notices, before the history
         PaneLine("> earlier", "user"),
         PaneLine("answer", "assistant"),
     ]
@@ -419,3 +422,18 @@ def test_a_turn_that_could_not_be_saved_says_so(manager: Manager, tmp_path: Path
     assert texts(app, "error")[-1] == (
         "⚠ 2 of 2 messages of this turn were not saved: sessions.db: attempt to write a readonly database"
     )
+
+
+@pytest.mark.parametrize(
+    ("lang", "hint", "new"),
+    [("zh", "输入 /help 查看命令和按键", "已新建会话 "), ("en", "Type /help for the commands and keys", "new session ")],
+    ids=["zh", "en"],
+)
+def test_the_start_screen_points_to_help_and_new_says_it_worked(
+    manager: Manager, tmp_path: Path, lang: str, hint: str, new: str
+) -> None:
+    """R-TUI-23 in both languages: the first line of a new UI, and /new's only line."""
+    app = make_app(manager, tmp_path, lang=lang)
+    assert app.lines == [PaneLine(hint, "notice")]
+    send(app, "/new")
+    assert app.lines == [PaneLine(new + app.session.session_id, "notice")]

@@ -198,7 +198,7 @@ def test_read_shows_the_tool_call_and_its_result(screen: Screen) -> None:
     assert rows[at + 1 : at + 5] == [
         "Reading notes.txt.",
         '\u2192 read_file {"path": "notes.txt"}',
-        "\u2190 read_file: hello world (+1 more line)",
+        "\u2190 read_file: hello world (2 lines, 24 B)",
         "The tool calls of the last step returned:",
     ]
 
@@ -233,7 +233,9 @@ def test_new_starts_a_session_and_clears_the_pane(screen: Screen) -> None:
     screen.type("/new")
     screen.keys("Enter")
     screen.wait(lambda: screen.status().group(2) != old, "a new session id")
-    assert all(not row.strip() for row in screen.rows()[:-2])
+    rows = screen.rows()[:-2]
+    assert rows[0].startswith("已新建会话 " + screen.status().group(2))  # R-TUI-23: the pane's only line
+    assert all(not row.strip() for row in rows[1:])
     assert screen.status().group(3) is not None  # the empty session's figure (R-TUI-15)
 
 
@@ -326,7 +328,8 @@ def test_resume_at_start_shows_the_stored_messages(screen: Screen) -> None:
     sid = run.stderr.split("session: ")[1].strip()
     started(screen, "--resume", sid)
     assert screen.status().group(2) == sid[:8]
-    assert screen.rows()[0].rstrip() == "> from the command line"
+    assert screen.rows()[0].rstrip() == "输入 /help 查看命令和按键"  # R-TUI-23: before the history
+    assert screen.rows()[1].rstrip() == "> from the command line"
 
 
 def test_an_unknown_resume_id_is_a_one_line_error(screen: Screen) -> None:

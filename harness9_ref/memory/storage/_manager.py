@@ -15,7 +15,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
-from ._find import SessionSummary
+from ._find import SessionSummary, parse_session_ref
 from ._prune import PruneResult
 from ._search import SearchHit, search_terms
 from ._session import (
@@ -143,6 +143,9 @@ class Manager:
 
         A draft's row is inserted by its first add_messages, save_todos or save_checkpoint, so
         a program that starts a session and stores nothing leaves nothing behind.
+
+        Raises:
+            SessionDatabaseError: a session with the new id exists already, draft or not.
         """
         return self._store.new_session(check_session_id(self._new_id()), self._clock, draft)
 
@@ -181,8 +184,10 @@ class Manager:
         Raises:
             SessionNotFound: no session has this id, or no id starts with the prefix.
             AmbiguousSessionId: several ids start with it; ``candidates`` lists up to 10.
-            InvalidSessionId: ``text`` is neither an id nor such a prefix.
+            InvalidSessionId: ``text`` is neither an id nor such a prefix, checked before
+                whether the Manager is open (R-MGR-9).
         """
+        parse_session_ref(text)
         return self._store.resolve_session_id(text)
 
     def recent_sessions(self, limit: int = 10, offset: int = 0) -> list[SessionSummary]:

@@ -19,7 +19,7 @@ from ._pg_db import PgDatabase, as_bytes, as_text
 from ._pg_session import PostgresSession
 from ._prune import PruneResult, prune_cutoff, remove_folders
 from ._search import Found, SearchHit, collect_matches, rank_hits
-from ._session import INT64_MAX, Clock, SessionInfo, SessionNotFound
+from ._session import INT64_MAX, Clock, SessionDatabaseError, SessionInfo, SessionNotFound
 from ._sql import POSTGRES as SQL
 from ._sql import SESSION_ORDER
 from ._store import SessionRecord, record_text, refuse_existing
@@ -43,6 +43,11 @@ class PostgresStore:
 
     def new_session(self, session_id: str, clock: Clock, draft: bool) -> PostgresSession:
         if draft:
+            # R-MGR-3 holds for a draft too: an id already taken is refused now, never merged
+            # into by the draft's first write (R-FIND-2).
+            with self.db.read() as cur:
+                if cur.execute(SQL.session_exists, (session_id,)).fetchone() is not None:
+                    raise SessionDatabaseError(f"a session with id {session_id} already exists in {self.name}")
             return PostgresSession(self.db, session_id, clock, draft=True)
         now = int(clock())
         with self.db.write() as cur:

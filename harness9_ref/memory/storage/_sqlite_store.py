@@ -40,6 +40,11 @@ class SQLiteStore:
 
     def new_session(self, session_id: str, clock: Clock, draft: bool) -> SQLiteSession:
         if draft:
+            # R-MGR-3 holds for a draft too: an id already taken is refused now, never merged
+            # into by the draft's first write (R-FIND-2).
+            with self.db.read() as cur:
+                if cur.execute(SQL.session_exists, (session_id,)).fetchone() is not None:
+                    raise SessionDatabaseError(f"a session with id {session_id} already exists in {self.path}")
             return SQLiteSession(self.db, session_id, clock, draft=True)
         now = int(clock())
         with self.db.write() as cur:

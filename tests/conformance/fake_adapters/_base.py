@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 Answer = Callable[[dict[str, Any]], Any]
@@ -20,11 +20,16 @@ def correct(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def serve(
-    answer: Answer, *, ops: Sequence[str] = ("format_token_count",), protocol: int = 1
+    answer: Answer,
+    *,
+    ops: Sequence[str] = ("format_token_count",),
+    protocol: int = 1,
+    declare: Mapping[str, Any] | None = None,
 ) -> None:
     """Answer start, run and stop lines until stop or end of input.
 
-    ``answer`` returns the JSON value to print for a run, or a ``str`` to print verbatim.
+    ``answer`` returns the JSON value to print for a run, or a ``str`` to print verbatim;
+    ``declare`` holds further members of the start answer.
     """
     for line in sys.stdin:
         request = json.loads(line)
@@ -33,6 +38,7 @@ def serve(
         if request["cmd"] == "start":
             implementation = {"name": "fake", "version": "0", "language": "python"}
             reply: Any = {"protocol": protocol, "implementation": implementation, "ops": list(ops)}
+            reply.update(declare or {})
         else:
             reply = answer(request)
         print(reply if isinstance(reply, str) else json.dumps(reply), flush=True)

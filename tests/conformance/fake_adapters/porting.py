@@ -54,12 +54,12 @@ class _OwnClockRun(_session._Run):
     """A run whose Manager reads the wall clock and never the case's."""
 
     @property
-    def now(self) -> int:
+    def now(self) -> float:
         # bug-clock: local time of a zone one hour behind UTC, a classic porting slip
         return int(time.time()) - (3600 if "bug-clock" in MODES else 0)
 
     @now.setter
-    def now(self, value: int) -> None:
+    def now(self, value: float) -> None:
         pass
 
 

@@ -19,6 +19,7 @@ import pytest
 from harness9_ref.memory import (
     HOME_ENV,
     Checkpoint,
+    InvalidSessionId,
     Manager,
     Session,
     SessionClosed,
@@ -567,6 +568,18 @@ def test_every_manager_operation_after_close_raises_session_closed(
     with Manager(db_path) as reopened:
         assert [info.id for info in reopened.list_sessions()] == [session_id]
 
+
+
+@pytest.mark.parametrize("text", ["", "NOT-AN-ID", "../elsewhere"])
+def test_a_closed_manager_checks_the_ids_form_first(db_path: Path, text: str) -> None:
+    """R-MGR-9: arguments before the closed Manager, so delete_session of a malformed id on a
+    closed Manager is invalid_session_id; the protocol cannot ask (its steps reopen a closed Manager)."""
+    manager = Manager(db_path)
+    manager.close()
+    with pytest.raises(InvalidSessionId):
+        manager.delete_session(text)
+    with pytest.raises(InvalidSessionId):
+        manager.resolve_session_id(text + "!")
 
 @pytest.mark.parametrize("operation", SESSION_OPERATION_CASES)
 def test_every_session_operation_after_close_raises_session_closed(
