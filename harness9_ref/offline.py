@@ -14,7 +14,9 @@ conversation, by the first rule that applies:
 2. the last message is a tool result: a reply reporting every result of the last step;
 3. the last user message starts with ``read `` or ``run `` (and the tool is offered): a
    ``read_file`` call with the rest as ``path``, or a ``bash`` call with the rest as
-   ``command``;
+   ``command``; ``edit <path> <old> => <new>`` is an ``edit_file`` call and
+   ``write <path> <content>`` a ``write_file`` call (the path is the first word, the texts
+   are taken as typed);
 4. anything else: a reply that quotes the prompt and says how many messages the conversation
    holds.
 
@@ -46,15 +48,20 @@ from .schema import (
     Usage,
     strict_json,
 )
-from .tools import BASH_TOOL, READ_FILE_TOOL, size_text
+from .tools import BASH_TOOL, EDIT_FILE_TOOL, READ_FILE_TOOL, WRITE_FILE_TOOL, size_text
 
 __all__ = ["OFFLINE_PROVIDER", "OfflineProvider"]
 
 OFFLINE_PROVIDER: Final = "offline"
 READ_PREFIX: Final = "read "  # R-CLI-9: "read <path>" -> read_file
 RUN_PREFIX: Final = "run "  # R-CLI-9: "run <command>" -> bash
+EDIT_PREFIX: Final = "edit "  # R-CLI-9: "edit <path> <old> => <new>" -> edit_file
+WRITE_PREFIX: Final = "write "  # R-CLI-9: "write <path> <content>" -> write_file
+EDIT_ARROW: Final = " => "  # R-CLI-9: between the old and the new text of "edit"
 READ_TOOL: Final = READ_FILE_TOOL.name
 RUN_TOOL: Final = BASH_TOOL.name
+EDIT_TOOL: Final = EDIT_FILE_TOOL.name
+WRITE_TOOL: Final = WRITE_FILE_TOOL.name
 QUOTE_LIMIT: Final = 160  # characters of the prompt quoted in a reply
 FACT_LIMIT: Final = 60  # characters of a path, command or request kept in a summary
 FACT_ITEMS: Final = 5  # paths and commands kept in a summary
@@ -68,7 +75,8 @@ REPLY_ITEM: Final = "  {n}. {role}, {tokens}: {preview}"
 REPLY_ABOUT: Final = (
     "I am the offline provider of harness9-ref: I need no network and answer from the "
     "conversation itself, the same way every time. Type `read <path>` and I call the read_file "
-    "tool on that file; type `run <command>` and I call the bash tool with that command; a "
+    "tool on that file; type `run <command>` and I call the bash tool with that command; "
+    "`edit <path> <old> => <new>` and `write <path> <content>` call edit_file and write_file; a "
     "summarizer request gets a summary under the five headings of the summary template. My "
     "replies are long on purpose, so that a small --context-window fills within a few turns and "
     "you can watch the status bar change colour and the older messages being summarized. Set "
@@ -78,7 +86,12 @@ REPLY_ABOUT: Final = (
 )
 PREVIEW_LIMIT: Final = 200  # characters of each message shown in a reply
 SUMMARY_NOTE: Final = ", one of them a summary of older ones"
-CALL_TEXT: Final = {READ_TOOL: "Reading {arg}.", RUN_TOOL: "Running `{arg}`."}
+CALL_TEXT: Final = {
+    READ_TOOL: "Reading {arg}.",
+    RUN_TOOL: "Running `{arg}`.",
+    EDIT_TOOL: "Editing {arg}.",
+    WRITE_TOOL: "Writing {arg}.",
+}
 RESULT_LINE: Final = '{name} {arg}: {lines}, {size}{shortened}; first line: "{first}"'
 # R-TUI-24: a result the request carries shortened (R-TRIM-2) is said to be, with its whole size,
 # so that the tool line's figures (the whole result's) and the reply's differ only where the request did.
@@ -126,6 +139,11 @@ def _argument(arguments: str, key: str) -> str:
     return str(value.get(key, "")) if isinstance(value, dict) else arguments
 
 
+def _key(name: str) -> str:
+    """The argument that names what a call of tool ``name`` works on: its command or its path."""
+    return "command" if name == RUN_TOOL else "path"
+
+
 def _call_id(messages: Sequence[Message]) -> str:
     digest = hashlib.sha256(json.dumps([m.to_dict() for m in messages], ensure_ascii=False).encode())
     return "call_offline_" + digest.hexdigest()[:16]
@@ -155,11 +173,12 @@ class OfflineProvider:
             return Message(ROLE_ASSISTANT, _report(messages))
         prompt = messages[-1].content if messages else ""
         offered = {tool.name for tool in available_tools}
-        for prefix, tool, key in ((READ_PREFIX, READ_TOOL, "path"), (RUN_PREFIX, RUN_TOOL, "command")):
-            arg = prompt[len(prefix) :].strip() if prompt.startswith(prefix) else ""
-            if arg and tool in offered:
-                call = ToolCall(_call_id(messages), tool, json.dumps({key: arg}, ensure_ascii=False))
-                return Message(ROLE_ASSISTANT, CALL_TEXT[tool].format(arg=arg), (call,))
+        request = _tool_request(prompt)
+        if request is not None and request[0] in offered:
+            tool, arguments = request
+            arg = arguments["path" if "path" in arguments else "command"]
+            call = ToolCall(_call_id(messages), tool, json.dumps(arguments, ensure_ascii=False))
+            return Message(ROLE_ASSISTANT, CALL_TEXT[tool].format(arg=arg), (call,))
         return Message(ROLE_ASSISTANT, _answer(messages, prompt))
 
     def usage(self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition], reply: Message) -> Usage:
@@ -183,6 +202,25 @@ class OfflineProvider:
                 self._sleep(self.chunk_delay)
             yield StreamChunk(CHUNK_TEXT, delta=piece)
         yield StreamChunk(CHUNK_DONE, message=reply, usage=usage)
+
+
+def _tool_request(prompt: str) -> tuple[str, dict[str, str]] | None:
+    """The tool and arguments a prompt asks for (R-CLI-9), or None for an ordinary prompt."""
+    for prefix, tool, key in ((READ_PREFIX, READ_TOOL, "path"), (RUN_PREFIX, RUN_TOOL, "command")):
+        arg = prompt[len(prefix) :].strip() if prompt.startswith(prefix) else ""
+        if arg:
+            return tool, {key: arg}
+    for prefix, tool in ((EDIT_PREFIX, EDIT_TOOL), (WRITE_PREFIX, WRITE_TOOL)):
+        if not prompt.startswith(prefix):
+            continue
+        path, _, text = prompt[len(prefix) :].lstrip().partition(" ")
+        if not path:
+            return None
+        if tool == WRITE_TOOL:
+            return tool, {"path": path, "content": text}
+        old, arrow, new = text.partition(EDIT_ARROW)
+        return (tool, {"path": path, "old_text": old, "new_text": new}) if arrow else None
+    return None
 
 
 def _role(msg: Message) -> str:
@@ -222,8 +260,7 @@ def _report(messages: Sequence[Message]) -> str:
     for result in reversed(results):
         call = calls.get(result.tool_call_id)
         name = call.name if call is not None else "tool"
-        key = "path" if name == READ_TOOL else "command"
-        arg = _cut(_argument(call.arguments, key), FACT_LIMIT) if call is not None else result.tool_call_id
+        arg = _cut(_argument(call.arguments, _key(name)), FACT_LIMIT) if call is not None else result.tool_call_id
         body = result.content.splitlines()
         first = _cut(body[0], QUOTE_LIMIT) if body else ""
         size = size_text(len(result.content.encode("utf-8")))
@@ -257,7 +294,7 @@ def _summary(prompt: str) -> str:
         first = re.search(r"^\[user\]: (.*)$", conversation, re.M)
         goal = _cut(first.group(1), FACT_LIMIT) if first else NO_GOAL
     for name, arguments in _TOOL_CALL.findall(conversation):
-        fact = f"{name} {_cut(_argument(arguments, 'path' if name == READ_TOOL else 'command'), FACT_LIMIT)}"
+        fact = f"{name} {_cut(_argument(arguments, _key(name)), FACT_LIMIT)}"
         if fact in facts:
             facts.remove(fact)
         facts.append(fact)

@@ -31,7 +31,7 @@ from harness9_ref.memory import (
 from harness9_ref.planning import todos_from_list
 from harness9_ref.schema import Message, StreamChunk, ToolDefinition, messages_from_list, messages_to_list
 from harness9_ref.testing import ScriptedProvider, ScriptedRegistry, steps_from_json
-from harness9_ref.tools import Answer, Approve, Registry, require_yes
+from harness9_ref.tools import Answer, Approve, FileChange, Registry, require_yes
 
 __all__ = ["op_engine_run", "op_tool_execute"]
 
@@ -281,15 +281,29 @@ def op_engine_run(inp: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _approval(spec: str | list[str] | None) -> Approve | None:
-    """A callback giving the answers in order (the last one forever, or ``"no"`` after a list).
+def _approval(spec: str | list[str] | None, asked: list[Any]) -> Approve | None:
+    """A callback giving the answers in order (the last one forever, or ``"no"`` after a list),
+    appending to ``asked`` what each request was: the command, or the change as an object.
 
     ``"require_yes"`` is the callback of ``run`` mode without ``--yes`` instead (R-APPR-3).
     """
     if spec is None:
         return None
-    if spec == "require_yes":  # run mode without --yes (R-APPR-3); its report goes nowhere here
-        return require_yes(lambda command: None)
+    # run mode without --yes (R-APPR-3) reports refusals nowhere here
+    refuse = require_yes(lambda command: None) if spec == "require_yes" else _answers(spec)
+
+    def approve(request: str | FileChange) -> Answer:
+        if isinstance(request, FileChange):
+            asked.append({"tool": request.tool, "path": request.path, "diff": request.diff})
+        else:
+            asked.append(request)
+        return refuse(request)
+
+    return approve
+
+
+def _answers(spec: str | list[str]) -> Approve:
+    """The answers of ``spec`` in order: the one string forever, or a list then ``"no"``."""
     known: dict[str, Answer] = {"yes": "yes", "no": "no", "always": "always"}
     answers: list[Answer] = []
     for answer in [spec] if isinstance(spec, str) else spec:
@@ -307,13 +321,16 @@ def op_tool_execute(inp: Mapping[str, Any]) -> Any:
     each call's observation and None for ``{"reset_approval": true}`` and ``{"close": true}``.
     ``approval`` answers every approval request (a string) or the requests in order (a list,
     then "no"), or is ``"require_yes"``; ``interrupt_after_seconds`` calls ``interrupt()`` from a timer thread that long
-    after the first call starts (R-INT-1, R-APPR-1). The registry is closed at the end (R-INT-2).
+    after the first call starts (R-INT-1, R-APPR-1). A step ``{"approvals": true}`` is answered by
+    the approval requests made since the previous such step: a command, or a change as
+    ``{"tool", "path", "diff"}`` (R-APPR-4, R-TOOL-12). The registry is closed at the end (R-INT-2).
     """
+    asked: list[Any] = []
     registry = Registry(
         inp["workdir"],
         bash_timeout=float(inp.get("bash_timeout", 60)),
         output_cap=int(inp.get("output_cap", 65536)),
-        approve=_approval(inp.get("approval")),
+        approve=_approval(inp.get("approval"), asked),
     )
     if "name" not in inp and "steps" not in inp:
         return [tool.to_dict() for tool in registry.available_tools()]
@@ -324,7 +341,7 @@ def op_tool_execute(inp: Mapping[str, Any]) -> Any:
     try:
         if "steps" not in inp:
             return registry.execute(inp["name"], inp["arguments"])
-        out: list[str | None] = []
+        out: list[str | list[Any] | None] = []
         for step in inp["steps"]:
             if step.get("reset_approval"):
                 registry.reset_approval()
@@ -332,6 +349,9 @@ def op_tool_execute(inp: Mapping[str, Any]) -> Any:
             elif step.get("close"):
                 registry.close()
                 out.append(None)
+            elif step.get("approvals"):
+                out.append(asked[:])
+                asked.clear()
             else:
                 out.append(registry.execute(step["name"], step["arguments"]))
         return {"steps": out}

@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from harness9_ref.schema import ToolDefinition, messages_from_list
 from harness9_ref.text import clean_line, not_saved_notice, retry_notice, terminal_safe, tool_result_line
+from harness9_ref.tools import FileChange
 from harness9_ref.tui import (
     DEFAULT_LANG,
     PAGE_SIZE,
@@ -29,6 +30,7 @@ from harness9_ref.tui import (
     context_estimate,
     context_lines,
     context_report_from_dict,
+    diff_lines,
     help_lines,
     listing_lines,
     parse_listing_choice,
@@ -85,7 +87,8 @@ def op_tui_resume(inp: Mapping[str, Any]) -> dict[str, Any]:
 def op_tui_input(inp: Mapping[str, Any]) -> Any:
     """Tab completion (``complete``), what a submitted line is (``submit``), /help's lines
     (``help``), the whole table of strings (``strings``) in ``lang``, what a key means while a
-    command waits for approval (``approve``), the question for a command (``approve_prompt``)
+    command waits for approval (``approve``), the question for a command (``approve_prompt``),
+    the lines shown for a change (``approve_change``, R-APPR-5)
     or the lines of /context for a context report (``context``, R-TUI-20), the line of a
     retry event's data (``retry`` with ``event``, R-ENG-22), the line of a tool result event's
     data (``tool_result`` with ``event``, R-TUI-24), or ``text`` with its control
@@ -100,6 +103,9 @@ def op_tui_input(inp: Mapping[str, Any]) -> Any:
         return approval_answer(inp["text"])
     if inp["action"] == "approve_prompt":
         return approval_line(inp["text"], _lang(inp))
+    if inp["action"] == "approve_change":  # R-APPR-5: the diff's pane lines, then the question
+        change = FileChange(inp["tool"], inp["path"], inp["diff"])
+        return [*diff_lines(change, _lang(inp)), approval_line(change, _lang(inp))]
     if inp["action"] == "context":
         return context_lines(context_report_from_dict(inp["report"]), _lang(inp))
     if inp["action"] == "retry":

@@ -7,7 +7,7 @@ from typing import Any, ClassVar, Final
 from .._errors import Harness9Error
 from ..schema.strict_json import JSONError, json_kind, loads
 
-__all__ = ["INVALID_ARGUMENTS", "ArgumentsError", "parse_object", "required_string", "string_member"]
+__all__ = ["INVALID_ARGUMENTS", "ArgumentsError", "parse_object", "required_string"]
 
 INVALID_ARGUMENTS: Final = "error: invalid arguments for {name}: {detail}"  # R-TOOL-2
 
@@ -36,16 +36,6 @@ def parse_object(arguments: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ArgumentsError(f"expected a JSON object, got {json_kind(value)}")
     return value
-
-
-def string_member(arguments: str, member: str) -> str:
-    """The required string ``member`` of the JSON object ``arguments``; other members are ignored.
-
-    Raises:
-        ArgumentsError: ``arguments`` is not a JSON object, lacks ``member``, or its value is
-            not a string.
-    """
-    return required_string(parse_object(arguments), member)
 
 
 def required_string(obj: dict[str, Any], member: str) -> str:

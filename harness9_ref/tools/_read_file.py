@@ -28,11 +28,13 @@ __all__ = [
     "IS_A_DIRECTORY",
     "NOT_A_REGULAR_FILE",
     "NO_SUCH_FILE",
+    "OPEN_FLAGS",
     "READ_FAILED",
     "READ_FILE_TOOL",
     "is_text",
     "read_file",
     "size_text",
+    "within",
 ]
 
 # R-TOOL-1: the definition, exactly as SPEC section 20 prints it.
@@ -58,13 +60,14 @@ BINARY_FILE: Final = "binary file, {size}, not read"  # R-TOOL-9: a tool result,
 BINARY_SNIFF_BYTES: Final = 8192  # R-TOOL-9: the first block, the only bytes judged
 _CUT_SHORT: Final = "unexpected end of data"  # the decoder's reason for a sequence the end of its input splits
 
-_OPEN_FLAGS: Final = (
+OPEN_FLAGS: Final = (
     os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 )
 _READ_SIZE: Final = 1 << 20
 
 
-def _within(root: str, target: str) -> bool:
+def within(root: str, target: str) -> bool:
+    """Whether ``target`` is ``root`` or lies below it (both resolved, R-TOOL-3)."""
     return target == root or target.startswith(root.rstrip(os.sep) + os.sep)
 
 
@@ -128,10 +131,10 @@ def read_file(workdir: str, path: str, cap: int) -> str:
         target = os.path.realpath(os.path.join(workdir, path))
     except (OSError, ValueError) as exc:  # e.g. an embedded NUL byte
         return READ_FAILED.format(path=path, reason=exc)
-    if not _within(root, target):
+    if not within(root, target):
         return ESCAPES_WORKDIR.format(path=path)
     try:
-        fd = os.open(target, _OPEN_FLAGS)
+        fd = os.open(target, OPEN_FLAGS)
     except FileNotFoundError:
         return NO_SUCH_FILE.format(path=path)
     except IsADirectoryError:

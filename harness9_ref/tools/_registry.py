@@ -1,9 +1,9 @@
-"""The tool registry of the agent: ``read_file`` and ``bash`` (SPEC R-TOOL-1 … R-TOOL-8, R-INT, R-APPR).
+"""The tool registry of the agent: ``read_file``, ``bash``, ``edit_file``, ``write_file`` (SPEC R-TOOL, R-INT, R-APPR).
 
 Besides running tools, the registry owns the processes its commands start: ``interrupt()`` ends
 the command in progress (R-INT-1) and ``close()`` ends what commands left running in the
 background (R-INT-2), so that no process started by a tool outlives the program. It also asks
-the approval callback before each command (R-APPR-1).
+the approval callback before each command and each change of a file (R-APPR-1, R-APPR-4).
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from types import TracebackType
 from typing import Final
 
 from ..schema import ToolDefinition
-from ._approval import DECLINED, Approve, Refusal
-from ._arguments import INVALID_ARGUMENTS, ArgumentsError, string_member
+from ._approval import CHANGE_DECLINED, DECLINED, Approve, FileChange, Refusal
+from ._arguments import INVALID_ARGUMENTS, ArgumentsError, parse_object, required_string
 from ._bash import BASH_TOOL, DEFAULT_BASH_TIMEOUT, run_bash
+from ._edit import EDIT_FILE_TOOL, WRITE_FILE_TOOL, Plan, apply, plan_edit, plan_write
 from ._output import DEFAULT_OUTPUT_CAP, clean_text
 from ._process import end_groups, group_alive
 from ._read_file import READ_FILE_TOOL, read_file
@@ -31,7 +32,7 @@ TOOL_FAILED: Final = "error: {message}"  # R-TOOL-7: any failure not named by a 
 
 
 class Registry:
-    """``read_file`` and ``bash`` on a working directory (R-TOOL-1).
+    """``read_file``, ``bash``, ``edit_file`` and ``write_file`` on a working directory (R-TOOL-1).
 
     Implements ``harness9_ref.engine.ToolRegistry``, with its optional ``interrupt()`` and
     ``close()``. ``bash`` is not a sandbox: a command can reach any path the user can; the
@@ -42,8 +43,9 @@ class Registry:
         workdir: the working directory; made absolute now, so a later ``chdir`` does not move it.
         bash_timeout: seconds before a command's process group is ended (R-TOOL-6).
         output_cap: the most bytes of a file or of a command's output shown (R-TOOL-4).
-        approve: asked before every ``bash`` command until it answers ``"always"`` (R-APPR-1);
-            without it every command runs.
+        approve: asked before every ``bash`` command until it answers ``"always"`` to one
+            (R-APPR-1), and before every change of a file until it answers ``"always"`` to one
+            (R-APPR-4); without it every command runs and every change is made.
 
     Raises:
         ValueError: ``bash_timeout`` or ``output_cap`` is not positive.
@@ -66,13 +68,16 @@ class Registry:
         self._output_cap = output_cap
         self._approve = approve
         self._lock = threading.Lock()  # guards the three below: interrupt() and close() come from other threads
-        self._always = False  # the callback answered "always" (R-APPR-1)
+        self._always: set[bool] = set()  # kinds answered "always": False commands, True changes (R-APPR-4)
         self._running: set[threading.Event] = set()  # one stop event per bash call in progress
         self._left: list[subprocess.Popen[bytes]] = []  # shells whose groups outlived them (R-INT-2)
-        # R-TOOL-1: name -> (definition, the one required string member, the tool); in offer order.
-        self._tools: Final[Mapping[str, tuple[ToolDefinition, str, Callable[[str], str]]]] = {
-            READ_FILE_TOOL.name: (READ_FILE_TOOL, "path", self._read_file),
-            BASH_TOOL.name: (BASH_TOOL, "command", self._bash),
+        # R-TOOL-1: name -> (definition, its required string members, the tool taking them in that
+        # order); in offer order.
+        self._tools: Final[Mapping[str, tuple[ToolDefinition, tuple[str, ...], Callable[..., str]]]] = {
+            READ_FILE_TOOL.name: (READ_FILE_TOOL, ("path",), self._read_file),
+            BASH_TOOL.name: (BASH_TOOL, ("command",), self._bash),
+            EDIT_FILE_TOOL.name: (EDIT_FILE_TOOL, ("path", "old_text", "new_text"), self._edit_file),
+            WRITE_FILE_TOOL.name: (WRITE_FILE_TOOL, ("path", "content"), self._write_file),
         }
 
     def __repr__(self) -> str:
@@ -83,7 +88,7 @@ class Registry:
         return self._workdir
 
     def available_tools(self) -> list[ToolDefinition]:
-        """``[READ_FILE_TOOL, BASH_TOOL]``, in that order (R-TOOL-1)."""
+        """``[READ_FILE_TOOL, BASH_TOOL, EDIT_FILE_TOOL, WRITE_FILE_TOOL]``, in that order (R-TOOL-1)."""
         return [definition for definition, _, _ in self._tools.values()]
 
     def execute(self, name: str, arguments: str) -> str:
@@ -101,17 +106,31 @@ class Registry:
             entry = self._tools.get(name)
             if entry is None:
                 return clean_text(UNKNOWN_TOOL.format(name=name))
-            _, member, tool = entry
+            _, members, tool = entry
             try:
-                value = string_member(arguments, member)
+                obj = parse_object(arguments)
+                values = [required_string(obj, member) for member in members]
             except ArgumentsError as exc:
                 return clean_text(INVALID_ARGUMENTS.format(name=name, detail=exc))
-            return clean_text(tool(value))
+            return clean_text(tool(*values))
         except Exception as exc:  # R-TOOL-7: nothing reaches the engine loop
             return clean_text(TOOL_FAILED.format(message=str(exc) or type(exc).__name__))
 
     def _read_file(self, path: str) -> str:
         return read_file(self._workdir, path, self._output_cap)
+
+    def _edit_file(self, path: str, old_text: str, new_text: str) -> str:
+        return self._change(plan_edit(self._workdir, path, old_text, new_text))
+
+    def _write_file(self, path: str, content: str) -> str:
+        return self._change(plan_write(self._workdir, path, content))
+
+    def _change(self, plan: Plan | str) -> str:
+        """Ask about a checked change and make it when approved (R-APPR-4); a refusal is returned as is."""
+        if isinstance(plan, str):
+            return plan
+        refusal = self._refusal(FileChange(plan.tool, plan.path, plan.diff))
+        return refusal if refusal is not None else apply(plan)
 
     def interrupt(self) -> None:
         """End the ``bash`` command in progress, if any, from any thread (R-INT-1).
@@ -158,32 +177,35 @@ class Registry:
         self.close()
 
     def reset_approval(self) -> None:
-        """Forget an ``"always"``: the callback is asked again from the next command on (R-APPR-1, R-APPR-2)."""
+        """Forget every ``"always"``: the callback is asked again from the next command or change on (R-APPR-1, R-APPR-4)."""
         with self._lock:
-            self._always = False
+            self._always.clear()
 
-    def _refusal(self, command: str) -> str | None:
-        """None when ``command`` may run, else the observation that says it did not (R-APPR-1).
+    def _refusal(self, request: str | FileChange) -> str | None:
+        """None when the command may run (the change be made), else the observation that says
+        it did not (R-APPR-1, R-APPR-4).
 
         An exception in the callback, or an answer it should not give, counts as "no": when in
-        doubt, nothing runs.
+        doubt, nothing runs and nothing is written.
         """
+        change = isinstance(request, FileChange)
         with self._lock:
-            if self._approve is None or self._always:
+            if self._approve is None or change in self._always:
                 return None
+        declined = CHANGE_DECLINED if change else DECLINED
         try:
-            answer = self._approve(command)
+            answer = self._approve(request)
         except Exception:
-            return DECLINED
+            return declined
         if answer == "always":
             with self._lock:
-                self._always = True
+                self._always.add(change)
             return None
         if answer == "yes":
             return None
         if isinstance(answer, Refusal):
             return answer.observation
-        return DECLINED
+        return declined
 
     def _keep(self, proc: subprocess.Popen[bytes]) -> None:
         with self._lock:

@@ -74,7 +74,7 @@ from ..text import (
     wrap_cells,
 )
 from ._app import App, QueueItem
-from ._approver import ApprovalRequest, Approver, KeyAnswer, approval_answer, approval_line
+from ._approver import DIFF_PANE_LINES, ApprovalRequest, Approver, KeyAnswer, approval_answer, approval_line, diff_lines
 from ._commands import HELP_KEYS, Input, InputKind, classify_input, complete_command, help_lines
 from ._context import context_estimate, session_context
 from ._editor import LineEditor
@@ -96,6 +96,7 @@ __all__ = (
     "CONTEXT_COMMAND",
     "CURSES_MISSING",
     "DEFAULT_LANG",
+    "DIFF_PANE_LINES",
     "ELLIPSIS",
     "ERROR_PREFIX",
     "HELP_COMMAND",
@@ -155,6 +156,7 @@ __all__ = (
     "context_report_from_dict",
     "ctx_colour",
     "cut_cells",
+    "diff_lines",
     "display_model",
     "error_line",
     "format_age",

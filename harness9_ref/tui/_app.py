@@ -60,7 +60,8 @@ from ..text import (
     user_line,
     wrap_cells,
 )
-from ._approver import Answer, ApprovalRequest, Approver, approval_answer, approval_line
+from ..tools import FileChange
+from ._approver import Answer, ApprovalRequest, Approver, approval_answer, approval_line, diff_lines
 from ._commands import classify_input, help_lines
 from ._context import session_context
 from ._editor import LineEditor
@@ -239,7 +240,7 @@ class App:
             else:
                 self._command(text)
 
-    def approve(self, command: str) -> Answer:
+    def approve(self, command: str | FileChange) -> Answer:
         """The registry's ``approve`` callback (R-APPR-1, R-APPR-2); called on the worker thread,
         it blocks until the user answers from a key (or the UI goes away: no)."""
         return self.approver(command)
@@ -338,6 +339,9 @@ class App:
         self._stream_line = None
         self.asking = request
         self.scroll = 0
+        if isinstance(request.command, FileChange):  # R-APPR-5: the diff, then the question
+            for line in diff_lines(request.command, self.lang):
+                self._add(line, "tool")
         self._add(approval_line(request.command, self.lang), "notice")
 
     def _event(self, event: Event) -> None:

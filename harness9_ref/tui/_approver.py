@@ -16,8 +16,20 @@ from typing import Final, Literal
 
 from ..engine import one_line
 from ..text import DEFAULT_LANG, strings_for
+from ..tools import FileChange
 
-__all__ = ["Answer", "ApprovalRequest", "Approver", "KeyAnswer", "approval_answer", "approval_line"]  # gets re-exported
+__all__ = [  # gets re-exported
+    "DIFF_PANE_LINES",
+    "Answer",
+    "ApprovalRequest",
+    "Approver",
+    "KeyAnswer",
+    "approval_answer",
+    "approval_line",
+    "diff_lines",
+]
+
+DIFF_PANE_LINES: Final = 40  # R-APPR-5: diff lines shown before the question; the rest are counted
 
 Answer = Literal["yes", "no", "always"]
 KeyAnswer = Literal["yes", "no", "always", "cancel"]
@@ -41,17 +53,31 @@ def approval_answer(key: str) -> KeyAnswer | None:
     return _KEYS.get(key)
 
 
-def approval_line(command: str, lang: str = DEFAULT_LANG) -> str:
-    """The question shown for ``command`` (R-TUI-18: ``approve_prompt``), the command made one line."""
-    return strings_for(lang)["approve_prompt"].format(command=one_line(command))
+def approval_line(request: str | FileChange, lang: str = DEFAULT_LANG) -> str:
+    """The question shown for a command (R-TUI-18: ``approve_prompt``) or a change (R-APPR-5:
+    ``approve_change_prompt``), what it names made one line."""
+    if isinstance(request, FileChange):
+        return strings_for(lang)["approve_change_prompt"].format(subject=one_line(request.subject))
+    return strings_for(lang)["approve_prompt"].format(command=one_line(request))
+
+
+def diff_lines(change: FileChange, lang: str = DEFAULT_LANG) -> list[str]:
+    """The pane lines showing a change's diff before its question (R-APPR-5): at most
+    ``DIFF_PANE_LINES`` of them, then ``diff_more`` counting the others, so that a long file
+    written anew does not push the question off the screen."""
+    lines = change.diff.split("\n")[:-1]  # every diff line ends with a newline (R-TOOL-12)
+    shown = lines[:DIFF_PANE_LINES]
+    if len(lines) > len(shown):
+        shown.append(strings_for(lang)["diff_more"].format(n=len(lines) - len(shown)))
+    return shown
 
 
 class ApprovalRequest:
-    """One question to the user: may ``command`` run? The first answer counts."""
+    """One question to the user: may the command run (the change be made)? The first answer counts."""
 
     __slots__ = ("_answer", "_done", "command")
 
-    def __init__(self, command: str) -> None:
+    def __init__(self, command: str | FileChange) -> None:
         self.command = command
         self._answer: Answer = "no"
         self._done = threading.Event()
@@ -76,7 +102,7 @@ class ApprovalRequest:
 
 
 class Approver:
-    """The ``approve(command)`` callback of ``Registry`` (R-APPR-1) for the terminal UI.
+    """The ``approve(request)`` callback of ``Registry`` (R-APPR-1, R-APPR-4) for the terminal UI.
 
     Create it before the registry, pass it as ``Registry(workdir, approve=approver)`` and to
     ``App(…, approver=approver)``, which attaches it to its queue. Unattached or closed, it
@@ -103,7 +129,7 @@ class Approver:
         for request in pending:
             request.answer("no")
 
-    def __call__(self, command: str) -> Answer:
+    def __call__(self, command: str | FileChange) -> Answer:
         request = ApprovalRequest(command)
         with self._lock:
             post = self._post

@@ -120,7 +120,10 @@ def test_compaction_is_reported_on_stderr(env: dict[str, str], workdir: Path) ->
         result = cli([*args, "--resume", sid, "run", prompt], env, workdir)
         notices += [line for line in result.stderr.splitlines() if line.startswith("\u26a1 ")]
     # Long-session mode (R-LONG-1): each run starts from the calibration stored with the session (R-LONG-16).
-    assert notices == ["\u26a1 上下文已压缩：总结了较早的对话 \u2014 2K \u2192 1.6K tokens\uff0810 \u2192 8 条消息\uff09"]
+    assert notices == [
+        "\u26a1 上下文已压缩：总结了较早的对话 \u2014 1.8K \u2192 1.6K tokens\uff088 \u2192 8 条消息\uff09",
+        "\u26a1 上下文已压缩：总结了较早的对话 \u2014 2.4K \u2192 1.6K tokens\uff0810 \u2192 8 条消息\uff09",
+    ]
 
 
 def test_version(env: dict[str, str], workdir: Path) -> None:

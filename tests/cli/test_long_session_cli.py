@@ -96,7 +96,7 @@ def test_a_hundred_prompts_in_a_4000_token_window_all_succeed(
     assert sum(1 for m in stored if m.role == "user" and not m.tool_call_id) == 100  # nothing lost
     assert checkpoint is not None and checkpoint.anchor == message_anchor(stored[checkpoint.covered - 1])
     # R-LONG-1: the agent offers its own tools, summaries say so, and carry the user's words and the plan.
-    assert {tuple(names) for names in api.tools_offered} == {("read_file", "bash", "recall", "todo")}
+    assert {tuple(names) for names in api.tools_offered} == {("read_file", "bash", "edit_file", "write_file", "recall", "todo")}
     assert all(p.endswith(SUMMARY_RECALL) for p in api.summarizer_prompts)
     assert REQUESTS_HEADER in checkpoint.summary and RECALL_NOTE.split("{")[0] in checkpoint.summary
     with Manager(Path(environment["HARNESS9_HOME"]) / "sessions.db") as manager:

@@ -24,9 +24,9 @@ from harness9_ref.memory import (
 from harness9_ref.offline import OfflineProvider
 from harness9_ref.provider import LLMProvider
 from harness9_ref.schema import CHUNK_DONE, CHUNK_TEXT, Message, ToolCall
-from harness9_ref.tools import BASH_TOOL, READ_FILE_TOOL, Registry
+from harness9_ref.tools import BASH_TOOL, EDIT_FILE_TOOL, READ_FILE_TOOL, WRITE_FILE_TOOL, Registry
 
-TOOLS = [READ_FILE_TOOL, BASH_TOOL]
+TOOLS = [READ_FILE_TOOL, BASH_TOOL, EDIT_FILE_TOOL, WRITE_FILE_TOOL]
 SYSTEM = Message("system", "You are harness9.")
 HEADINGS = [line.split(":**")[0] + ":**" for line in SUMMARY_TEMPLATE.split("\n")]
 
@@ -68,6 +68,15 @@ def test_the_same_request_gives_the_same_reply() -> None:
         ("read 中文.txt", "read_file", {"path": "中文.txt"}, "Reading 中文.txt."),
         ("run ls -la", "bash", {"command": "ls -la"}, "Running `ls -la`."),
         ("run echo 'a b' | wc -c", "bash", {"command": "echo 'a b' | wc -c"}, "Running `echo 'a b' | wc -c`."),
+        (
+            "edit src/a.py return 1 => return  2",
+            "edit_file",
+            {"path": "src/a.py", "old_text": "return 1", "new_text": "return  2"},
+            "Editing src/a.py.",
+        ),
+        ("edit a.txt x =>  => y", "edit_file", {"path": "a.txt", "old_text": "x", "new_text": " => y"}, "Editing a.txt."),
+        ("write notes.md # Notes ", "write_file", {"path": "notes.md", "content": "# Notes "}, "Writing notes.md."),
+        ("write empty.txt", "write_file", {"path": "empty.txt", "content": ""}, "Writing empty.txt."),
     ],
 )
 def test_read_and_run_become_tool_calls(prompt: str, name: str, arguments: dict[str, str], text: str) -> None:
@@ -86,7 +95,9 @@ def test_call_ids_differ_between_requests() -> None:
     assert first != second
 
 
-@pytest.mark.parametrize("prompt", ["read ", "read", "run   ", "Read a.txt", "please read a.txt", " run ls"])
+@pytest.mark.parametrize(
+    "prompt", ["read ", "read", "run   ", "Read a.txt", "please read a.txt", " run ls", "edit a.txt x", "write "]
+)
 def test_other_prompts_get_a_plain_reply(prompt: str) -> None:
     reply = ask(SYSTEM, Message("user", prompt))
     assert reply.tool_calls == ()
@@ -210,6 +221,16 @@ def test_with_a_window_of_2000_compaction_shows_within_five_turns(tmp_path: Path
             turns.append(n)
     assert turns and turns[0] <= 5
     assert compactor.failures == []  # the offline provider summarized; the fallback was not needed
+
+
+def test_an_edit_round_trip_through_the_engine(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("colour = red\n")
+    engine = AgentEngine(OfflineProvider(), Registry(tmp_path))
+    events = list(engine.run_stream("edit a.txt red => blue"))
+    results = [e.data.to_dict()["content"] for e in events if e.type == EventType.TOOL_RESULT]
+    assert results == ["edited a.txt: +1 -1 lines"]
+    assert (tmp_path / "a.txt").read_text() == "colour = blue\n"
+    assert "- edit_file a.txt: 1 line" in events[-1].data.to_dict()["message"]["content"]
 
 
 def test_a_tool_round_trip_through_the_engine(tmp_path: Path) -> None:

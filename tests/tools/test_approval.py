@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness9_ref.tools import APPROVAL_REQUIRED, DECLINED, Answer, Refusal, Registry, require_yes
+from harness9_ref.tools import APPROVAL_REQUIRED, DECLINED, Answer, FileChange, Refusal, Registry, require_yes
 from tests.tools.processes import bash
 
 
@@ -18,9 +18,9 @@ class Answers:
 
     def __init__(self, *answers: Answer | Exception) -> None:
         self.answers = list(answers)
-        self.asked: list[str] = []
+        self.asked: list[str | FileChange] = []
 
-    def __call__(self, command: str) -> Answer:
+    def __call__(self, command: str | FileChange) -> Answer:
         self.asked.append(command)
         answer = self.answers.pop(0)
         if isinstance(answer, Exception):

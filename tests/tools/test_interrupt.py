@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from harness9_ref.tools import INTERRUPT_GRACE_SECONDS, INTERRUPTED_NOTE, Answer, Registry
+from harness9_ref.tools import INTERRUPT_GRACE_SECONDS, INTERRUPTED_NOTE, Answer, FileChange, Registry
 from harness9_ref.tools._process import group_alive
 from tests.tools.processes import bash, is_gone, pids, wait_for_files, wait_gone
 
@@ -105,7 +105,7 @@ def test_only_the_command_in_progress_is_interrupted(registry: Registry, tmp_pat
 def test_a_command_interrupted_while_it_is_being_approved_does_not_start(tmp_path: Path) -> None:
     registry: Registry
 
-    def approve(command: str) -> Answer:
+    def approve(command: str | FileChange) -> Answer:
         registry.interrupt()  # the user pressed Ctrl+C while the question was on screen
         return "yes"
 

@@ -1,6 +1,6 @@
 """The tool registry (harness9_ref/tools/_registry.py; SPEC R-TOOL-1, R-TOOL-2, R-TOOL-7).
 
-The two tool definitions are compared with the JSON lines printed in SPEC section 20.
+The four tool definitions are compared with the JSON lines printed in SPEC section 20.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 from harness9_ref.engine import ToolRegistry
 from harness9_ref.memory import estimate_tool_tokens
-from harness9_ref.tools import BASH_TOOL, READ_FILE_TOOL, Registry
+from harness9_ref.tools import BASH_TOOL, EDIT_FILE_TOOL, READ_FILE_TOOL, WRITE_FILE_TOOL, Registry
 
 SPEC = Path(__file__).resolve().parents[2] / "SPEC.md"
 
@@ -28,7 +28,7 @@ def spec_tool_lines() -> list[str]:
 
 def test_the_definitions_are_exactly_those_printed_in_spec_in_that_order(tmp_path: Path) -> None:
     tools = Registry(tmp_path).available_tools()
-    assert tools == [READ_FILE_TOOL, BASH_TOOL]
+    assert tools == [READ_FILE_TOOL, BASH_TOOL, EDIT_FILE_TOOL, WRITE_FILE_TOOL]
     lines = [json.dumps(t.to_dict(), separators=(",", ":"), ensure_ascii=False) for t in tools]
     assert lines == spec_tool_lines()
 
@@ -36,7 +36,7 @@ def test_the_definitions_are_exactly_those_printed_in_spec_in_that_order(tmp_pat
 def test_available_tools_hands_out_a_new_list(tmp_path: Path) -> None:
     registry = Registry(tmp_path)
     registry.available_tools().clear()
-    assert len(registry.available_tools()) == 2
+    assert len(registry.available_tools()) == 4
 
 
 def test_the_registry_is_a_tool_registry_and_its_tools_cost_tokens(tmp_path: Path) -> None:
@@ -45,7 +45,7 @@ def test_the_registry_is_a_tool_registry_and_its_tools_cost_tokens(tmp_path: Pat
     assert estimate_tool_tokens(registry.available_tools()) > 0
 
 
-@pytest.mark.parametrize("name", ["write_file", "", "READ_FILE", "bash "])
+@pytest.mark.parametrize("name", ["grep", "", "READ_FILE", "bash "])
 def test_an_unknown_tool_is_named(tmp_path: Path, name: str) -> None:
     assert Registry(tmp_path).execute(name, "{}") == f'error: unknown tool "{name}"'
 

@@ -82,7 +82,7 @@ def test_compact_notice_status_bar_and_context_show_one_figure(screen: Screen) -
 def test_a_resumed_session_opens_with_the_engines_figure(screen: Screen) -> None:
     """``-c`` opens with the figure /context gave before the program ended (the calibration is
     kept with the session, R-LONG-16), not a prior's estimate."""
-    started(screen)  # a 2,000-token window: the session is compacted on the way
+    started(screen, window=2500)  # a small window: the session is compacted on the way
     for prompt in ("one", "two", "three", "four", "five", "six"):
         screen.say(prompt)
     before = CONTEXT_HEADER.match(context(screen)[0])
@@ -93,7 +93,7 @@ def test_a_resumed_session_opens_with_the_engines_figure(screen: Screen) -> None
     screen.close()
     again = Screen(screen.tmp_path)
     try:
-        started(again, "-c")
+        started(again, "-c", window=2500)
         assert status_used(again) == before.group(1)
         after = CONTEXT_HEADER.match(context(again)[0])
         assert after is not None and after.groups() == before.groups()

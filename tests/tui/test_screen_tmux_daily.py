@@ -1,5 +1,5 @@
 """The daily-tool features in the real program inside tmux (harness9_ref/tui; SPEC R-TUI-14 …
-R-TUI-19, R-APPR-2, R-INT-4).
+R-TUI-19, R-APPR-2, R-APPR-5, R-INT-4).
 
 Same harness as test_screen_tmux.py: a private tmux server, the offline provider, the screen
 read with ``capture-pane``. Commands really run (``run …`` prompts of the offline provider),
@@ -12,7 +12,7 @@ import time
 
 from harness9_ref.memory import Manager
 from harness9_ref.schema import Message
-from harness9_ref.tools import DECLINED
+from harness9_ref.tools import CHANGE_DECLINED, DECLINED
 from harness9_ref.tui import STRINGS, help_lines
 
 from .test_screen_tmux import Screen, pytestmark, started  # noqa: F401  (pytestmark: skipped without tmux)
@@ -105,3 +105,27 @@ def test_ctrl_c_ends_a_running_command_within_three_seconds(screen: Screen) -> N
     assert not screen.dead()
     screen.say("hello again")  # the input line is ready
     assert 'Offline reply to "hello again".' in rows(screen)
+
+
+def test_an_edit_shows_its_diff_before_the_question(screen: Screen) -> None:
+    target = screen.workdir / "a.txt"
+    target.write_text("colour = red\n", encoding="utf-8")
+    started(screen)
+    screen.type("edit a.txt red => blue")
+    screen.keys("Enter")
+    screen.wait(lambda: screen.rows()[-1].rstrip() == "?", "the question's input line")
+    shown = rows(screen)
+    at = shown.index(ZH["approve_change_prompt"].format(subject="edit_file a.txt"))
+    assert shown[at - 5 : at] == ["--- a/a.txt", "+++ b/a.txt", "@@ -1 +1 @@", "-colour = red", "+colour = blue"]
+    assert target.read_text(encoding="utf-8") == "colour = red\n"  # nothing written while it asks
+    screen.keys("y")
+    screen.wait_text("\u2190 edit_file: edited a.txt: +1 -1 lines")
+    screen.wait_idle()
+    assert target.read_text(encoding="utf-8") == "colour = blue\n"
+    screen.type("write a.txt gone")
+    screen.keys("Enter")
+    screen.wait(lambda: screen.rows()[-1].rstrip() == "?", "the second question's input line")
+    screen.keys("n")
+    screen.wait_text(f"\u2190 write_file: {CHANGE_DECLINED}")
+    screen.wait_idle()
+    assert target.read_text(encoding="utf-8") == "colour = blue\n"
