@@ -236,7 +236,7 @@ def _common() -> _Parser:
         action="store_true",
         help="count each request with the provider's token-counting endpoint (anthropic only)",
     )
-    common.add_argument("--yes", action="store_true", help="run shell commands without asking")
+    common.add_argument("--yes", action="store_true", help="run shell commands and make file changes without asking")
     common.add_argument(
         "--json",
         action="store_true",
