@@ -18,7 +18,7 @@ import pytest
 from conformance import PROJECT_ROOT, SPEC_PATH, spec_requirement_ids
 from conformance.porting._backends import POSTGRES_KEY, case_backends
 from conformance.runner._ops import OPS
-from conformance.runner._profiles import PROFILES, profile_of
+from conformance.runner._profiles import PROFILES, ProfileResult, profile_of
 from conformance.runner._requirements import area_of
 from tests.reference import suite_cases
 
@@ -120,6 +120,13 @@ def test_a_claimed_profile_not_passed_fails_the_run(tmp_path: Path) -> None:
     code, report, lines = _run(fake("claims"), tmp_path)
     assert code == 0 and report["ok"] and not report["profiles"]["core"]["claimed"]
     assert lines[-1].startswith(f"harness9 conformance: core {percent}% sessions 0% ")
+
+
+@pytest.mark.parametrize(("passed", "cases", "verdict"), [(2, 3, "66%"), (199, 200, "99%"), (3, 3, "✓"), (0, 5, "0%")])
+def test_the_percentage_is_rounded_down(passed: int, cases: int, verdict: str) -> None:
+    """R-PROF-2: the whole percentage of the cases that passed, rounded down (2 of 3 is 66%, never 67%)."""
+    result = ProfileResult(PROFILES[0], claimed=False, cases=cases, passed_cases=passed, failing=())
+    assert result.verdict == verdict
 
 
 def test_a_claim_is_judged_on_the_cases_run(tmp_path: Path, cases_dir: Path) -> None:
