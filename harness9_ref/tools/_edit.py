@@ -24,14 +24,13 @@ from typing import Final
 from ..schema import ToolDefinition, replace_lone_surrogates
 from ._read_file import (
     BINARY_SNIFF_BYTES,
-    ESCAPES_WORKDIR,
     IS_A_DIRECTORY,
     NO_SUCH_FILE,
     NOT_A_REGULAR_FILE,
     OPEN_FLAGS,
     READ_FAILED,
+    confine,
     is_text,
-    within,
 )
 
 __all__ = [
@@ -157,13 +156,10 @@ def unified_diff(before: bytes | None, after: bytes, rel: str) -> str:
 
 def _resolve(workdir: str, path: str) -> tuple[str, str] | str:
     """The resolved target and its path relative to the working directory, or R-TOOL-3's refusal."""
-    try:
-        root = os.path.realpath(workdir)
-        target = os.path.realpath(os.path.join(workdir, path))
-    except (OSError, ValueError) as exc:  # e.g. an embedded NUL byte
-        return READ_FAILED.format(path=path, reason=exc)
-    if not within(root, target):
-        return ESCAPES_WORKDIR.format(path=path)
+    confined = confine(workdir, path)
+    if isinstance(confined, str):
+        return confined
+    root, target = confined
     return target, os.path.relpath(target, root).replace(os.sep, "/")
 
 

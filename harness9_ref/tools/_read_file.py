@@ -31,6 +31,7 @@ __all__ = [
     "OPEN_FLAGS",
     "READ_FAILED",
     "READ_FILE_TOOL",
+    "confine",
     "is_text",
     "read_file",
     "size_text",
@@ -64,6 +65,22 @@ OPEN_FLAGS: Final = (
     os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 )
 _READ_SIZE: Final = 1 << 20
+
+
+def confine(workdir: str, path: str) -> tuple[str, str] | str:
+    """The working directory and ``path``'s target, both resolved, or the observation refusing it (R-TOOL-3).
+
+    Every tool that touches a file is confined the same way: symbolic links followed, then the
+    target must lie within the resolved working directory.
+    """
+    try:
+        root = os.path.realpath(workdir)
+        target = os.path.realpath(os.path.join(workdir, path))
+    except (OSError, ValueError) as exc:  # e.g. an embedded NUL byte
+        return READ_FAILED.format(path=path, reason=exc)
+    if not within(root, target):
+        return ESCAPES_WORKDIR.format(path=path)
+    return root, target
 
 
 def within(root: str, target: str) -> bool:
@@ -126,13 +143,10 @@ def read_file(workdir: str, path: str, cap: int) -> str:
         The file's text, capped, or an observation starting with ``error: ``. Never raises an
         ``OSError`` or ``ValueError``.
     """
-    try:
-        root = os.path.realpath(workdir)
-        target = os.path.realpath(os.path.join(workdir, path))
-    except (OSError, ValueError) as exc:  # e.g. an embedded NUL byte
-        return READ_FAILED.format(path=path, reason=exc)
-    if not within(root, target):
-        return ESCAPES_WORKDIR.format(path=path)
+    confined = confine(workdir, path)
+    if isinstance(confined, str):
+        return confined
+    _, target = confined
     try:
         fd = os.open(target, OPEN_FLAGS)
     except FileNotFoundError:
