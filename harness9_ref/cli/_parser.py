@@ -73,7 +73,8 @@ environment:
   {ENV_HOME}         folder of the default database (default ~/.harness9)
   {ENV_DB}           the database when --db is not given (a file or a postgresql:// URL)
   {ENV_YES}=1        as --yes
-  {ENV_LANG}         as --lang
+  {ENV_LANG}         as --lang; without either, the first of LC_ALL, LC_MESSAGES and LANG
+                        that is set: Chinese for zh, zh_CN.UTF-8 …, else English
   {ENV_COMPACT_AT}   as --compact-at
   {ENV_TTL_DAYS}=N
                         delete sessions not updated for N days when the agent starts
@@ -186,7 +187,11 @@ def _storage() -> _Parser:
         help=f"session database, a file or a postgresql:// URL (default: ${ENV_DB}, else ${ENV_HOME}/sessions.db,"
         " else ~/.harness9/sessions.db)",
     )
-    storage.add_argument("--lang", choices=LANGUAGES, help=f"language of the interface (default: {LANGUAGES[0]})")
+    storage.add_argument(
+        "--lang",
+        choices=LANGUAGES,
+        help=f"language of the interface (default: ${ENV_LANG}, else zh when the locale's language is zh, else en)",
+    )
     storage.add_argument(
         "--raw",
         action="store_true",

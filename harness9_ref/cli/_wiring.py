@@ -1,5 +1,5 @@
 """Building the program from its settings, as R-CLI-5 wires it
-(SPEC R-CLI-5, R-CLI-8, R-CLI-9, R-CLI-10, R-CLI-13, R-CLI-15, R-PRUNE-2).
+(SPEC R-CLI-5, R-CLI-8, R-CLI-9, R-CLI-10, R-CLI-13, R-CLI-15, R-PRUNE-2, R-LANG-3).
 """
 
 from __future__ import annotations
@@ -7,8 +7,9 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Final
 
+from .._errors import Said
 from ..engine import AgentEngine, RetryPolicy
-from ..memory import NOT_OURS, ForeignDatabase, Manager, new_summarization_compactor
+from ..memory import ForeignDatabase, Manager, new_summarization_compactor
 from ..offline import OfflineProvider
 from ..provider import AnthropicProvider, OpenAIProvider, TokenCounter, get_model_limits, reserved_output_tokens_of
 from ..tools import Registry
@@ -40,7 +41,7 @@ SECONDS_PER_DAY: Final = 86400  # R-PRUNE-2
 def check_workdir(settings: Settings) -> None:
     """Raises CliError when the working directory does not exist or is not a directory."""
     if not os.path.isdir(settings.workdir):
-        raise CliError(f"--workdir {settings.workdir}: not a directory")
+        raise CliError(Said("err_workdir", path=settings.workdir))
 
 
 def build_provider(settings: Settings, *, streaming_delay: bool = False) -> LLMProvider:
@@ -79,12 +80,12 @@ def open_manager(settings: Settings, *, read_only: bool = False) -> Manager:
     if settings.db_url is not None:  # R-PG-1: tool results stay in <home>/tool-results
         return Manager(settings.db_url, db_path.parent / TOOL_RESULTS_DIR)
     if settings.db_source is not None and not db_path.parent.is_dir():
-        raise CliError(f"{settings.db_source} {db_path}: the folder {db_path.parent} does not exist")
+        raise CliError(Said("err_db_folder", source=settings.db_source, path=db_path, folder=db_path.parent))
     try:
         return Manager(db_path, db_path.parent / TOOL_RESULTS_DIR, read_only=read_only)
     except ForeignDatabase as exc:
         source = f"{settings.db_source} " if settings.db_source is not None else ""
-        raise CliError(f"{source}{db_path}: {NOT_OURS}") from exc
+        raise CliError(Said("err_not_ours", path=f"{source}{db_path}")) from exc
 
 
 def prune_expired(manager: Manager, settings: Settings) -> PruneResult | None:

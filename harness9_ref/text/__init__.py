@@ -26,7 +26,15 @@ from ._lines import (
     tool_result_line,
     user_line,
 )
-from ._report import compaction_notice, context_lines, context_report_from_dict, not_saved_notice, retry_notice
+from ._report import (
+    compaction_notice,
+    context_lines,
+    context_report_from_dict,
+    not_saved_notice,
+    retry_notice,
+    run_error,
+    without_type_name,
+)
 from ._strings import (
     BUSY_COMMAND,
     BUSY_PROMPT,
@@ -143,10 +151,12 @@ __all__ = [
     "not_saved_notice",
     "parse_strings",
     "retry_notice",
+    "run_error",
     "strings_for",
     "terminal_safe",
     "tool_call_line",
     "tool_result_line",
     "user_line",
+    "without_type_name",
     "wrap_cells",
 ]

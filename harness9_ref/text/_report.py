@@ -1,5 +1,6 @@
 """What the context holds, in words: the notice of each compaction tier, the lines of
-``/context`` and the notice of a retry (SPEC R-TUI-5, R-TUI-20, R-TUI-21, R-ENG-22).
+``/context``, the notice of a retry and a run's error message (SPEC R-TUI-5, R-TUI-20, R-TUI-21,
+R-ENG-22, R-LANG-3).
 
 Both read JSON-friendly data (the engine's dataclasses or their ``to_dict`` objects), so the
 terminal UI, ``harness9-ref run`` and the conformance adapter render the same text.
@@ -7,10 +8,21 @@ terminal UI, ``harness9-ref run`` and the conformance adapter render the same te
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
-from ..engine import CompactionData, ContextPart, ContextReport, RetryData, SaveFailedData
+from ..engine import (
+    CANCELLED,
+    INTERNAL_ERROR,
+    MAX_TURNS,
+    CompactionData,
+    ContextPart,
+    ContextReport,
+    ErrorData,
+    RetryData,
+    SaveFailedData,
+)
 from ..memory import format_token_count
 from ._strings import (
     COMPACTION_TIERS,
@@ -23,7 +35,36 @@ from ._strings import (
 )
 
 # gets re-exported
-__all__ = ["compaction_notice", "context_lines", "context_report_from_dict", "not_saved_notice", "retry_notice"]
+__all__ = [
+    "compaction_notice",
+    "context_lines",
+    "context_report_from_dict",
+    "not_saved_notice",
+    "retry_notice",
+    "run_error",
+    "without_type_name",
+]
+
+_TYPE_PREFIX: Final = re.compile(r"[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning)(?::\s*|$)")
+
+
+def without_type_name(message: str) -> str:
+    """An internal error's message without the exception type R-ENG-17 puts in front (R-CLI-13)."""
+    return _TYPE_PREFIX.sub("", message, count=1) if _TYPE_PREFIX.match(message) else message
+
+
+def run_error(data: ErrorData, lang: str = DEFAULT_LANG, max_turns: int = 0) -> str:
+    """The message of a run's error event in ``lang`` (R-LANG-3): ``cancelled`` and, given the
+    engine's limit, ``max_turns`` by their codes; an internal error behind ``cli_internal``
+    without its type name (R-CLI-13); any other as the run reported it (a provider's words)."""
+    texts = strings_for(lang)
+    if data.code == CANCELLED:
+        return texts["cancelled"]
+    if data.code == MAX_TURNS and max_turns > 0:
+        return texts["err_max_turns"].format(max_turns=max_turns)
+    if data.code == INTERNAL_ERROR:
+        return texts["cli_internal"].format(message=without_type_name(data.message) or texts["cli_unexpected"])
+    return data.message
 
 
 def _field(data: object, name: str, default: Any = None) -> Any:
