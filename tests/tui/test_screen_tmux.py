@@ -73,10 +73,15 @@ class Screen:
         assert result.returncode == 0, f"tmux {' '.join(args)}: {result.stderr}"
         return result.stdout
 
-    def start(self, *options: str, window: int = 2000) -> None:
+    def start(
+        self, *options: str, window: int = 2000, lang: str | None = "zh", locale: tuple[str, ...] = ("LANG=C.UTF-8",)
+    ) -> None:
+        """Start the program; ``lang`` is HARNESS9_LANG (None: unset, so ``locale``'s variables choose, R-LANG-1)."""
+        chosen = [f"HARNESS9_LANG={lang}"] if lang is not None else ["-u", "HARNESS9_LANG"]
         program = [
             "env", "-u", "OPENAI_API_KEY", "-u", "ANTHROPIC_API_KEY", "-u", "LLM_MODEL",
-            f"PYTHONPATH={ROOT}", f"HARNESS9_HOME={self.db.parent}", "LANG=C.UTF-8",
+            "-u", "LC_ALL", "-u", "LC_MESSAGES", *chosen,
+            f"PYTHONPATH={ROOT}", f"HARNESS9_HOME={self.db.parent}", *locale,
             sys.executable, "-m", "harness9_ref", "--provider", "offline", "--model", "openai/gpt-4o-mini",
             "--db", str(self.db), "--context-window", str(window), "--workdir", str(self.workdir), *options,
         ]  # fmt: skip
