@@ -31,13 +31,14 @@ from typing import Final, Protocol
 from ._find import SessionSummary
 from ._prune import PruneResult
 from ._search import SearchHit
-from ._session import Clock, CorruptRow, Session, SessionDatabaseError, SessionInfo
+from ._session import Clock, CorruptRow, InvalidArgument, Session, SessionDatabaseError, SessionInfo
 
 __all__ = [
     "POSTGRES_SCHEMES",
     "SessionRecord",
     "Store",
     "StoredMessage",
+    "fork_length",
     "record_int",
     "record_optional_text",
     "record_text",
@@ -100,6 +101,10 @@ class Store(Protocol):
         self, tool_results_dir: Path | None, now: int, older_than: object, dry_run: bool, remove: Callable[[Path], None]
     ) -> PruneResult: ...
 
+    def fork_session(self, source_id: str, new_id: str, at: int | None, clock: Clock) -> Session:
+        """Session ``new_id`` from the first ``at`` messages of ``source_id`` (all for None), one transaction (R-MGR-10)."""
+        ...
+
     def export_sessions(self) -> list[SessionRecord]:
         """Every session, read in one snapshot (R-PG-9)."""
         ...
@@ -138,6 +143,27 @@ def record_int(value: object, where: str) -> int:
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     raise CorruptRow(f"{where} cannot be copied: a value is not an integer")
+
+
+def fork_length(source_id: str, count: int, at: int | None, result_at: Callable[[int], bool]) -> int:
+    """How many messages a fork of a session holding ``count`` keeps: ``at``, or all of them for None (R-MGR-11).
+
+    A fork ends where a checkpoint may end (R-CKP-5): never just before a result, which would
+    leave a call of the fork without its answer. ``result_at(i)`` says whether message ``i`` is one.
+
+    Raises:
+        InvalidArgument: ``at`` is past the session's end, or message ``at`` is a result; the
+            caller's transaction then writes nothing.
+    """
+    if at is None:
+        return count
+    if at > count:
+        raise InvalidArgument(f"session {source_id} holds {count} messages; a fork keeps at most that many, not {at}")
+    if at < count and result_at(at):
+        raise InvalidArgument(
+            f"message {at} of session {source_id} is a tool result; a fork cannot end between a call and its result"
+        )
+    return at
 
 
 def refuse_existing(existing: list[str], name: str, overwrite: bool) -> None:
