@@ -48,7 +48,16 @@ from ._settings import (
     provider_for_model,
     resolve_settings,
 )
-from ._subcommands import NO_INDEX_NOTICE, NO_MATCH_LINE, PRUNED_LINE, WOULD_PRUNE_LINE, format_when, prune_line, run_command
+from ._subcommands import (
+    FORK_UNWRITABLE,
+    NO_INDEX_NOTICE,
+    NO_MATCH_LINE,
+    PRUNED_LINE,
+    WOULD_PRUNE_LINE,
+    format_when,
+    prune_line,
+    run_command,
+)
 from ._wiring import (
     TOOL_RESULTS_DIR,
     build_engine,
@@ -81,6 +90,7 @@ __all__ = (
     "EXIT_OK",
     "EXIT_TERMINATED",
     "EXIT_USAGE",
+    "FORK_UNWRITABLE",
     "LANGUAGES",
     "MAX_CONTEXT_WINDOW",
     "NOT_RUN_LINE",

@@ -49,6 +49,7 @@ _USAGE_LINES: Final = (  # R-CLI-1, R-CLI-12: the forms of the command, each wit
     ("search QUERY [--limit N]", "find sessions by the words of their messages"),
     ("prune --older-than DAYS [--dry-run]", "delete sessions not updated for DAYS days"),
     ("copy SRC DST [--overwrite]", "copy every session to another database"),
+    ("fork SESSION [--at N]", "copy a session, or its first N messages, into a new one"),
 )
 _USAGE_WIDTH: Final = 27  # the forms above that are longer get their text on the next line
 USAGE: Final = "\n       ".join(
@@ -247,7 +248,7 @@ def _common() -> _Parser:
 
 
 def _add_session_commands(commands: argparse._SubParsersAction[_Parser]) -> None:
-    """R-CLI-12: sessions, show, search, prune, each taking --db after its name; R-PG-10: copy."""
+    """R-CLI-12: sessions, show, search, prune, each taking --db after its name; R-PG-10: copy; R-FORK-1: fork."""
     formatter = argparse.RawDescriptionHelpFormatter
     storage = _storage()
     sessions = commands.add_parser(
@@ -301,6 +302,18 @@ def _add_session_commands(commands: argparse._SubParsersAction[_Parser]) -> None
     copy.add_argument("source", metavar="SRC", help="the database to read")
     copy.add_argument("destination", metavar="DST", help="the database to write")
     copy.add_argument("--overwrite", action="store_true", help="replace the sessions DST already holds")
+    fork = commands.add_parser(
+        "fork",
+        parents=[storage],
+        prog=f"{PROG} fork",
+        help="copy a session into a new one",
+        description="Make a new session holding the first N stored messages of SESSION (all of them without --at),\n"
+        "its todos and, where they still fit, its checkpoint and context state; SESSION is left as it\n"
+        "was. Prints the new session's id.",
+        formatter_class=formatter,
+    )
+    fork.add_argument("target", metavar="SESSION", help="an id or the start of one")
+    fork.add_argument("--at", type=_count, metavar="N", help="keep only the first N messages (default: all)")
 
 
 def _build() -> _Parser:

@@ -77,8 +77,8 @@ DEFAULT_DB_NAME: Final = "sessions.db"
 ProviderName = Literal["openai", "anthropic", "offline"]
 PROVIDERS: Final = ("openai", "anthropic", "offline")  # R-CLI-2: the choices of --provider
 LANGUAGES: Final = ("zh", "en")  # R-CLI-14, R-TUI-17; the first is the default
-Command = Literal["tui", "run", "sessions", "show", "search", "prune", "copy"]
-_COMMANDS: Final[tuple[Command, ...]] = ("tui", "run", "sessions", "show", "search", "prune", "copy")
+Command = Literal["tui", "run", "sessions", "show", "search", "prune", "copy", "fork"]
+_COMMANDS: Final[tuple[Command, ...]] = ("tui", "run", "sessions", "show", "search", "prune", "copy", "fork")
 
 # R-CLI-4, R-CLI-13: printed to standard error when the default provider's key is not set.
 OFFLINE_NOTICE: Final = "harness9-ref: no API key set ({key}); using the offline provider"
@@ -181,7 +181,8 @@ class Settings:
     yes: bool = False
     lang: str = LANGUAGES[0]
     ttl_days: int | None = None
-    target: str | None = None  # show SESSION
+    target: str | None = None  # show SESSION, fork SESSION
+    fork_at: int | None = None  # fork --at N (R-FORK-1); None: every message
     query: str | None = None  # search QUERY…
     limit: int | None = None  # sessions / search --limit
     older_than_days: int | None = None  # prune --older-than
@@ -455,6 +456,7 @@ def resolve_settings(options: Mapping[str, object], env: Mapping[str, str], cwd:
         source=None if opt("source") is None else str(opt("source")),
         destination=None if opt("destination") is None else str(opt("destination")),
         overwrite=bool(opt("overwrite")),
+        fork_at=_int_or_none(opt("at")),
         compact_at=_compact_at(options, env) if agent else DEFAULT_COMPACT_AT,
         count_tokens=_count_tokens(options, choice.provider) if agent else False,
         raw=_raw(options, command),

@@ -1,5 +1,5 @@
-"""The session sub-commands: ``sessions``, ``show``, ``search``, ``prune`` (SPEC R-CLI-12) and
-``copy SRC DST [--overwrite]`` (R-PG-9, R-PG-10).
+"""The session sub-commands: ``sessions``, ``show``, ``search``, ``prune`` (SPEC R-CLI-12),
+``copy SRC DST [--overwrite]`` (R-PG-9, R-PG-10) and ``fork SESSION [--at N]`` (R-FORK-1, R-FORK-2).
 
 They work on the database only: no provider, no tools, no API key. Their output goes to
 standard output, one line per item, so it can be read by people and by ``grep``/``cut`` alike;
@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, TextIO
 
-from ..memory import POSTGRES_SCHEMES, Manager, copy_sessions, format_token_count, url_scheme
+from ..memory import POSTGRES_SCHEMES, Manager, SessionDatabaseError, copy_sessions, format_token_count, url_scheme
 from ..text import history_lines, terminal_safe
 from ._output import Filter, line_filter
 from ._parser import DEFAULT_LIMIT
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COPIED_LINE",
+    "FORK_UNWRITABLE",
     "NO_INDEX_NOTICE",
     "NO_MATCH_LINE",
     "PRUNED_LINE",
@@ -43,6 +44,7 @@ __all__ = [
     "prune_line",
     "run_command",
     "run_copy",
+    "run_fork",
 ]
 
 TIME_FORMAT: Final = "%Y-%m-%d %H:%M"  # R-CLI-12: local time
@@ -184,5 +186,35 @@ def run_copy(settings: Settings, out: TextIO) -> int:
     with Manager(source) as src, Manager(destination) as dst:
         result = copy_sessions(src, dst, overwrite=settings.overwrite)
     out.write(COPIED_LINE.format(sessions=result.sessions, messages=result.messages) + "\n")
+    out.flush()
+    return 0
+
+
+FORK_UNWRITABLE: Final = "fork writes a new session, and the database cannot be written: {message}"  # R-FORK-2
+
+
+def run_fork(settings: Settings, out: TextIO) -> int:
+    """Fork SESSION into a new session and print the new id, one line (R-FORK-1).
+
+    SESSION is resolved on the database opened read-only first, so an unknown or ambiguous one
+    (or a missing database file) is refused before anything could be created; the fork itself
+    is one transaction (R-MGR-11), so a refused ``--at`` or a database that cannot be written
+    leaves nothing behind (R-FORK-2).
+
+    Raises:
+        SessionError: SESSION is unknown or ambiguous, ``--at`` is past its end or just before a
+            result, or the database cannot be written; nothing is created.
+    """
+    with open_manager(settings, read_only=True) as reader:
+        session_id = reader.resolve_session_id(settings.target or "")
+    if settings.db_url is None and not os.access(settings.db_path, os.W_OK):
+        # Refused before SQLite is asked: it would leave -wal and -shm files beside a read-only file.
+        raise SessionDatabaseError(FORK_UNWRITABLE.format(message=f"{settings.db_path} is read-only"))
+    try:
+        with open_manager(settings) as manager:
+            fork = manager.fork_session(session_id, settings.fork_at)
+    except SessionDatabaseError as exc:  # a read-only file or file system (R-DB-12), a full disk
+        raise SessionDatabaseError(FORK_UNWRITABLE.format(message=exc)) from exc
+    out.write(fork.session_id + "\n")
     out.flush()
     return 0

@@ -37,6 +37,7 @@ __all__ = [  # gets re-exported
     "DEFAULT_LANG",
     "ELLIPSIS",
     "ERROR_PREFIX",
+    "FORK_COMMAND",
     "HELP_COMMAND",
     "HIGH_PERCENT",
     "INPUT_PROMPT",
@@ -52,6 +53,8 @@ __all__ = [  # gets re-exported
     "RESUME_ITEM",
     "RESUME_PROMPT",
     "RESUME_TIME_FORMAT",
+    "REWIND_COMMAND",
+    "REWIND_ITEM",
     "SEARCH_COMMAND",
     "STATUS_BAR",
     "STATUS_CTX",
@@ -146,6 +149,18 @@ help_exit = /exit  退出
 help_keys = 按键：Tab 补全命令，↑↓ 历史输入，PageUp/PageDown 滚动，Ctrl+C 中断或退出
 start_hint = 输入 /help 查看命令和按键
 new_session = 已新建会话 {session}
+help_fork = /fork  在本会话的副本中继续
+help_rewind = /rewind  回到你的某条输入之前（在副本中）
+fork_done = 已复制为新会话 {session}（{n} 条消息）
+fork_nothing = 无法复制：本会话还没有保存任何消息
+rewind_header = 你的输入（{n} 条）：
+rewind_header_page = 你的输入（第 {page} 页，{n} 条）：
+rewind_prompt = 输入序号回到该条输入之前（其他 Enter 取消）：
+rewind_prompt_previous = 输入序号回到该条输入之前，p 更早的输入（其他 Enter 取消）：
+rewind_prompt_next = 输入序号回到该条输入之前，n 更晚的输入（其他 Enter 取消）：
+rewind_prompt_pages = 输入序号回到该条输入之前，p 更早的输入，n 更晚的输入（其他 Enter 取消）：
+rewind_empty = 没有可以回到之前的输入
+rewind_done = 已回到第 {k} 条输入之前，新会话 {session}；该输入已放回输入行，可修改后发送
 [en]
 status_name = [harness9]
 status_workdir = workdir: {workdir}
@@ -220,7 +235,19 @@ help_help = /help  show this help
 help_exit = /exit  quit
 help_keys = Keys: Tab completes a command, Up/Down recall inputs, PageUp/PageDown scroll, Ctrl+C interrupts a turn or quits
 start_hint = Type /help for the commands and keys
-new_session = new session {session}"""
+new_session = new session {session}
+help_fork = /fork  continue in a copy of this session
+help_rewind = /rewind  go back to before one of your prompts, in a copy
+fork_done = forked into new session {session} ({n} messages)
+fork_nothing = nothing to fork: this session has no stored message yet
+rewind_header = Your prompts ({n}):
+rewind_header_page = Your prompts (page {page}, {n}):
+rewind_prompt = Type a number to go back to before that prompt (anything else and Enter cancels):
+rewind_prompt_previous = Type a number to go back to before that prompt, p for earlier ones (anything else and Enter cancels):
+rewind_prompt_next = Type a number to go back to before that prompt, n for later ones (anything else and Enter cancels):
+rewind_prompt_pages = Type a number to go back to before that prompt, p for earlier ones, n for later ones (anything else and Enter cancels):
+rewind_empty = no prompt to go back to
+rewind_done = back to before prompt {k}, in new session {session}; the prompt is in the input line to edit and send"""
 
 
 def parse_strings(table: str) -> dict[str, dict[str, str]]:
@@ -309,7 +336,9 @@ CONTEXT_SOURCES: Final = ("exact", "anchored", "estimate")
 CONTEXT_INDENT: Final = "  "
 
 # R-TUI-6, R-TUI-14: the one table of commands, in completion order.
-COMMANDS: Final = ("/new", "/resume", "/search", "/compact", "/context", "/help", "/exit")
+COMMANDS: Final = ("/new", "/resume", "/fork", "/rewind", "/search", "/compact", "/context", "/help", "/exit")
+FORK_COMMAND: Final = "/fork"  # R-FORK-3: the current session, whole, into a new one
+REWIND_COMMAND: Final = "/rewind"  # R-FORK-4: back to before one of the prompts, in a new session
 COMPACT_COMMAND: Final = "/compact"  # R-LONG-9: takes a focus after a space
 SEARCH_COMMAND: Final = "/search"  # R-TUI-18: takes the query after a space
 HELP_COMMAND: Final = "/help"
@@ -321,6 +350,7 @@ UNKNOWN_COMMAND: Final = _ZH["unknown_command"].replace("{input}", "")  # R-TUI-
 PAGE_SIZE: Final = 10  # items per page
 LIST_ITEM: Final = "  [{k}] {id8}  {age}  {count} {messages}"  # R-TUI-18; the words come from STRINGS
 LIST_TITLE: Final = "  {title}"  # after LIST_ITEM when the title (or snippet) is not empty
+REWIND_ITEM: Final = "  [{k}] {preview}"  # R-FORK-4: one prompt of /rewind; ends after "]" when the preview is empty
 RESUME_HEADER: Final = _ZH["resume_header"]
 RESUME_ITEM: Final = LIST_ITEM + LIST_TITLE
 RESUME_PROMPT: Final = _ZH["resume_prompt"]

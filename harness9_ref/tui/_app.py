@@ -1,5 +1,5 @@
 """The terminal UI's state and behaviour, without curses (SPEC R-TUI-2 … R-TUI-19, R-APPR-2,
-R-INT-4).
+R-INT-4, R-FORK-3 … R-FORK-5).
 
 ``App`` owns the conversation pane's lines, the status, the input line and the worker of the
 running turn. The screen (``_screen.py``) calls ``submit``, ``interrupt``, ``approval_key``
@@ -34,16 +34,19 @@ from ..engine import (
     ToolCallData,
     ToolResultData,
     WorkerItem,
+    one_line,
 )
-from ..memory import SessionError
+from ..memory import SessionError, SessionNotFound
 from ..text import (
     COMPACT_COMMAND,
     CONTEXT_COMMAND,
     DEFAULT_LANG,
+    FORK_COMMAND,
     HELP_COMMAND,
     INPUT_PROMPT,
     INPUT_PROMPT_APPROVE,
     INPUT_PROMPT_BUSY,
+    REWIND_COMMAND,
     SEARCH_COMMAND,
     LineKind,
     PaneLine,
@@ -66,6 +69,7 @@ from ._commands import classify_input, help_lines
 from ._context import session_context
 from ._editor import LineEditor
 from ._resume import Listing
+from ._rewind import Rewind, session_prompts
 from ._status import Segment, StatusState, render_status
 
 if TYPE_CHECKING:
@@ -155,7 +159,7 @@ class App:
         self.lines: list[PaneLine] = [PaneLine(text, "notice") for text in notices]
         self.items: queue.Queue[QueueItem] = queue.Queue()
         self.worker: RunWorker | None = None
-        self.listing: Listing | None = None  # set while a listing waits for a number, n or p
+        self.listing: Listing | Rewind | None = None  # set while a listing waits for a number, n or p
         self.asking: ApprovalRequest | None = None  # set while a command waits for y, n or a
         self.approver = approver if approver is not None else Approver()
         self.exiting = False
@@ -405,6 +409,10 @@ class App:
                 session = self.manager.new_session(draft=True)
                 notice = self.texts["new_session"].format(session=session.session_id)  # R-TUI-23
                 self._switch(session, [PaneLine(notice, "notice")])
+            elif command == FORK_COMMAND:
+                self._fork()
+            elif command == REWIND_COMMAND:
+                self._show_rewind(Rewind(session_prompts(self.session.get_messages(0))))
             elif command == HELP_COMMAND:
                 for line in help_lines(self.lang):
                     self._add(line, "notice")
@@ -418,6 +426,33 @@ class App:
                 self._open_listing(Listing("resume", lambda limit, offset: self.manager.recent_sessions(limit, offset)))
         except SessionError as exc:
             self._error(str(exc))
+
+    def _fork(self) -> None:
+        """/fork: the current session, whole, into a new one, made current (R-FORK-3)."""
+        try:
+            fork = self.manager.fork_session(self.session.session_id)
+        except SessionNotFound:
+            self.session.get_messages(1)  # a session deleted meanwhile says so (R-MGR-8); a draft reads as empty
+            self._add(self.texts["fork_nothing"], "error")
+            return
+        messages = fork.get_messages(0)
+        notice = self.texts["fork_done"].format(session=fork.session_id, n=len(messages))
+        self._switch(fork, [*history_lines(messages, self.lang), PaneLine(notice, "notice")])
+
+    def _show_rewind(self, rewind: Rewind) -> None:
+        """A page of /rewind's prompts, or the line saying there is none (R-FORK-4)."""
+        for line in rewind.lines(self.lang):
+            self._add(line, "notice")
+        self.listing = None if rewind.empty else rewind
+
+    def _rewound(self, rewind: Rewind, choice: int) -> None:
+        """Fork before prompt ``choice``, switch to the fork, and put the prompt in the input line (R-FORK-5)."""
+        prompt = rewind.item(choice)
+        fork = self.manager.fork_session(self.session.session_id, prompt.position)
+        notice = self.texts["rewind_done"].format(k=choice, session=fork.session_id)
+        self._switch(fork, [*history_lines(fork.get_messages(0), self.lang), PaneLine(notice, "notice")])
+        self.editor.set_text("")
+        self.editor.insert(one_line(prompt.text))  # what typing it gives: one line, printable characters
 
     def _compact(self, focus: str) -> None:
         """/compact [focus]: clear or summarise now on a thread, then show the tier's notice and
@@ -473,6 +508,12 @@ class App:
         try:
             if listing is None or choice is None:
                 self._add(self.texts["cancelled"], "notice")
+            elif isinstance(listing, Rewind):
+                if isinstance(choice, int):
+                    self._rewound(listing, choice)
+                else:
+                    listing.page += 1 if choice == "next" else -1
+                    self._show_rewind(listing)
             elif choice == "next":
                 self._open_listing(listing, listing.page + 1)
             elif choice == "previous":

@@ -269,7 +269,7 @@ def test_anything_but_a_number_cancels_the_resume(screen: Screen) -> None:
 
 def test_tab_completes_a_command(screen: Screen) -> None:
     started(screen)
-    screen.type("/re")
+    screen.type("/res")
     screen.keys("Tab")
     screen.wait(lambda: screen.rows()[-1].rstrip() == "> /resume", "the completed command")
     screen.keys("Enter")
