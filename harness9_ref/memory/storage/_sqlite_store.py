@@ -103,7 +103,7 @@ class SQLiteStore:
         Rows are copied by ``INSERT … SELECT``, so every column value is the source's as stored,
         never decoded and encoded again, and the source is only read.
         """
-        now = int(clock())
+        created = int(clock())
         with self.db.write() as cur:
             if cur.execute(SQL.session_exists, (source_id,)).fetchone() is None:
                 raise SessionNotFound(f"no session with id {source_id!r} in {self.path}")
@@ -111,7 +111,7 @@ class SQLiteStore:
             kept = fork_length(source_id, count, at, lambda i: bool(cur.execute(SQL.result_at, (source_id, i)).fetchone()[0]))
             if cur.execute(SQL.session_exists, (new_id,)).fetchone() is not None:
                 raise SessionDatabaseError(f"a session with id {new_id} already exists in {self.path}")
-            cur.execute(SQL.insert_session, (new_id, now, now))
+            cur.execute(SQL.insert_session, (new_id, created, created))
             cur.execute(SQL.fork_messages, (new_id, source_id, kept))
             cur.execute(SQL.fork_todos, (new_id, source_id))
             cur.execute(_FORK_CHECKPOINT, (new_id, source_id, kept))
