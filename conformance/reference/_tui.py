@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from harness9_ref.engine import one_line
 from harness9_ref.schema import ToolDefinition, messages_from_list
 from harness9_ref.text import clean_line, not_saved_notice, retry_notice, terminal_safe, tool_result_line
 from harness9_ref.tools import FileChange
@@ -21,6 +22,8 @@ from harness9_ref.tui import (
     DEFAULT_LANG,
     PAGE_SIZE,
     STRINGS,
+    LineEditor,
+    Rewind,
     StatusState,
     approval_answer,
     approval_line,
@@ -35,6 +38,7 @@ from harness9_ref.tui import (
     listing_lines,
     parse_listing_choice,
     render_status,
+    session_prompts,
 )
 
 __all__ = ["TUI_OPS"]
@@ -84,8 +88,23 @@ def op_tui_resume(inp: Mapping[str, Any]) -> dict[str, Any]:
     return {"lines": lines, "choice": choice}
 
 
+def _rewind(inp: Mapping[str, Any]) -> dict[str, Any]:
+    """Page ``page`` (default: the last) of /rewind's listing of the prompts of ``messages``
+    (R-FORK-4), what ``typed`` asks for, and for a number the position the fork ends at and
+    what the input line then holds (R-FORK-5)."""
+    rewind = Rewind(session_prompts(messages_from_list(inp["messages"])), int(inp.get("page", 0)))
+    choice = rewind.choose(inp["typed"]) if "typed" in inp else None
+    answer: dict[str, Any] = {"lines": rewind.lines(_lang(inp)), "choice": choice}
+    if isinstance(choice, int):
+        editor = LineEditor()
+        editor.insert(one_line(rewind.item(choice).text))  # as the UI puts it there
+        answer.update(at=rewind.item(choice).position, input_line=editor.text)
+    return answer
+
+
 def op_tui_input(inp: Mapping[str, Any]) -> Any:
-    """Tab completion (``complete``), what a submitted line is (``submit``), /help's lines
+    """Tab completion (``complete``), /rewind's listing and choice (``rewind``, R-FORK-4, R-FORK-5),
+    what a submitted line is (``submit``), /help's lines
     (``help``), the whole table of strings (``strings``) in ``lang``, what a key means while a
     command waits for approval (``approve``), the question for a command (``approve_prompt``),
     the lines shown for a change (``approve_change``, R-APPR-5)
@@ -95,6 +114,8 @@ def op_tui_input(inp: Mapping[str, Any]) -> Any:
     characters made visible (``terminal_safe``) and as the pane draws it (``pane_line``, R-SAFE-1)."""
     if inp["action"] == "complete":
         return complete_command(inp["text"])
+    if inp["action"] == "rewind":
+        return _rewind(inp)
     if inp["action"] == "help":
         return help_lines(_lang(inp))
     if inp["action"] == "strings":

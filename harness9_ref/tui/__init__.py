@@ -83,6 +83,7 @@ from ._context import context_estimate, session_context
 from ._editor import LineEditor
 from ._launch import ScreenError, TuiUnavailable, prepare_tui, run_tui
 from ._resume import Choice, ListedSession, format_age, listing_lines, parse_listing_choice
+from ._rewind import Prompt, Rewind, rewind_lines, session_prompts
 from ._status import Segment, StatusState, ctx_colour, display_model, render_status
 
 __all__ = (
@@ -144,7 +145,9 @@ __all__ = (
     "LineKind",
     "ListedSession",
     "PaneLine",
+    "Prompt",
     "QueueItem",
+    "Rewind",
     "ScreenError",
     "Segment",
     "StatusState",
@@ -173,8 +176,10 @@ __all__ = (
     "parse_strings",
     "prepare_tui",
     "render_status",
+    "rewind_lines",
     "run_tui",
     "session_context",
+    "session_prompts",
     "strings_for",
     "tool_call_line",
     "tool_result_line",

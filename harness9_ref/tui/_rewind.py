@@ -17,7 +17,7 @@ from ..schema import ROLE_USER, Message
 from ..text import DEFAULT_LANG, PAGE_SIZE, REWIND_ITEM, strings_for
 from ._resume import Choice, parse_listing_choice
 
-__all__ = ["Prompt", "Rewind", "rewind_lines", "session_prompts"]
+__all__ = ["Prompt", "Rewind", "rewind_lines", "session_prompts"]  # gets re-exported
 
 # The prompt after a page names only the page keys that work there: (previous page?, next page?).
 _PROMPTS = {
