@@ -13,10 +13,11 @@ import pytest
 
 from harness9_ref.memory import Manager
 from harness9_ref.schema import Message
-from harness9_ref.tui import STRINGS, App, history_lines
+from harness9_ref.tui import STRINGS, App, error_line, history_lines
 from harness9_ref.tui._rewind import Prompt, rewind_lines, session_prompts
 
 from .test_app import make_app, send, settle, texts
+from .test_app_daily import wait_until
 
 
 def prompted(manager: Manager, tmp_path: Path, prompts: list[str], lang: str = "zh") -> App:
@@ -156,3 +157,18 @@ def test_a_prompt_of_several_lines_comes_back_as_one_line(manager: Manager, tmp_
     send(app, "1")
     assert app.editor.text == "fix thetests now"  # lines joined by one space; a tab is not typed
     assert app.session.get_messages() == []
+
+
+@pytest.mark.parametrize("command", ["/fork", "/rewind"])
+def test_not_while_a_turn_runs(manager: Manager, tmp_path: Path, command: str) -> None:
+    app = make_app(manager, tmp_path, ask=True)
+    app.editor.set_text("run sleep 2")
+    app.submit()
+    wait_until(app, "the question", lambda: app.asking is not None)
+    sid = app.session.session_id
+    app.answer("yes")  # the command now runs for two seconds
+    app.editor.set_text(command)
+    app.submit()
+    assert texts(app)[-1] == error_line(STRINGS["zh"]["busy_command"].format(command=command))
+    assert (app.session.session_id, app.listing) == (sid, None)
+    settle(app)
