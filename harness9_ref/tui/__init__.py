@@ -76,7 +76,7 @@ from ..text import (
 from ._app import App, QueueItem
 from ._approver import DIFF_PANE_LINES, ApprovalRequest, Approver, KeyAnswer, approval_answer, approval_line, diff_lines
 from ._commands import HELP_KEYS, Input, InputKind, classify_input, complete_command, help_lines
-from ._context import context_estimate, session_context
+from ._context import context_estimate, context_view, session_context
 from ._editor import LineEditor
 from ._launch import ScreenError, TuiUnavailable, prepare_tui, run_tui
 from ._resume import Choice, ListedSession, format_age, listing_lines, parse_listing_choice
@@ -152,6 +152,7 @@ __all__ = (
     "compaction_notice",
     "complete_command",
     "context_estimate",
+    "context_view",
     "context_lines",
     "context_report_from_dict",
     "ctx_colour",
