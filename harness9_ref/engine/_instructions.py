@@ -53,7 +53,7 @@ INSTRUCTIONS_PREAMBLE: Final = (
 """Between the base prompt and the files' sections (R-INST-3)."""
 
 INSTRUCTIONS_CUT_NOTE: Final = (
-    "[only the first {limit} of this file's {size} bytes are included; read the file for the rest]"
+    "[only the first {used} of this file's {size} bytes are included; read the file for the rest]"
 )
 """After the text of a file that was cut (R-INST-3), so the model knows there is more to read."""
 
@@ -83,19 +83,21 @@ class InstructionWarning:
 
 @dataclass(frozen=True, slots=True)
 class InstructionFile:
-    """One file the system prompt holds: its path, its text as used, its size and whether it was cut."""
+    """One file the system prompt holds: its path, its text as used, its size, whether it was
+    cut and, if so, how many of its bytes were used."""
 
     path: str
     text: str
     size: int
     cut: bool = False
+    used: int = 0
 
     @property
     def section(self) -> str:
         """The file's part of the system prompt (R-INST-3)."""
         text = SECTION_HEADING.format(path=self.path) + SEPARATOR + self.text
         if self.cut:
-            text += SEPARATOR + INSTRUCTIONS_CUT_NOTE.format(limit=INSTRUCTIONS_MAX_BYTES, size=self.size)
+            text += SEPARATOR + INSTRUCTIONS_CUT_NOTE.format(used=self.used, size=self.size)
         return text
 
     @property
@@ -189,7 +191,7 @@ def instruction_from_bytes(
     warning = InstructionWarning("too_large", path, size) if cut else None
     if not text:
         return None, warning
-    return InstructionFile(path, text, size, cut), warning
+    return InstructionFile(path, text, size, cut, len(used)), warning
 
 
 def read_instruction_file(path: str) -> tuple[InstructionFile | None, InstructionWarning | None]:
