@@ -48,6 +48,7 @@ class StrictAPI:
     sizes: list[int] = field(default_factory=list)
     summarizer_prompts: list[str] = field(default_factory=list)
     tools_offered: list[list[str]] = field(default_factory=list)  # the tool names of each chat request
+    systems: list[str] = field(default_factory=list)  # the system message of each chat request
     rejected: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -89,6 +90,7 @@ class StrictAPI:
                 self.summarizer_prompts.append(messages[1].content)
             else:
                 self.tools_offered.append([tool.name for tool in tools])
+                self.systems.append(messages[0].content if messages[0].role == "system" else "")
             if tokens > self.window:
                 self.rejected += 1
         if tokens > self.window:

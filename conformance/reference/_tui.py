@@ -108,7 +108,8 @@ def op_tui_input(inp: Mapping[str, Any]) -> Any:
     (``help``), the whole table of strings (``strings``) in ``lang``, what a key means while a
     command waits for approval (``approve``), the question for a command (``approve_prompt``),
     the lines shown for a change (``approve_change``, R-APPR-5)
-    or the lines of /context for a context report (``context``, R-TUI-20), the line of a
+    or the lines of /context for a context report (``context``, R-TUI-20; with the AGENTS.md
+    files of the system prompt as ``instructions``, R-INST-5), the line of a
     retry event's data (``retry`` with ``event``, R-ENG-22), the line of a tool result event's
     data (``tool_result`` with ``event``, R-TUI-24), or ``text`` with its control
     characters made visible (``terminal_safe``) and as the pane draws it (``pane_line``, R-SAFE-1)."""
@@ -127,8 +128,8 @@ def op_tui_input(inp: Mapping[str, Any]) -> Any:
     if inp["action"] == "approve_change":  # R-APPR-5: the diff's pane lines, then the question
         change = FileChange(inp["tool"], inp["path"], inp["diff"])
         return [*diff_lines(change, _lang(inp)), approval_line(change, _lang(inp))]
-    if inp["action"] == "context":
-        return context_lines(context_report_from_dict(inp["report"]), _lang(inp))
+    if inp["action"] == "context":  # R-INST-5: with "instructions", the AGENTS.md files' lines
+        return context_lines(context_report_from_dict(inp["report"]), _lang(inp), inp.get("instructions"))
     if inp["action"] == "retry":
         return retry_notice(inp["event"], _lang(inp))
     if inp["action"] == "not_saved":

@@ -27,6 +27,7 @@ OPS: Final = (
     "engine_run",
     "tool_execute",
     "engine_tool",
+    "system_prompt",
     "tui_status",
     "tui_notice",
     "tui_resume",

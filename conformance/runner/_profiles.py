@@ -83,9 +83,9 @@ PROFILES: Final[tuple[Profile, ...]] = (
     Profile(
         "engine",
         "engine and tools",
-        "16, 17, 20, 23.1, 23.5",
-        ("R-ENG", "R-EVT", "R-TOOL", "R-INT", "R-APPR"),
-        ("engine_run", "tool_execute"),
+        "16, 17, 20, 23.1, 23.5, 23.10",
+        ("R-ENG", "R-EVT", "R-TOOL", "R-INT", "R-APPR", "R-INST"),
+        ("engine_run", "tool_execute", "system_prompt"),
     ),
     Profile(
         "long",

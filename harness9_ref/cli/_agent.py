@@ -22,9 +22,18 @@ from ..memory import SessionNotFound
 from ..text import compaction_notice, retry_notice, terminal_safe
 from ..tools import INTERRUPT_GRACE_SECONDS, require_yes
 from ._run import NOT_RUN_LINE, SESSION_LINE, Note, RunItem, run_prompt
-from ._settings import PROG, Settings
+from ._settings import Settings
 from ._subcommands import prune_line
-from ._wiring import build_engine, build_provider, build_registry, open_manager, open_session, prune_expired
+from ._wiring import (
+    WARNING_LINE,
+    build_engine,
+    build_instructions,
+    build_provider,
+    build_registry,
+    open_manager,
+    open_session,
+    prune_expired,
+)
 
 if TYPE_CHECKING:
     from ..memory import Manager
@@ -32,7 +41,6 @@ if TYPE_CHECKING:
 
 __all__ = ["WARNING_LINE", "run_mode", "tui_mode"]
 
-WARNING_LINE: Final = PROG + ": warning: %(message)s"  # engine warnings in run mode (R-ENG-13)
 # R-INT-4: how long the UI's cancelled turn may take to end its command (the grace of R-INT-1
 # and a little) before the program goes on; Registry.close() only asks the running command's
 # thread to end it, so leaving sooner could leave a command that ignores SIGTERM alive.
@@ -68,7 +76,9 @@ def run_mode(settings: Settings, signals: SignalState) -> int:
         session = open_session(manager, settings)
         registry = build_registry(settings, None if settings.yes else require_yes(refused))
         try:
-            engine = build_engine(settings, provider, session, registry)
+            # R-INST-4: an AGENTS.md warning is a warning line, in its place among the events
+            instructions = build_instructions(settings, logging.getLogger(__name__).warning)
+            engine = build_engine(settings, provider, session, registry, instructions)
             warnings.items = items
             return run_prompt(
                 engine,
@@ -112,7 +122,8 @@ def tui_mode(settings: Settings, signals: SignalState) -> int:
         registry = build_registry(settings, approver)
         app: App | None = None
         try:
-            engine = build_engine(settings, provider, session, registry)
+            instructions = build_instructions(settings)  # the App shows its warnings (R-INST-4)
+            engine = build_engine(settings, provider, session, registry, instructions)
             app = App(
                 engine,
                 manager,
@@ -124,6 +135,7 @@ def tui_mode(settings: Settings, signals: SignalState) -> int:
                 registry=registry,
                 approver=approver,
                 long_session=True,  # build_engine's mode (R-LONG-1): the start figure uses its prior
+                instructions=instructions,
             )
             logger = logging.getLogger(_package_logger())
             handler = app.log_handler()

@@ -46,6 +46,7 @@ _USAGE_LINES: Final = (  # R-CLI-1, R-CLI-12: the forms of the command, each wit
     ("[OPTIONS] run PROMPT", "run one prompt without the UI (PROMPT - reads standard input)"),
     ("sessions [--limit N]", "list the recent sessions"),
     ("show SESSION", "print a session's conversation"),
+    ("show --system [SESSION]", "print the system prompt a run would send now"),
     ("search QUERY [--limit N]", "find sessions by the words of their messages"),
     ("prune --older-than DAYS [--dry-run]", "delete sessions not updated for DAYS days"),
     ("copy SRC DST [--overwrite]", "copy every session to another database"),
@@ -93,6 +94,7 @@ and run mode runs none without --yes."""
 
 UNKNOWN_COMMAND: Final = "unknown command {word!r}; to send a prompt without the UI use: {prog} run PROMPT"
 BOTH_RESUME_AND_CONTINUE: Final = "--resume and --continue cannot be used together"
+SESSION_REQUIRED: Final = "the following arguments are required: SESSION"  # R-INST-6: show without --system
 _COMMAND_METAVAR: Final = "COMMAND"
 
 
@@ -269,7 +271,13 @@ def _add_session_commands(commands: argparse._SubParsersAction[_Parser]) -> None
         description="Print a session's messages as the terminal UI shows them after /resume.",
         formatter_class=formatter,
     )
-    show.add_argument("target", metavar="SESSION", help="an id or the start of one")
+    show.add_argument("target", metavar="SESSION", nargs="?", help="an id or the start of one")
+    show.add_argument(
+        "--system",
+        action="store_true",
+        help="print the system prompt a run would send now from the working directory (the built-in prompt and"
+        " the AGENTS.md files) instead",
+    )
     search = commands.add_parser(
         "search",
         parents=[storage],
@@ -362,4 +370,6 @@ def parse_args(argv: Sequence[str]) -> dict[str, object]:
     options = vars(parser.parse_args(argv))
     if options.get("resume") is not None and options.get("continue_last"):
         parser.error(BOTH_RESUME_AND_CONTINUE)  # R-CLI-10
+    if options.get("command") == "show" and options.get("target") is None and not options.get("system"):
+        parser.error(SESSION_REQUIRED)  # R-INST-6: SESSION is optional only with --system
     return {name: value for name, value in options.items() if value is not None}

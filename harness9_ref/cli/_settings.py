@@ -194,6 +194,8 @@ class Settings:
     count_tokens: bool = False  # R-CLI-15
     raw: bool = False  # R-SAFE-2: text written as received, control characters included
     json: bool = False  # R-CLI-16: run writes its events as JSON lines
+    home: Path | None = None  # R-INST-1: the folder of the user's AGENTS.md (R-MGR-1's, whatever --db says)
+    system: bool = False  # R-INST-6: show --system
 
     @property
     def notice(self) -> str | None:
@@ -274,12 +276,17 @@ def expand_home(text: str) -> str:
     return os.path.expanduser(text)
 
 
-def _default_db(env: Mapping[str, str], cwd: str) -> Path:
-    """R-MGR-1's default file: ``$HARNESS9_HOME/sessions.db``, else ``~/.harness9/sessions.db``."""
+def home_folder(env: Mapping[str, str], cwd: str) -> Path:
+    """R-MGR-1's folder: ``$HARNESS9_HOME``, else ``~/.harness9``; the user's AGENTS.md is there (R-INST-1)."""
     home = _env(env, ENV_HOME)
     if home:
-        return Path(cwd, expand_home(home), DEFAULT_DB_NAME)
-    return Path.home() / DEFAULT_HOME_DIR / DEFAULT_DB_NAME
+        return Path(cwd, expand_home(home))
+    return Path.home() / DEFAULT_HOME_DIR
+
+
+def _default_db(env: Mapping[str, str], cwd: str) -> Path:
+    """R-MGR-1's default file: ``$HARNESS9_HOME/sessions.db``, else ``~/.harness9/sessions.db``."""
+    return home_folder(env, cwd) / DEFAULT_DB_NAME
 
 
 def resolve_db(
@@ -396,7 +403,8 @@ def resolve_settings(options: Mapping[str, object], env: Mapping[str, str], cwd:
             ``max_turns``, ``command``, ``prompt``, and the sub-commands' ``target``,
             ``query``, ``limit``, ``older_than``, ``dry_run``, and copy's ``source``,
             ``destination``, ``overwrite``, R-CLI-15's ``compact_at`` (its text) and
-            ``count_tokens``, R-SAFE-2's ``raw`` and R-CLI-16's ``json``); a missing name was not given.
+            ``count_tokens``, R-SAFE-2's ``raw``, R-CLI-16's ``json`` and R-INST-6's ``system``); a
+            missing name was not given.
         env: the environment.
         cwd: the current directory, the default working directory.
 
@@ -461,4 +469,6 @@ def resolve_settings(options: Mapping[str, object], env: Mapping[str, str], cwd:
         count_tokens=_count_tokens(options, choice.provider) if agent else False,
         raw=_raw(options, command),
         json=_json(options, command),
+        home=home_folder(env, cwd),
+        system=bool(opt("system")),
     )

@@ -1,5 +1,6 @@
 """The session sub-commands: ``sessions``, ``show``, ``search``, ``prune`` (SPEC R-CLI-12),
-``copy SRC DST [--overwrite]`` (R-PG-9, R-PG-10) and ``fork SESSION [--at N]`` (R-FORK-1, R-FORK-2).
+``show --system`` (R-INST-6), ``copy SRC DST [--overwrite]`` (R-PG-9, R-PG-10) and ``fork SESSION [--at N]``
+(R-FORK-1, R-FORK-2).
 
 They work on the database only: no provider, no tools, no API key. Their output goes to
 standard output, one line per item, so it can be read by people and by ``grep``/``cut`` alike;
@@ -21,11 +22,11 @@ from typing import TYPE_CHECKING, Final, TextIO
 
 from ..memory import POSTGRES_SCHEMES, Manager, SessionDatabaseError, copy_sessions, format_token_count, url_scheme
 from ..text import history_lines, terminal_safe
-from ._output import Filter, line_filter
+from ._output import Filter, line_filter, stream_filter
 from ._parser import DEFAULT_LIMIT
 from ._run import silence
 from ._settings import DB_HINT, PROG, CliError, Settings, expand_home
-from ._wiring import open_manager
+from ._wiring import WARNING_LINE, build_instructions, open_manager
 
 if TYPE_CHECKING:
     from ..memory import PruneResult
@@ -103,6 +104,27 @@ def _show(manager: Manager, target: str, lang: str, clean: Filter, out: TextIO) 
     return 0
 
 
+def _show_system(settings: Settings, out: TextIO, err: TextIO) -> int:
+    """``show --system [SESSION]`` (R-INST-6): the system prompt a run would send now, built as
+    the agent builds it (R-INST-4); the warnings on standard error as ``run`` writes them.
+
+    A SESSION is resolved first, so an unknown one prints nothing; the prompt is the same for
+    every session (it is never stored, R-ENG-3), and without SESSION no database is opened.
+    """
+    if settings.target is not None:
+        with open_manager(settings, read_only=True) as manager:
+            manager.open_session(manager.resolve_session_id(settings.target))
+
+    def warn(line: str) -> None:
+        err.write(terminal_safe(WARNING_LINE % {"message": line}) + "\n")  # R-SAFE-2: always safe
+        err.flush()
+
+    prompt = build_instructions(settings, warn)()
+    out.write(stream_filter(settings.raw)(prompt) + "\n")
+    out.flush()
+    return 0
+
+
 def _search(manager: Manager, query: str, limit: int, clean: Filter, out: TextIO, err: TextIO) -> int:
     if not manager.search_indexed:
         err.write(NO_INDEX_NOTICE + "\n")
@@ -137,6 +159,8 @@ def run_command(settings: Settings, out: TextIO, err: TextIO) -> int:
 
 
 def _dispatch(settings: Settings, out: TextIO, err: TextIO) -> int:
+    if settings.command == "show" and settings.system:
+        return _show_system(settings, out, err)
     limit: int = settings.limit if settings.limit is not None else DEFAULT_LIMIT
     clean = line_filter(settings.raw)  # R-SAFE-2
     with open_manager(settings, read_only=settings.command != "prune") as manager:  # R-CLI-12

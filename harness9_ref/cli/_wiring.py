@@ -1,18 +1,20 @@
 """Building the program from its settings, as R-CLI-5 wires it
-(SPEC R-CLI-5, R-CLI-8, R-CLI-9, R-CLI-10, R-CLI-13, R-CLI-15, R-PRUNE-2).
+(SPEC R-CLI-5, R-CLI-8, R-CLI-9, R-CLI-10, R-CLI-13, R-CLI-15, R-PRUNE-2, R-INST-4).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
-from ..engine import AgentEngine, RetryPolicy
+from ..engine import AgentEngine, InstructionWarning, ProjectInstructions, RetryPolicy
 from ..memory import NOT_OURS, ForeignDatabase, Manager, new_summarization_compactor
 from ..offline import OfflineProvider
 from ..provider import AnthropicProvider, OpenAIProvider, TokenCounter, get_model_limits, reserved_output_tokens_of
+from ..text import instruction_warning_line
 from ..tools import Registry
-from ._settings import CliError, Settings
+from ._settings import PROG, CliError, Settings
 
 if TYPE_CHECKING:
     from ..memory import PruneResult, Session
@@ -21,8 +23,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TOOL_RESULTS_DIR",
+    "WARNING_LINE",
     "CliError",
     "build_engine",
+    "build_instructions",
     "build_provider",
     "build_registry",
     "check_workdir",
@@ -35,6 +39,7 @@ __all__ = [
 TOOL_RESULTS_DIR: Final = "tool-results"  # R-CLI-5: <home>/tool-results, home = the database's folder
 OFFLINE_CHUNK_DELAY: Final = 0.001  # seconds between the offline provider's words in the terminal UI
 SECONDS_PER_DAY: Final = 86400  # R-PRUNE-2
+WARNING_LINE: Final = PROG + ": warning: %(message)s"  # on standard error (R-ENG-13, R-INST-4)
 
 
 def check_workdir(settings: Settings) -> None:
@@ -121,8 +126,32 @@ def build_registry(settings: Settings, approve: Approve | None) -> Registry:
     return Registry(settings.workdir, approve=approve)
 
 
-def build_engine(settings: Settings, provider: LLMProvider, session: Session, registry: Registry) -> AgentEngine:
+def build_instructions(settings: Settings, warn: Callable[[str], None] | None = None) -> ProjectInstructions:
+    """The prompt builder of R-INST-4: the built-in prompt and the AGENTS.md files of the home
+    folder and the working directory, read again at every run; each new warning goes to ``warn``
+    as its line in the language of R-CLI-14 (the UI sets its own sink later)."""
+    instructions = ProjectInstructions(settings.workdir, None if settings.home is None else str(settings.home))
+    if warn is not None:
+        lang = settings.lang
+
+        def report(warning: InstructionWarning) -> None:
+            warn(instruction_warning_line(warning, lang))
+
+        instructions.on_warning = report
+    return instructions
+
+
+def build_engine(
+    settings: Settings,
+    provider: LLMProvider,
+    session: Session,
+    registry: Registry,
+    prompt_builder: ProjectInstructions | None = None,
+) -> AgentEngine:
     """The engine of R-CLI-5 in long-session mode (R-LONG-1), with R-CLI-15's trigger and counter.
+
+    Its system prompt comes from ``prompt_builder`` (R-INST-4; ``build_instructions(settings)``
+    when None), called at the start of every run.
 
     It saves as it goes (R-ENG-23): the prompt before the first call, each step once complete.
 
@@ -136,6 +165,7 @@ def build_engine(settings: Settings, provider: LLMProvider, session: Session, re
     return AgentEngine(
         provider,
         registry,
+        prompt_builder=prompt_builder if prompt_builder is not None else build_instructions(settings),
         session=session,
         compactor=new_summarization_compactor(provider, window, request_limit=window // 2),
         context_window=window,

@@ -26,7 +26,15 @@ from ._lines import (
     tool_result_line,
     user_line,
 )
-from ._report import compaction_notice, context_lines, context_report_from_dict, not_saved_notice, retry_notice
+from ._report import (
+    compaction_notice,
+    context_lines,
+    context_report_from_dict,
+    instruction_lines,
+    instruction_warning_line,
+    not_saved_notice,
+    retry_notice,
+)
 from ._strings import (
     BUSY_COMMAND,
     BUSY_PROMPT,
@@ -146,6 +154,8 @@ __all__ = [
     "cut_cells",
     "error_line",
     "history_lines",
+    "instruction_lines",
+    "instruction_warning_line",
     "not_saved_notice",
     "parse_strings",
     "retry_notice",

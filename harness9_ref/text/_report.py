@@ -1,5 +1,6 @@
 """What the context holds, in words: the notice of each compaction tier, the lines of
-``/context`` and the notice of a retry (SPEC R-TUI-5, R-TUI-20, R-TUI-21, R-ENG-22).
+``/context`` with the AGENTS.md files in the system prompt, the notice of a retry and the
+warnings about AGENTS.md files (SPEC R-TUI-5, R-TUI-20, R-TUI-21, R-ENG-22, R-INST-2, R-INST-5).
 
 Both read JSON-friendly data (the engine's dataclasses or their ``to_dict`` objects), so the
 terminal UI, ``harness9-ref run`` and the conformance adapter render the same text.
@@ -10,7 +11,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..engine import CompactionData, ContextPart, ContextReport, RetryData, SaveFailedData
+from ..engine import (
+    INSTRUCTIONS_MAX_BYTES,
+    CompactionData,
+    ContextPart,
+    ContextReport,
+    InstructionFile,
+    InstructionWarning,
+    RetryData,
+    SaveFailedData,
+)
 from ..memory import format_token_count
 from ._strings import (
     COMPACTION_TIERS,
@@ -23,7 +33,15 @@ from ._strings import (
 )
 
 # gets re-exported
-__all__ = ["compaction_notice", "context_lines", "context_report_from_dict", "not_saved_notice", "retry_notice"]
+__all__ = [
+    "compaction_notice",
+    "context_lines",
+    "context_report_from_dict",
+    "instruction_lines",
+    "instruction_warning_line",
+    "not_saved_notice",
+    "retry_notice",
+]
 
 
 def _field(data: object, name: str, default: Any = None) -> Any:
@@ -102,13 +120,49 @@ def context_report_from_dict(data: Mapping[str, Any]) -> ContextReport:
     )
 
 
-def context_lines(report: ContextReport, lang: str = DEFAULT_LANG) -> list[str]:
+def instruction_warning_line(warning: InstructionWarning | Mapping[str, Any], lang: str = DEFAULT_LANG) -> str:
+    """The line of a warning about an AGENTS.md file (R-INST-2): ``instructions_<kind>`` of ``lang``."""
+    return strings_for(lang)[f"instructions_{_field(warning, 'kind')}"].format(
+        path=_field(warning, "path"),
+        size=int(_field(warning, "size", 0)),
+        limit=INSTRUCTIONS_MAX_BYTES,
+        reason=_field(warning, "reason", ""),
+    )
+
+
+def instruction_lines(
+    files: Sequence[InstructionFile | Mapping[str, Any]], lang: str = DEFAULT_LANG
+) -> list[str]:
+    """/context's lines for the AGENTS.md files in the system prompt (R-INST-5), in their order.
+
+    Each is indented under the system prompt's line and names the file and its tokens (R-FMT),
+    ``(cut)`` when only its start is used; with no file one line says there is none, so a file
+    that was expected and not found shows.
+    """
+    texts = strings_for(lang)
+    indent = CONTEXT_INDENT * 2
+    if not files:
+        return [indent + texts["instructions_context_none"]]
+    lines = []
+    for file in files:
+        key = "instructions_context_file_cut" if _field(file, "cut", False) else "instructions_context_file"
+        tokens = format_token_count(int(_field(file, "tokens")))
+        lines.append(indent + texts[key].format(path=_field(file, "path"), tokens=tokens))
+    return lines
+
+
+def context_lines(
+    report: ContextReport,
+    lang: str = DEFAULT_LANG,
+    instructions: Sequence[InstructionFile | Mapping[str, Any]] | None = None,
+) -> list[str]:
     """What ``/context`` shows for ``report`` (R-TUI-20).
 
     A header with the total, the window and the source; one indented line per part of the
-    report, in its order (the counted parts with their count); then the trigger: its tokens,
-    or that automatic compaction is off. Percentages are of the window, ``n * 100 // window``;
-    with the window unknown (0) no percentage and no trigger line are shown.
+    report, in its order (the counted parts with their count), the system prompt's followed by
+    ``instruction_lines`` when ``instructions`` is given (R-INST-5); then the trigger: its
+    tokens, or that automatic compaction is off. Percentages are of the window,
+    ``n * 100 // window``; with the window unknown (0) no percentage and no trigger line are shown.
 
     Raises:
         ValueError: a part's name or the source is not one R-LONG-17 defines.
@@ -141,6 +195,8 @@ def context_lines(report: ContextReport, lang: str = DEFAULT_LANG) -> list[str]:
             label=texts[f"context_{part.name}"], tokens=tokens, count=part.count, pct=pct(part.tokens) if known else 0
         )
         lines.append(CONTEXT_INDENT + text)
+        if part.name == "system" and instructions is not None:
+            lines.extend(instruction_lines(instructions, lang))
     if known:
         if report.budget > 0:
             lines.append(texts["context_trigger"].format(budget=format_token_count(report.budget), pct=pct(report.budget)))

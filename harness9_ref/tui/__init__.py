@@ -79,7 +79,7 @@ from ..text import (
 from ._app import App, QueueItem
 from ._approver import DIFF_PANE_LINES, ApprovalRequest, Approver, KeyAnswer, approval_answer, approval_line, diff_lines
 from ._commands import HELP_KEYS, Input, InputKind, classify_input, complete_command, help_lines
-from ._context import context_estimate, session_context
+from ._context import context_estimate, context_view, session_context
 from ._editor import LineEditor
 from ._launch import ScreenError, TuiUnavailable, prepare_tui, run_tui
 from ._resume import Choice, ListedSession, format_age, listing_lines, parse_listing_choice
@@ -163,6 +163,7 @@ __all__ = (
     "context_estimate",
     "context_lines",
     "context_report_from_dict",
+    "context_view",
     "ctx_colour",
     "cut_cells",
     "diff_lines",

@@ -25,6 +25,7 @@ from ..engine import (
     ErrorData,
     Event,
     EventType,
+    InstructionWarning,
     RetryData,
     RunFinished,
     RunWorker,
@@ -52,9 +53,9 @@ from ..text import (
     PaneLine,
     clean_line,
     compaction_notice,
-    context_lines,
     error_line,
     history_lines,
+    instruction_warning_line,
     not_saved_notice,
     retry_notice,
     strings_for,
@@ -66,14 +67,14 @@ from ..text import (
 from ..tools import FileChange
 from ._approver import Answer, ApprovalRequest, Approver, approval_answer, approval_line, diff_lines
 from ._commands import classify_input, help_lines
-from ._context import session_context
+from ._context import context_view, session_context
 from ._editor import LineEditor
 from ._resume import Listing
 from ._rewind import Rewind, session_prompts
 from ._status import Segment, StatusState, render_status
 
 if TYPE_CHECKING:
-    from ..engine import AgentEngine
+    from ..engine import AgentEngine, ProjectInstructions
     from ..memory import Manager, Session
     from ..schema import ToolDefinition
 
@@ -122,6 +123,9 @@ class App:
             the engine's ``context_report().total``, R-TUI-15). None: the engine's public
             ``long_session``, else False.
         system_prompt: the engine's system prompt, for the ctx estimate.
+        instructions: the engine's prompt builder when it reads AGENTS.md files (R-INST-4):
+            the ctx estimate and /context use its builds, and its warnings are shown as
+            notice lines (it is told so here).
         clock: Unix time in seconds, for the ages of the listings (R-TUI-19).
 
     Raises:
@@ -142,6 +146,7 @@ class App:
         approver: Approver | None = None,
         long_session: bool | None = None,
         system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+        instructions: ProjectInstructions | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.texts = strings_for(lang)
@@ -154,6 +159,7 @@ class App:
         self.registry: Any = registry if registry is not None else getattr(engine, "registry", None)
         self.long_session = bool(getattr(engine, "long_session", False)) if long_session is None else long_session
         self.system_prompt = system_prompt
+        self.instructions = instructions
         self.clock = clock
         self.editor = LineEditor()
         self.lines: list[PaneLine] = [PaneLine(text, "notice") for text in notices]
@@ -172,7 +178,13 @@ class App:
         self.engine.set_session(session)
         self.lines.append(PaneLine(self.texts["start_hint"], "notice"))  # R-TUI-23: the way to /help
         self.lines.extend(history_lines(session.get_messages(0), lang))
+        if instructions is not None:
+            instructions.on_warning = self._instruction_warning
         self.status = self.start_status()
+
+    def _instruction_warning(self, warning: InstructionWarning) -> None:
+        """An AGENTS.md warning as a notice line (R-INST-4), from whichever thread built the prompt."""
+        self.items.put(PaneLine(instruction_warning_line(warning, self.lang), "notice"))
 
     # What the screen shows.
 
@@ -398,7 +410,8 @@ class App:
             if self.long_session:
                 used = self.engine.context_report().total
             else:
-                used = session_context(self.session, self.system_prompt, self._tools())
+                system = self.instructions() if self.instructions is not None else self.system_prompt
+                used = session_context(self.session, system, self._tools())
         except (SessionError, EngineError):
             return StatusState()
         return StatusState(used, self.engine.context_window)
@@ -468,7 +481,7 @@ class App:
         lang = self.lang
         self._in_background(
             "harness9-context",
-            lambda: [PaneLine(line, "notice") for line in context_lines(self.engine.context_report(), lang)],
+            lambda: [PaneLine(line, "notice") for line in context_view(self.engine, self.instructions, lang)],
         )
 
     def _in_background(self, name: str, work: Callable[[], list[QueueItem]]) -> None:

@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
@@ -73,10 +73,12 @@ class Screen:
         assert result.returncode == 0, f"tmux {' '.join(args)}: {result.stderr}"
         return result.stdout
 
-    def start(self, *options: str, window: int = 2000) -> None:
+    def start(self, *options: str, window: int = 2000, environ: Mapping[str, str] | None = None) -> None:
+        """Start the program; ``environ`` adds variables (a key and base URL for a loopback model)."""
         program = [
             "env", "-u", "OPENAI_API_KEY", "-u", "ANTHROPIC_API_KEY", "-u", "LLM_MODEL",
             f"PYTHONPATH={ROOT}", f"HARNESS9_HOME={self.db.parent}", "LANG=C.UTF-8",
+            *(f"{name}={value}" for name, value in (environ or {}).items()),
             sys.executable, "-m", "harness9_ref", "--provider", "offline", "--model", "openai/gpt-4o-mini",
             "--db", str(self.db), "--context-window", str(window), "--workdir", str(self.workdir), *options,
         ]  # fmt: skip
@@ -150,8 +152,8 @@ class Screen:
         self.wait_idle()
 
 
-def started(screen: Screen, *options: str, window: int = 2000) -> Screen:
-    screen.start(*options, window=window)
+def started(screen: Screen, *options: str, window: int = 2000, environ: Mapping[str, str] | None = None) -> Screen:
+    screen.start(*options, window=window, environ=environ)
     screen.wait_idle()
     return screen
 
