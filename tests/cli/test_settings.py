@@ -212,4 +212,4 @@ def test_sub_commands_need_no_key(tmp_path: Path) -> None:
         "older_than": 7,
         "dry_run": True,
     }
-    assert parse_args(["show", "abcd"]) == {"command": "show", "target": "abcd"}
+    assert parse_args(["show", "abcd"]) == {"command": "show", "target": "abcd", "system": False}
