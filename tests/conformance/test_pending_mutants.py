@@ -1,4 +1,5 @@
-"""Seeded bugs of pending requirements (SPEC R-REC, R-PG, R-CASE, R-RUN, R-PROF, R-MTX, R-FORK, R-INST): their catalogue is complete.
+"""Seeded bugs of pending requirements (SPEC R-REC, R-PG, R-CASE, R-RUN, R-PROF, R-MTX, R-FORK, R-INST):
+their catalogue is complete.
 
 The bugs live in conformance/mutants/pytest/; ``python -m tests.pending_bugs``, a step of CI of
 its own, judges that the Python tests they name catch each one (``tests/pending_bugs.py``).
