@@ -85,7 +85,7 @@ PROFILES: Final[tuple[Profile, ...]] = (
         "engine and tools",
         "16, 17, 20, 23.1, 23.5",
         ("R-ENG", "R-EVT", "R-TOOL", "R-INT", "R-APPR"),
-        ("engine_run", "tool_execute"),
+        ("engine_run", "tool_execute", "approval_rule"),
     ),
     Profile(
         "long",
