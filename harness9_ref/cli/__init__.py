@@ -48,7 +48,16 @@ from ._settings import (
     provider_for_model,
     resolve_settings,
 )
-from ._subcommands import NO_INDEX_NOTICE, NO_MATCH_LINE, PRUNED_LINE, WOULD_PRUNE_LINE, format_when, prune_line, run_command
+from ._subcommands import (
+    NO_INDEX_NOTICE,
+    NO_MATCH_LINE,
+    NO_SUCH_RULE,
+    PRUNED_LINE,
+    WOULD_PRUNE_LINE,
+    format_when,
+    prune_line,
+    run_command,
+)
 from ._wiring import (
     TOOL_RESULTS_DIR,
     build_engine,
@@ -86,6 +95,7 @@ __all__ = (
     "NOT_RUN_LINE",
     "NO_INDEX_NOTICE",
     "NO_MATCH_LINE",
+    "NO_SUCH_RULE",
     "OFFLINE_NOTICE",
     "PROG",
     "PROVIDERS",
