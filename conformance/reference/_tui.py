@@ -17,7 +17,7 @@ from typing import Any, Final
 from harness9_ref.engine import one_line
 from harness9_ref.schema import ToolDefinition, messages_from_list
 from harness9_ref.text import clean_line, not_saved_notice, retry_notice, terminal_safe, tool_result_line
-from harness9_ref.tools import FileChange
+from harness9_ref.tools import FileChange, command_words, rule_offers
 from harness9_ref.tui import (
     DEFAULT_LANG,
     PAGE_SIZE,
@@ -25,6 +25,8 @@ from harness9_ref.tui import (
     LineEditor,
     Rewind,
     StatusState,
+    allow_answer,
+    allow_line,
     approval_answer,
     approval_line,
     classify_input,
@@ -107,7 +109,9 @@ def op_tui_input(inp: Mapping[str, Any]) -> Any:
     what a submitted line is (``submit``), /help's lines
     (``help``), the whole table of strings (``strings``) in ``lang``, what a key means while a
     command waits for approval (``approve``), the question for a command (``approve_prompt``),
-    the lines shown for a change (``approve_change``, R-APPR-5)
+    the lines shown for a change (``approve_change``, R-APPR-5), the rule question for the
+    command ``text`` in ``workdir`` (``allow_prompt``) and what a key ``text`` means while it
+    waits for the command ``command`` (``allow_key``, R-APPR-8)
     or the lines of /context for a context report (``context``, R-TUI-20; with the AGENTS.md
     files of the system prompt as ``instructions``, R-INST-5), the line of a
     retry event's data (``retry`` with ``event``, R-ENG-22), the line of a tool result event's
@@ -128,6 +132,11 @@ def op_tui_input(inp: Mapping[str, Any]) -> Any:
     if inp["action"] == "approve_change":  # R-APPR-5: the diff's pane lines, then the question
         change = FileChange(inp["tool"], inp["path"], inp["diff"])
         return [*diff_lines(change, _lang(inp)), approval_line(change, _lang(inp))]
+    if inp["action"] == "allow_prompt":
+        return allow_line(rule_offers(command_words(inp["text"])), inp["workdir"], _lang(inp))
+    if inp["action"] == "allow_key":
+        meaning = allow_answer(inp["text"], rule_offers(command_words(inp["command"])))
+        return list(meaning) if isinstance(meaning, tuple) else meaning
     if inp["action"] == "context":  # R-INST-5: with "instructions", the AGENTS.md files' lines
         return context_lines(context_report_from_dict(inp["report"]), _lang(inp), inp.get("instructions"))
     if inp["action"] == "retry":

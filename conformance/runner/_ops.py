@@ -26,6 +26,7 @@ OPS: Final = (
     "provider_call",
     "engine_run",
     "tool_execute",
+    "approval_rule",
     "engine_tool",
     "system_prompt",
     "tui_status",

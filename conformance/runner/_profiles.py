@@ -85,7 +85,7 @@ PROFILES: Final[tuple[Profile, ...]] = (
         "engine and tools",
         "16, 17, 20, 23.1, 23.5, 23.10",
         ("R-ENG", "R-EVT", "R-TOOL", "R-INT", "R-APPR", "R-INST"),
-        ("engine_run", "tool_execute", "system_prompt"),
+        ("engine_run", "tool_execute", "approval_rule", "system_prompt"),
     ),
     Profile(
         "long",

@@ -51,6 +51,8 @@ _USAGE_LINES: Final = (  # R-CLI-1, R-CLI-12: the forms of the command, each wit
     ("prune --older-than DAYS [--dry-run]", "delete sessions not updated for DAYS days"),
     ("copy SRC DST [--overwrite]", "copy every session to another database"),
     ("fork SESSION [--at N]", "copy a session, or its first N messages, into a new one"),
+    ("allow --list [--all]", "list the commands allowed here without asking"),
+    ("allow --remove RULE", "stop allowing one of them"),
 )
 _USAGE_WIDTH: Final = 27  # the forms above that are longer get their text on the next line
 USAGE: Final = "\n       ".join(
@@ -323,6 +325,27 @@ def _add_session_commands(commands: argparse._SubParsersAction[_Parser]) -> None
     )
     fork.add_argument("target", metavar="SESSION", help="an id or the start of one")
     fork.add_argument("--at", type=_count, metavar="N", help="keep only the first N messages (default: all)")
+    _add_allow_command(commands)
+
+
+def _add_allow_command(commands: argparse._SubParsersAction[_Parser]) -> None:
+    """R-APPR-10: the allow rules of a directory, listed or removed."""
+    allow = commands.add_parser(
+        "allow",
+        prog=f"{PROG} allow",
+        help="list or remove the commands allowed without asking",
+        description="The allow rules: in the terminal UI, a at a command's question keeps one, and a command\n"
+        "starting with a rule's words then runs without asking, in that directory only, in the UI\n"
+        f"and in run mode. They are kept in ${ENV_HOME}/allow.json (default ~/.harness9/allow.json).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        argument_default=argparse.SUPPRESS,
+    )
+    action = allow.add_mutually_exclusive_group(required=True)
+    action.add_argument("--list", dest="allow_list", action="store_true", help="the rules of the directory")
+    action.add_argument("--remove", dest="allow_remove", nargs="+", metavar="RULE", help="forget this rule")
+    allow.add_argument("--all", dest="allow_all", action="store_true", help="with --list: every directory's rules")
+    allow.add_argument("--workdir", metavar="DIR", help="the directory (default: the current one)")
+    allow.add_argument("--lang", choices=LANGUAGES, help=f"language of the messages (default: {LANGUAGES[0]})")
 
 
 def _build() -> _Parser:

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 from .._errors import Harness9Error
 from ..engine import DEFAULT_COMPACT_AT, DEFAULT_MAX_TURNS
 from ..memory import POSTGRES_SCHEMES, url_scheme
+from ..tools import ALLOW_FILE
 
 __all__ = [  # gets re-exported
     "COMPACT_AT_OFF",
@@ -77,8 +78,8 @@ DEFAULT_DB_NAME: Final = "sessions.db"
 ProviderName = Literal["openai", "anthropic", "offline"]
 PROVIDERS: Final = ("openai", "anthropic", "offline")  # R-CLI-2: the choices of --provider
 LANGUAGES: Final = ("zh", "en")  # R-CLI-14, R-TUI-17; the first is the default
-Command = Literal["tui", "run", "sessions", "show", "search", "prune", "copy", "fork"]
-_COMMANDS: Final[tuple[Command, ...]] = ("tui", "run", "sessions", "show", "search", "prune", "copy", "fork")
+Command = Literal["tui", "run", "sessions", "show", "search", "prune", "copy", "fork", "allow"]
+_COMMANDS: Final[tuple[Command, ...]] = ("tui", "run", "sessions", "show", "search", "prune", "copy", "fork", "allow")
 
 # R-CLI-4, R-CLI-13: printed to standard error when the default provider's key is not set.
 OFFLINE_NOTICE: Final = "harness9-ref: no API key set ({key}); using the offline provider"
@@ -104,6 +105,7 @@ RAW_NEEDS_LINE_MODE: Final = (
 
 # R-CLI-16: only a run has events to write.
 JSON_NEEDS_RUN: Final = "--json needs run: only a run has events to write as JSON lines"
+ALL_NEEDS_LIST: Final = "allow --all needs --list"  # R-APPR-10
 
 
 class CliError(Harness9Error):
@@ -196,6 +198,10 @@ class Settings:
     json: bool = False  # R-CLI-16: run writes its events as JSON lines
     home: Path | None = None  # R-INST-1: the folder of the user's AGENTS.md (R-MGR-1's, whatever --db says)
     system: bool = False  # R-INST-6: show --system
+    allow_file: Path | None = None  # R-APPR-9: <home>/allow.json
+    allow_list: bool = False  # R-APPR-10: allow --list
+    allow_all: bool = False  # R-APPR-10: allow --list --all
+    allow_remove: tuple[str, ...] | None = None  # R-APPR-10: allow --remove RULE…
 
     @property
     def notice(self) -> str | None:
@@ -287,6 +293,16 @@ def home_folder(env: Mapping[str, str], cwd: str) -> Path:
 def _default_db(env: Mapping[str, str], cwd: str) -> Path:
     """R-MGR-1's default file: ``$HARNESS9_HOME/sessions.db``, else ``~/.harness9/sessions.db``."""
     return home_folder(env, cwd) / DEFAULT_DB_NAME
+
+
+def _allow_remove(options: Mapping[str, object]) -> tuple[str, ...] | None:
+    """R-APPR-10: the words of ``allow --remove``; ``--all`` goes only with ``--list``."""
+    if options.get("allow_all") and not options.get("allow_list"):
+        raise UsageError(ALL_NEEDS_LIST)
+    words = options.get("allow_remove")
+    if words is None:
+        return None
+    return tuple(str(word) for word in words) if isinstance(words, (list, tuple)) else (str(words),)
 
 
 def resolve_db(
@@ -471,4 +487,8 @@ def resolve_settings(options: Mapping[str, object], env: Mapping[str, str], cwd:
         json=_json(options, command),
         home=home_folder(env, cwd),
         system=bool(opt("system")),
+        allow_file=home_folder(env, cwd) / ALLOW_FILE,
+        allow_list=bool(opt("allow_list")),
+        allow_all=bool(opt("allow_all")),
+        allow_remove=_allow_remove(options) if command == "allow" else None,
     )

@@ -1,6 +1,6 @@
 """The session sub-commands: ``sessions``, ``show``, ``search``, ``prune`` (SPEC R-CLI-12),
 ``show --system`` (R-INST-6), ``copy SRC DST [--overwrite]`` (R-PG-9, R-PG-10) and ``fork SESSION [--at N]``
-(R-FORK-1, R-FORK-2).
+(R-FORK-1, R-FORK-2); and ``allow`` (R-APPR-10), the allow rules.
 
 They work on the database only: no provider, no tools, no API key. Their output goes to
 standard output, one line per item, so it can be read by people and by ``grep``/``cut`` alike;
@@ -21,12 +21,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, TextIO
 
 from ..memory import POSTGRES_SCHEMES, Manager, SessionDatabaseError, copy_sessions, format_token_count, url_scheme
-from ..text import history_lines, terminal_safe
+from ..text import history_lines, strings_for, terminal_safe
+from ..tools import AllowRules, command_words, rule_text, rules_directory
 from ._output import Filter, line_filter, stream_filter
 from ._parser import DEFAULT_LIMIT
 from ._run import silence
 from ._settings import DB_HINT, PROG, CliError, Settings, expand_home
-from ._wiring import WARNING_LINE, build_instructions, open_manager
+from ._wiring import WARNING_LINE, build_instructions, check_workdir, open_manager
 
 if TYPE_CHECKING:
     from ..memory import PruneResult
@@ -36,6 +37,7 @@ __all__ = [
     "FORK_UNWRITABLE",
     "NO_INDEX_NOTICE",
     "NO_MATCH_LINE",
+    "NO_SUCH_RULE",
     "PRUNED_LINE",
     "SECONDS_PER_DAY",
     "SESSION_ROW",
@@ -43,6 +45,7 @@ __all__ = [
     "WOULD_PRUNE_LINE",
     "format_when",
     "prune_line",
+    "run_allow",
     "run_command",
     "run_copy",
     "run_fork",
@@ -151,6 +154,8 @@ def run_command(settings: Settings, out: TextIO, err: TextIO) -> int:
     Errors (an unknown or ambiguous SESSION, a blank query, a database that cannot be opened)
     propagate to ``main``, which reports them as one line with exit status 1 (R-CLI-6).
     """
+    if settings.command == "allow":
+        return run_allow(settings, out, err)  # R-APPR-10: no database
     try:
         return _dispatch(settings, out, err)
     except BrokenPipeError:  # ``harness9-ref show … | head``: the reader has all it wanted
@@ -240,5 +245,50 @@ def run_fork(settings: Settings, out: TextIO) -> int:
     except SessionDatabaseError as exc:  # a read-only file or file system (R-DB-12), a full disk
         raise SessionDatabaseError(FORK_UNWRITABLE.format(message=exc)) from exc
     out.write(fork.session_id + "\n")
+    out.flush()
+    return 0
+
+
+NO_SUCH_RULE: Final = "allow --remove: no rule {rule} for {workdir}"  # R-APPR-10
+RULE_INDENT: Final = "  "  # R-APPR-10: a rule under its directory with --all
+
+
+def run_allow(settings: Settings, out: TextIO, err: TextIO) -> int:
+    """``allow --list [--all]`` or ``allow --remove RULE…`` on the working directory (R-APPR-10).
+
+    Nothing is created: a missing allow file lists no rule, and one is written only when a rule
+    goes. Every line is made terminal-safe (R-SAFE-1): a rule's words come from the model.
+
+    Raises:
+        AllowFileError: the allow file is unusable (R-APPR-9); it is left as it is.
+        CliError: the working directory is not a directory, or ``--remove`` names no rule of it.
+    """
+    assert settings.allow_file is not None
+    check_workdir(settings)
+    rules = AllowRules(settings.allow_file)
+    directory = rules_directory(settings.workdir)
+    texts = strings_for(settings.lang)
+    if settings.allow_remove is not None:
+        typed = " ".join(settings.allow_remove)
+        words = command_words(typed)
+        if words is None or not rules.remove(directory, words):
+            shown = rule_text(words) if words is not None else typed
+            raise CliError(NO_SUCH_RULE.format(rule=shown, workdir=directory))
+        out.write(terminal_safe(texts["allow_removed"].format(rule=rule_text(words), workdir=directory)) + "\n")
+        out.flush()
+        return 0
+    kept = rules.load()
+    lines = (
+        [line for where in sorted(kept) if kept[where] for line in (where, *(RULE_INDENT + rule_text(r) for r in kept[where]))]
+        if settings.allow_all
+        else [rule_text(rule) for rule in kept.get(directory, [])]
+    )
+    if not lines:
+        none = texts["allow_none_all"] if settings.allow_all else texts["allow_none"].format(workdir=directory)
+        err.write(terminal_safe(none) + "\n")
+        err.flush()
+        return 0
+    for line in lines:
+        out.write(terminal_safe(line) + "\n")
     out.flush()
     return 0

@@ -13,7 +13,7 @@ from ..memory import NOT_OURS, ForeignDatabase, Manager, new_summarization_compa
 from ..offline import OfflineProvider
 from ..provider import AnthropicProvider, OpenAIProvider, TokenCounter, get_model_limits, reserved_output_tokens_of
 from ..text import instruction_warning_line
-from ..tools import Registry
+from ..tools import AllowRules, Registry
 from ._settings import PROG, CliError, Settings
 
 if TYPE_CHECKING:
@@ -120,10 +120,12 @@ def open_session(manager: Manager, settings: Settings) -> Session:
 
 def build_registry(settings: Settings, approve: Approve | None) -> Registry:
     """The tools on the working directory (R-TOOL), asking ``approve`` before each command
-    (R-APPR-1); None runs every command (``--yes``)."""
+    (R-APPR-1) that no allow rule of ``<home>/allow.json`` covers (R-APPR-7, R-APPR-9); None
+    runs every command (``--yes``)."""
     if approve is None:
         return Registry(settings.workdir)
-    return Registry(settings.workdir, approve=approve)
+    rules = AllowRules(settings.allow_file) if settings.allow_file is not None else None
+    return Registry(settings.workdir, approve=approve, rules=rules)
 
 
 def build_instructions(settings: Settings, warn: Callable[[str], None] | None = None) -> ProjectInstructions:

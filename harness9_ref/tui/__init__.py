@@ -77,7 +77,18 @@ from ..text import (
     wrap_cells,
 )
 from ._app import App, QueueItem
-from ._approver import DIFF_PANE_LINES, ApprovalRequest, Approver, KeyAnswer, approval_answer, approval_line, diff_lines
+from ._approver import (
+    DIFF_PANE_LINES,
+    AllowKey,
+    ApprovalRequest,
+    Approver,
+    KeyAnswer,
+    allow_answer,
+    allow_line,
+    approval_answer,
+    approval_line,
+    diff_lines,
+)
 from ._commands import HELP_KEYS, Input, InputKind, classify_input, complete_command, help_lines
 from ._context import context_estimate, context_view, session_context
 from ._editor import LineEditor
@@ -134,6 +145,7 @@ __all__ = (
     "STRINGS_TABLE",
     "UNKNOWN_COMMAND",
     "WARN_PERCENT",
+    "AllowKey",
     "App",
     "ApprovalRequest",
     "Approver",
@@ -152,6 +164,8 @@ __all__ = (
     "Segment",
     "StatusState",
     "TuiUnavailable",
+    "allow_answer",
+    "allow_line",
     "approval_answer",
     "approval_line",
     "cell_width",

@@ -1,4 +1,4 @@
-"""The terminal UI's state and behaviour, without curses (SPEC R-TUI-2 … R-TUI-19, R-APPR-2,
+"""The terminal UI's state and behaviour, without curses (SPEC R-TUI-2 … R-TUI-19, R-APPR-2, R-APPR-8,
 R-INT-4, R-FORK-3 … R-FORK-5).
 
 ``App`` owns the conversation pane's lines, the status, the input line and the worker of the
@@ -64,8 +64,17 @@ from ..text import (
     user_line,
     wrap_cells,
 )
-from ..tools import FileChange
-from ._approver import Answer, ApprovalRequest, Approver, approval_answer, approval_line, diff_lines
+from ..tools import AllowRule, FileChange, Rule, command_words, rule_offers, rule_text, rules_directory
+from ._approver import (
+    Answer,
+    ApprovalRequest,
+    Approver,
+    allow_answer,
+    allow_line,
+    approval_answer,
+    approval_line,
+    diff_lines,
+)
 from ._commands import classify_input, help_lines
 from ._context import context_view, session_context
 from ._editor import LineEditor
@@ -167,6 +176,7 @@ class App:
         self.worker: RunWorker | None = None
         self.listing: Listing | Rewind | None = None  # set while a listing waits for a number, n or p
         self.asking: ApprovalRequest | None = None  # set while a command waits for y, n or a
+        self.choosing: list[Rule] | None = None  # the offers, while the rule question waits (R-APPR-8)
         self.approver = approver if approver is not None else Approver()
         self.exiting = False
         self.scroll = 0  # rows scrolled up from the bottom of the pane
@@ -262,25 +272,54 @@ class App:
         return self.approver(command)
 
     def approval_key(self, key: str) -> bool:
-        """A key while a command waits (R-APPR-2, ``approval_answer``); True when the key was used."""
+        """A key while a command waits (R-APPR-2, ``approval_answer``; R-APPR-8's rule question,
+        ``allow_answer``); True when the key was used."""
         if self.asking is None:
             return False
+        if self.choosing is not None:
+            self._allow_key(key, self.choosing)
+            return True
         answer = approval_answer(key)
         if answer is None:
             return True  # swallowed: a stray key neither answers nor edits the input line
         if answer == "cancel":
             self.interrupt()
+        elif answer == "always" and isinstance(self.asking.command, str):
+            self._ask_rule(self.asking.command)  # R-APPR-8: which rule, or this session
         else:
             self.answer(answer)
         return True
 
+    def _ask_rule(self, command: str) -> None:
+        self.choosing = rule_offers(command_words(command))
+        self._add(allow_line(self.choosing, rules_directory(self.workdir), self.lang), "notice")
+
+    def _allow_key(self, key: str, offers: list[Rule]) -> None:
+        meaning = allow_answer(key, offers)
+        if meaning is None:
+            return  # swallowed, as in the first question
+        if meaning == "cancel":
+            self.interrupt()
+        elif meaning == "back":
+            self.choosing = None
+            if self.asking is not None:
+                self._add(approval_line(self.asking.command, self.lang), "notice")
+        elif meaning == "session":
+            self.answer("always")
+        else:
+            self.answer(AllowRule(meaning))
+
     def answer(self, answer: Answer) -> None:
         """Answer the waiting approval request and say so in the pane."""
-        request, self.asking = self.asking, None
+        request, self.asking, self.choosing = self.asking, None, None
         if request is None:
             return
         request.answer(answer)
-        self._add(self.texts[f"approve_{answer}"], "notice")
+        if isinstance(answer, AllowRule):
+            rule, workdir = rule_text(answer.words), rules_directory(self.workdir)
+            self._add(self.texts["allow_added"].format(rule=rule, workdir=workdir), "notice")
+        else:
+            self._add(self.texts[f"approve_{answer}"], "notice")
 
     def interrupt(self) -> None:
         """Ctrl+C: cancel the running turn, or end the program when idle (R-TUI-9, R-INT-4).
