@@ -34,8 +34,8 @@ from harness9_ref.tui import (
     diff_lines,
     help_lines,
     listing_lines,
-    parse_listing_choice,
     model_label,
+    parse_listing_choice,
     render_status,
 )
 

@@ -60,6 +60,7 @@ from ._wiring import (
     context_window,
     open_manager,
     open_session,
+    request_model_of,
 )
 
 __all__ = (
@@ -121,6 +122,7 @@ __all__ = (
     "provider_for_model",
     "prune_line",
     "read_prompt",
+    "request_model_of",
     "resolve_settings",
     "run_command",
     "run_prompt",
