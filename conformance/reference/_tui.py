@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from harness9_ref.engine import one_line
+from harness9_ref.provider import OFFICIAL_BASE_URLS, request_model
 from harness9_ref.schema import ToolDefinition, messages_from_list
 from harness9_ref.text import clean_line, not_saved_notice, retry_notice, terminal_safe, tool_result_line
 from harness9_ref.tools import FileChange, command_words, rule_offers
@@ -38,6 +39,7 @@ from harness9_ref.tui import (
     diff_lines,
     help_lines,
     listing_lines,
+    model_label,
     parse_listing_choice,
     render_status,
     session_prompts,
@@ -62,9 +64,10 @@ def op_tui_status(inp: Mapping[str, Any]) -> list[list[Any]]:
         state = StatusState(_start_figure(start), int(start["window"]))
     for update in inp.get("updates", []):
         state = state.apply(update)
-    segments = render_status(
-        inp["model"], inp["workdir"], inp["session_id"], state.used, state.window, inp["width"], _lang(inp)
-    )
+    provider = str(inp["provider"])  # R-TUI-25: the label from the provider and what it sends
+    base_url = str(inp.get("base_url", OFFICIAL_BASE_URLS.get(provider, "")))
+    label = model_label(provider, request_model(provider, str(inp["model"]), base_url))
+    segments = render_status(label, inp["workdir"], inp["session_id"], state.used, state.window, inp["width"], _lang(inp))
     return [[text, colour] for text, colour in segments]
 
 

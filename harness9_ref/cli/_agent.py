@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Final, TextIO
 
 from ..engine import LOGGER_NAME, CompactionData, one_line
 from ..memory import SessionNotFound
-from ..text import compaction_notice, retry_notice, terminal_safe
+from ..text import compaction_notice, retry_notice, run_error_message, terminal_safe
 from ..tools import INTERRUPT_GRACE_SECONDS, require_yes
 from ._run import NOT_RUN_LINE, SESSION_LINE, Note, RunItem, run_prompt
 from ._settings import Settings
@@ -33,6 +33,7 @@ from ._wiring import (
     open_manager,
     open_session,
     prune_expired,
+    request_model_of,
 )
 
 if TYPE_CHECKING:
@@ -90,6 +91,9 @@ def run_mode(settings: Settings, signals: SignalState) -> int:
                 interrupt=registry.interrupt,
                 notice=_notice(settings.lang),
                 retry_line=partial(retry_notice, lang=settings.lang),
+                error_message=partial(
+                    run_error_message, provider=settings.provider, model=request_model_of(settings), lang=settings.lang
+                ),
                 session_exists=partial(_stored, manager, session.session_id),
                 raw=settings.raw,
                 as_json=settings.json,
@@ -128,8 +132,9 @@ def tui_mode(settings: Settings, signals: SignalState) -> int:
                 engine,
                 manager,
                 session,
-                settings.model,
+                request_model_of(settings),
                 settings.workdir,
+                provider=settings.provider,
                 notices=notices,
                 lang=settings.lang,
                 registry=registry,

@@ -27,12 +27,14 @@ from ._settings import (
     ENV_MODEL,
     ENV_OPENAI_API_KEY,
     ENV_OPENAI_BASE_URL,
+    ENV_SUMMARY_MODEL,
     ENV_TTL_DAYS,
     ENV_YES,
     LANGUAGES,
     PROG,
     PROVIDERS,
     parse_compact_at,
+    parse_model_name,
 )
 
 __all__ = ["DEFAULT_LIMIT", "EXIT_USAGE", "MAX_CONTEXT_WINDOW", "USAGE", "parse_args"]
@@ -79,6 +81,8 @@ environment:
   {ENV_YES}=1        as --yes
   {ENV_LANG}         as --lang
   {ENV_COMPACT_AT}   as --compact-at
+  {ENV_SUMMARY_MODEL}
+                        as --summary-model
   {ENV_TTL_DAYS}=N
                         delete sessions not updated for N days when the agent starts
 
@@ -184,6 +188,14 @@ def _compact_at(text: str) -> str:
     return text
 
 
+def _model_name(text: str) -> str:
+    """R-CLI-20's check of ``--summary-model``, reported as argparse reports the others."""
+    try:
+        return parse_model_name(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _storage() -> _Parser:
     storage = _Parser(add_help=False, argument_default=argparse.SUPPRESS)
     storage.add_argument(
@@ -205,6 +217,13 @@ def _storage() -> _Parser:
 def _common() -> _Parser:
     common = _Parser(add_help=False, argument_default=argparse.SUPPRESS, parents=[_storage()])
     common.add_argument("--model", metavar="NAME", help=f"model name (default: ${ENV_MODEL}, else {DEFAULT_MODEL})")
+    common.add_argument(
+        "--summary-model",
+        type=_model_name,
+        metavar="NAME",
+        help=f"model of the summaries, on the same provider, base URL and key; the window stays the main"
+        f" model's (default: ${ENV_SUMMARY_MODEL}, else the main model)",
+    )
     common.add_argument(
         "--provider",
         choices=PROVIDERS,

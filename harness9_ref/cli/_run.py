@@ -248,6 +248,7 @@ def run_prompt(
     interrupt: Callable[[], None] | None = None,
     notice: Callable[[CompactionData], str] = compaction_notice,
     retry_line: Callable[[RetryData], str] = retry_notice,
+    error_message: Callable[[str, str], str] = lambda code, message: message,
     session_exists: Callable[[], bool] = lambda: True,
     raw: bool = False,
     as_json: bool = False,
@@ -261,6 +262,8 @@ def run_prompt(
             stopped (``Registry.interrupt``, R-INT-1) whatever the engine does with a cancel.
         notice: the compaction notice's text (R-TUI-5), in the language of R-CLI-14.
         retry_line: the line of a retry event (R-ENG-22), in the same language.
+        error_message: what the run's error line says for its code and message: R-CLI-19's
+            line for an unknown model, naming it; the message itself by default.
         session_exists: asked after a run that left messages unsaved with none stored, so
             that no session line names a session that was never created (R-CLI-7).
         raw: write the text as received, control characters included (``--raw``, R-SAFE-2).
@@ -305,7 +308,7 @@ def run_prompt(
         message = error.message if error is not None and error.code == CANCELLED else CANCELLED
         err.write(f"{PROG}: error: {message}\n")
     elif error is not None:
-        message = error.message
+        message = error_message(error.code, error.message)
         if error.code == INTERNAL_ERROR:
             message = "internal error: " + (without_type_name(message) or "unexpected failure")
         err.write(f"{PROG}: error: {terminal_safe(one_line(message))}\n")  # R-SAFE-2: always safe

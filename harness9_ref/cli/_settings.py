@@ -1,5 +1,5 @@
 """What the command line and the environment ask for, resolved without side effects
-(SPEC R-CLI-2 … R-CLI-5, R-CLI-13 … R-CLI-15).
+(SPEC R-CLI-2 … R-CLI-5, R-CLI-13 … R-CLI-15, R-CLI-20).
 
 ``resolve_settings`` takes the parsed options, an environment mapping and the current directory
 and returns ``Settings``; it opens nothing, so its rules (an option overrides the environment,
@@ -38,6 +38,7 @@ __all__ = [  # gets re-exported
     "ENV_MODEL",
     "ENV_OPENAI_API_KEY",
     "ENV_OPENAI_BASE_URL",
+    "ENV_SUMMARY_MODEL",
     "ENV_TTL_DAYS",
     "ENV_YES",
     "LANGUAGES",
@@ -54,6 +55,7 @@ __all__ = [  # gets re-exported
     "choose_provider",
     "offline_notice",
     "parse_compact_at",
+    "parse_model_name",
     "provider_for_model",
     "resolve_settings",
 ]
@@ -71,6 +73,7 @@ ENV_YES: Final = "HARNESS9_YES"  # R-CLI-14: "1" means --yes
 ENV_LANG: Final = "HARNESS9_LANG"  # R-CLI-14, R-TUI-17
 ENV_TTL_DAYS: Final = "HARNESS9_SESSION_TTL_DAYS"  # R-PRUNE-2
 ENV_COMPACT_AT: Final = "HARNESS9_COMPACT_AT"  # R-CLI-15: the trigger when --compact-at is not given
+ENV_SUMMARY_MODEL: Final = "HARNESS9_SUMMARY_MODEL"  # R-CLI-20: the summarizer's model when --summary-model is not given
 DEFAULT_MAX_RETRIES: Final = 2  # R-ENG-22: the agent retries a failed model call twice, as the official SDKs
 DEFAULT_HOME_DIR: Final = ".harness9"  # R-MGR-1: ~/.harness9/sessions.db
 DEFAULT_DB_NAME: Final = "sessions.db"
@@ -95,6 +98,9 @@ DB_HINT: Final = "give the path of an SQLite file or a postgresql:// URL"  # R-C
 COMPACT_AT_OFF: Final = "off"  # no compaction before a call, only overflow recovery (R-LONG-7)
 _DECIMAL: Final = re.compile(r"[0-9]+(?:\.[0-9]*)?|\.[0-9]+")  # ASCII digits, at most one point
 COMPACT_AT_EXPECTED: Final = "expected a number in (0, 1] or off, got {text!r}"
+MODEL_NAME_EXPECTED: Final = "expected a model name, got {text!r}"  # R-CLI-20
+# R-CLI-20: what a model name cannot hold: C0 controls, DEL and C1 controls (R-SUM-12's white space is str.isspace).
+_MODEL_NAME_CONTROLS: Final = re.compile("[\x00-\x1f\x7f-\x9f]")
 # R-CLI-15: only the Anthropic provider offers a counting endpoint.
 COUNT_TOKENS_NEEDS_ANTHROPIC: Final = "--count-tokens needs the anthropic provider, not {provider}"
 # R-SAFE-2: the terminal UI draws every text through R-SAFE-1's mapping; it has no raw mode.
@@ -138,6 +144,20 @@ def parse_compact_at(text: str) -> Fraction | None:
     raise ValueError(COMPACT_AT_EXPECTED.format(text=text))
 
 
+def parse_model_name(text: str) -> str:
+    """R-CLI-20: ``text`` when it can name a model: not empty, no white space (R-SUM-12), no control character.
+
+    A name with a space or a line end is a slip of the shell, never a model any provider serves,
+    so it fails now in one line rather than as a provider's refusal on the first summary.
+
+    Raises:
+        ValueError: anything else, with the message ``MODEL_NAME_EXPECTED``.
+    """
+    if not text or any(c.isspace() for c in text) or _MODEL_NAME_CONTROLS.search(text) is not None:
+        raise ValueError(MODEL_NAME_EXPECTED.format(text=text))
+    return text
+
+
 class ProviderChoice(NamedTuple):
     """R-CLI-4's choice: ``missing_key`` names the default provider's unset key when ``fell_back``."""
 
@@ -158,7 +178,8 @@ class Settings:
     ``db_source`` is ``--db`` or ``HARNESS9_DB`` when one of them named it, so a missing folder
     can be reported under that name (R-CLI-13). ``db_url`` is the ``postgresql://`` URL when one
     was given (R-PG-1); ``db_path`` then only places the tool results. ``context_window`` None
-    means the model's. ``compact_at`` is the trigger's fraction of the window, None for off;
+    means the model's. ``summary_model`` is the summarizer's model, None for the main one
+    (R-CLI-20). ``compact_at`` is the trigger's fraction of the window, None for off;
     ``count_tokens`` asks the provider to count each request (R-CLI-15). ``raw`` turns off the
     line modes' cleaning of control characters (R-SAFE-2).
     """
@@ -193,6 +214,7 @@ class Settings:
     destination: str | None = None  # copy DST
     overwrite: bool = False  # copy --overwrite
     compact_at: Fraction | None = DEFAULT_COMPACT_AT  # R-CLI-15
+    summary_model: str | None = None  # R-CLI-20
     count_tokens: bool = False  # R-CLI-15
     raw: bool = False  # R-SAFE-2: text written as received, control characters included
     json: bool = False  # R-CLI-16: run writes its events as JSON lines
@@ -370,6 +392,23 @@ def _compact_at(options: Mapping[str, object], env: Mapping[str, str]) -> Fracti
         raise UsageError(f"{source}: {exc}") from None
 
 
+def _summary_model(options: Mapping[str, object], env: Mapping[str, str]) -> str | None:
+    """R-CLI-20: ``--summary-model``, else HARNESS9_SUMMARY_MODEL, else None (the main model summarises).
+
+    Raises:
+        UsageError: the name is empty (the option only: an empty variable is unset, R-CLI-3) or
+            holds white space or a control character.
+    """
+    given = options.get("summary_model")
+    source, text = ("--summary-model", str(given)) if given is not None else (ENV_SUMMARY_MODEL, _env(env, ENV_SUMMARY_MODEL))
+    if given is None and not text:
+        return None
+    try:
+        return parse_model_name(text)
+    except ValueError as exc:
+        raise UsageError(f"{source}: {exc}") from None
+
+
 def _count_tokens(options: Mapping[str, object], provider: ProviderName) -> bool:
     """R-CLI-15: ``--count-tokens`` with a provider that has no counting endpoint is a usage error."""
     if not options.get("count_tokens"):
@@ -419,8 +458,8 @@ def resolve_settings(options: Mapping[str, object], env: Mapping[str, str], cwd:
             ``max_turns``, ``command``, ``prompt``, and the sub-commands' ``target``,
             ``query``, ``limit``, ``older_than``, ``dry_run``, and copy's ``source``,
             ``destination``, ``overwrite``, R-CLI-15's ``compact_at`` (its text) and
-            ``count_tokens``, R-SAFE-2's ``raw``, R-CLI-16's ``json`` and R-INST-6's ``system``); a
-            missing name was not given.
+            ``count_tokens``, R-SAFE-2's ``raw``, R-CLI-16's ``json``, R-INST-6's ``system`` and
+            R-CLI-20's ``summary_model``); a missing name was not given.
         env: the environment.
         cwd: the current directory, the default working directory.
 
@@ -428,8 +467,9 @@ def resolve_settings(options: Mapping[str, object], env: Mapping[str, str], cwd:
         CliError: R-CLI-13's refusals, and invalid values of HARNESS9_LANG or
             HARNESS9_SESSION_TTL_DAYS. The provider and the TTL are checked only for the
             terminal UI and ``run``: listing or searching sessions needs no key.
-        UsageError: an invalid HARNESS9_COMPACT_AT, or ``--count-tokens`` with a provider
-            other than anthropic (R-CLI-15), checked only for the terminal UI and ``run``;
+        UsageError: an invalid HARNESS9_COMPACT_AT, ``--count-tokens`` with a provider
+            other than anthropic (R-CLI-15), or an invalid ``--summary-model`` or
+            HARNESS9_SUMMARY_MODEL (R-CLI-20), checked only for the terminal UI and ``run``;
             ``--raw`` for the terminal UI (R-SAFE-2); ``--json`` for anything but ``run`` (R-CLI-16).
     """
 
@@ -483,6 +523,7 @@ def resolve_settings(options: Mapping[str, object], env: Mapping[str, str], cwd:
         fork_at=_int_or_none(opt("at")),
         compact_at=_compact_at(options, env) if agent else DEFAULT_COMPACT_AT,
         count_tokens=_count_tokens(options, choice.provider) if agent else False,
+        summary_model=_summary_model(options, env) if agent else None,
         raw=_raw(options, command),
         json=_json(options, command),
         home=home_folder(env, cwd),

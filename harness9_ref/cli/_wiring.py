@@ -1,5 +1,5 @@
 """Building the program from its settings, as R-CLI-5 wires it
-(SPEC R-CLI-5, R-CLI-8, R-CLI-9, R-CLI-10, R-CLI-13, R-CLI-15, R-PRUNE-2, R-INST-4).
+(SPEC R-CLI-5, R-CLI-8, R-CLI-9, R-CLI-10, R-CLI-13, R-CLI-15, R-CLI-20, R-PRUNE-2, R-INST-4).
 """
 
 from __future__ import annotations
@@ -11,7 +11,15 @@ from typing import TYPE_CHECKING, Final
 from ..engine import AgentEngine, InstructionWarning, ProjectInstructions, RetryPolicy
 from ..memory import NOT_OURS, ForeignDatabase, Manager, new_summarization_compactor
 from ..offline import OfflineProvider
-from ..provider import AnthropicProvider, OpenAIProvider, TokenCounter, get_model_limits, reserved_output_tokens_of
+from ..provider import (
+    OFFICIAL_BASE_URLS,
+    AnthropicProvider,
+    OpenAIProvider,
+    TokenCounter,
+    get_model_limits,
+    request_model,
+    reserved_output_tokens_of,
+)
 from ..text import instruction_warning_line
 from ..tools import AllowRules, Registry
 from ._settings import PROG, CliError, Settings
@@ -29,11 +37,13 @@ __all__ = [
     "build_instructions",
     "build_provider",
     "build_registry",
+    "build_summarizer",
     "check_workdir",
     "context_window",
     "open_manager",
     "open_session",
     "prune_expired",
+    "request_model_of",
 ]
 
 TOOL_RESULTS_DIR: Final = "tool-results"  # R-CLI-5: <home>/tool-results, home = the database's folder
@@ -48,17 +58,35 @@ def check_workdir(settings: Settings) -> None:
         raise CliError(f"--workdir {settings.workdir}: not a directory")
 
 
-def build_provider(settings: Settings, *, streaming_delay: bool = False) -> LLMProvider:
-    """The provider of R-CLI-4; ``streaming_delay`` paces the offline provider's words for the UI."""
+def build_provider(settings: Settings, *, streaming_delay: bool = False, model: str | None = None) -> LLMProvider:
+    """The provider of R-CLI-4 for ``model`` (the main one by default); ``streaming_delay`` paces
+    the offline provider's words for the UI."""
+    name = settings.model if model is None else model
     if settings.provider == "openai":
         if settings.base_url:
-            return OpenAIProvider(settings.model, settings.api_key, settings.base_url)
-        return OpenAIProvider(settings.model, settings.api_key)
+            return OpenAIProvider(name, settings.api_key, settings.base_url)
+        return OpenAIProvider(name, settings.api_key)
     if settings.provider == "anthropic":
         if settings.base_url:
-            return AnthropicProvider(settings.model, settings.api_key, settings.base_url)
-        return AnthropicProvider(settings.model, settings.api_key)
+            return AnthropicProvider(name, settings.api_key, settings.base_url)
+        return AnthropicProvider(name, settings.api_key)
     return OfflineProvider(chunk_delay=OFFLINE_CHUNK_DELAY if streaming_delay else 0.0)
+
+
+def build_summarizer(settings: Settings, provider: LLMProvider) -> LLMProvider:
+    """Who makes the summaries (R-CLI-20): ``provider`` itself, or with ``--summary-model`` the
+    same provider, base URL and key for that model. The offline provider sends no model, so it
+    summarises itself whatever the option says."""
+    if settings.summary_model is None or settings.provider == "offline":
+        return provider
+    return build_provider(settings, model=settings.summary_model)
+
+
+def request_model_of(settings: Settings) -> str:
+    """The name the main model's requests carry (R-PRV-27): for the provider's base URL, its
+    default when none is set; the offline provider sends none, and keeps the name as configured."""
+    base_url = settings.base_url or OFFICIAL_BASE_URLS.get(settings.provider)
+    return settings.model if base_url is None else request_model(settings.provider, settings.model, base_url)
 
 
 def context_window(settings: Settings) -> int:
@@ -157,8 +185,9 @@ def build_engine(
 
     It saves as it goes (R-ENG-23): the prompt before the first call, each step once complete.
 
-    The same provider summarises, with the TokenBudget fallback; each summarizer request is kept
-    within half the window, and runs start from the session's checkpoint. The trigger leaves
+    ``build_summarizer``'s provider summarises, with the TokenBudget fallback; each summarizer
+    request is kept within half the window (the main model's, whatever model summarises,
+    R-CLI-20), and runs start from the session's checkpoint. The trigger leaves
     room for the ``max_tokens`` the provider asks for (R-LONG-10); with ``--count-tokens`` the
     provider counts each request (settings allow it only for the Anthropic provider).
     """
@@ -169,7 +198,7 @@ def build_engine(
         registry,
         prompt_builder=prompt_builder if prompt_builder is not None else build_instructions(settings),
         session=session,
-        compactor=new_summarization_compactor(provider, window, request_limit=window // 2),
+        compactor=new_summarization_compactor(build_summarizer(settings, provider), window, request_limit=window // 2),
         context_window=window,
         max_turns=settings.max_turns,
         long_session=True,

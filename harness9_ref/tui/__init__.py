@@ -95,7 +95,7 @@ from ._editor import LineEditor
 from ._launch import ScreenError, TuiUnavailable, prepare_tui, run_tui
 from ._resume import Choice, ListedSession, format_age, listing_lines, parse_listing_choice
 from ._rewind import Prompt, Rewind, rewind_lines, session_prompts
-from ._status import Segment, StatusState, ctx_colour, display_model, render_status
+from ._status import OFFLINE_LABEL, Segment, StatusState, ctx_colour, model_label, render_status
 
 __all__ = (
     "BUSY_COMMAND",
@@ -126,6 +126,7 @@ __all__ = (
     "LIST_ITEM",
     "LIST_TITLE",
     "NO_SESSIONS",
+    "OFFLINE_LABEL",
     "PAGE_SIZE",
     "RESUME_HEADER",
     "RESUME_ITEM",
@@ -181,12 +182,12 @@ __all__ = (
     "ctx_colour",
     "cut_cells",
     "diff_lines",
-    "display_model",
     "error_line",
     "format_age",
     "help_lines",
     "history_lines",
     "listing_lines",
+    "model_label",
     "parse_listing_choice",
     "parse_strings",
     "prepare_tui",

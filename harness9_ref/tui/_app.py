@@ -58,6 +58,7 @@ from ..text import (
     instruction_warning_line,
     not_saved_notice,
     retry_notice,
+    run_error_message,
     strings_for,
     tool_call_line,
     tool_result_line,
@@ -80,7 +81,7 @@ from ._context import context_view, session_context
 from ._editor import LineEditor
 from ._resume import Listing
 from ._rewind import Rewind, session_prompts
-from ._status import Segment, StatusState, render_status
+from ._status import Segment, StatusState, model_label, render_status
 
 if TYPE_CHECKING:
     from ..engine import AgentEngine, ProjectInstructions
@@ -118,7 +119,9 @@ class App:
         engine: the agent engine; its session is replaced on /new and /resume.
         manager: where sessions are created, listed, searched and opened.
         session: the current session (R-CLI-8: the UI always has one).
-        model: the configured model name (the status bar drops its routing prefix).
+        model: the model the provider's requests carry (R-PRV-27's request model).
+        provider: the provider actually used (R-CLI-4); with ``model`` it makes the status
+            bar's label (R-TUI-25) and names an unknown model (R-CLI-19).
         workdir: the absolute working directory.
         notices: lines shown first, such as the offline provider notice.
         lang: the language of every string shown (R-TUI-17): "zh" or "en".
@@ -149,6 +152,7 @@ class App:
         model: str,
         workdir: str,
         *,
+        provider: str,
         notices: Iterable[str] = (),
         lang: str = DEFAULT_LANG,
         registry: Any = None,
@@ -164,6 +168,8 @@ class App:
         self.manager = manager
         self.session = session
         self.model = model
+        self.provider = provider
+        self.label = model_label(provider, model)
         self.workdir = workdir
         self.registry: Any = registry if registry is not None else getattr(engine, "registry", None)
         self.long_session = bool(getattr(engine, "long_session", False)) if long_session is None else long_session
@@ -211,7 +217,7 @@ class App:
 
     def status_segments(self, width: int) -> list[Segment]:
         return render_status(
-            self.model, self.workdir, self.session.session_id, self.status.used, self.status.window, width, self.lang
+            self.label, self.workdir, self.session.session_id, self.status.used, self.status.window, width, self.lang
         )
 
     def pane_rows(self, width: int, height: int) -> list[tuple[str, LineKind]]:
@@ -426,7 +432,7 @@ class App:
         elif isinstance(data, ToolResultData):
             self._add(tool_result_line(data.name, data.content, self.lang), "tool")
         elif isinstance(data, ErrorData) and not (data.code == CANCELLED and self._interrupted):
-            self._error(data.message)
+            self._error(run_error_message(data.code, data.message, self.provider, self.model, self.lang))
 
     # The commands of the input line (R-TUI-7, R-TUI-8, R-TUI-14, R-TUI-15, R-TUI-18, R-TUI-20,
     # R-TUI-21, R-LONG-9).

@@ -98,3 +98,17 @@ def test_history_lines_show_stored_messages_as_a_live_run_does() -> None:
 
 def test_user_line() -> None:
     assert user_line("你好") == "> 你好"
+
+
+def test_an_unknown_model_is_one_line_naming_it_and_how_to_choose_another() -> None:
+    """R-CLI-19: the provider's words kept, the model and --model / LLM_MODEL added; other errors as they are."""
+    from harness9_ref.text import run_error_message
+
+    words = "anthropic: HTTP 404 not_found_error: Not found"
+    assert run_error_message("model_not_found", words, "anthropic", "claude-x", "en") == (
+        f"anthropic has no model claude-x: choose one with --model or LLM_MODEL ({words})"
+    )
+    assert run_error_message("model_not_found", "a\nb", "openai", "m", "zh") == (
+        "openai 没有模型 m：请用 --model 或 LLM_MODEL 选择一个模型（a b）"
+    )
+    assert run_error_message("invalid_request", words, "anthropic", "claude-x", "en") == words

@@ -32,7 +32,7 @@ WIDTH, HEIGHT = 120, 40
 TIMEOUT = 15.0
 POLL = 0.05
 STATUS = re.compile(
-    r"^\[harness9\] gpt-4o-mini  workdir: (.+)  \u2502  session: ([0-9a-f]{8})\.\.\.(?:  ctx: (\S+) \((\d+)%\))?$"
+    r"^\[harness9\] (?:offline|\S+:\S+)  workdir: (.+)  \u2502  session: ([0-9a-f]{8})\.\.\.(?:  ctx: (\S+) \((\d+)%\))?$"
 )
 NOTICE = "\u26a1 上下文已压缩"
 EXIT_STATUS = re.compile(r"^\[exit status (\d+)\]$", re.M)
