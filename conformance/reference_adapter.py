@@ -12,8 +12,9 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import harness9_ref
-from conformance.reference._engine import op_engine_run, op_tool_execute
+from conformance.reference._engine import op_approval_rule, op_engine_run, op_tool_execute
 from conformance.reference._engine_tool import op_engine_tool
+from conformance.reference._instructions import op_system_prompt
 from conformance.reference._memory import INVALID_INPUT, MEMORY_OPS, InvalidInput
 from conformance.reference._provider import PROVIDER_OPS
 from conformance.reference._session import op_memory_session, op_session
@@ -30,7 +31,9 @@ OPS: Final[Mapping[str, Callable[[Mapping[str, Any]], Any]]] = {
     **PROVIDER_OPS,
     "engine_run": op_engine_run,
     "tool_execute": op_tool_execute,
+    "approval_rule": op_approval_rule,
     "engine_tool": op_engine_tool,
+    "system_prompt": op_system_prompt,
     **TUI_OPS,
 }
 

@@ -4,7 +4,8 @@ It speaks the Chat Completions wire format (JSON and SSE streams with usage), an
 offline provider's deterministic replies (tool calls for ``read``/``run`` prompts, summaries for
 summarizer requests), counts a token per 3 bytes (real tokenizers count code and JSON that way,
 more than the agent's bytes / 4 estimate) and rejects every request above its window with HTTP 400
-``context_length_exceeded``, as the real API does. It records the size of every request.
+``context_length_exceeded``, as the real API does, and a model named in ``unknown_models`` with
+its 404 ``model_not_found``. It records the size and the model of every request.
 """
 
 from __future__ import annotations
@@ -48,6 +49,10 @@ class StrictAPI:
     sizes: list[int] = field(default_factory=list)
     summarizer_prompts: list[str] = field(default_factory=list)
     tools_offered: list[list[str]] = field(default_factory=list)  # the tool names of each chat request
+    systems: list[str] = field(default_factory=list)  # the system message of each chat request
+    models: list[str] = field(default_factory=list)  # the model of each chat request
+    summarizer_models: list[str] = field(default_factory=list)  # the model of each summarizer request
+    unknown_models: frozenset[str] = frozenset()  # answered as OpenAI answers a model it does not have
     rejected: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -87,10 +92,22 @@ class StrictAPI:
             self.sizes.append(tokens)
             if messages[0].content == SUMMARY_SYSTEM_PROMPT:
                 self.summarizer_prompts.append(messages[1].content)
+                self.summarizer_models.append(body["model"])
             else:
+                self.models.append(body["model"])
                 self.tools_offered.append([tool.name for tool in tools])
+                self.systems.append(messages[0].content if messages[0].role == "system" else "")
             if tokens > self.window:
                 self.rejected += 1
+        if body["model"] in self.unknown_models:  # OpenAI's real 404 for a model it does not have
+            error = {
+                "message": f"The model `{body['model']}` does not exist or you do not have access to it.",
+                "type": "invalid_request_error",
+                "param": None,
+                "code": "model_not_found",
+            }
+            self._send(handler, 404, "application/json", json.dumps({"error": error}).encode())
+            return
         if tokens > self.window:
             error = {
                 "message": f"This model's maximum context length is {self.window} tokens."

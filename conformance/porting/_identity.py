@@ -24,12 +24,21 @@ DEFAULT_NOW: Final = 1_700_000_000  # PORTING.md: the clock's start when a case 
 WELL_FORMED: Final = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
 LISTING_STEPS: Final = frozenset({"list", "recent", "search"})
 _TIME_KEYS: Final = ("created_at", "updated_at")
-_REFERENCE_FIELDS: Final = frozenset({"do", "id", "manager", "messages", "items", "checkpoint"})
+_REFERENCE_FIELDS: Final = frozenset({"do", "id", "as", "manager", "messages", "items", "checkpoint"})
+
+
+def created_id(step: Any) -> str | None:
+    """The id a step chooses for the session it creates: ``new``'s ``id``, ``fork``'s ``as`` (R-MGR-10)."""
+    if isinstance(step, dict) and step.get("do") == "new" and "id" in step:
+        return str(step["id"])
+    if isinstance(step, dict) and step.get("do") == "fork" and "as" in step:
+        return str(step["as"])
+    return None
 
 
 def chosen_ids(steps: list[Any]) -> list[str]:
-    """The ids the case chooses, in the order of their ``new`` steps."""
-    return [s["id"] for s in steps if isinstance(s, dict) and s.get("do") == "new" and "id" in s]
+    """The ids the case chooses, in the order of the steps that create them."""
+    return [i for i in map(created_id, steps) if i is not None]
 
 
 def clock_values(input: Mapping[str, Any]) -> list[int]:
@@ -61,10 +70,11 @@ def _ids_unjudgeable(input: Mapping[str, Any], expect: Mapping[str, Any]) -> str
     for step in input["steps"]:
         if step.get("do") in LISTING_STEPS and ("limit" in step or "offset" in step):
             return f"a {step['do']} page's content depends on how ties are broken by id"
-        if step.get("do") == "new" and "id" in step:
-            seen.add(step["id"])
-        elif step.get("id") in ids and step["id"] not in seen:
+        if step.get("do") != "new" and step.get("id") in ids and step["id"] not in seen:
             return f"a {step.get('do')} step uses {step['id']} before the session is created"
+        chosen = created_id(step)
+        if chosen is not None:
+            seen.add(chosen)
         for key, value in step.items():
             if key not in _REFERENCE_FIELDS and isinstance(value, str) and value and \
                     any(i.startswith(value) or i in value for i in ids):
@@ -121,7 +131,8 @@ def map_ids(steps: list[Any], got: Any) -> dict[str, str] | str:
         return {}
     mapping: dict[str, str] = {}
     for index, step in enumerate(steps):
-        if not (isinstance(step, dict) and step.get("do") == "new" and "id" in step):
+        chosen = created_id(step)
+        if chosen is None:
             continue
         answers = got["steps"]
         answer = answers[index] if index < len(answers) else None
@@ -133,7 +144,7 @@ def map_ids(steps: list[Any], got: Any) -> dict[str, str] | str:
             return f"/steps/{index}/ok/id: the adapter's own id {fresh!r} is not well-formed (R-SES-2)"
         if fresh in mapping.values():
             return f"/steps/{index}/ok/id: the adapter gave the id {fresh!r} to two sessions"
-        mapping[step["id"]] = fresh
+        mapping[chosen] = fresh
     return mapping
 
 

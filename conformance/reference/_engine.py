@@ -1,4 +1,4 @@
-"""The ``engine_run`` and ``tool_execute`` ops of the reference adapter.
+"""The ``engine_run``, ``tool_execute`` and ``approval_rule`` ops of the reference adapter.
 
 ``engine_run`` is one run of AgentEngine against scripts. ``tool_execute`` drives a real
 ``harness9_ref.tools.Registry`` (real ``bash`` processes) in the runner's scratch folder.
@@ -13,9 +13,11 @@ the requests the provider received (the compacted views), so a case checks all t
 from __future__ import annotations
 
 import dataclasses
+import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 from conformance.reference._memory import InvalidInput, compactor_from_json
@@ -31,9 +33,22 @@ from harness9_ref.memory import (
 from harness9_ref.planning import todos_from_list
 from harness9_ref.schema import Message, StreamChunk, ToolDefinition, messages_from_list, messages_to_list
 from harness9_ref.testing import ScriptedProvider, ScriptedRegistry, steps_from_json
-from harness9_ref.tools import Answer, Approve, FileChange, Registry, require_yes
+from harness9_ref.tools import (
+    AllowRule,
+    AllowRules,
+    Answer,
+    Approve,
+    FileChange,
+    Registry,
+    command_words,
+    covering_rule,
+    require_yes,
+    rule_offers,
+    rule_text,
+    rules_directory,
+)
 
-__all__ = ["op_engine_run", "op_tool_execute"]
+__all__ = ["op_approval_rule", "op_engine_run", "op_tool_execute"]
 
 
 def _compactor(spec: Mapping[str, Any] | None, provider: ScriptedProvider) -> Compactor | None:
@@ -302,11 +317,15 @@ def _approval(spec: str | list[str] | None, asked: list[Any]) -> Approve | None:
     return approve
 
 
-def _answers(spec: str | list[str]) -> Approve:
-    """The answers of ``spec`` in order: the one string forever, or a list then ``"no"``."""
+def _answers(spec: str | list[Any]) -> Approve:
+    """The answers of ``spec`` in order: the one string forever, or a list then ``"no"``; in a
+    list, ``{"rule": [words]}`` is the answer ``AllowRule(words)`` (R-APPR-7)."""
     known: dict[str, Answer] = {"yes": "yes", "no": "no", "always": "always"}
     answers: list[Answer] = []
     for answer in [spec] if isinstance(spec, str) else spec:
+        if isinstance(answer, dict) and isinstance(answer.get("rule"), list):
+            answers.append(AllowRule([str(word) for word in answer["rule"]]))
+            continue
         if answer not in known:
             raise InvalidInput(f"approval: unknown answer {answer!r}")
         answers.append(known[answer])
@@ -324,13 +343,26 @@ def op_tool_execute(inp: Mapping[str, Any]) -> Any:
     after the first call starts (R-INT-1, R-APPR-1). A step ``{"approvals": true}`` is answered by
     the approval requests made since the previous such step: a command, or a change as
     ``{"tool", "path", "diff"}`` (R-APPR-4, R-TOOL-12). The registry is closed at the end (R-INT-2).
+    ``rules`` gives it allow rules kept for ``workdir`` (R-APPR-7), in an allow file of a
+    temporary folder outside the case's; a step ``{"rules": true}`` is answered by the rules
+    kept for ``workdir`` then, as lists of words.
     """
+    with tempfile.TemporaryDirectory(prefix="h9-allow-") as home:
+        rules = AllowRules(Path(home, "allow.json")) if "rules" in inp else None
+        if rules is not None:
+            for rule in inp["rules"]:
+                rules.add(rules_directory(inp["workdir"]), [str(word) for word in rule])
+        return _tool_execute(inp, rules)
+
+
+def _tool_execute(inp: Mapping[str, Any], rules: AllowRules | None) -> Any:
     asked: list[Any] = []
     registry = Registry(
         inp["workdir"],
         bash_timeout=float(inp.get("bash_timeout", 60)),
         output_cap=int(inp.get("output_cap", 65536)),
         approve=_approval(inp.get("approval"), asked),
+        rules=rules,
     )
     if "name" not in inp and "steps" not in inp:
         return [tool.to_dict() for tool in registry.available_tools()]
@@ -352,6 +384,9 @@ def op_tool_execute(inp: Mapping[str, Any]) -> Any:
             elif step.get("approvals"):
                 out.append(asked[:])
                 asked.clear()
+            elif step.get("rules"):
+                kept = rules.rules_for(rules_directory(inp["workdir"])) if rules is not None else []
+                out.append([list(rule) for rule in kept])
             else:
                 out.append(registry.execute(step["name"], step["arguments"]))
         return {"steps": out}
@@ -359,3 +394,20 @@ def op_tool_execute(inp: Mapping[str, Any]) -> Any:
         if timer is not None:
             timer.cancel()
         registry.close()
+
+
+def op_approval_rule(inp: Mapping[str, Any]) -> dict[str, Any]:
+    """A command's words (R-APPR-6), the rules offered for it (R-APPR-8, as rule texts) and the
+    first rule of ``rules[workdir]`` that covers it (R-APPR-7), each rule a list of words.
+
+    ``rules`` maps directories, compared as given, to their rules; ``workdir`` absent or not
+    among them covers nothing.
+    """
+    words = command_words(inp["command"])
+    kept = inp.get("rules", {}).get(inp.get("workdir", ""), [])
+    rule = covering_rule([tuple(str(word) for word in r) for r in kept], words)
+    return {
+        "words": None if words is None else list(words),
+        "offers": [rule_text(offer) for offer in rule_offers(words)],
+        "rule": None if rule is None else list(rule),
+    }

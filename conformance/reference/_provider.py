@@ -39,7 +39,10 @@ PROVIDERS: Final[Mapping[str, Callable[[str, str, str, float], HttpProvider]]] =
 REQUEST_HEADERS: Final = ("content-type", "accept", "authorization", "x-api-key", "anthropic-version")
 # Errors reported by the provider itself: their message has the exact form of R-ERR-4.
 REPORTED_CODES: Final = frozenset(
-    {"authentication", "rate_limit", "overloaded", "context_length_exceeded", "invalid_request", "server_error"}
+    {
+        "authentication", "rate_limit", "overloaded", "context_length_exceeded", "invalid_request",
+        "model_not_found", "server_error",
+    }
 )
 
 

@@ -89,6 +89,17 @@ def _new(run: _Run, name: str, step: Mapping[str, Any]) -> Any:
     return {"id": session.session_id} if "id" in step else {"well_formed": is_session_id(session.session_id)}
 
 
+def _fork(run: _Run, name: str, step: Mapping[str, Any]) -> Any:
+    """R-MGR-10: a new session from the first ``at`` messages of session ``id``; ``as`` is the id
+    it gets (as ``new``'s ``id``), and the step answers as ``new`` does."""
+    run.next_id = step.get("as")
+    try:
+        session = run.remember(name, run.manager(name).fork_session(step["id"], **_given(step, "at")))
+    finally:
+        run.next_id = None  # a fork refused before it took its id leaves none for the next step
+    return {"id": session.session_id} if "as" in step else {"well_formed": is_session_id(session.session_id)}
+
+
 def _reopen(run: _Run, name: str, step: Mapping[str, Any]) -> None:
     run.close(name)
     run.manager(name)
@@ -186,6 +197,7 @@ STEPS: Final[Mapping[str, _Step]] = {
     "search": _search,
     "prune": _prune,
     "copy": _copy,
+    "fork": _fork,
 }
 
 

@@ -14,14 +14,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from harness9_ref.engine import one_line
+from harness9_ref.provider import OFFICIAL_BASE_URLS, request_model
 from harness9_ref.schema import ToolDefinition, messages_from_list
 from harness9_ref.text import clean_line, not_saved_notice, retry_notice, terminal_safe, tool_result_line
-from harness9_ref.tools import FileChange
+from harness9_ref.tools import FileChange, command_words, rule_offers
 from harness9_ref.tui import (
     DEFAULT_LANG,
     PAGE_SIZE,
     STRINGS,
+    LineEditor,
+    Rewind,
     StatusState,
+    allow_answer,
+    allow_line,
     approval_answer,
     approval_line,
     classify_input,
@@ -33,8 +39,10 @@ from harness9_ref.tui import (
     diff_lines,
     help_lines,
     listing_lines,
+    model_label,
     parse_listing_choice,
     render_status,
+    session_prompts,
 )
 
 __all__ = ["TUI_OPS"]
@@ -56,9 +64,10 @@ def op_tui_status(inp: Mapping[str, Any]) -> list[list[Any]]:
         state = StatusState(_start_figure(start), int(start["window"]))
     for update in inp.get("updates", []):
         state = state.apply(update)
-    segments = render_status(
-        inp["model"], inp["workdir"], inp["session_id"], state.used, state.window, inp["width"], _lang(inp)
-    )
+    provider = str(inp["provider"])  # R-TUI-25: the label from the provider and what it sends
+    base_url = str(inp.get("base_url", OFFICIAL_BASE_URLS.get(provider, "")))
+    label = model_label(provider, request_model(provider, str(inp["model"]), base_url))
+    segments = render_status(label, inp["workdir"], inp["session_id"], state.used, state.window, inp["width"], _lang(inp))
     return [[text, colour] for text, colour in segments]
 
 
@@ -84,17 +93,37 @@ def op_tui_resume(inp: Mapping[str, Any]) -> dict[str, Any]:
     return {"lines": lines, "choice": choice}
 
 
+def _rewind(inp: Mapping[str, Any]) -> dict[str, Any]:
+    """Page ``page`` (default: the last) of /rewind's listing of the prompts of ``messages``
+    (R-FORK-4), what ``typed`` asks for, and for a number the position the fork ends at and
+    what the input line then holds (R-FORK-5)."""
+    rewind = Rewind(session_prompts(messages_from_list(inp["messages"])), int(inp.get("page", 0)))
+    choice = rewind.choose(inp["typed"]) if "typed" in inp else None
+    answer: dict[str, Any] = {"lines": rewind.lines(_lang(inp)), "choice": choice}
+    if isinstance(choice, int):
+        editor = LineEditor()
+        editor.insert(one_line(rewind.item(choice).text))  # as the UI puts it there
+        answer.update(at=rewind.item(choice).position, input_line=editor.text)
+    return answer
+
+
 def op_tui_input(inp: Mapping[str, Any]) -> Any:
-    """Tab completion (``complete``), what a submitted line is (``submit``), /help's lines
+    """Tab completion (``complete``), /rewind's listing and choice (``rewind``, R-FORK-4, R-FORK-5),
+    what a submitted line is (``submit``), /help's lines
     (``help``), the whole table of strings (``strings``) in ``lang``, what a key means while a
     command waits for approval (``approve``), the question for a command (``approve_prompt``),
-    the lines shown for a change (``approve_change``, R-APPR-5)
-    or the lines of /context for a context report (``context``, R-TUI-20), the line of a
+    the lines shown for a change (``approve_change``, R-APPR-5), the rule question for the
+    command ``text`` in ``workdir`` (``allow_prompt``) and what a key ``text`` means while it
+    waits for the command ``command`` (``allow_key``, R-APPR-8)
+    or the lines of /context for a context report (``context``, R-TUI-20; with the AGENTS.md
+    files of the system prompt as ``instructions``, R-INST-5), the line of a
     retry event's data (``retry`` with ``event``, R-ENG-22), the line of a tool result event's
     data (``tool_result`` with ``event``, R-TUI-24), or ``text`` with its control
     characters made visible (``terminal_safe``) and as the pane draws it (``pane_line``, R-SAFE-1)."""
     if inp["action"] == "complete":
         return complete_command(inp["text"])
+    if inp["action"] == "rewind":
+        return _rewind(inp)
     if inp["action"] == "help":
         return help_lines(_lang(inp))
     if inp["action"] == "strings":
@@ -106,8 +135,13 @@ def op_tui_input(inp: Mapping[str, Any]) -> Any:
     if inp["action"] == "approve_change":  # R-APPR-5: the diff's pane lines, then the question
         change = FileChange(inp["tool"], inp["path"], inp["diff"])
         return [*diff_lines(change, _lang(inp)), approval_line(change, _lang(inp))]
-    if inp["action"] == "context":
-        return context_lines(context_report_from_dict(inp["report"]), _lang(inp))
+    if inp["action"] == "allow_prompt":
+        return allow_line(rule_offers(command_words(inp["text"])), inp["workdir"], _lang(inp))
+    if inp["action"] == "allow_key":
+        meaning = allow_answer(inp["text"], rule_offers(command_words(inp["command"])))
+        return list(meaning) if isinstance(meaning, tuple) else meaning
+    if inp["action"] == "context":  # R-INST-5: with "instructions", the AGENTS.md files' lines
+        return context_lines(context_report_from_dict(inp["report"]), _lang(inp), inp.get("instructions"))
     if inp["action"] == "retry":
         return retry_notice(inp["event"], _lang(inp))
     if inp["action"] == "not_saved":

@@ -83,9 +83,9 @@ PROFILES: Final[tuple[Profile, ...]] = (
     Profile(
         "engine",
         "engine and tools",
-        "16, 17, 20, 23.1, 23.5",
-        ("R-ENG", "R-EVT", "R-TOOL", "R-INT", "R-APPR"),
-        ("engine_run", "tool_execute"),
+        "16, 17, 20, 23.1, 23.5, 23.10",
+        ("R-ENG", "R-EVT", "R-TOOL", "R-INT", "R-APPR", "R-INST"),
+        ("engine_run", "tool_execute", "approval_rule", "system_prompt"),
     ),
     Profile(
         "long",
@@ -97,8 +97,8 @@ PROFILES: Final[tuple[Profile, ...]] = (
     Profile(
         "tui",
         "terminal UI",
-        "18, 19, 23.6–23.8",
-        ("R-TUI", "R-CLI", "R-SAFE"),
+        "18, 19, 23.6–23.9, 23.11",
+        ("R-TUI", "R-CLI", "R-SAFE", "R-FORK", "R-LANG"),
         ("tui_status", "tui_notice", "tui_resume", "tui_input"),
     ),
     Profile("traffic", "traffic tools", "21.1", ("R-REC",), ()),

@@ -19,18 +19,28 @@ from typing import TYPE_CHECKING, Final, TextIO
 
 from ..engine import LOGGER_NAME, one_line
 from ..memory import SessionNotFound
-from ..text import strings_for, terminal_safe
+from ..text import run_error, strings_for, terminal_safe
 from ..tools import INTERRUPT_GRACE_SECONDS, require_yes
 from ._run import SESSION_LINE, Note, RunItem, run_prompt
 from ._settings import Settings
 from ._subcommands import prune_line
-from ._wiring import build_engine, build_provider, build_registry, open_manager, open_session, prune_expired
+from ._wiring import (
+    build_engine,
+    build_instructions,
+    build_provider,
+    build_registry,
+    open_manager,
+    open_session,
+    prune_expired,
+    request_model_of,
+)
 
 if TYPE_CHECKING:
     from ..memory import Manager
     from ._signals import SignalState
 
 __all__ = ["run_mode", "tui_mode"]
+
 # R-INT-4: how long the UI's cancelled turn may take to end its command (the grace of R-INT-1
 # and a little) before the program goes on; Registry.close() only asks the running command's
 # thread to end it, so leaving sooner could leave a command that ignores SIGTERM alive.
@@ -66,7 +76,9 @@ def run_mode(settings: Settings, signals: SignalState) -> int:
         session = open_session(manager, settings)
         registry = build_registry(settings, None if settings.yes else require_yes(refused))
         try:
-            engine = build_engine(settings, provider, session, registry)
+            # R-INST-4: an AGENTS.md warning is a warning line, in its place among the events
+            instructions = build_instructions(settings, logging.getLogger(__name__).warning)
+            engine = build_engine(settings, provider, session, registry, instructions)
             warnings.items = items
             return run_prompt(
                 engine,
@@ -77,7 +89,13 @@ def run_mode(settings: Settings, signals: SignalState) -> int:
                 items=items,
                 interrupt=registry.interrupt,
                 lang=settings.lang,
-                max_turns=settings.max_turns,
+                error_message=partial(
+                    run_error,
+                    lang=settings.lang,
+                    max_turns=settings.max_turns,
+                    provider=settings.provider,
+                    model=request_model_of(settings),
+                ),
                 session_exists=partial(_stored, manager, session.session_id),
                 raw=settings.raw,
                 as_json=settings.json,
@@ -110,18 +128,21 @@ def tui_mode(settings: Settings, signals: SignalState) -> int:
         registry = build_registry(settings, approver)
         app: App | None = None
         try:
-            engine = build_engine(settings, provider, session, registry)
+            instructions = build_instructions(settings)  # the App shows its warnings (R-INST-4)
+            engine = build_engine(settings, provider, session, registry, instructions)
             app = App(
                 engine,
                 manager,
                 session,
-                settings.model,
+                request_model_of(settings),
                 settings.workdir,
+                provider=settings.provider,
                 notices=notices,
                 lang=settings.lang,
                 registry=registry,
                 approver=approver,
                 long_session=True,  # build_engine's mode (R-LONG-1): the start figure uses its prior
+                instructions=instructions,
             )
             logger = logging.getLogger(_package_logger())
             handler = app.log_handler()

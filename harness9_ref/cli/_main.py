@@ -25,7 +25,7 @@ from ._prompt import read_prompt
 from ._run import EXIT_FAILED
 from ._settings import UsageError, reporting_language, resolve_settings
 from ._signals import RUN_SIGNALS, TUI_SIGNALS, Signalled, exit_status, on_signals
-from ._subcommands import run_command, run_copy
+from ._subcommands import run_command, run_copy, run_fork
 from ._wiring import check_workdir
 
 __all__ = ["main"]
@@ -66,6 +66,8 @@ def _main(options: dict[str, object]) -> int:
     settings = resolve_settings(options, os.environ, os.getcwd())
     if settings.command == "copy":
         return run_copy(settings, sys.stdout)  # R-PG-10
+    if settings.command == "fork":
+        return run_fork(settings, sys.stdout)  # R-FORK-1
     if settings.command not in ("tui", "run"):
         return run_command(settings, sys.stdout, sys.stderr)
     if settings.notice is not None:

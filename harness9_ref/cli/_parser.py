@@ -27,12 +27,14 @@ from ._settings import (
     ENV_MODEL,
     ENV_OPENAI_API_KEY,
     ENV_OPENAI_BASE_URL,
+    ENV_SUMMARY_MODEL,
     ENV_TTL_DAYS,
     ENV_YES,
     LANGUAGES,
     PROG,
     PROVIDERS,
     parse_compact_at,
+    parse_model_name,
 )
 
 __all__ = ["DEFAULT_LIMIT", "EXIT_USAGE", "MAX_CONTEXT_WINDOW", "USAGE", "parse_args"]
@@ -46,9 +48,13 @@ _USAGE_LINES: Final = (  # R-CLI-1, R-CLI-12: the forms of the command, each wit
     ("[OPTIONS] run PROMPT", "run one prompt without the UI (PROMPT - reads standard input)"),
     ("sessions [--limit N]", "list the recent sessions"),
     ("show SESSION", "print a session's conversation"),
+    ("show --system [SESSION]", "print the system prompt a run would send now"),
     ("search QUERY [--limit N]", "find sessions by the words of their messages"),
     ("prune --older-than DAYS [--dry-run]", "delete sessions not updated for DAYS days"),
     ("copy SRC DST [--overwrite]", "copy every session to another database"),
+    ("fork SESSION [--at N]", "copy a session, or its first N messages, into a new one"),
+    ("allow --list [--all]", "list the commands allowed here without asking"),
+    ("allow --remove RULE", "stop allowing one of them"),
 )
 _USAGE_WIDTH: Final = 27  # the forms above that are longer get their text on the next line
 USAGE: Final = "\n       ".join(
@@ -76,13 +82,16 @@ environment:
   {ENV_LANG}         as --lang; without either, the first of LC_ALL, LC_MESSAGES and LANG
                         that is set: Chinese for zh, zh_CN.UTF-8 …, else English
   {ENV_COMPACT_AT}   as --compact-at
+  {ENV_SUMMARY_MODEL}
+                        as --summary-model
   {ENV_TTL_DAYS}=N
                         delete sessions not updated for N days when the agent starts
 
 SESSION is an id or the start of one (at least 4 characters).
 
-terminal UI: /new starts a session, /resume picks a saved one, /search finds one, /compact
-compacts now, /context shows what the next request holds, /help lists the keys, /exit leaves;
+terminal UI: /new starts a session, /resume picks a saved one, /fork continues in a copy,
+/rewind goes back to before one of your prompts, /search finds a session, /compact compacts
+now, /context shows what the next request holds, /help lists the keys, /exit leaves;
 Tab completes a command; Ctrl+C interrupts a turn, or leaves when none is running.
 
 The bash tool is not a sandbox: commands run with your permissions and can reach any file you
@@ -91,7 +100,10 @@ and run mode runs none without --yes."""
 
 
 UNKNOWN_COMMAND: Final = "unknown command {word!r}; to send a prompt without the UI use: {prog} run PROMPT"
+# R-LANG-1: what chooses the language when --lang is not given.
+LANG_HELP: Final = f"language of the messages (default: ${ENV_LANG}, else zh when the locale's language is zh, else en)"
 BOTH_RESUME_AND_CONTINUE: Final = "--resume and --continue cannot be used together"
+SESSION_REQUIRED: Final = "the following arguments are required: SESSION"  # R-INST-6: show without --system
 _COMMAND_METAVAR: Final = "COMMAND"
 
 
@@ -179,6 +191,14 @@ def _compact_at(text: str) -> str:
     return text
 
 
+def _model_name(text: str) -> str:
+    """R-CLI-20's check of ``--summary-model``, reported as argparse reports the others."""
+    try:
+        return parse_model_name(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _storage() -> _Parser:
     storage = _Parser(add_help=False, argument_default=argparse.SUPPRESS)
     storage.add_argument(
@@ -187,11 +207,7 @@ def _storage() -> _Parser:
         help=f"session database, a file or a postgresql:// URL (default: ${ENV_DB}, else ${ENV_HOME}/sessions.db,"
         " else ~/.harness9/sessions.db)",
     )
-    storage.add_argument(
-        "--lang",
-        choices=LANGUAGES,
-        help=f"language of the interface (default: ${ENV_LANG}, else zh when the locale's language is zh, else en)",
-    )
+    storage.add_argument("--lang", choices=LANGUAGES, help=LANG_HELP)
     storage.add_argument(
         "--raw",
         action="store_true",
@@ -204,6 +220,13 @@ def _storage() -> _Parser:
 def _common() -> _Parser:
     common = _Parser(add_help=False, argument_default=argparse.SUPPRESS, parents=[_storage()])
     common.add_argument("--model", metavar="NAME", help=f"model name (default: ${ENV_MODEL}, else {DEFAULT_MODEL})")
+    common.add_argument(
+        "--summary-model",
+        type=_model_name,
+        metavar="NAME",
+        help=f"model of the summaries, on the same provider, base URL and key; the window stays the main"
+        f" model's (default: ${ENV_SUMMARY_MODEL}, else the main model)",
+    )
     common.add_argument(
         "--provider",
         choices=PROVIDERS,
@@ -252,7 +275,7 @@ def _common() -> _Parser:
 
 
 def _add_session_commands(commands: argparse._SubParsersAction[_Parser]) -> None:
-    """R-CLI-12: sessions, show, search, prune, each taking --db after its name; R-PG-10: copy."""
+    """R-CLI-12: sessions, show, search, prune, each taking --db after its name; R-PG-10: copy; R-FORK-1: fork."""
     formatter = argparse.RawDescriptionHelpFormatter
     storage = _storage()
     sessions = commands.add_parser(
@@ -272,7 +295,13 @@ def _add_session_commands(commands: argparse._SubParsersAction[_Parser]) -> None
         description="Print a session's messages as the terminal UI shows them after /resume.",
         formatter_class=formatter,
     )
-    show.add_argument("target", metavar="SESSION", help="an id or the start of one")
+    show.add_argument("target", metavar="SESSION", nargs="?", help="an id or the start of one")
+    show.add_argument(
+        "--system",
+        action="store_true",
+        help="print the system prompt a run would send now from the working directory (the built-in prompt and"
+        " the AGENTS.md files) instead",
+    )
     search = commands.add_parser(
         "search",
         parents=[storage],
@@ -306,6 +335,39 @@ def _add_session_commands(commands: argparse._SubParsersAction[_Parser]) -> None
     copy.add_argument("source", metavar="SRC", help="the database to read")
     copy.add_argument("destination", metavar="DST", help="the database to write")
     copy.add_argument("--overwrite", action="store_true", help="replace the sessions DST already holds")
+    fork = commands.add_parser(
+        "fork",
+        parents=[storage],
+        prog=f"{PROG} fork",
+        help="copy a session into a new one",
+        description="Make a new session holding the first N stored messages of SESSION (all of them without --at),\n"
+        "its todos and, where they still fit, its checkpoint and context state; SESSION is left as it\n"
+        "was. Prints the new session's id.",
+        formatter_class=formatter,
+    )
+    fork.add_argument("target", metavar="SESSION", help="an id or the start of one")
+    fork.add_argument("--at", type=_count, metavar="N", help="keep only the first N messages (default: all)")
+    _add_allow_command(commands)
+
+
+def _add_allow_command(commands: argparse._SubParsersAction[_Parser]) -> None:
+    """R-APPR-10: the allow rules of a directory, listed or removed."""
+    allow = commands.add_parser(
+        "allow",
+        prog=f"{PROG} allow",
+        help="list or remove the commands allowed without asking",
+        description="The allow rules: in the terminal UI, a at a command's question keeps one, and a command\n"
+        "starting with a rule's words then runs without asking, in that directory only, in the UI\n"
+        f"and in run mode. They are kept in ${ENV_HOME}/allow.json (default ~/.harness9/allow.json).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        argument_default=argparse.SUPPRESS,
+    )
+    action = allow.add_mutually_exclusive_group(required=True)
+    action.add_argument("--list", dest="allow_list", action="store_true", help="the rules of the directory")
+    action.add_argument("--remove", dest="allow_remove", nargs="+", metavar="RULE", help="forget this rule")
+    allow.add_argument("--all", dest="allow_all", action="store_true", help="with --list: every directory's rules")
+    allow.add_argument("--workdir", metavar="DIR", help="the directory (default: the current one)")
+    allow.add_argument("--lang", choices=LANGUAGES, help=LANG_HELP)
 
 
 def _build() -> _Parser:
@@ -353,4 +415,6 @@ def parse_args(argv: Sequence[str]) -> dict[str, object]:
     options = vars(parser.parse_args(argv))
     if options.get("resume") is not None and options.get("continue_last"):
         parser.error(BOTH_RESUME_AND_CONTINUE)  # R-CLI-10
+    if options.get("command") == "show" and options.get("target") is None and not options.get("system"):
+        parser.error(SESSION_REQUIRED)  # R-INST-6: SESSION is optional only with --system
     return {name: value for name, value in options.items() if value is not None}

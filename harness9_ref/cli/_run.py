@@ -245,7 +245,7 @@ def run_prompt(
     items: queue.Queue[RunItem] | None = None,
     interrupt: Callable[[], None] | None = None,
     lang: str = "en",
-    max_turns: int = 0,
+    error_message: Callable[[ErrorData], str] | None = None,
     session_exists: Callable[[], bool] = lambda: True,
     raw: bool = False,
     as_json: bool = False,
@@ -258,7 +258,9 @@ def run_prompt(
         interrupt: called on a signal besides ``engine.cancel()``, so the running command is
             stopped (``Registry.interrupt``, R-INT-1) whatever the engine does with a cancel.
         lang: the language of every line the program words (R-LANG-2).
-        max_turns: the engine's turn limit, which its ``max_turns`` error names (R-LANG-3).
+        error_message: what the run's error line says of its error event: ``run_error`` in
+            ``lang`` with the engine's turn limit and the request's provider and model (R-LANG-3,
+            R-CLI-19); by default in ``lang``, naming neither.
         session_exists: asked after a run that left messages unsaved with none stored, so
             that no session line names a session that was never created (R-CLI-7).
         raw: write the text as received, control characters included (``--raw``, R-SAFE-2).
@@ -303,7 +305,7 @@ def run_prompt(
     if signalled is not None:
         err.write(texts["cli_error"].format(message=texts["cancelled"]) + "\n")
     elif error is not None:
-        message = run_error(error, lang, max_turns)
+        message = error_message(error) if error_message is not None else run_error(error, lang)
         err.write(texts["cli_error"].format(message=terminal_safe(one_line(message))) + "\n")  # R-SAFE-2: always safe
     lost = printer.not_saved
     exists = lost is None or lost.saved > 0 or session_exists()

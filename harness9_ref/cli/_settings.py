@@ -1,5 +1,5 @@
 """What the command line and the environment ask for, resolved without side effects
-(SPEC R-CLI-2 … R-CLI-5, R-CLI-13 … R-CLI-15, R-LANG-1).
+(SPEC R-CLI-2 … R-CLI-5, R-CLI-13 … R-CLI-15, R-CLI-20, R-LANG-1).
 
 ``resolve_settings`` takes the parsed options, an environment mapping and the current directory
 and returns ``Settings``; it opens nothing, so its rules (an option overrides the environment,
@@ -23,6 +23,7 @@ from .._errors import Harness9Error, Said
 from ..engine import DEFAULT_COMPACT_AT, DEFAULT_MAX_TURNS
 from ..memory import POSTGRES_SCHEMES, url_scheme
 from ..text import STRINGS
+from ..tools import ALLOW_FILE
 
 __all__ = [  # gets re-exported
     "COMPACT_AT_OFF",
@@ -38,6 +39,7 @@ __all__ = [  # gets re-exported
     "ENV_MODEL",
     "ENV_OPENAI_API_KEY",
     "ENV_OPENAI_BASE_URL",
+    "ENV_SUMMARY_MODEL",
     "ENV_TTL_DAYS",
     "ENV_YES",
     "LANGUAGES",
@@ -55,6 +57,7 @@ __all__ = [  # gets re-exported
     "locale_language",
     "offline_notice",
     "parse_compact_at",
+    "parse_model_name",
     "provider_for_model",
     "resolve_settings",
 ]
@@ -72,6 +75,7 @@ ENV_YES: Final = "HARNESS9_YES"  # R-CLI-14: "1" means --yes
 ENV_LANG: Final = "HARNESS9_LANG"  # R-CLI-14, R-TUI-17
 ENV_TTL_DAYS: Final = "HARNESS9_SESSION_TTL_DAYS"  # R-PRUNE-2
 ENV_COMPACT_AT: Final = "HARNESS9_COMPACT_AT"  # R-CLI-15: the trigger when --compact-at is not given
+ENV_SUMMARY_MODEL: Final = "HARNESS9_SUMMARY_MODEL"  # R-CLI-20: the summarizer's model when --summary-model is not given
 DEFAULT_MAX_RETRIES: Final = 2  # R-ENG-22: the agent retries a failed model call twice, as the official SDKs
 DEFAULT_HOME_DIR: Final = ".harness9"  # R-MGR-1: ~/.harness9/sessions.db
 DEFAULT_DB_NAME: Final = "sessions.db"
@@ -83,8 +87,8 @@ LOCALE_VARIABLES: Final = ("LC_ALL", "LC_MESSAGES", "LANG")  # R-LANG-1: POSIX's
 LOCALE_CHINESE: Final = "zh"  # R-LANG-1: the language part of a Chinese locale
 LOCALE_OTHER: Final = "en"  # R-LANG-1: every other locale, and none
 _LOCALE_LANGUAGE: Final = re.compile(r"[^_.@]*")  # R-LANG-1: the text before the first _, . or @
-Command = Literal["tui", "run", "sessions", "show", "search", "prune", "copy"]
-_COMMANDS: Final[tuple[Command, ...]] = ("tui", "run", "sessions", "show", "search", "prune", "copy")
+Command = Literal["tui", "run", "sessions", "show", "search", "prune", "copy", "fork", "allow"]
+_COMMANDS: Final[tuple[Command, ...]] = ("tui", "run", "sessions", "show", "search", "prune", "copy", "fork", "allow")
 
 # R-CLI-4, R-CLI-13: printed to standard error when the default provider's key is not set
 # (the English text; ``offline_notice`` gives it in a language, R-LANG-2).
@@ -102,6 +106,11 @@ _DECIMAL: Final = re.compile(r"[0-9]+(?:\.[0-9]*)?|\.[0-9]+")  # ASCII digits, a
 # R-CLI-15: what the parser says of a bad --compact-at (English, R-LANG-4): the variable's
 # message (R-LANG-3) without its source.
 COMPACT_AT_EXPECTED: Final = STRINGS["en"]["err_compact_at"].removeprefix("{source}: ")
+# R-CLI-20: what the parser says of a bad --summary-model (English, R-LANG-4): the variable's
+# message (R-LANG-3) without its source.
+MODEL_NAME_EXPECTED: Final = STRINGS["en"]["err_model_name"].removeprefix("{source}: ")
+# R-CLI-20: what a model name cannot hold: C0 controls, DEL and C1 controls (R-SUM-12's white space is str.isspace).
+_MODEL_NAME_CONTROLS: Final = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 class CliError(Harness9Error):
@@ -134,6 +143,20 @@ def parse_compact_at(text: str) -> Fraction | None:
     raise ValueError(COMPACT_AT_EXPECTED.format(value=repr(text)))
 
 
+def parse_model_name(text: str) -> str:
+    """R-CLI-20: ``text`` when it can name a model: not empty, no white space (R-SUM-12), no control character.
+
+    A name with a space or a line end is a slip of the shell, never a model any provider serves,
+    so it fails now in one line rather than as a provider's refusal on the first summary.
+
+    Raises:
+        ValueError: anything else, with the message ``MODEL_NAME_EXPECTED``.
+    """
+    if not text or any(c.isspace() for c in text) or _MODEL_NAME_CONTROLS.search(text) is not None:
+        raise ValueError(MODEL_NAME_EXPECTED.format(value=repr(text)))
+    return text
+
+
 class ProviderChoice(NamedTuple):
     """R-CLI-4's choice: ``missing_key`` names the default provider's unset key when ``fell_back``."""
 
@@ -154,7 +177,8 @@ class Settings:
     ``db_source`` is ``--db`` or ``HARNESS9_DB`` when one of them named it, so a missing folder
     can be reported under that name (R-CLI-13). ``db_url`` is the ``postgresql://`` URL when one
     was given (R-PG-1); ``db_path`` then only places the tool results. ``context_window`` None
-    means the model's. ``compact_at`` is the trigger's fraction of the window, None for off;
+    means the model's. ``summary_model`` is the summarizer's model, None for the main one
+    (R-CLI-20). ``compact_at`` is the trigger's fraction of the window, None for off;
     ``count_tokens`` asks the provider to count each request (R-CLI-15). ``raw`` turns off the
     line modes' cleaning of control characters (R-SAFE-2).
     """
@@ -179,7 +203,8 @@ class Settings:
     yes: bool = False
     lang: str = LOCALE_OTHER  # R-LANG-1: what no option, variable or locale names
     ttl_days: int | None = None
-    target: str | None = None  # show SESSION
+    target: str | None = None  # show SESSION, fork SESSION
+    fork_at: int | None = None  # fork --at N (R-FORK-1); None: every message
     query: str | None = None  # search QUERY…
     limit: int | None = None  # sessions / search --limit
     older_than_days: int | None = None  # prune --older-than
@@ -188,9 +213,16 @@ class Settings:
     destination: str | None = None  # copy DST
     overwrite: bool = False  # copy --overwrite
     compact_at: Fraction | None = DEFAULT_COMPACT_AT  # R-CLI-15
+    summary_model: str | None = None  # R-CLI-20
     count_tokens: bool = False  # R-CLI-15
     raw: bool = False  # R-SAFE-2: text written as received, control characters included
     json: bool = False  # R-CLI-16: run writes its events as JSON lines
+    home: Path | None = None  # R-INST-1: the folder of the user's AGENTS.md (R-MGR-1's, whatever --db says)
+    system: bool = False  # R-INST-6: show --system
+    allow_file: Path | None = None  # R-APPR-9: <home>/allow.json
+    allow_list: bool = False  # R-APPR-10: allow --list
+    allow_all: bool = False  # R-APPR-10: allow --list --all
+    allow_remove: tuple[str, ...] | None = None  # R-APPR-10: allow --remove RULE…
 
     @property
     def notice(self) -> str | None:
@@ -271,12 +303,27 @@ def expand_home(text: str) -> str:
     return os.path.expanduser(text)
 
 
-def _default_db(env: Mapping[str, str], cwd: str) -> Path:
-    """R-MGR-1's default file: ``$HARNESS9_HOME/sessions.db``, else ``~/.harness9/sessions.db``."""
+def home_folder(env: Mapping[str, str], cwd: str) -> Path:
+    """R-MGR-1's folder: ``$HARNESS9_HOME``, else ``~/.harness9``; the user's AGENTS.md is there (R-INST-1)."""
     home = _env(env, ENV_HOME)
     if home:
-        return Path(cwd, expand_home(home), DEFAULT_DB_NAME)
-    return Path.home() / DEFAULT_HOME_DIR / DEFAULT_DB_NAME
+        return Path(cwd, expand_home(home))
+    return Path.home() / DEFAULT_HOME_DIR
+
+
+def _default_db(env: Mapping[str, str], cwd: str) -> Path:
+    """R-MGR-1's default file: ``$HARNESS9_HOME/sessions.db``, else ``~/.harness9/sessions.db``."""
+    return home_folder(env, cwd) / DEFAULT_DB_NAME
+
+
+def _allow_remove(options: Mapping[str, object]) -> tuple[str, ...] | None:
+    """R-APPR-10: the words of ``allow --remove``; ``--all`` goes only with ``--list``."""
+    if options.get("allow_all") and not options.get("allow_list"):
+        raise UsageError(Said("err_all_needs_list"))
+    words = options.get("allow_remove")
+    if words is None:
+        return None
+    return tuple(str(word) for word in words) if isinstance(words, (list, tuple)) else (str(words),)
 
 
 def resolve_db(
@@ -367,6 +414,23 @@ def _compact_at(options: Mapping[str, object], env: Mapping[str, str]) -> Fracti
         raise UsageError(Said("err_compact_at", source=source, value=repr(text))) from None
 
 
+def _summary_model(options: Mapping[str, object], env: Mapping[str, str]) -> str | None:
+    """R-CLI-20: ``--summary-model``, else HARNESS9_SUMMARY_MODEL, else None (the main model summarises).
+
+    Raises:
+        UsageError: the name is empty (the option only: an empty variable is unset, R-CLI-3) or
+            holds white space or a control character.
+    """
+    given = options.get("summary_model")
+    source, text = ("--summary-model", str(given)) if given is not None else (ENV_SUMMARY_MODEL, _env(env, ENV_SUMMARY_MODEL))
+    if given is None and not text:
+        return None
+    try:
+        return parse_model_name(text)
+    except ValueError:
+        raise UsageError(Said("err_model_name", source=source, value=repr(text))) from None
+
+
 def _count_tokens(options: Mapping[str, object], provider: ProviderName) -> bool:
     """R-CLI-15: ``--count-tokens`` with a provider that has no counting endpoint is a usage error."""
     if not options.get("count_tokens"):
@@ -417,7 +481,8 @@ def resolve_settings(options: Mapping[str, object], env: Mapping[str, str], cwd:
             ``max_turns``, ``command``, ``prompt``, and the sub-commands' ``target``,
             ``query``, ``limit``, ``older_than``, ``dry_run``, and copy's ``source``,
             ``destination``, ``overwrite``, R-CLI-15's ``compact_at`` (its text) and
-            ``count_tokens``, R-SAFE-2's ``raw`` and R-CLI-16's ``json``); a missing name was not given.
+            ``count_tokens``, R-SAFE-2's ``raw``, R-CLI-16's ``json``, R-INST-6's ``system`` and
+            R-CLI-20's ``summary_model``); a missing name was not given.
         env: the environment.
         cwd: the current directory, the default working directory.
 
@@ -425,8 +490,9 @@ def resolve_settings(options: Mapping[str, object], env: Mapping[str, str], cwd:
         CliError: R-CLI-13's refusals, and invalid values of HARNESS9_LANG or
             HARNESS9_SESSION_TTL_DAYS. The provider and the TTL are checked only for the
             terminal UI and ``run``: listing or searching sessions needs no key.
-        UsageError: an invalid HARNESS9_COMPACT_AT, or ``--count-tokens`` with a provider
-            other than anthropic (R-CLI-15), checked only for the terminal UI and ``run``;
+        UsageError: an invalid HARNESS9_COMPACT_AT, ``--count-tokens`` with a provider
+            other than anthropic (R-CLI-15), or an invalid ``--summary-model`` or
+            HARNESS9_SUMMARY_MODEL (R-CLI-20), checked only for the terminal UI and ``run``;
             ``--raw`` for the terminal UI (R-SAFE-2); ``--json`` for anything but ``run`` (R-CLI-16).
     """
 
@@ -477,8 +543,16 @@ def resolve_settings(options: Mapping[str, object], env: Mapping[str, str], cwd:
         source=None if opt("source") is None else str(opt("source")),
         destination=None if opt("destination") is None else str(opt("destination")),
         overwrite=bool(opt("overwrite")),
+        fork_at=_int_or_none(opt("at")),
         compact_at=_compact_at(options, env) if agent else DEFAULT_COMPACT_AT,
         count_tokens=_count_tokens(options, choice.provider) if agent else False,
+        summary_model=_summary_model(options, env) if agent else None,
         raw=_raw(options, command),
         json=_json(options, command),
+        home=home_folder(env, cwd),
+        system=bool(opt("system")),
+        allow_file=home_folder(env, cwd) / ALLOW_FILE,
+        allow_list=bool(opt("allow_list")),
+        allow_all=bool(opt("allow_all")),
+        allow_remove=_allow_remove(options) if command == "allow" else None,
     )

@@ -1,5 +1,6 @@
-"""The session sub-commands: ``sessions``, ``show``, ``search``, ``prune`` (SPEC R-CLI-12) and
-``copy SRC DST [--overwrite]`` (R-PG-9, R-PG-10).
+"""The session sub-commands: ``sessions``, ``show``, ``search``, ``prune`` (SPEC R-CLI-12),
+``show --system`` (R-INST-6), ``copy SRC DST [--overwrite]`` (R-PG-9, R-PG-10) and ``fork SESSION [--at N]``
+(R-FORK-1, R-FORK-2); and ``allow`` (R-APPR-10), the allow rules.
 
 They work on the database only: no provider, no tools, no API key. Their output goes to
 standard output, one line per item, so it can be read by people and by ``grep``/``cut`` alike;
@@ -20,21 +21,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, TextIO
 
 from .._errors import Said
-from ..memory import POSTGRES_SCHEMES, Manager, copy_sessions, format_token_count, url_scheme
+from ..memory import POSTGRES_SCHEMES, Manager, SessionDatabaseError, copy_sessions, format_token_count, url_scheme
 from ..text import STRINGS, history_lines, strings_for, terminal_safe
-from ._output import Filter, line_filter
+from ..tools import AllowRules, command_words, rule_text, rules_directory
+from ._output import Filter, line_filter, stream_filter
 from ._parser import DEFAULT_LIMIT
 from ._run import silence
 from ._settings import CliError, Settings, expand_home
-from ._wiring import open_manager
+from ._wiring import build_instructions, check_workdir, open_manager
 
 if TYPE_CHECKING:
     from ..memory import PruneResult
 
 __all__ = [
+    "ALLOW_FILE_UNUSABLE",
     "COPIED_LINE",
+    "FORK_UNWRITABLE",
     "NO_INDEX_NOTICE",
     "NO_MATCH_LINE",
+    "NO_SUCH_RULE",
     "PRUNED_LINE",
     "SECONDS_PER_DAY",
     "SESSION_ROW",
@@ -42,8 +47,10 @@ __all__ = [
     "WOULD_PRUNE_LINE",
     "format_when",
     "prune_line",
+    "run_allow",
     "run_command",
     "run_copy",
+    "run_fork",
 ]
 
 TIME_FORMAT: Final = "%Y-%m-%d %H:%M"  # R-CLI-12: local time
@@ -105,6 +112,29 @@ def _show(manager: Manager, target: str, lang: str, clean: Filter, out: TextIO) 
     return 0
 
 
+def _show_system(settings: Settings, out: TextIO, err: TextIO) -> int:
+    """``show --system [SESSION]`` (R-INST-6): the system prompt a run would send now, built as
+    the agent builds it (R-INST-4); the warnings on standard error as ``run`` writes them.
+
+    A SESSION is resolved first, so an unknown one prints nothing; the prompt is the same for
+    every session (it is never stored, R-ENG-3), and without SESSION no database is opened.
+    """
+    if settings.target is not None:
+        with open_manager(settings, read_only=True) as manager:
+            manager.open_session(manager.resolve_session_id(settings.target))
+
+    warning = strings_for(settings.lang)["cli_warning"]
+
+    def warn(line: str) -> None:
+        err.write(terminal_safe(warning.format(message=line)) + "\n")  # R-SAFE-2: always safe
+        err.flush()
+
+    prompt = build_instructions(settings, warn)()
+    out.write(stream_filter(settings.raw)(prompt) + "\n")
+    out.flush()
+    return 0
+
+
 def _search(manager: Manager, query: str, limit: int, lang: str, clean: Filter, out: TextIO, err: TextIO) -> int:
     texts = strings_for(lang)
     if not manager.search_indexed:
@@ -132,6 +162,8 @@ def run_command(settings: Settings, out: TextIO, err: TextIO) -> int:
     Errors (an unknown or ambiguous SESSION, a blank query, a database that cannot be opened)
     propagate to ``main``, which reports them as one line with exit status 1 (R-CLI-6).
     """
+    if settings.command == "allow":
+        return run_allow(settings, out, err)  # R-APPR-10: no database
     try:
         return _dispatch(settings, out, err)
     except BrokenPipeError:  # ``harness9-ref show … | head``: the reader has all it wanted
@@ -140,6 +172,8 @@ def run_command(settings: Settings, out: TextIO, err: TextIO) -> int:
 
 
 def _dispatch(settings: Settings, out: TextIO, err: TextIO) -> int:
+    if settings.command == "show" and settings.system:
+        return _show_system(settings, out, err)
     limit: int = settings.limit if settings.limit is not None else DEFAULT_LIMIT
     clean = line_filter(settings.raw)  # R-SAFE-2
     with open_manager(settings, read_only=settings.command != "prune") as manager:  # R-CLI-12
@@ -190,5 +224,81 @@ def run_copy(settings: Settings, out: TextIO) -> int:
         result = copy_sessions(src, dst, overwrite=settings.overwrite)
     line = strings_for(settings.lang)["cli_copied"].format(sessions=result.sessions, messages=result.messages)
     out.write(line + "\n")
+    out.flush()
+    return 0
+
+
+FORK_UNWRITABLE: Final = STRINGS["en"]["err_fork_unwritable"]  # R-FORK-2, in English (R-LANG-2)
+
+
+def run_fork(settings: Settings, out: TextIO) -> int:
+    """Fork SESSION into a new session and print the new id, one line (R-FORK-1).
+
+    SESSION is resolved on the database opened read-only first, so an unknown or ambiguous one
+    (or a missing database file) is refused before anything could be created; the fork itself
+    is one transaction (R-MGR-11), so a refused ``--at`` or a database that cannot be written
+    leaves nothing behind (R-FORK-2).
+
+    Raises:
+        SessionError: SESSION is unknown or ambiguous, ``--at`` is past its end or just before a
+            result, or the database cannot be written; nothing is created.
+    """
+    with open_manager(settings, read_only=True) as reader:
+        session_id = reader.resolve_session_id(settings.target or "")
+    if settings.db_url is None and not os.access(settings.db_path, os.W_OK):
+        # Refused before SQLite is asked: it would leave -wal and -shm files beside a read-only file.
+        raise SessionDatabaseError(Said("err_fork_unwritable", message=f"{settings.db_path} is read-only"))
+    try:
+        with open_manager(settings) as manager:
+            fork = manager.fork_session(session_id, settings.fork_at)
+    except SessionDatabaseError as exc:  # a read-only file or file system (R-DB-12), a full disk
+        raise SessionDatabaseError(Said("err_fork_unwritable", message=exc)) from exc
+    out.write(fork.session_id + "\n")
+    out.flush()
+    return 0
+
+
+NO_SUCH_RULE: Final = STRINGS["en"]["err_no_such_rule"]  # R-APPR-10, in English (R-LANG-2)
+ALLOW_FILE_UNUSABLE: Final = STRINGS["en"]["err_allow_unusable"]  # R-APPR-9's AllowFileError, in English
+RULE_INDENT: Final = "  "  # R-APPR-10: a rule under its directory with --all
+
+
+def run_allow(settings: Settings, out: TextIO, err: TextIO) -> int:
+    """``allow --list [--all]`` or ``allow --remove RULE…`` on the working directory (R-APPR-10).
+
+    Nothing is created: a missing allow file lists no rule, and one is written only when a rule
+    goes. Every line is made terminal-safe (R-SAFE-1): a rule's words come from the model.
+
+    Raises:
+        AllowFileError: the allow file is unusable (R-APPR-9); it is left as it is.
+        CliError: the working directory is not a directory, or ``--remove`` names no rule of it.
+    """
+    assert settings.allow_file is not None
+    check_workdir(settings)
+    rules = AllowRules(settings.allow_file)
+    directory = rules_directory(settings.workdir)
+    texts = strings_for(settings.lang)
+    if settings.allow_remove is not None:
+        typed = " ".join(settings.allow_remove)
+        words = command_words(typed)
+        if words is None or not rules.remove(directory, words):
+            shown = rule_text(words) if words is not None else typed
+            raise CliError(Said("err_no_such_rule", rule=shown, workdir=directory))
+        out.write(terminal_safe(texts["allow_removed"].format(rule=rule_text(words), workdir=directory)) + "\n")
+        out.flush()
+        return 0
+    kept = rules.load()
+    lines = (
+        [line for where in sorted(kept) if kept[where] for line in (where, *(RULE_INDENT + rule_text(r) for r in kept[where]))]
+        if settings.allow_all
+        else [rule_text(rule) for rule in kept.get(directory, [])]
+    )
+    if not lines:
+        none = texts["allow_none_all"] if settings.allow_all else texts["allow_none"].format(workdir=directory)
+        err.write(terminal_safe(none) + "\n")
+        err.flush()
+        return 0
+    for line in lines:
+        out.write(terminal_safe(line) + "\n")
     out.flush()
     return 0

@@ -1,18 +1,28 @@
 """Building the program from its settings, as R-CLI-5 wires it
-(SPEC R-CLI-5, R-CLI-8, R-CLI-9, R-CLI-10, R-CLI-13, R-CLI-15, R-PRUNE-2, R-LANG-3).
+(SPEC R-CLI-5, R-CLI-8, R-CLI-9, R-CLI-10, R-CLI-13, R-CLI-15, R-CLI-20, R-PRUNE-2, R-INST-4, R-LANG-3).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 from .._errors import Said
-from ..engine import AgentEngine, RetryPolicy
+from ..engine import AgentEngine, InstructionWarning, ProjectInstructions, RetryPolicy
 from ..memory import ForeignDatabase, Manager, new_summarization_compactor
 from ..offline import OfflineProvider
-from ..provider import AnthropicProvider, OpenAIProvider, TokenCounter, get_model_limits, reserved_output_tokens_of
-from ..tools import Registry
+from ..provider import (
+    OFFICIAL_BASE_URLS,
+    AnthropicProvider,
+    OpenAIProvider,
+    TokenCounter,
+    get_model_limits,
+    request_model,
+    reserved_output_tokens_of,
+)
+from ..text import instruction_warning_line
+from ..tools import AllowRules, Registry
 from ._settings import CliError, Settings
 
 if TYPE_CHECKING:
@@ -24,13 +34,16 @@ __all__ = [
     "TOOL_RESULTS_DIR",
     "CliError",
     "build_engine",
+    "build_instructions",
     "build_provider",
     "build_registry",
+    "build_summarizer",
     "check_workdir",
     "context_window",
     "open_manager",
     "open_session",
     "prune_expired",
+    "request_model_of",
 ]
 
 TOOL_RESULTS_DIR: Final = "tool-results"  # R-CLI-5: <home>/tool-results, home = the database's folder
@@ -44,17 +57,35 @@ def check_workdir(settings: Settings) -> None:
         raise CliError(Said("err_workdir", path=settings.workdir))
 
 
-def build_provider(settings: Settings, *, streaming_delay: bool = False) -> LLMProvider:
-    """The provider of R-CLI-4; ``streaming_delay`` paces the offline provider's words for the UI."""
+def build_provider(settings: Settings, *, streaming_delay: bool = False, model: str | None = None) -> LLMProvider:
+    """The provider of R-CLI-4 for ``model`` (the main one by default); ``streaming_delay`` paces
+    the offline provider's words for the UI."""
+    name = settings.model if model is None else model
     if settings.provider == "openai":
         if settings.base_url:
-            return OpenAIProvider(settings.model, settings.api_key, settings.base_url)
-        return OpenAIProvider(settings.model, settings.api_key)
+            return OpenAIProvider(name, settings.api_key, settings.base_url)
+        return OpenAIProvider(name, settings.api_key)
     if settings.provider == "anthropic":
         if settings.base_url:
-            return AnthropicProvider(settings.model, settings.api_key, settings.base_url)
-        return AnthropicProvider(settings.model, settings.api_key)
+            return AnthropicProvider(name, settings.api_key, settings.base_url)
+        return AnthropicProvider(name, settings.api_key)
     return OfflineProvider(chunk_delay=OFFLINE_CHUNK_DELAY if streaming_delay else 0.0)
+
+
+def build_summarizer(settings: Settings, provider: LLMProvider) -> LLMProvider:
+    """Who makes the summaries (R-CLI-20): ``provider`` itself, or with ``--summary-model`` the
+    same provider, base URL and key for that model. The offline provider sends no model, so it
+    summarises itself whatever the option says."""
+    if settings.summary_model is None or settings.provider == "offline":
+        return provider
+    return build_provider(settings, model=settings.summary_model)
+
+
+def request_model_of(settings: Settings) -> str:
+    """The name the main model's requests carry (R-PRV-27): for the provider's base URL, its
+    default when none is set; the offline provider sends none, and keeps the name as configured."""
+    base_url = settings.base_url or OFFICIAL_BASE_URLS.get(settings.provider)
+    return settings.model if base_url is None else request_model(settings.provider, settings.model, base_url)
 
 
 def context_window(settings: Settings) -> int:
@@ -116,19 +147,46 @@ def open_session(manager: Manager, settings: Settings) -> Session:
 
 def build_registry(settings: Settings, approve: Approve | None) -> Registry:
     """The tools on the working directory (R-TOOL), asking ``approve`` before each command
-    (R-APPR-1); None runs every command (``--yes``)."""
+    (R-APPR-1) that no allow rule of ``<home>/allow.json`` covers (R-APPR-7, R-APPR-9); None
+    runs every command (``--yes``)."""
     if approve is None:
         return Registry(settings.workdir)
-    return Registry(settings.workdir, approve=approve)
+    rules = AllowRules(settings.allow_file) if settings.allow_file is not None else None
+    return Registry(settings.workdir, approve=approve, rules=rules)
 
 
-def build_engine(settings: Settings, provider: LLMProvider, session: Session, registry: Registry) -> AgentEngine:
+def build_instructions(settings: Settings, warn: Callable[[str], None] | None = None) -> ProjectInstructions:
+    """The prompt builder of R-INST-4: the built-in prompt and the AGENTS.md files of the home
+    folder and the working directory, read again at every run; each new warning goes to ``warn``
+    as its line in the language of R-CLI-14 (the UI sets its own sink later)."""
+    instructions = ProjectInstructions(settings.workdir, None if settings.home is None else str(settings.home))
+    if warn is not None:
+        lang = settings.lang
+
+        def report(warning: InstructionWarning) -> None:
+            warn(instruction_warning_line(warning, lang))
+
+        instructions.on_warning = report
+    return instructions
+
+
+def build_engine(
+    settings: Settings,
+    provider: LLMProvider,
+    session: Session,
+    registry: Registry,
+    prompt_builder: ProjectInstructions | None = None,
+) -> AgentEngine:
     """The engine of R-CLI-5 in long-session mode (R-LONG-1), with R-CLI-15's trigger and counter.
+
+    Its system prompt comes from ``prompt_builder`` (R-INST-4; ``build_instructions(settings)``
+    when None), called at the start of every run.
 
     It saves as it goes (R-ENG-23): the prompt before the first call, each step once complete.
 
-    The same provider summarises, with the TokenBudget fallback; each summarizer request is kept
-    within half the window, and runs start from the session's checkpoint. The trigger leaves
+    ``build_summarizer``'s provider summarises, with the TokenBudget fallback; each summarizer
+    request is kept within half the window (the main model's, whatever model summarises,
+    R-CLI-20), and runs start from the session's checkpoint. The trigger leaves
     room for the ``max_tokens`` the provider asks for (R-LONG-10); with ``--count-tokens`` the
     provider counts each request (settings allow it only for the Anthropic provider).
     """
@@ -137,8 +195,9 @@ def build_engine(settings: Settings, provider: LLMProvider, session: Session, re
     return AgentEngine(
         provider,
         registry,
+        prompt_builder=prompt_builder if prompt_builder is not None else build_instructions(settings),
         session=session,
-        compactor=new_summarization_compactor(provider, window, request_limit=window // 2),
+        compactor=new_summarization_compactor(build_summarizer(settings, provider), window, request_limit=window // 2),
         context_window=window,
         max_turns=settings.max_turns,
         long_session=True,

@@ -19,11 +19,13 @@ from ._base import (
     reserved_output_tokens_of,
 )
 from ._classify import ANTHROPIC_OVERFLOW_PHRASES, ERROR_EXCERPT_CHARS, OPENAI_OVERFLOW_PHRASES
+from ._endpoint import OFFICIAL_BASE_URLS, is_official_endpoint, request_model
 from ._errors import (
     AuthenticationError,
     ContextLengthExceeded,
     InvalidRequestError,
     MalformedResponse,
+    ModelNotFound,
     OverloadedError,
     ProviderConnectionError,
     ProviderError,
@@ -59,6 +61,7 @@ __all__ = (
     "DEFAULT_TIMEOUT",
     "ERROR_EXCERPT_CHARS",
     "MODEL_REGISTRY",
+    "OFFICIAL_BASE_URLS",
     "OPENAI_OVERFLOW_PHRASES",
     "AnthropicProvider",
     "AuthenticationError",
@@ -69,6 +72,7 @@ __all__ = (
     "LLMProvider",
     "MalformedResponse",
     "ModelLimits",
+    "ModelNotFound",
     "OpenAIProvider",
     "OverloadedError",
     "ProviderConnectionError",
@@ -89,8 +93,10 @@ __all__ = (
     "assemble_stream",
     "error_chunk",
     "get_model_limits",
+    "is_official_endpoint",
     "normalize_model_name",
     "openai",
     "redact",
+    "request_model",
     "reserved_output_tokens_of",
 )

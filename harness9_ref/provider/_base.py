@@ -1,5 +1,5 @@
 """The provider protocols and the one HTTP provider shell both vendors share (SPEC R-PRV-1,
-R-PRV-2, R-PRV-3, R-PRV-19, R-PRV-22, R-PRV-25, R-PRV-26).
+R-PRV-2, R-PRV-3, R-PRV-19, R-PRV-22, R-PRV-25, R-PRV-26, R-PRV-27).
 
 ``HttpProvider`` knows nothing of either API: it is given a ``WireFormat`` (the pure build,
 parse and assemble functions of one vendor) and does the I/O through ``_transport``. So
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Final, Protocol, TypeVar, runtime_checkable
 
 from ..schema import CHUNK_ERROR, Message, StreamChunk, ToolDefinition, Usage
+from ._endpoint import request_model
 from ._errors import REDACTED, ProviderError, error_chunk
 from ._http import HttpRequest
 from ._streaming import Assembler, ErrorParser, stream_chunks
@@ -143,6 +144,11 @@ class HttpProvider:
         return self._wire.build_request(
             self.model, messages, tools, stream=stream, api_key=self._api_key, base_url=self.base_url
         )
+
+    @property
+    def request_model(self) -> str:
+        """The ``model`` member its requests carry: R-PRV-27's request model for its base URL."""
+        return request_model(self._wire.name, self.model, self.base_url)
 
     @property
     def reserved_output_tokens(self) -> int:

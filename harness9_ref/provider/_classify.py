@@ -1,4 +1,4 @@
-"""Classify provider errors (SPEC R-ERR-2, R-ERR-3, R-ERR-4, R-ERR-8 … R-ERR-10).
+"""Classify provider errors (SPEC R-ERR-2, R-ERR-3, R-ERR-4, R-ERR-8 … R-ERR-11).
 
 The rules of R-ERR-3 are data: ``BODY_RULES`` (by the provider's own error type or code, or by
 the words of its message) are tried first, in order, then ``STATUS_RULES`` (by HTTP status);
@@ -21,6 +21,7 @@ from ._errors import (
     AuthenticationError,
     ContextLengthExceeded,
     InvalidRequestError,
+    ModelNotFound,
     OverloadedError,
     ProviderError,
     RateLimitError,
@@ -95,16 +96,13 @@ BODY_RULES: Final[tuple[BodyRule, ...]] = (
         ContextLengthExceeded,
         tuple(ANTHROPIC_OVERFLOW_PHRASES.splitlines()),
     ),
-    BodyRule(
-        "anthropic",
-        "type",
-        frozenset({"invalid_request_error", "not_found_error", "request_too_large"}),
-        InvalidRequestError,
-    ),
+    BodyRule("anthropic", "type", frozenset({"not_found_error"}), ModelNotFound),
+    BodyRule("anthropic", "type", frozenset({"invalid_request_error", "request_too_large"}), InvalidRequestError),
     BodyRule("anthropic", "type", frozenset({"api_error"}), ServerError),
     BodyRule("openai", "code", frozenset({"context_length_exceeded"}), ContextLengthExceeded),
     BodyRule("openai", "type", frozenset({LLAMA_CPP_OVERFLOW_TYPE}), ContextLengthExceeded),
     BodyRule("openai", None, frozenset(), ContextLengthExceeded, tuple(OPENAI_OVERFLOW_PHRASES.splitlines())),
+    BodyRule("openai", "code", frozenset({"model_not_found"}), ModelNotFound),
 )
 
 # R-ERR-3, by HTTP status when no body rule matched: (lowest, highest, class), first match wins.

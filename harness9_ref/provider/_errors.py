@@ -12,6 +12,7 @@ Tree (code in brackets)::
     ├── OverloadedError [overloaded]
     ├── ContextLengthExceeded [context_length_exceeded]
     ├── InvalidRequestError [invalid_request]
+    │   └── ModelNotFound [model_not_found]   (R-ERR-11)
     ├── ServerError [server_error]
     ├── ProviderTimeout [timeout]
     ├── ProviderConnectionError [connection_error]
@@ -35,6 +36,7 @@ __all__ = [  # gets re-exported
     "ContextLengthExceeded",
     "InvalidRequestError",
     "MalformedResponse",
+    "ModelNotFound",
     "OverloadedError",
     "ProviderConnectionError",
     "ProviderError",
@@ -154,6 +156,17 @@ class InvalidRequestError(ProviderError):
     """The provider refused the request as invalid (any other 4xx)."""
 
     code: ClassVar[str] = "invalid_request"
+
+
+class ModelNotFound(InvalidRequestError):
+    """The provider does not know the model the request named (R-ERR-11): OpenAI's
+    ``model_not_found``, Anthropic's ``not_found_error``.
+
+    A class of its own so that the agent can say which model and how to choose another
+    (R-CLI-19); an ``InvalidRequestError`` still, so nothing retries it.
+    """
+
+    code: ClassVar[str] = "model_not_found"
 
 
 class ServerError(ProviderError):

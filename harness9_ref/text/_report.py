@@ -1,6 +1,7 @@
 """What the context holds, in words: the notice of each compaction tier, the lines of
-``/context``, the notice of a retry and a run's error message (SPEC R-TUI-5, R-TUI-20, R-TUI-21,
-R-ENG-22, R-LANG-3).
+``/context`` with the AGENTS.md files in the system prompt, the notice of a retry, the
+warnings about AGENTS.md files and a run's error message (SPEC R-TUI-5, R-TUI-20, R-TUI-21,
+R-ENG-22, R-INST-2, R-INST-5, R-CLI-19, R-LANG-3).
 
 Both read JSON-friendly data (the engine's dataclasses or their ``to_dict`` objects), so the
 terminal UI, ``harness9-ref run`` and the conformance adapter render the same text.
@@ -14,14 +15,18 @@ from typing import Any, Final
 
 from ..engine import (
     CANCELLED,
+    INSTRUCTIONS_MAX_BYTES,
     INTERNAL_ERROR,
     MAX_TURNS,
     CompactionData,
     ContextPart,
     ContextReport,
     ErrorData,
+    InstructionFile,
+    InstructionWarning,
     RetryData,
     SaveFailedData,
+    one_line,
 )
 from ..memory import format_token_count
 from ._strings import (
@@ -39,6 +44,8 @@ __all__ = [
     "compaction_notice",
     "context_lines",
     "context_report_from_dict",
+    "instruction_lines",
+    "instruction_warning_line",
     "not_saved_notice",
     "retry_notice",
     "run_error",
@@ -46,6 +53,7 @@ __all__ = [
 ]
 
 _TYPE_PREFIX: Final = re.compile(r"[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning)(?::\s*|$)")
+MODEL_NOT_FOUND: Final = "model_not_found"  # R-ERR-11: the code of a model the provider does not know
 
 
 def without_type_name(message: str) -> str:
@@ -53,15 +61,20 @@ def without_type_name(message: str) -> str:
     return _TYPE_PREFIX.sub("", message, count=1) if _TYPE_PREFIX.match(message) else message
 
 
-def run_error(data: ErrorData, lang: str = DEFAULT_LANG, max_turns: int = 0) -> str:
+def run_error(data: ErrorData, lang: str = DEFAULT_LANG, max_turns: int = 0, provider: str = "", model: str = "") -> str:
     """The message of a run's error event in ``lang`` (R-LANG-3): ``cancelled`` and, given the
-    engine's limit, ``max_turns`` by their codes; an internal error behind ``cli_internal``
-    without its type name (R-CLI-13); any other as the run reported it (a provider's words)."""
+    engine's limit, ``max_turns`` by their codes; a model the provider does not know as
+    R-CLI-19's line naming ``provider`` and ``model`` (the request model) and how to choose
+    another, since the provider's own words do not always name it (``Not found``); an internal
+    error behind ``cli_internal`` without its type name (R-CLI-13); any other as the run
+    reported it (a provider's words)."""
     texts = strings_for(lang)
     if data.code == CANCELLED:
         return texts["cancelled"]
     if data.code == MAX_TURNS and max_turns > 0:
         return texts["err_max_turns"].format(max_turns=max_turns)
+    if data.code == MODEL_NOT_FOUND:
+        return texts["model_not_found"].format(provider=provider, model=model, message=one_line(data.message))
     if data.code == INTERNAL_ERROR:
         return texts["cli_internal"].format(message=without_type_name(data.message) or texts["cli_unexpected"])
     return data.message
@@ -143,13 +156,49 @@ def context_report_from_dict(data: Mapping[str, Any]) -> ContextReport:
     )
 
 
-def context_lines(report: ContextReport, lang: str = DEFAULT_LANG) -> list[str]:
+def instruction_warning_line(warning: InstructionWarning | Mapping[str, Any], lang: str = DEFAULT_LANG) -> str:
+    """The line of a warning about an AGENTS.md file (R-INST-2): ``instructions_<kind>`` of ``lang``."""
+    return strings_for(lang)[f"instructions_{_field(warning, 'kind')}"].format(
+        path=_field(warning, "path"),
+        size=int(_field(warning, "size", 0)),
+        limit=INSTRUCTIONS_MAX_BYTES,
+        reason=_field(warning, "reason", ""),
+    )
+
+
+def instruction_lines(
+    files: Sequence[InstructionFile | Mapping[str, Any]], lang: str = DEFAULT_LANG
+) -> list[str]:
+    """/context's lines for the AGENTS.md files in the system prompt (R-INST-5), in their order.
+
+    Each is indented under the system prompt's line and names the file and its tokens (R-FMT),
+    ``(cut)`` when only its start is used; with no file one line says there is none, so a file
+    that was expected and not found shows.
+    """
+    texts = strings_for(lang)
+    indent = CONTEXT_INDENT * 2
+    if not files:
+        return [indent + texts["instructions_context_none"]]
+    lines = []
+    for file in files:
+        key = "instructions_context_file_cut" if _field(file, "cut", False) else "instructions_context_file"
+        tokens = format_token_count(int(_field(file, "tokens")))
+        lines.append(indent + texts[key].format(path=_field(file, "path"), tokens=tokens))
+    return lines
+
+
+def context_lines(
+    report: ContextReport,
+    lang: str = DEFAULT_LANG,
+    instructions: Sequence[InstructionFile | Mapping[str, Any]] | None = None,
+) -> list[str]:
     """What ``/context`` shows for ``report`` (R-TUI-20).
 
     A header with the total, the window and the source; one indented line per part of the
-    report, in its order (the counted parts with their count); then the trigger: its tokens,
-    or that automatic compaction is off. Percentages are of the window, ``n * 100 // window``;
-    with the window unknown (0) no percentage and no trigger line are shown.
+    report, in its order (the counted parts with their count), the system prompt's followed by
+    ``instruction_lines`` when ``instructions`` is given (R-INST-5); then the trigger: its
+    tokens, or that automatic compaction is off. Percentages are of the window,
+    ``n * 100 // window``; with the window unknown (0) no percentage and no trigger line are shown.
 
     Raises:
         ValueError: a part's name or the source is not one R-LONG-17 defines.
@@ -182,6 +231,8 @@ def context_lines(report: ContextReport, lang: str = DEFAULT_LANG) -> list[str]:
             label=texts[f"context_{part.name}"], tokens=tokens, count=part.count, pct=pct(part.tokens) if known else 0
         )
         lines.append(CONTEXT_INDENT + text)
+        if part.name == "system" and instructions is not None:
+            lines.extend(instruction_lines(instructions, lang))
     if known:
         if report.budget > 0:
             lines.append(texts["context_trigger"].format(budget=format_token_count(report.budget), pct=pct(report.budget)))

@@ -37,6 +37,7 @@ __all__ = [  # gets re-exported
     "DEFAULT_LANG",
     "ELLIPSIS",
     "ERROR_PREFIX",
+    "FORK_COMMAND",
     "HELP_COMMAND",
     "HIGH_PERCENT",
     "INPUT_PROMPT",
@@ -52,6 +53,8 @@ __all__ = [  # gets re-exported
     "RESUME_ITEM",
     "RESUME_PROMPT",
     "RESUME_TIME_FORMAT",
+    "REWIND_COMMAND",
+    "REWIND_ITEM",
     "SEARCH_COMMAND",
     "STATUS_BAR",
     "STATUS_CTX",
@@ -82,6 +85,7 @@ compaction_cleared = \u26a1 上下文已压缩：清除了 {cleared} 条旧工�
 compaction_summary = \u26a1 上下文已压缩：总结了较早的对话 \u2014 {tokens_before} \u2192 {tokens_after} tokens\uff08{msgs_before} \u2192 {msgs_after} 条消息\uff09
 retry_notice = \u21bb {delay} 秒后重试：{message}\uff08第 {attempt} 次，共 {max_attempts} 次\uff09
 not_saved_notice = \u26a0 本轮有 {unsaved} 条消息未能保存（共 {total} 条）：{message}
+model_not_found = {provider} 没有模型 {model}：请用 --model 或 LLM_MODEL 选择一个模型（{message}）
 compaction_fallback = \u26a1 上下文已压缩：总结失败，丢弃了较早的消息 \u2014 {tokens_before} \u2192 {tokens_after} tokens\uff08{msgs_before} \u2192 {msgs_after} 条消息\uff09
 compaction_paused = \u26a1 上下文已压缩：总结连续失败，暂停总结并丢弃了较早的消息 \u2014 {tokens_before} \u2192 {tokens_after} tokens\uff08{msgs_before} \u2192 {msgs_after} 条消息\uff09
 compaction_shortened = \u26a1 上下文已压缩：截短了过长的消息 \u2014 {tokens_before} \u2192 {tokens_after} tokens
@@ -104,6 +108,13 @@ context_cleared = 已清除的工具结果
 context_exact = 精确计数
 context_anchored = 按上次实际用量推算
 context_estimate = 估算
+instructions_context_file = AGENTS.md：{path}，{tokens} tokens
+instructions_context_file_cut = AGENTS.md：{path}，{tokens} tokens（已截断）
+instructions_context_none = AGENTS.md：无
+instructions_not_a_file = 已跳过 AGENTS.md：{path} 不是普通文件
+instructions_unreadable = 已跳过 AGENTS.md：无法读取 {path}（{reason}）
+instructions_too_large = AGENTS.md 过大：{path} 有 {size} 字节，超过 {limit} 字节；只使用开头部分
+instructions_not_utf8 = 已跳过 AGENTS.md：{path} 不是有效的 UTF-8 文本
 unknown_command = 未知命令：{input}
 interrupted = 已中断
 error_line = 错误：{message}
@@ -146,6 +157,13 @@ err_not_prefix = {text} 不是会话 id，也不是其前缀（4 到 35 个 0-9�
 err_query_empty = 搜索关键词为空
 err_nothing_to_compact = 还没有足够早的内容可以总结
 err_max_turns = 已达到轮数上限（{max_turns} 轮）
+err_model_name = {source}：应为模型名，实际为 {value}
+err_all_needs_list = allow --all 需要 --list
+err_no_such_rule = allow --remove：{workdir} 没有规则 {rule}
+err_allow_unusable = {path}：不是可用的允许规则文件（{reason}）；它保持原样，其中的规则不被使用
+err_fork_unwritable = fork 要写入一个新会话，而数据库无法写入：{message}
+err_fork_beyond = 会话 {id} 有 {count} 条消息；分叉最多保留这么多条，而不是 {at}
+err_fork_result = 会话 {id} 的第 {at} 条消息是工具结果；分叉不能停在调用和它的结果之间
 cancelled = 已取消
 busy_prompt = 正在运行一轮对话；请等待它结束或按 Ctrl+C 中断
 busy_command = 运行中不能使用 {command}；请先按 Ctrl+C 中断
@@ -168,12 +186,19 @@ age_now = 刚刚
 age_minutes = {n} 分钟前
 age_hours = {n} 小时前
 age_days = {n} 天前
-approve_prompt = 运行命令？{command}  [y] 是 / [n] 否 / [a] 本会话总是
+approve_prompt = 运行命令？{command}  [y] 是 / [n] 否 / [a] 总是…
 approve_yes = 已允许
 approve_always = 已允许，本会话不再询问
 approve_no = 已拒绝
 approve_change_prompt = 修改文件？{subject}  [y] 是 / [n] 否 / [a] 本会话总是
 diff_more = …（还有 {n} 行差异）
+allow_prompt = 在 {workdir} 中总是允许：{choices}  [s] 本会话的所有命令  [Enter] 返回
+allow_prompt_none = 没有规则能涵盖此命令（含 shell 运算符、展开、注释、未闭合的引号或赋值）：[s] 本会话的所有命令  [Enter] 返回
+allow_choice = [{k}] {rule}
+allow_added = 已允许；今后在 {workdir} 中以 {rule} 开头的命令不再询问
+allow_none = {workdir} 没有允许规则
+allow_none_all = 没有允许规则
+allow_removed = 已删除 {workdir} 的规则 {rule}
 help_commands = 命令：
 help_new = /new  新建会话
 help_resume = /resume  列出最近的会话并恢复其中一个
@@ -185,6 +210,18 @@ help_exit = /exit  退出
 help_keys = 按键：Tab 补全命令，↑↓ 历史输入，PageUp/PageDown 滚动，Ctrl+C 中断或退出
 start_hint = 输入 /help 查看命令和按键
 new_session = 已新建会话 {session}
+help_fork = /fork  在本会话的副本中继续
+help_rewind = /rewind  回到你的某条输入之前（在副本中）
+fork_done = 已复制为新会话 {session}（{n} 条消息）
+fork_nothing = 无法复制：本会话还没有保存任何消息
+rewind_header = 你的输入（{n} 条）：
+rewind_header_page = 你的输入（第 {page} 页，{n} 条）：
+rewind_prompt = 输入序号回到该条输入之前（其他 Enter 取消）：
+rewind_prompt_previous = 输入序号回到该条输入之前，p 更早的输入（其他 Enter 取消）：
+rewind_prompt_next = 输入序号回到该条输入之前，n 更晚的输入（其他 Enter 取消）：
+rewind_prompt_pages = 输入序号回到该条输入之前，p 更早的输入，n 更晚的输入（其他 Enter 取消）：
+rewind_empty = 没有可以回到之前的输入
+rewind_done = 已回到第 {k} 条输入之前，新会话 {session}；该输入已放回输入行，可修改后发送
 [en]
 status_name = [harness9]
 status_workdir = workdir: {workdir}
@@ -196,6 +233,7 @@ compaction_cleared = \u26a1 context compacted: old tool results cleared ({cleare
 compaction_summary = \u26a1 context compacted: earlier conversation summarized \u2014 {tokens_before} \u2192 {tokens_after} tokens ({msgs_before} \u2192 {msgs_after} messages)
 retry_notice = \u21bb retrying in {delay} s: {message} (attempt {attempt} of {max_attempts})
 not_saved_notice = \u26a0 {unsaved} of {total} messages of this turn were not saved: {message}
+model_not_found = {provider} has no model {model}: choose one with --model or LLM_MODEL ({message})
 compaction_fallback = \u26a1 context compacted: the summary failed, earlier messages dropped \u2014 {tokens_before} \u2192 {tokens_after} tokens ({msgs_before} \u2192 {msgs_after} messages)
 compaction_paused = \u26a1 context compacted: summaries paused after repeated failures, earlier messages dropped \u2014 {tokens_before} \u2192 {tokens_after} tokens ({msgs_before} \u2192 {msgs_after} messages)
 compaction_shortened = \u26a1 context compacted: long messages shortened \u2014 {tokens_before} \u2192 {tokens_after} tokens
@@ -218,6 +256,13 @@ context_cleared = cleared tool results
 context_exact = exact count
 context_anchored = anchored on the last count
 context_estimate = estimate
+instructions_context_file = AGENTS.md: {path}, {tokens} tokens
+instructions_context_file_cut = AGENTS.md: {path}, {tokens} tokens (cut)
+instructions_context_none = AGENTS.md: none
+instructions_not_a_file = AGENTS.md skipped: {path} is not a regular file
+instructions_unreadable = AGENTS.md skipped: cannot read {path} ({reason})
+instructions_too_large = AGENTS.md too large: {path} has {size} bytes, more than {limit}; only its start is used
+instructions_not_utf8 = AGENTS.md skipped: {path} is not valid UTF-8
 unknown_command = unknown command: {input}
 interrupted = interrupted
 error_line = error: {message}
@@ -260,6 +305,13 @@ err_not_prefix = {text} is not a session id or a prefix of one (4 to 35 characte
 err_query_empty = the search query is empty
 err_nothing_to_compact = nothing is old enough to summarise yet
 err_max_turns = turn limit reached ({max_turns} turns)
+err_model_name = {source}: expected a model name, got {value}
+err_all_needs_list = allow --all needs --list
+err_no_such_rule = allow --remove: no rule {rule} for {workdir}
+err_allow_unusable = {path}: not a usable allow-rules file ({reason}); it is left as it is and its rules are not used
+err_fork_unwritable = fork writes a new session, and the database cannot be written: {message}
+err_fork_beyond = session {id} holds {count} messages; a fork keeps at most that many, not {at}
+err_fork_result = message {at} of session {id} is a tool result; a fork cannot end between a call and its result
 cancelled = cancelled
 busy_prompt = a turn is running; wait for it or press Ctrl+C
 busy_command = {command} is not available while a turn is running; press Ctrl+C first
@@ -282,12 +334,19 @@ age_now = just now
 age_minutes = {n} min ago
 age_hours = {n} h ago
 age_days = {n} d ago
-approve_prompt = Run command? {command}  [y]es / [n]o / [a]lways in this session
+approve_prompt = Run command? {command}  [y]es / [n]o / [a]lways…
 approve_yes = allowed
 approve_always = allowed; no more questions in this session
 approve_no = declined
 approve_change_prompt = Apply this change? {subject}  [y]es / [n]o / [a]lways in this session
 diff_more = … ({n} more diff lines)
+allow_prompt = Always allow in {workdir}: {choices}  [s] every command, this session only  [Enter] back
+allow_prompt_none = No rule can cover this command (shell operators, an expansion, a comment, an open quote or an assignment): [s] every command, this session only  [Enter] back
+allow_choice = [{k}] {rule}
+allow_added = allowed; commands starting with {rule} now run without asking in {workdir}
+allow_none = no allow rules for {workdir}
+allow_none_all = no allow rules
+allow_removed = removed the rule {rule} for {workdir}
 help_commands = Commands:
 help_new = /new  start a new session
 help_resume = /resume  list recent sessions and resume one
@@ -298,7 +357,19 @@ help_help = /help  show this help
 help_exit = /exit  quit
 help_keys = Keys: Tab completes a command, Up/Down recall inputs, PageUp/PageDown scroll, Ctrl+C interrupts a turn or quits
 start_hint = Type /help for the commands and keys
-new_session = new session {session}"""
+new_session = new session {session}
+help_fork = /fork  continue in a copy of this session
+help_rewind = /rewind  go back to before one of your prompts, in a copy
+fork_done = forked into new session {session} ({n} messages)
+fork_nothing = nothing to fork: this session has no stored message yet
+rewind_header = Your prompts ({n}):
+rewind_header_page = Your prompts (page {page}, {n}):
+rewind_prompt = Type a number to go back to before that prompt (anything else and Enter cancels):
+rewind_prompt_previous = Type a number to go back to before that prompt, p for earlier ones (anything else and Enter cancels):
+rewind_prompt_next = Type a number to go back to before that prompt, n for later ones (anything else and Enter cancels):
+rewind_prompt_pages = Type a number to go back to before that prompt, p for earlier ones, n for later ones (anything else and Enter cancels):
+rewind_empty = no prompt to go back to
+rewind_done = back to before prompt {k}, in new session {session}; the prompt is in the input line to edit and send"""
 
 
 def parse_strings(table: str) -> dict[str, dict[str, str]]:
@@ -387,7 +458,9 @@ CONTEXT_SOURCES: Final = ("exact", "anchored", "estimate")
 CONTEXT_INDENT: Final = "  "
 
 # R-TUI-6, R-TUI-14: the one table of commands, in completion order.
-COMMANDS: Final = ("/new", "/resume", "/search", "/compact", "/context", "/help", "/exit")
+COMMANDS: Final = ("/new", "/resume", "/fork", "/rewind", "/search", "/compact", "/context", "/help", "/exit")
+FORK_COMMAND: Final = "/fork"  # R-FORK-3: the current session, whole, into a new one
+REWIND_COMMAND: Final = "/rewind"  # R-FORK-4: back to before one of the prompts, in a new session
 COMPACT_COMMAND: Final = "/compact"  # R-LONG-9: takes a focus after a space
 SEARCH_COMMAND: Final = "/search"  # R-TUI-18: takes the query after a space
 HELP_COMMAND: Final = "/help"
@@ -399,6 +472,7 @@ UNKNOWN_COMMAND: Final = _ZH["unknown_command"].replace("{input}", "")  # R-TUI-
 PAGE_SIZE: Final = 10  # items per page
 LIST_ITEM: Final = "  [{k}] {id8}  {age}  {count} {messages}"  # R-TUI-18; the words come from STRINGS
 LIST_TITLE: Final = "  {title}"  # after LIST_ITEM when the title (or snippet) is not empty
+REWIND_ITEM: Final = "  [{k}] {preview}"  # R-FORK-4: one prompt of /rewind; ends after "]" when the preview is empty
 RESUME_HEADER: Final = _ZH["resume_header"]
 RESUME_ITEM: Final = LIST_ITEM + LIST_TITLE
 RESUME_PROMPT: Final = _ZH["resume_prompt"]

@@ -4,7 +4,8 @@
 observation starting with ``error: ``, never as an exception. ``bash`` is not a sandbox
 (R-TOOL-8): a command can read and change anything the user can. The registry also ends the
 commands it started, on ``interrupt()`` and ``close()`` (R-INT), and asks an approval callback
-before each command and each change of a file, which it shows as a unified diff (R-APPR).
+before each command and each change of a file, which it shows as a unified diff, unless an
+allow rule of the working directory covers the command (R-APPR).
 """
 
 from ._approval import (
@@ -60,8 +61,22 @@ from ._read_file import (
     size_text,
 )
 from ._registry import TOOL_FAILED, UNKNOWN_TOOL, Registry
+from ._rules import (
+    ALLOW_FILE,
+    RULE_NOT_KEPT,
+    AllowFileError,
+    AllowRule,
+    AllowRules,
+    Rule,
+    command_words,
+    covering_rule,
+    rule_offers,
+    rule_text,
+    rules_directory,
+)
 
 __all__ = (
+    "ALLOW_FILE",
     "AMBIGUOUS",
     "APPROVAL_REQUIRED",
     "BASH_TOOL",
@@ -90,6 +105,7 @@ __all__ = (
     "NO_SUCH_FILE",
     "READ_FAILED",
     "READ_FILE_TOOL",
+    "RULE_NOT_KEPT",
     "SIGNAL_NOTE",
     "START_FAILED",
     "TIMEOUT_NOTE",
@@ -100,16 +116,25 @@ __all__ = (
     "WRITE_FILE_TOOL",
     "WROTE_NEW",
     "WROTE_REPLACED",
+    "AllowFileError",
+    "AllowRule",
+    "AllowRules",
     "Answer",
     "Approve",
     "ArgumentsError",
     "FileChange",
     "Refusal",
     "Registry",
+    "Rule",
+    "command_words",
+    "covering_rule",
     "is_text",
     "parse_object",
     "require_yes",
     "required_string",
+    "rule_offers",
+    "rule_text",
+    "rules_directory",
     "size_text",
     "subject",
     "unified_diff",

@@ -1,4 +1,4 @@
-"""Asking the user before a command runs or a file changes (SPEC R-APPR-1, R-APPR-3, R-APPR-4).
+"""Asking the user before a command runs or a file changes (SPEC R-APPR-1, R-APPR-3, R-APPR-4, R-APPR-7).
 
 The registry asks an ``approve(request)`` callback before every ``bash`` command (the request
 is the command line) until it has answered ``"always"`` to one, and before every change of
@@ -7,7 +7,9 @@ has answered ``"always"`` to one: a user who lets every edit through has not let
 through, nor the other way round. The callback, not the registry, knows how to ask: the terminal UI shows a
 prompt (R-APPR-2), ``run`` mode refuses without ``--yes`` (``require_yes``, R-APPR-3). A refusal
 may carry its own observation (``Refusal``) so the model learns *why* nothing ran: "the user
-said no" and "nobody was there to ask" call for different next steps.
+said no" and "nobody was there to ask" call for different next steps. For a command it may also
+be ``AllowRule(words)``: yes, and from now on every command starting with those words in this
+directory (R-APPR-7), which the registry keeps in its ``AllowRules``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Literal
+
+from ._rules import AllowRule
 
 __all__ = [
     "APPROVAL_REQUIRED",
@@ -61,8 +65,9 @@ class Refusal:
     observation: str
 
 
-Answer = Literal["yes", "no", "always"] | Refusal
-"""What an approval callback returns: run it, do not, run this and every later one, or a ``Refusal``."""
+Answer = Literal["yes", "no", "always"] | Refusal | AllowRule
+"""What an approval callback returns: run it, do not, run this and every later one, a ``Refusal``,
+or (for a command) run it and keep a rule (R-APPR-7)."""
 
 Approve = Callable[[str | FileChange], Answer]
 """An approval callback: given the command line or the file change, the answer (R-APPR-1, R-APPR-4)."""

@@ -3,11 +3,13 @@
 Besides running tools, the registry owns the processes its commands start: ``interrupt()`` ends
 the command in progress (R-INT-1) and ``close()`` ends what commands left running in the
 background (R-INT-2), so that no process started by a tool outlives the program. It also asks
-the approval callback before each command and each change of a file (R-APPR-1, R-APPR-4).
+the approval callback before each command and each change of a file (R-APPR-1, R-APPR-4),
+except for a command an allow rule of its working directory covers (R-APPR-7).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import threading
@@ -24,11 +26,23 @@ from ._edit import EDIT_FILE_TOOL, WRITE_FILE_TOOL, Plan, apply, plan_edit, plan
 from ._output import DEFAULT_OUTPUT_CAP, clean_text
 from ._process import end_groups, group_alive
 from ._read_file import READ_FILE_TOOL, read_file
+from ._rules import (
+    RULE_NOT_KEPT,
+    AllowFileError,
+    AllowRule,
+    AllowRules,
+    command_words,
+    covering_rule,
+    rule_text,
+    rules_directory,
+)
 
 __all__ = ["TOOL_FAILED", "UNKNOWN_TOOL", "Registry"]  # gets re-exported
 
 UNKNOWN_TOOL: Final = 'error: unknown tool "{name}"'  # R-TOOL-2
 TOOL_FAILED: Final = "error: {message}"  # R-TOOL-7: any failure not named by a more specific text
+
+_log = logging.getLogger(__name__)  # R-APPR-9: an unusable allow file is a warning
 
 
 class Registry:
@@ -46,6 +60,8 @@ class Registry:
         approve: asked before every ``bash`` command until it answers ``"always"`` to one
             (R-APPR-1), and before every change of a file until it answers ``"always"`` to one
             (R-APPR-4); without it every command runs and every change is made.
+        rules: the allow rules (R-APPR-7): a command one of them covers in this working
+            directory runs without asking, and ``AllowRule`` answers are kept there.
 
     Raises:
         ValueError: ``bash_timeout`` or ``output_cap`` is not positive.
@@ -58,6 +74,7 @@ class Registry:
         bash_timeout: float = DEFAULT_BASH_TIMEOUT,
         output_cap: int = DEFAULT_OUTPUT_CAP,
         approve: Approve | None = None,
+        rules: AllowRules | None = None,
     ) -> None:
         if not bash_timeout > 0:
             raise ValueError(f"bash_timeout must be positive, got {bash_timeout}")
@@ -67,6 +84,9 @@ class Registry:
         self._bash_timeout = float(bash_timeout)
         self._output_cap = output_cap
         self._approve = approve
+        self._rules = rules
+        self._rules_directory = rules_directory(self._workdir)
+        self._rules_warned = False  # R-APPR-9: an unusable file is said once
         self._lock = threading.Lock()  # guards the three below: interrupt() and close() come from other threads
         self._always: set[bool] = set()  # kinds answered "always": False commands, True changes (R-APPR-4)
         self._running: set[threading.Event] = set()  # one stop event per bash call in progress
@@ -192,11 +212,19 @@ class Registry:
         with self._lock:
             if self._approve is None or change in self._always:
                 return None
+        words = None if isinstance(request, FileChange) else command_words(request)
+        if words is not None and covering_rule(self._kept_rules(), words) is not None:
+            return None  # R-APPR-7: covered, not asked
         declined = CHANGE_DECLINED if change else DECLINED
         try:
             answer = self._approve(request)
         except Exception:
             return declined
+        if isinstance(answer, AllowRule):  # R-APPR-7: only the command's own first words
+            if covering_rule([answer.words], words) is None:
+                return declined
+            self._keep_rule(answer.words)
+            return None
         if answer == "always":
             with self._lock:
                 self._always.add(change)
@@ -206,6 +234,32 @@ class Registry:
         if isinstance(answer, Refusal):
             return answer.observation
         return declined
+
+    def _kept_rules(self) -> list[tuple[str, ...]]:
+        """This directory's rules, read now (R-APPR-9); none, said once, when the file is unusable."""
+        if self._rules is None:
+            return []
+        try:
+            return self._rules.rules_for(self._rules_directory)
+        except AllowFileError as exc:
+            self._warn_once(str(exc))
+            return []
+
+    def _keep_rule(self, words: tuple[str, ...]) -> None:
+        """Add the rule the user chose; when the file will not take it, the command still runs
+        (the user said yes) and a warning says the rule was not kept (R-APPR-9)."""
+        if self._rules is None:
+            return
+        try:
+            self._rules.add(self._rules_directory, words)
+        except AllowFileError as exc:
+            _log.warning(RULE_NOT_KEPT.format(rule=rule_text(words), message=exc))
+
+    def _warn_once(self, message: str) -> None:
+        with self._lock:
+            warned, self._rules_warned = self._rules_warned, True
+        if not warned:
+            _log.warning(message)
 
     def _keep(self, proc: subprocess.Popen[bytes]) -> None:
         with self._lock:

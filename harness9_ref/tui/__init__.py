@@ -28,6 +28,7 @@ from ..text import (
     DEFAULT_LANG,
     ELLIPSIS,
     ERROR_PREFIX,
+    FORK_COMMAND,
     HELP_COMMAND,
     HIGH_PERCENT,
     INPUT_PROMPT,
@@ -43,6 +44,8 @@ from ..text import (
     RESUME_ITEM,
     RESUME_PROMPT,
     RESUME_TIME_FORMAT,
+    REWIND_COMMAND,
+    REWIND_ITEM,
     SEARCH_COMMAND,
     STATUS_BAR,
     STATUS_CTX,
@@ -74,13 +77,25 @@ from ..text import (
     wrap_cells,
 )
 from ._app import App, QueueItem
-from ._approver import DIFF_PANE_LINES, ApprovalRequest, Approver, KeyAnswer, approval_answer, approval_line, diff_lines
+from ._approver import (
+    DIFF_PANE_LINES,
+    AllowKey,
+    ApprovalRequest,
+    Approver,
+    KeyAnswer,
+    allow_answer,
+    allow_line,
+    approval_answer,
+    approval_line,
+    diff_lines,
+)
 from ._commands import HELP_KEYS, Input, InputKind, classify_input, complete_command, help_lines
-from ._context import context_estimate, session_context
+from ._context import context_estimate, context_view, session_context
 from ._editor import LineEditor
 from ._launch import ScreenError, TuiUnavailable, prepare_tui, run_tui
 from ._resume import Choice, ListedSession, format_age, listing_lines, parse_listing_choice
-from ._status import Segment, StatusState, ctx_colour, display_model, render_status
+from ._rewind import Prompt, Rewind, rewind_lines, session_prompts
+from ._status import OFFLINE_LABEL, Segment, StatusState, ctx_colour, model_label, render_status
 
 __all__ = (
     "BUSY_COMMAND",
@@ -99,6 +114,7 @@ __all__ = (
     "DIFF_PANE_LINES",
     "ELLIPSIS",
     "ERROR_PREFIX",
+    "FORK_COMMAND",
     "HELP_COMMAND",
     "HELP_KEYS",
     "HIGH_PERCENT",
@@ -110,11 +126,14 @@ __all__ = (
     "LIST_ITEM",
     "LIST_TITLE",
     "NO_SESSIONS",
+    "OFFLINE_LABEL",
     "PAGE_SIZE",
     "RESUME_HEADER",
     "RESUME_ITEM",
     "RESUME_PROMPT",
     "RESUME_TIME_FORMAT",
+    "REWIND_COMMAND",
+    "REWIND_ITEM",
     "SEARCH_COMMAND",
     "STATUS_BAR",
     "STATUS_CTX",
@@ -127,6 +146,7 @@ __all__ = (
     "STRINGS_TABLE",
     "UNKNOWN_COMMAND",
     "WARN_PERCENT",
+    "AllowKey",
     "App",
     "ApprovalRequest",
     "Approver",
@@ -138,11 +158,15 @@ __all__ = (
     "LineKind",
     "ListedSession",
     "PaneLine",
+    "Prompt",
     "QueueItem",
+    "Rewind",
     "ScreenError",
     "Segment",
     "StatusState",
     "TuiUnavailable",
+    "allow_answer",
+    "allow_line",
     "approval_answer",
     "approval_line",
     "cell_width",
@@ -154,21 +178,24 @@ __all__ = (
     "context_estimate",
     "context_lines",
     "context_report_from_dict",
+    "context_view",
     "ctx_colour",
     "cut_cells",
     "diff_lines",
-    "display_model",
     "error_line",
     "format_age",
     "help_lines",
     "history_lines",
     "listing_lines",
+    "model_label",
     "parse_listing_choice",
     "parse_strings",
     "prepare_tui",
     "render_status",
+    "rewind_lines",
     "run_tui",
     "session_context",
+    "session_prompts",
     "strings_for",
     "tool_call_line",
     "tool_result_line",

@@ -1,5 +1,5 @@
-"""The terminal UI's state and behaviour, without curses (SPEC R-TUI-2 … R-TUI-19, R-APPR-2,
-R-INT-4).
+"""The terminal UI's state and behaviour, without curses (SPEC R-TUI-2 … R-TUI-19, R-APPR-2, R-APPR-8,
+R-INT-4, R-FORK-3 … R-FORK-5).
 
 ``App`` owns the conversation pane's lines, the status, the input line and the worker of the
 running turn. The screen (``_screen.py``) calls ``submit``, ``interrupt``, ``approval_key``
@@ -26,6 +26,7 @@ from ..engine import (
     ErrorData,
     Event,
     EventType,
+    InstructionWarning,
     RetryData,
     RunFinished,
     RunWorker,
@@ -35,24 +36,27 @@ from ..engine import (
     ToolCallData,
     ToolResultData,
     WorkerItem,
+    one_line,
 )
-from ..memory import SessionError
+from ..memory import SessionError, SessionNotFound
 from ..text import (
     COMPACT_COMMAND,
     CONTEXT_COMMAND,
     DEFAULT_LANG,
+    FORK_COMMAND,
     HELP_COMMAND,
     INPUT_PROMPT,
     INPUT_PROMPT_APPROVE,
     INPUT_PROMPT_BUSY,
+    REWIND_COMMAND,
     SEARCH_COMMAND,
     LineKind,
     PaneLine,
     clean_line,
     compaction_notice,
-    context_lines,
     error_line,
     history_lines,
+    instruction_warning_line,
     not_saved_notice,
     retry_notice,
     run_error,
@@ -62,16 +66,26 @@ from ..text import (
     user_line,
     wrap_cells,
 )
-from ..tools import FileChange
-from ._approver import Answer, ApprovalRequest, Approver, approval_answer, approval_line, diff_lines
+from ..tools import AllowRule, FileChange, Rule, command_words, rule_offers, rule_text, rules_directory
+from ._approver import (
+    Answer,
+    ApprovalRequest,
+    Approver,
+    allow_answer,
+    allow_line,
+    approval_answer,
+    approval_line,
+    diff_lines,
+)
 from ._commands import classify_input, help_lines
-from ._context import session_context
+from ._context import context_view, session_context
 from ._editor import LineEditor
 from ._resume import Listing
-from ._status import Segment, StatusState, render_status
+from ._rewind import Rewind, session_prompts
+from ._status import Segment, StatusState, model_label, render_status
 
 if TYPE_CHECKING:
-    from ..engine import AgentEngine
+    from ..engine import AgentEngine, ProjectInstructions
     from ..memory import Manager, Session
     from ..schema import ToolDefinition
 
@@ -106,7 +120,9 @@ class App:
         engine: the agent engine; its session is replaced on /new and /resume.
         manager: where sessions are created, listed, searched and opened.
         session: the current session (R-CLI-8: the UI always has one).
-        model: the configured model name (the status bar drops its routing prefix).
+        model: the model the provider's requests carry (R-PRV-27's request model).
+        provider: the provider actually used (R-CLI-4); with ``model`` it makes the status
+            bar's label (R-TUI-25) and names an unknown model (R-CLI-19).
         workdir: the absolute working directory.
         notices: lines shown first, such as the offline provider notice.
         lang: the language of every string shown (R-TUI-17): "zh" or "en".
@@ -120,6 +136,9 @@ class App:
             the engine's ``context_report().total``, R-TUI-15). None: the engine's public
             ``long_session``, else False.
         system_prompt: the engine's system prompt, for the ctx estimate.
+        instructions: the engine's prompt builder when it reads AGENTS.md files (R-INST-4):
+            the ctx estimate and /context use its builds, and its warnings are shown as
+            notice lines (it is told so here).
         clock: Unix time in seconds, for the ages of the listings (R-TUI-19).
 
     Raises:
@@ -134,12 +153,14 @@ class App:
         model: str,
         workdir: str,
         *,
+        provider: str,
         notices: Iterable[str] = (),
         lang: str = DEFAULT_LANG,
         registry: Any = None,
         approver: Approver | None = None,
         long_session: bool | None = None,
         system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+        instructions: ProjectInstructions | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.texts = strings_for(lang)
@@ -148,17 +169,21 @@ class App:
         self.manager = manager
         self.session = session
         self.model = model
+        self.provider = provider
+        self.label = model_label(provider, model)
         self.workdir = workdir
         self.registry: Any = registry if registry is not None else getattr(engine, "registry", None)
         self.long_session = bool(getattr(engine, "long_session", False)) if long_session is None else long_session
         self.system_prompt = system_prompt
+        self.instructions = instructions
         self.clock = clock
         self.editor = LineEditor()
         self.lines: list[PaneLine] = [PaneLine(text, "notice") for text in notices]
         self.items: queue.Queue[QueueItem] = queue.Queue()
         self.worker: RunWorker | None = None
-        self.listing: Listing | None = None  # set while a listing waits for a number, n or p
+        self.listing: Listing | Rewind | None = None  # set while a listing waits for a number, n or p
         self.asking: ApprovalRequest | None = None  # set while a command waits for y, n or a
+        self.choosing: list[Rule] | None = None  # the offers, while the rule question waits (R-APPR-8)
         self.approver = approver if approver is not None else Approver()
         self.exiting = False
         self.scroll = 0  # rows scrolled up from the bottom of the pane
@@ -170,7 +195,13 @@ class App:
         self.engine.set_session(session)
         self.lines.append(PaneLine(self.texts["start_hint"], "notice"))  # R-TUI-23: the way to /help
         self.lines.extend(history_lines(session.get_messages(0), lang))
+        if instructions is not None:
+            instructions.on_warning = self._instruction_warning
         self.status = self.start_status()
+
+    def _instruction_warning(self, warning: InstructionWarning) -> None:
+        """An AGENTS.md warning as a notice line (R-INST-4), from whichever thread built the prompt."""
+        self.items.put(PaneLine(instruction_warning_line(warning, self.lang), "notice"))
 
     # What the screen shows.
 
@@ -187,7 +218,7 @@ class App:
 
     def status_segments(self, width: int) -> list[Segment]:
         return render_status(
-            self.model, self.workdir, self.session.session_id, self.status.used, self.status.window, width, self.lang
+            self.label, self.workdir, self.session.session_id, self.status.used, self.status.window, width, self.lang
         )
 
     def pane_rows(self, width: int, height: int) -> list[tuple[str, LineKind]]:
@@ -248,25 +279,54 @@ class App:
         return self.approver(command)
 
     def approval_key(self, key: str) -> bool:
-        """A key while a command waits (R-APPR-2, ``approval_answer``); True when the key was used."""
+        """A key while a command waits (R-APPR-2, ``approval_answer``; R-APPR-8's rule question,
+        ``allow_answer``); True when the key was used."""
         if self.asking is None:
             return False
+        if self.choosing is not None:
+            self._allow_key(key, self.choosing)
+            return True
         answer = approval_answer(key)
         if answer is None:
             return True  # swallowed: a stray key neither answers nor edits the input line
         if answer == "cancel":
             self.interrupt()
+        elif answer == "always" and isinstance(self.asking.command, str):
+            self._ask_rule(self.asking.command)  # R-APPR-8: which rule, or this session
         else:
             self.answer(answer)
         return True
 
+    def _ask_rule(self, command: str) -> None:
+        self.choosing = rule_offers(command_words(command))
+        self._add(allow_line(self.choosing, rules_directory(self.workdir), self.lang), "notice")
+
+    def _allow_key(self, key: str, offers: list[Rule]) -> None:
+        meaning = allow_answer(key, offers)
+        if meaning is None:
+            return  # swallowed, as in the first question
+        if meaning == "cancel":
+            self.interrupt()
+        elif meaning == "back":
+            self.choosing = None
+            if self.asking is not None:
+                self._add(approval_line(self.asking.command, self.lang), "notice")
+        elif meaning == "session":
+            self.answer("always")
+        else:
+            self.answer(AllowRule(meaning))
+
     def answer(self, answer: Answer) -> None:
         """Answer the waiting approval request and say so in the pane."""
-        request, self.asking = self.asking, None
+        request, self.asking, self.choosing = self.asking, None, None
         if request is None:
             return
         request.answer(answer)
-        self._add(self.texts[f"approve_{answer}"], "notice")
+        if isinstance(answer, AllowRule):
+            rule, workdir = rule_text(answer.words), rules_directory(self.workdir)
+            self._add(self.texts["allow_added"].format(rule=rule, workdir=workdir), "notice")
+        else:
+            self._add(self.texts[f"approve_{answer}"], "notice")
 
     def interrupt(self) -> None:
         """Ctrl+C: cancel the running turn, or end the program when idle (R-TUI-9, R-INT-4).
@@ -373,7 +433,7 @@ class App:
         elif isinstance(data, ToolResultData):
             self._add(tool_result_line(data.name, data.content, self.lang), "tool")
         elif isinstance(data, ErrorData) and not (data.code == CANCELLED and self._interrupted):
-            self._error(run_error(data, self.lang, self.engine.max_turns))  # R-LANG-3
+            self._error(run_error(data, self.lang, self.engine.max_turns, self.provider, self.model))  # R-LANG-3
 
     # The commands of the input line (R-TUI-7, R-TUI-8, R-TUI-14, R-TUI-15, R-TUI-18, R-TUI-20,
     # R-TUI-21, R-LONG-9).
@@ -396,7 +456,8 @@ class App:
             if self.long_session:
                 used = self.engine.context_report().total
             else:
-                used = session_context(self.session, self.system_prompt, self._tools())
+                system = self.instructions() if self.instructions is not None else self.system_prompt
+                used = session_context(self.session, system, self._tools())
         except (SessionError, EngineError):
             return StatusState()
         return StatusState(used, self.engine.context_window)
@@ -407,6 +468,10 @@ class App:
                 session = self.manager.new_session(draft=True)
                 notice = self.texts["new_session"].format(session=session.session_id)  # R-TUI-23
                 self._switch(session, [PaneLine(notice, "notice")])
+            elif command == FORK_COMMAND:
+                self._fork()
+            elif command == REWIND_COMMAND:
+                self._show_rewind(Rewind(session_prompts(self.session.get_messages(0))))
             elif command == HELP_COMMAND:
                 for line in help_lines(self.lang):
                     self._add(line, "notice")
@@ -420,6 +485,33 @@ class App:
                 self._open_listing(Listing("resume", lambda limit, offset: self.manager.recent_sessions(limit, offset)))
         except SessionError as exc:
             self._error(in_language(exc, self.lang))  # R-LANG-3
+
+    def _fork(self) -> None:
+        """/fork: the current session, whole, into a new one, made current (R-FORK-3)."""
+        try:
+            fork = self.manager.fork_session(self.session.session_id)
+        except SessionNotFound:
+            self.session.get_messages(1)  # a session deleted meanwhile says so (R-MGR-8); a draft reads as empty
+            self._add(self.texts["fork_nothing"], "error")
+            return
+        messages = fork.get_messages(0)
+        notice = self.texts["fork_done"].format(session=fork.session_id, n=len(messages))
+        self._switch(fork, [*history_lines(messages, self.lang), PaneLine(notice, "notice")])
+
+    def _show_rewind(self, rewind: Rewind) -> None:
+        """A page of /rewind's prompts, or the line saying there is none (R-FORK-4)."""
+        for line in rewind.lines(self.lang):
+            self._add(line, "notice")
+        self.listing = None if rewind.empty else rewind
+
+    def _rewound(self, rewind: Rewind, choice: int) -> None:
+        """Fork before prompt ``choice``, switch to the fork, and put the prompt in the input line (R-FORK-5)."""
+        prompt = rewind.item(choice)
+        fork = self.manager.fork_session(self.session.session_id, prompt.position)
+        notice = self.texts["rewind_done"].format(k=choice, session=fork.session_id)
+        self._switch(fork, [*history_lines(fork.get_messages(0), self.lang), PaneLine(notice, "notice")])
+        self.editor.set_text("")
+        self.editor.insert(one_line(prompt.text))  # what typing it gives: one line, printable characters
 
     def _compact(self, focus: str) -> None:
         """/compact [focus]: clear or summarise now on a thread, then show the tier's notice and
@@ -435,7 +527,7 @@ class App:
         lang = self.lang
         self._in_background(
             "harness9-context",
-            lambda: [PaneLine(line, "notice") for line in context_lines(self.engine.context_report(), lang)],
+            lambda: [PaneLine(line, "notice") for line in context_view(self.engine, self.instructions, lang)],
         )
 
     def _in_background(self, name: str, work: Callable[[], list[QueueItem]]) -> None:
@@ -475,6 +567,12 @@ class App:
         try:
             if listing is None or choice is None:
                 self._add(self.texts["cancelled"], "notice")
+            elif isinstance(listing, Rewind):
+                if isinstance(choice, int):
+                    self._rewound(listing, choice)
+                else:
+                    listing.page += 1 if choice == "next" else -1
+                    self._show_rewind(listing)
             elif choice == "next":
                 self._open_listing(listing, listing.page + 1)
             elif choice == "previous":

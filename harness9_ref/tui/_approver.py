@@ -1,4 +1,5 @@
-"""The UI's side of approval: asking the user before a command runs, from the engine's worker thread (SPEC R-APPR-1, R-APPR-2).
+"""The UI's side of approval: asking the user before a command runs, from the engine's worker thread
+(SPEC R-APPR-1, R-APPR-2, R-APPR-8).
 
 The tool registry calls its ``approve`` callback on the worker thread, in the middle of a run,
 and needs the answer before it can go on; only the UI thread may touch the screen. So the
@@ -6,6 +7,9 @@ callback (``Approver``) hands an ``ApprovalRequest`` to the UI thread through th
 and blocks until the UI answers it from a key. Whatever happens to the UI (it exits, the turn
 is cancelled), every request is answered, by "no" if nobody else does: a command never runs
 without a yes, and the worker never hangs.
+
+``a`` to a command asks a second question (R-APPR-8): which allow rule to keep, among the
+command's first words (``allow_line``, ``allow_answer``), or every command of this session.
 """
 
 from __future__ import annotations
@@ -16,14 +20,17 @@ from typing import Final, Literal
 
 from ..engine import one_line
 from ..text import DEFAULT_LANG, strings_for
-from ..tools import FileChange
+from ..tools import AllowRule, FileChange, Rule, rule_text
 
 __all__ = [  # gets re-exported
     "DIFF_PANE_LINES",
+    "AllowKey",
     "Answer",
     "ApprovalRequest",
     "Approver",
     "KeyAnswer",
+    "allow_answer",
+    "allow_line",
     "approval_answer",
     "approval_line",
     "diff_lines",
@@ -31,7 +38,7 @@ __all__ = [  # gets re-exported
 
 DIFF_PANE_LINES: Final = 40  # R-APPR-5: diff lines shown before the question; the rest are counted
 
-Answer = Literal["yes", "no", "always"]
+Answer = Literal["yes", "no", "always"] | AllowRule
 KeyAnswer = Literal["yes", "no", "always", "cancel"]
 """What a key means while a command waits: an answer, or "cancel" (no, and cancel the turn)."""
 
@@ -43,6 +50,20 @@ _KEYS: Final[dict[str, KeyAnswer]] = {
     "\n": "no",
     "\r": "no",
     "\x1b": "no",
+    "\x03": "cancel",
+}
+
+
+AllowKey = Rule | Literal["session", "back", "cancel"]
+"""What a key means while the rule question waits (R-APPR-8): a rule's words, every command of
+this session, back to the first question, or no and cancel the turn."""
+
+# R-APPR-8: the keys of the rule question besides the offers' digits.
+_ALLOW_KEYS: Final[dict[str, AllowKey]] = {
+    "s": "session",
+    "\n": "back",
+    "\r": "back",
+    "\x1b": "back",
     "\x03": "cancel",
 }
 
@@ -59,6 +80,24 @@ def approval_line(request: str | FileChange, lang: str = DEFAULT_LANG) -> str:
     if isinstance(request, FileChange):
         return strings_for(lang)["approve_change_prompt"].format(subject=one_line(request.subject))
     return strings_for(lang)["approve_prompt"].format(command=one_line(request))
+
+
+def allow_answer(key: str, offers: list[Rule]) -> AllowKey | None:
+    """What ``key`` means while the rule question waits (R-APPR-8): the digit of one of
+    ``offers`` is that rule; None: the key is ignored and the question stays."""
+    if len(key) == 1 and "1" <= key <= "9" and int(key) <= len(offers):
+        return offers[int(key) - 1]
+    return _ALLOW_KEYS.get(key)
+
+
+def allow_line(offers: list[Rule], workdir: str, lang: str = DEFAULT_LANG) -> str:
+    """The rule question (R-APPR-8): ``allow_prompt`` with the numbered offers in the
+    directory ``workdir``, or ``allow_prompt_none`` for a command no rule can cover."""
+    texts = strings_for(lang)
+    if not offers:
+        return texts["allow_prompt_none"]
+    choices = "  ".join(texts["allow_choice"].format(k=k, rule=rule_text(rule)) for k, rule in enumerate(offers, 1))
+    return texts["allow_prompt"].format(workdir=workdir, choices=choices)
 
 
 def diff_lines(change: FileChange, lang: str = DEFAULT_LANG) -> list[str]:

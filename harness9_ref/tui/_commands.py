@@ -1,4 +1,4 @@
-"""Commands of the input line, their Tab completion and /help (SPEC R-TUI-6, R-TUI-14, R-TUI-20)."""
+"""Commands of the input line, their Tab completion and /help (SPEC R-TUI-6, R-TUI-14, R-TUI-20, R-FORK-3)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ HELP_KEYS: Final = (
     "help_commands",
     "help_new",
     "help_resume",
+    "help_fork",
+    "help_rewind",
     "help_search",
     "help_compact",
     "help_context",

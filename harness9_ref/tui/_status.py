@@ -1,4 +1,4 @@
-"""The status bar (SPEC R-TUI-1 … R-TUI-4, R-TUI-12, R-TUI-15, R-TUI-16).
+"""The status bar (SPEC R-TUI-1 … R-TUI-4, R-TUI-12, R-TUI-15, R-TUI-16, R-TUI-25).
 
 Pure: ``render_status`` turns the numbers into coloured segments, ``StatusState`` follows the
 token updates. Neither knows curses; the screen draws the segments.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from ..memory import format_token_count
 from ..text import (
@@ -28,15 +28,27 @@ from ..text import (
     strings_for,
 )
 
-__all__ = ["Segment", "StatusState", "ctx_colour", "display_model", "render_status"]  # gets re-exported
+__all__ = ["OFFLINE_LABEL", "Segment", "StatusState", "ctx_colour", "model_label", "render_status"]  # gets re-exported
 
 Segment = tuple[str, int | None]
 """A piece of the status bar: its text and its ANSI 256-colour number, or None (default colour)."""
 
 
-def display_model(model: str) -> str:
-    """The model name without its routing prefix: everything up to its last ``/`` (R-TUI-1)."""
-    return model.rpartition("/")[2]
+OFFLINE_PROVIDER: Final = "offline"  # R-CLI-9
+OFFLINE_LABEL: Final = OFFLINE_PROVIDER  # R-TUI-25: the offline provider sends no model
+MODEL_LABEL: Final = "{provider}:{model}"  # R-TUI-25: the same in both languages
+
+
+def model_label(provider: str, request_model: str) -> str:
+    """The status bar's model label (R-TUI-25): who answers and the name its requests carry.
+
+    ``request_model`` is R-PRV-27's (prefix removed on an official endpoint, kept on a router),
+    so the bar shows what is sent, never a name no request carries; the offline provider sends
+    none, so it is ``offline`` alone, and a bar never suggests a model answers when none does.
+    """
+    if provider == OFFLINE_PROVIDER:
+        return OFFLINE_LABEL
+    return MODEL_LABEL.format(provider=provider, model=request_model)
 
 
 def ctx_colour(pct: int) -> int:
@@ -57,7 +69,7 @@ def _ctx_segment(used: int, window: int, texts: Mapping[str, str]) -> Segment:
 
 
 def render_status(
-    model: str,
+    label: str,
     workdir: str,
     session_id: str,
     used: int | None,
@@ -68,7 +80,7 @@ def render_status(
     """The status bar as segments that together fit in ``width`` cells (R-TUI-1 … R-TUI-3, R-TUI-12, R-TUI-16).
 
     Args:
-        model: the configured model name; its routing prefix is not shown.
+        label: the model label of R-TUI-25 (``model_label``), shown as given.
         workdir: the absolute working directory.
         session_id: the current session's id; its first 8 characters are shown.
         used: the tokens the ctx part shows (R-TUI-15's estimate, then each token update's),
@@ -92,7 +104,7 @@ def render_status(
     room = width - (cell_width(ctx[0]) if ctx is not None else 0)
     session = texts["status_session"].format(session=session_id[:8])
     name = texts["status_name"]
-    with_model = STATUS_MODEL.format(name=name, model=display_model(model))
+    with_model = STATUS_MODEL.format(name=name, model=label)
 
     def left(head: str, directory: str | None) -> str:
         workdir_part = "" if directory is None else STATUS_WORKDIR_GAP + texts["status_workdir"].format(workdir=directory)

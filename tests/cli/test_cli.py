@@ -135,10 +135,11 @@ def test_compaction_is_reported_on_stderr(
     env: dict[str, str], workdir: Path, locale: dict[str, str], notices: list[str]
 ) -> None:
     args = ["--provider", "offline", "--context-window", "2000"]
-    sid = session_of(cli([*args, "run", "one"], env, workdir, **locale))
+    env = {**env, **locale}
+    sid = session_of(cli([*args, "run", "one"], env, workdir))
     seen = []
     for prompt in ("two", "three", "four", "five"):
-        result = cli([*args, "--resume", sid, "run", prompt], env, workdir, **locale)
+        result = cli([*args, "--resume", sid, "run", prompt], env, workdir)
         seen += [line for line in result.stderr.splitlines() if line.startswith("\u26a1 ")]
     # Long-session mode (R-LONG-1): each run starts from the calibration stored with the session (R-LONG-16).
     assert seen == notices

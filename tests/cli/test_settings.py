@@ -1,4 +1,4 @@
-"""Options, environment and defaults (harness9_ref/cli/_settings.py, _parser.py; SPEC R-CLI-2 … R-CLI-4, R-LANG-1)."""
+"""Options, environment and defaults (harness9_ref/cli/_settings.py, _parser.py; SPEC R-CLI-2 … R-CLI-4, R-CLI-20, R-LANG-1)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,18 @@ from harness9_ref.cli import (
     DEFAULT_MODEL,
     OFFLINE_NOTICE,
     CliError,
+    UsageError,
+    build_provider,
+    build_summarizer,
     choose_provider,
     locale_language,
     offline_notice,
     parse_args,
     provider_for_model,
+    request_model_of,
     resolve_settings,
 )
+from harness9_ref.provider import OpenAIProvider
 
 
 def test_the_offline_notice() -> None:
@@ -258,4 +263,65 @@ def test_sub_commands_need_no_key(tmp_path: Path) -> None:
         "older_than": 7,
         "dry_run": True,
     }
-    assert parse_args(["show", "abcd"]) == {"command": "show", "target": "abcd"}
+    assert parse_args(["show", "abcd"]) == {"command": "show", "target": "abcd", "system": False}
+
+
+@pytest.mark.parametrize(
+    ("options", "env", "summary_model"),
+    [
+        ({}, {}, None),  # the main model summarises
+        ({}, {"HARNESS9_SUMMARY_MODEL": ""}, None),  # an empty variable is unset (R-CLI-3)
+        ({}, {"HARNESS9_SUMMARY_MODEL": "gpt-4o-mini"}, "gpt-4o-mini"),
+        ({"summary_model": "openai/gpt-4.1-nano"}, {"HARNESS9_SUMMARY_MODEL": "gpt-4o-mini"}, "openai/gpt-4.1-nano"),
+        ({"command": "sessions"}, {"HARNESS9_SUMMARY_MODEL": " bad"}, None),  # read for the agent only
+    ],
+)
+def test_the_summary_model_option_wins_over_its_variable(
+    options: dict[str, object], env: dict[str, str], summary_model: str | None, tmp_path: Path
+) -> None:
+    """R-CLI-20."""
+    assert resolve_settings(options, env, str(tmp_path)).summary_model == summary_model
+
+
+@pytest.mark.parametrize("name", ["", " ", "gpt 4o", "gpt-4o\n", "\tgpt", "gpt\u00a0x", "gpt\x1bx", "gpt\x7f", "gpt\x85"])
+def test_a_summary_model_that_names_no_model_is_a_one_line_usage_error(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """R-CLI-20: empty, white space or a control character; the option by argparse, the variable after."""
+    with pytest.raises(SystemExit) as exc:
+        parse_args(["--summary-model", name, "run", "x"])
+    assert exc.value.code == 2
+    assert capsys.readouterr().err == f"harness9-ref: error: argument --summary-model: expected a model name, got {name!r}\n"
+    if name:  # an empty variable is unset
+        with pytest.raises(UsageError) as raised:
+            resolve_settings({"command": "run", "prompt": "x"}, {"HARNESS9_SUMMARY_MODEL": name}, str(tmp_path))
+        assert str(raised.value) == f"HARNESS9_SUMMARY_MODEL: expected a model name, got {name!r}"
+
+
+def test_the_summarizer_is_the_provider_itself_unless_a_summary_model_is_given(tmp_path: Path) -> None:
+    """R-CLI-20: the same provider, base URL and key; the offline provider sends no model."""
+    env = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+    plain = resolve_settings({"command": "run", "prompt": "x"}, env, str(tmp_path))
+    provider = build_provider(plain)
+    assert build_summarizer(plain, provider) is provider
+    chosen = resolve_settings({"command": "run", "prompt": "x", "summary_model": "gpt-4.1-nano"}, env, str(tmp_path))
+    summarizer = build_summarizer(chosen, build_provider(chosen))
+    assert isinstance(summarizer, OpenAIProvider)
+    assert (summarizer.model, summarizer.base_url) == ("gpt-4.1-nano", "http://127.0.0.1:9/v1")
+    offline = resolve_settings({"command": "run", "prompt": "x", "summary_model": "m"}, {}, str(tmp_path))
+    offline_provider = build_provider(offline)
+    assert build_summarizer(offline, offline_provider) is offline_provider
+
+
+@pytest.mark.parametrize(
+    ("env", "sent"),
+    [
+        ({"OPENAI_API_KEY": "k"}, "gpt-4o-mini"),  # the default model on OpenAI's endpoint
+        ({"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "https://api.openai.com/v1/"}, "gpt-4o-mini"),
+        ({"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "https://openrouter.ai/api/v1"}, "openai/gpt-4o-mini"),
+        ({}, "openai/gpt-4o-mini"),  # offline: nothing is sent, the name stays as configured
+    ],
+)
+def test_the_request_model_of_the_settings(env: dict[str, str], sent: str, tmp_path: Path) -> None:
+    """R-PRV-27 for what the status bar and R-CLI-19's line name."""
+    assert request_model_of(resolve_settings({"command": "run", "prompt": "x"}, env, str(tmp_path))) == sent

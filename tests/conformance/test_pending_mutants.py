@@ -1,4 +1,5 @@
-"""Seeded bugs of pending requirements (SPEC R-REC, R-PG, R-CASE, R-RUN, R-PROF, R-MTX): their catalogue is complete.
+"""Seeded bugs of pending requirements (SPEC R-REC, R-PG, R-CASE, R-RUN, R-PROF, R-MTX, R-FORK, R-INST, R-APPR):
+their catalogue is complete.
 
 The bugs live in conformance/mutants/pytest/; ``python -m tests.pending_bugs``, a step of CI of
 its own, judges that the Python tests they name catch each one (``tests/pending_bugs.py``).
@@ -15,7 +16,7 @@ from conformance.runner._cases import PROJECT_ROOT, read_id_list, spec_requireme
 from tests.pending_bugs import MUTANTS
 
 # Families whose pending requirements must each have a seeded bug here.
-FAMILIES = ("R-REC-", "R-PG-", "R-RUN-", "R-PROF-", "R-MTX-")
+FAMILIES = ("R-REC-", "R-PG-", "R-RUN-", "R-PROF-", "R-MTX-", "R-FORK-", "R-INST-", "R-APPR-", "R-LANG-")
 
 
 def test_every_pending_requirement_of_these_families_has_a_seeded_bug() -> None:

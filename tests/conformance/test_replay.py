@@ -35,7 +35,7 @@ BY_NAME = {exchange.name: exchange for exchange in EXCHANGES}
 QUIRKS = json.loads((PROVIDERS_DIR / "quirks.json").read_text(encoding="utf-8"))
 ERROR_CODES = {
     "authentication", "rate_limit", "overloaded", "context_length_exceeded", "invalid_request",
-    "server_error", "malformed_response", "malformed_stream", "stream_cut_off",
+    "model_not_found", "server_error", "malformed_response", "malformed_stream", "stream_cut_off",
 }
 
 
@@ -375,7 +375,7 @@ _ANTHROPIC_ERRORS = {
     "rate_limit_error": "rate_limit",
     "overloaded_error": "overloaded",
     "invalid_request_error": "invalid_request",
-    "not_found_error": "invalid_request",
+    "not_found_error": "model_not_found",
     "request_too_large": "invalid_request",
     "api_error": "server_error",
 }
@@ -416,7 +416,7 @@ _OPENAI_OVERFLOW = (  # R-ERR-9
 
 
 def error(provider: str, status: int, body: dict[str, Any], in_stream: bool) -> dict[str, Any]:
-    """SPEC R-ERR-3, R-ERR-4 and R-ERR-8 … R-ERR-10."""
+    """SPEC R-ERR-3, R-ERR-4 and R-ERR-8 … R-ERR-11."""
     err = body["error"] if "error" in body or provider == "anthropic" else body  # R-ERR-10
     kind, text = err.get("type"), err.get("message")
     words = (text or "").lower()
@@ -429,6 +429,8 @@ def error(provider: str, status: int, body: dict[str, Any], in_stream: bool) -> 
         overflow = err.get("code") == "context_length_exceeded" or kind == "exceed_context_size_error"
         if overflow or any(p in words for p in _OPENAI_OVERFLOW):
             code = "context_length_exceeded"
+        elif err.get("code") == "model_not_found":  # R-ERR-11
+            code = "model_not_found"
     if code is None:
         by_status = {401: "authentication", 403: "authentication", 429: "rate_limit"}
         by_status[529] = "overloaded"

@@ -87,7 +87,7 @@ def test_the_base_url_loses_its_trailing_slash() -> None:
 def test_max_tokens_is_the_models_output_limit_from_the_registry(model: str, max_tokens: int) -> None:
     sent = body(build([Message("user", "x")], model=model))
     assert sent["max_tokens"] == max_tokens == get_model_limits(model).output_tokens
-    assert sent["model"] == model
+    assert sent["model"] == model.removeprefix("anthropic/")  # R-PRV-27: the official endpoint's name
 
 
 def test_system_messages_go_to_the_top_level_system_text() -> None:

@@ -16,6 +16,7 @@ from harness9_ref.provider import (
     ContextLengthExceeded,
     InvalidRequestError,
     MalformedResponse,
+    ModelNotFound,
     OverloadedError,
     ProviderConnectionError,
     ProviderError,
@@ -95,7 +96,7 @@ CLASSIFICATION = [
     ),
     ("anthropic", 400, anthropic_body("invalid_request_error", "Prompt Is Too Long"), ContextLengthExceeded),
     ("anthropic", 400, anthropic_body("invalid_request_error", "messages: roles must alternate"), InvalidRequestError),
-    ("anthropic", 404, anthropic_body("not_found_error", "model: claude-9"), InvalidRequestError),
+    ("anthropic", 404, anthropic_body("not_found_error", "model: claude-9"), ModelNotFound),  # R-ERR-11
     ("anthropic", 413, anthropic_body("request_too_large"), InvalidRequestError),
     ("anthropic", 500, anthropic_body("api_error", "Internal server error"), ServerError),
     ("anthropic", 402, anthropic_body("billing_error"), InvalidRequestError),
@@ -110,7 +111,7 @@ CLASSIFICATION = [
     ("openai", 403, openai_body("unsupported_country_region_territory"), AuthenticationError),
     ("openai", 429, openai_body("rate_limit_exceeded", error_type="requests"), RateLimitError),
     ("openai", 429, openai_body("insufficient_quota", error_type="insufficient_quota"), RateLimitError),
-    ("openai", 404, openai_body("model_not_found"), InvalidRequestError),
+    ("openai", 404, openai_body("model_not_found"), ModelNotFound),  # R-ERR-11
     ("openai", 400, openai_body(None), InvalidRequestError),
     ("openai", 500, openai_body(None, error_type="server_error"), ServerError),
     ("openai", 503, openai_body(None, error_type="server_error"), ServerError),

@@ -61,9 +61,13 @@ def test_the_base_url_loses_its_trailing_slash(base_url: str, url: str) -> None:
     assert build([Message("user", "hi")], base_url=base_url).url == url
 
 
-def test_the_model_name_is_sent_exactly_as_configured() -> None:
-    request = openai.build_request("openai/GPT-4o-Mini", [Message("user", "x")], [], stream=False, api_key=KEY)
-    assert body(request)["model"] == "openai/GPT-4o-Mini"
+def test_the_model_name_is_sent_as_configured_to_a_router_and_without_openai_prefix_to_openai() -> None:
+    """R-PRV-27: the official endpoint gets OpenAI's own name, any other base URL the name as given."""
+    official = openai.build_request("openai/GPT-4o-Mini", [Message("user", "x")], [], stream=False, api_key=KEY)
+    routed = openai.build_request(
+        "openai/GPT-4o-Mini", [Message("user", "x")], [], stream=False, api_key=KEY, base_url="https://openrouter.ai/api/v1"
+    )
+    assert (body(official)["model"], body(routed)["model"]) == ("GPT-4o-Mini", "openai/GPT-4o-Mini")
 
 
 def test_a_tool_loop_maps_one_to_one_in_order() -> None:

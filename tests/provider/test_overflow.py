@@ -18,6 +18,7 @@ from harness9_ref.provider import (
     OPENAI_OVERFLOW_PHRASES,
     ContextLengthExceeded,
     InvalidRequestError,
+    ModelNotFound,
     ProviderError,
     RateLimitError,
     anthropic,
@@ -104,6 +105,7 @@ def test_rules_are_ordered_first_match_wins() -> None:
         ("code", ContextLengthExceeded),
         ("type", ContextLengthExceeded),
         (None, ContextLengthExceeded),
+        ("code", ModelNotFound),  # R-ERR-11, after the overflow rules of R-ERR-9
     ]
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness9_ref.engine import CompactionData
+from harness9_ref.engine import CompactionData, ErrorData
 from harness9_ref.schema import Message, ToolCall
+from harness9_ref.text import run_error
 from harness9_ref.tui import (
     COMPACTION_NOTICE,
     PaneLine,
@@ -98,3 +99,15 @@ def test_history_lines_show_stored_messages_as_a_live_run_does() -> None:
 
 def test_user_line() -> None:
     assert user_line("你好") == "> 你好"
+
+
+def test_an_unknown_model_is_one_line_naming_it_and_how_to_choose_another() -> None:
+    """R-CLI-19: the provider's words kept, the model and --model / LLM_MODEL added; other errors as they are."""
+    words = "anthropic: HTTP 404 not_found_error: Not found"
+    assert run_error(ErrorData("model_not_found", words), "en", 0, "anthropic", "claude-x") == (
+        f"anthropic has no model claude-x: choose one with --model or LLM_MODEL ({words})"
+    )
+    assert run_error(ErrorData("model_not_found", "a\nb"), "zh", 0, "openai", "m") == (
+        "openai 没有模型 m：请用 --model 或 LLM_MODEL 选择一个模型（a b）"
+    )
+    assert run_error(ErrorData("invalid_request", words), "en", 0, "anthropic", "claude-x") == words

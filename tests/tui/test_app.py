@@ -56,6 +56,7 @@ def make_app(
         session,
         "openai/gpt-4o-mini",
         str(workdir),
+        provider="offline",
         lang=lang,
         registry=registry,
         approver=approver,
@@ -101,7 +102,7 @@ def test_a_prompt_streams_a_reply_and_shows_the_ctx_part(manager: Manager, tmp_p
     start = start_figure(app)
     assert start > 0 and app.status.used == start
     assert status(app) == (
-        f"[harness9] gpt-4o-mini  workdir: {tmp_path}  \u2502  session: {sid[:8]}...  ctx: {start}/2K ({start * 100 // 2000}%)"
+        f"[harness9] offline  workdir: {tmp_path}  \u2502  session: {sid[:8]}...  ctx: {start}/2K ({start * 100 // 2000}%)"
     )
     send(app, "hello")
     assert texts(app)[0] == "> hello"
@@ -291,7 +292,7 @@ def test_resume_at_start_shows_the_stored_messages(manager: Manager, tmp_path: P
     session.add_messages([Message("user", "earlier"), Message("assistant", "answer")])
     provider = OfflineProvider()
     engine = AgentEngine(provider, Registry(tmp_path))
-    app = App(engine, manager, session, "m", str(tmp_path), notices=["notice line"])
+    app = App(engine, manager, session, "m", str(tmp_path), provider="offline", notices=["notice line"])
     assert app.lines == [
         PaneLine("notice line", "notice"),
         PaneLine("输入 /help 查看命令和按键", "notice"),  # R-TUI-23: after the notices, before the history
@@ -423,7 +424,9 @@ def test_a_turn_that_could_not_be_saved_says_so(manager: Manager, tmp_path: Path
     provider = OfflineProvider()
     session = _ReadOnlySession()
     engine = AgentEngine(provider, Registry(tmp_path), session=session, context_window=2000, durable=True)
-    app = App(engine, manager, session, "openai/gpt-4o-mini", str(tmp_path), lang="en", registry=Registry(tmp_path))
+    app = App(
+        engine, manager, session, "openai/gpt-4o-mini", str(tmp_path), provider="offline", lang="en", registry=Registry(tmp_path)
+    )
     send(app, "hello")
     assert texts(app, "error")[-1] == (
         "⚠ 2 of 2 messages of this turn were not saved: sessions.db: attempt to write a readonly database"

@@ -217,6 +217,7 @@ def test_a_means_always_until_new(manager: Manager, tmp_path: Path) -> None:
     app = make_app(manager, tmp_path, ask=True, lang="en")
     asked(app, "echo one")
     app.approval_key("a")
+    app.approval_key("s")  # R-APPR-8: every command, this session only
     settle(app)
     assert "allowed; no more questions in this session" in texts(app)
     send(app, "run echo two")  # not asked
@@ -231,6 +232,7 @@ def test_resume_asks_again_too(manager: Manager, tmp_path: Path) -> None:
     app = make_app(manager, tmp_path, ask=True)
     asked(app, "echo one")
     app.approval_key("a")
+    app.approval_key("s")  # R-APPR-8: every command, this session only
     settle(app)
     send(app, "/resume")
     send(app, "1")

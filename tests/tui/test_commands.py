@@ -1,4 +1,4 @@
-"""Commands, Tab completion and /help (harness9_ref/tui/_commands.py; SPEC R-TUI-6, R-TUI-14)."""
+"""Commands, Tab completion and /help (harness9_ref/tui/_commands.py; SPEC R-TUI-6, R-TUI-14, R-FORK-3)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from harness9_ref.tui import COMMANDS, STRINGS, UNKNOWN_COMMAND, Input, classify
 
 
 def test_the_command_table() -> None:
-    assert COMMANDS == ("/new", "/resume", "/search", "/compact", "/context", "/help", "/exit")
+    assert COMMANDS == ("/new", "/resume", "/fork", "/rewind", "/search", "/compact", "/context", "/help", "/exit")
 
 
 def test_search_takes_a_query_and_help_takes_nothing() -> None:
@@ -39,11 +39,14 @@ def test_compact_takes_a_focus_and_other_commands_take_nothing() -> None:
 @pytest.mark.parametrize(
     ("text", "completed"),
     [
-        ("/re", "/resume"),
-        ("/r", "/resume"),
+        ("/re", "/re"),  # /resume and /rewind
+        ("/r", "/re"),
+        ("/res", "/resume"),
+        ("/rew", "/rewind"),
+        ("/f", "/fork"),
         ("/n", "/new"),
         ("/e", "/exit"),
-        ("/", "/"),  # six candidates whose longest common prefix is "/"
+        ("/", "/"),  # nine candidates whose longest common prefix is "/"
         ("/s", "/search"),
         ("/h", "/help"),
         ("/c", "/co"),

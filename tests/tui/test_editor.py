@@ -37,7 +37,7 @@ def test_kill_before_and_after_the_cursor() -> None:
 
 
 def test_tab_completes_a_command() -> None:
-    editor = typed("/re")
+    editor = typed("/res")
     editor.complete()
     assert (editor.text, editor.cursor) == ("/resume", 7)
     editor = typed("hello")

@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
@@ -32,7 +32,7 @@ WIDTH, HEIGHT = 120, 40
 TIMEOUT = 15.0
 POLL = 0.05
 STATUS = re.compile(
-    r"^\[harness9\] gpt-4o-mini  workdir: (.+)  \u2502  session: ([0-9a-f]{8})\.\.\.(?:  ctx: (\S+) \((\d+)%\))?$"
+    r"^\[harness9\] (?:offline|\S+:\S+)  workdir: (.+)  \u2502  session: ([0-9a-f]{8})\.\.\.(?:  ctx: (\S+) \((\d+)%\))?$"
 )
 NOTICE = "\u26a1 上下文已压缩"
 EXIT_STATUS = re.compile(r"^\[exit status (\d+)\]$", re.M)
@@ -74,14 +74,21 @@ class Screen:
         return result.stdout
 
     def start(
-        self, *options: str, window: int = 2000, lang: str | None = "zh", locale: tuple[str, ...] = ("LANG=C.UTF-8",)
+        self,
+        *options: str,
+        window: int = 2000,
+        lang: str | None = "zh",
+        locale: tuple[str, ...] = ("LANG=C.UTF-8",),
+        environ: Mapping[str, str] | None = None,
     ) -> None:
-        """Start the program; ``lang`` is HARNESS9_LANG (None: unset, so ``locale``'s variables choose, R-LANG-1)."""
+        """Start the program; ``lang`` is HARNESS9_LANG (None: unset, so ``locale``'s variables
+        choose, R-LANG-1); ``environ`` adds variables (a key and base URL for a loopback model)."""
         chosen = [f"HARNESS9_LANG={lang}"] if lang is not None else ["-u", "HARNESS9_LANG"]
         program = [
             "env", "-u", "OPENAI_API_KEY", "-u", "ANTHROPIC_API_KEY", "-u", "LLM_MODEL",
             "-u", "LC_ALL", "-u", "LC_MESSAGES", *chosen,
             f"PYTHONPATH={ROOT}", f"HARNESS9_HOME={self.db.parent}", *locale,
+            *(f"{name}={value}" for name, value in (environ or {}).items()),
             sys.executable, "-m", "harness9_ref", "--provider", "offline", "--model", "openai/gpt-4o-mini",
             "--db", str(self.db), "--context-window", str(window), "--workdir", str(self.workdir), *options,
         ]  # fmt: skip
@@ -155,8 +162,8 @@ class Screen:
         self.wait_idle()
 
 
-def started(screen: Screen, *options: str, window: int = 2000) -> Screen:
-    screen.start(*options, window=window)
+def started(screen: Screen, *options: str, window: int = 2000, environ: Mapping[str, str] | None = None) -> Screen:
+    screen.start(*options, window=window, environ=environ)
     screen.wait_idle()
     return screen
 
@@ -274,7 +281,7 @@ def test_anything_but_a_number_cancels_the_resume(screen: Screen) -> None:
 
 def test_tab_completes_a_command(screen: Screen) -> None:
     started(screen)
-    screen.type("/re")
+    screen.type("/res")
     screen.keys("Tab")
     screen.wait(lambda: screen.rows()[-1].rstrip() == "> /resume", "the completed command")
     screen.keys("Enter")
@@ -338,7 +345,7 @@ def test_resume_at_start_shows_the_stored_messages(screen: Screen) -> None:
 
 
 def test_an_unknown_resume_id_is_a_one_line_error(screen: Screen) -> None:
-    screen.start("--resume", "0000")
+    screen.start("--resume", "0000", lang="en")
     assert screen.wait_exit() == "1"
     lines = [line for line in screen.history().split("\n") if line.strip() and not line.startswith("Pane is dead")]
     assert len(lines) == 2 and lines[1] == "[exit status 1]"

@@ -84,6 +84,8 @@ def test_approval_yes_no_and_always(screen: Screen) -> None:
     screen.wait_idle()
     assert (screen.workdir / "keep").exists()
     answer_question(screen, "echo first-always", "a")
+    screen.wait_text(ZH["allow_prompt"].split("{")[0])  # R-APPR-8: the rule question
+    screen.keys("s")  # every command, this session only
     screen.wait_text("\u2190 bash: first-always")
     screen.wait_idle()
     screen.say("run echo not-asked")

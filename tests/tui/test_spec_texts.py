@@ -21,6 +21,7 @@ from harness9_ref.tui import (
     STATUS_CTX_GAP,
     STRINGS,
     compaction_notice,
+    model_label,
     render_status,
 )
 
@@ -79,7 +80,8 @@ def test_status_bar_templates(tui_section: str) -> None:
 def test_status_bar_example(tui_section: str) -> None:
     example = re.search(r"For example `([^`]*)`", tui_section)
     assert example is not None
-    segments = render_status("gpt-4o-mini", "/your/project", "f3a2c1b0-0000-4000-8000-000000000000", 45200, 128000, 200)
+    label = model_label("openai", "gpt-4o-mini")
+    segments = render_status(label, "/your/project", "f3a2c1b0-0000-4000-8000-000000000000", 45200, 128000, 200)
     assert "".join(text for text, _ in segments) == example.group(1)
 
 

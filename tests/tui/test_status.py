@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from harness9_ref.tui import StatusState, cell_width, ctx_colour, display_model, render_status
+from harness9_ref.tui import StatusState, cell_width, ctx_colour, model_label, render_status
 
 SID = "f3a2c1b0-4d7e-4c3a-9f12-ab8d1e2c3f01"
 BAR = "[harness9] gpt-4o-mini  workdir: /your/project  \u2502  session: f3a2c1b0..."
@@ -27,18 +27,18 @@ def test_before_the_first_token_update_there_is_no_ctx_part() -> None:
 
 
 @pytest.mark.parametrize(
-    ("model", "shown"),
+    ("provider", "model", "shown"),
     [
-        ("openai/gpt-4o-mini", "gpt-4o-mini"),
-        ("gpt-4o-mini", "gpt-4o-mini"),
-        ("openrouter/anthropic/Claude-Sonnet-4", "Claude-Sonnet-4"),
-        ("Claude-Sonnet-4", "Claude-Sonnet-4"),
-        ("trailing/", ""),
+        ("openai", "gpt-4o-mini", "openai:gpt-4o-mini"),
+        ("openai", "openai/gpt-4o-mini", "openai:openai/gpt-4o-mini"),  # a router's name, as it is sent
+        ("anthropic", "Claude-Sonnet-4", "anthropic:Claude-Sonnet-4"),  # case kept
+        ("offline", "gpt-4o-mini", "offline"),  # R-CLI-9: no model is sent
     ],
 )
-def test_the_model_loses_everything_up_to_its_last_slash_and_keeps_its_case(model: str, shown: str) -> None:
-    assert display_model(model) == shown
-    assert line(render_status(model, "/w", SID, None, 0, 200)).startswith(f"[harness9] {shown}  workdir: /w  ")
+def test_the_label_names_the_provider_and_the_model_its_requests_carry(provider: str, model: str, shown: str) -> None:
+    """R-TUI-25."""
+    assert model_label(provider, model) == shown
+    assert line(render_status(shown, "/w", SID, None, 0, 200)).startswith(f"[harness9] {shown}  workdir: /w  ")
 
 
 def test_the_session_shows_its_first_eight_characters_and_three_dots() -> None:

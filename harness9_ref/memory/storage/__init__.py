@@ -11,7 +11,7 @@ what the model sees and never imports this one.
 
 from ._checkpoint import Checkpoint, checkpoint_problem, message_anchor
 from ._context_state import ContextState
-from ._find import TITLE_LIMIT, SessionSummary
+from ._find import TITLE_LIMIT, SessionSummary, make_title
 from ._manager import HOME_ENV, CopyResult, Manager, copy_sessions, default_db_path
 from ._prune import PruneResult
 from ._search import SearchHit, make_snippet, matches
@@ -71,6 +71,7 @@ __all__ = (
     "default_db_path",
     "is_session_id",
     "make_snippet",
+    "make_title",
     "matches",
     "message_anchor",
     "new_session_id",

@@ -157,6 +157,26 @@ class Manager:
         """
         return self._store.open_session(session_id, self._clock)
 
+    def fork_session(self, session_id: str, at: int | None = None) -> Session:
+        """A new session holding the first ``at`` stored messages of another, all of them for None (R-MGR-10).
+
+        The append-only history makes this a copy of rows: the new session (a fresh id, created
+        now) gets those messages in order, the todos, and the checkpoint and context state when
+        a pop down to ``at`` messages would keep them; the source is only read. One
+        transaction: on any failure nothing is created (R-MGR-11).
+
+        Raises:
+            InvalidSessionId: ``session_id`` is not well-formed.
+            InvalidArgument: ``at`` is not an integer of 0 or more, or is past the source's end.
+            SessionNotFound: there is no session ``session_id``.
+            SessionDatabaseError: the new id exists already, or the database cannot be written
+                (a read-only Manager, R-DB-12).
+        """
+        check_session_id(session_id)
+        if at is not None:
+            check_count("at", at)
+        return self._store.fork_session(session_id, check_session_id(self._new_id()), at, self._clock)
+
     def list_sessions(self) -> list[SessionInfo]:
         """Every session, most recently updated first (R-MGR-5)."""
         return self._store.list_sessions()

@@ -23,7 +23,7 @@ from ._search import Found, SearchHit, collect_matches, rank_hits
 from ._session import INT64_MAX, Clock, SessionDatabaseError, SessionInfo, SessionNotFound
 from ._sql import POSTGRES as SQL
 from ._sql import SESSION_ORDER
-from ._store import SessionRecord, record_text, refuse_existing
+from ._store import SessionRecord, fork_length, record_text, refuse_existing
 
 if TYPE_CHECKING:
     import psycopg
@@ -137,6 +137,27 @@ class PostgresStore:
             raise failure
         return PruneResult(len(ids), row[0] if row else 0, folders)
 
+    def fork_session(self, source_id: str, new_id: str, at: int | None, clock: Clock) -> PostgresSession:
+        """As SQLite's, in one transaction (R-MGR-10, R-MGR-11, R-PG-2).
+
+        The source's row is locked FOR SHARE first: its writers (R-PG-7) wait until the copy
+        has committed, so the count and the rows copied are of one state of the session.
+        """
+        now = int(clock())
+        with self.db.write() as cur:
+            if cur.execute("SELECT 1 FROM sessions WHERE id = %s FOR SHARE", (source_id,)).fetchone() is None:
+                raise SessionNotFound(f"no session with id {source_id!r} in {self.name}")
+            row = cur.execute(SQL.count_messages, (source_id,)).fetchone()
+            kept = fork_length(source_id, row[0] if row else 0, at, lambda i: _result_at(cur, source_id, i))
+            if cur.execute(SQL.session_exists, (new_id,)).fetchone() is not None:
+                raise SessionDatabaseError(f"a session with id {new_id} already exists in {self.name}")
+            cur.execute(SQL.insert_session, (new_id, now, now))
+            cur.execute(SQL.fork_messages, (new_id, source_id, kept))
+            cur.execute(SQL.fork_todos, (new_id, source_id))
+            cur.execute(SQL.fork_checkpoint, (new_id, source_id, kept))
+            cur.execute(SQL.fork_context_state, (new_id, source_id, kept))
+        return PostgresSession(self.db, new_id, clock)
+
     def export_sessions(self) -> list[SessionRecord]:
         with self.db.read() as cur:
             sessions = cur.execute(SQL.export_sessions).fetchall()
@@ -153,6 +174,11 @@ class PostgresStore:
 
     def close(self) -> None:
         self.db.close()
+
+
+def _result_at(cur: psycopg.Cursor[Any], session_id: str, position: int) -> bool:
+    found = cur.execute(SQL.result_at, (session_id, position)).fetchone()
+    return bool(found is not None and found[0])
 
 
 def _title(cur: psycopg.Cursor[Any], message_id: int | None) -> str:

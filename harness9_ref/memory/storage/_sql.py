@@ -80,6 +80,32 @@ class Statements:
             f" VALUES ({p}, {p}, {p}, {p}, {p})"
         )
         self.delete_context_state = f"DELETE FROM context_state WHERE session_id = {p}"
+        # forking a session (R-MGR-10): the new row's copies of the first ``at`` messages, in their
+        # order, and of the todos, checkpoint and context state, column values as stored; the
+        # last two only when a pop down to ``at`` messages would keep them (R-CKP-3, R-CKP-11).
+        self.count_messages = f"SELECT COUNT(*) FROM messages WHERE session_id = {p}"
+        # R-MGR-11: whether the message at a position is a result (R-DB-5: NULL or '' is empty).
+        self.result_at = (
+            f"SELECT coalesce(tool_call_id, '') != '' FROM messages WHERE session_id = {p} ORDER BY id LIMIT 1 OFFSET {p}"
+        )
+        self.fork_messages = (
+            "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, created_at)"
+            f" SELECT {p}, role, content, tool_calls, tool_call_id, created_at FROM messages"
+            f" WHERE session_id = {p} ORDER BY id LIMIT {p}"
+        )
+        self.fork_todos = (
+            "INSERT INTO todos (session_id, position, id, content, status)"
+            f" SELECT {p}, position, id, content, status FROM todos WHERE session_id = {p}"
+        )
+        self.fork_checkpoint = (
+            "INSERT INTO checkpoints (session_id, covered, anchor, summary, created_at)"
+            f" SELECT {p}, covered, anchor, summary, created_at FROM checkpoints WHERE session_id = {p} AND covered <= {p}"
+        )
+        self.fork_context_state = (
+            "INSERT INTO context_state (session_id, input_tokens, estimate, cleared_below, saved_at)"
+            f" SELECT {p}, input_tokens, estimate, cleared_below, saved_at FROM context_state"
+            f" WHERE session_id = {p} AND cleared_below <= {p}"
+        )
         # copying every session (R-PG-9)
         self.export_sessions = "SELECT id, created_at, updated_at FROM sessions ORDER BY id"
         self.export_messages = (

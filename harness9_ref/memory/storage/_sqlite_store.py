@@ -19,11 +19,16 @@ from ._session import Clock, SessionDatabaseError, SessionInfo, SessionNotFound
 from ._sql import SQLITE as SQL
 from ._sqlite_db import Database
 from ._sqlite_session import SQLiteSession
-from ._store import SessionRecord, record_int, record_optional_text, record_text, refuse_existing
+from ._store import SessionRecord, fork_length, record_int, record_optional_text, record_text, refuse_existing
 
 __all__ = ["SQLiteStore"]
 
 _FORGET_SESSION = "SELECT id FROM messages WHERE session_id = ?"
+# R-MGR-10: a checkpoint or context state whose number is not an integer (another program's) is
+# not copied, as a pop removes it (R-CKP-3, R-CKP-11), whatever SQLite's comparison of a real
+# or a text with an integer would say.
+_FORK_CHECKPOINT = SQL.fork_checkpoint + " AND typeof(covered) = 'integer'"
+_FORK_CONTEXT_STATE = SQL.fork_context_state + " AND typeof(cleared_below) = 'integer'"
 
 
 class SQLiteStore:
@@ -91,6 +96,28 @@ class SQLiteStore:
         self, tool_results_dir: Path | None, now: int, older_than: object, dry_run: bool, remove: Callable[[Path], None]
     ) -> PruneResult:
         return prune(self.db, tool_results_dir, now, older_than, dry_run, remove)
+
+    def fork_session(self, source_id: str, new_id: str, at: int | None, clock: Clock) -> SQLiteSession:
+        """One write transaction: the source read and the new session written, or nothing (R-MGR-10, R-MGR-11).
+
+        Rows are copied by ``INSERT … SELECT``, so every column value is the source's as stored,
+        never decoded and encoded again, and the source is only read.
+        """
+        created = int(clock())
+        with self.db.write() as cur:
+            if cur.execute(SQL.session_exists, (source_id,)).fetchone() is None:
+                raise SessionNotFound(f"no session with id {source_id!r} in {self.path}")
+            count = cur.execute(SQL.count_messages, (source_id,)).fetchone()[0]
+            kept = fork_length(source_id, count, at, lambda i: bool(cur.execute(SQL.result_at, (source_id, i)).fetchone()[0]))
+            if cur.execute(SQL.session_exists, (new_id,)).fetchone() is not None:
+                raise SessionDatabaseError(f"a session with id {new_id} already exists in {self.path}")
+            cur.execute(SQL.insert_session, (new_id, created, created))
+            cur.execute(SQL.fork_messages, (new_id, source_id, kept))
+            cur.execute(SQL.fork_todos, (new_id, source_id))
+            cur.execute(_FORK_CHECKPOINT, (new_id, source_id, kept))
+            cur.execute(_FORK_CONTEXT_STATE, (new_id, source_id, kept))
+            self.db.upkeep(cur, index_tail)
+        return SQLiteSession(self.db, new_id, clock)
 
     def export_sessions(self) -> list[SessionRecord]:
         """Every session in one read transaction, ordered by id (R-PG-9)."""

@@ -28,16 +28,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Protocol
 
+from ..._errors import Said
 from ._find import SessionSummary
 from ._prune import PruneResult
 from ._search import SearchHit
-from ._session import Clock, CorruptRow, Session, SessionDatabaseError, SessionInfo
+from ._session import Clock, CorruptRow, InvalidArgument, Session, SessionDatabaseError, SessionInfo
 
 __all__ = [
     "POSTGRES_SCHEMES",
     "SessionRecord",
     "Store",
     "StoredMessage",
+    "fork_length",
     "record_int",
     "record_optional_text",
     "record_text",
@@ -100,6 +102,10 @@ class Store(Protocol):
         self, tool_results_dir: Path | None, now: int, older_than: object, dry_run: bool, remove: Callable[[Path], None]
     ) -> PruneResult: ...
 
+    def fork_session(self, source_id: str, new_id: str, at: int | None, clock: Clock) -> Session:
+        """Session ``new_id`` from the first ``at`` messages of ``source_id`` (all for None), one transaction (R-MGR-10)."""
+        ...
+
     def export_sessions(self) -> list[SessionRecord]:
         """Every session, read in one snapshot (R-PG-9)."""
         ...
@@ -138,6 +144,25 @@ def record_int(value: object, where: str) -> int:
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     raise CorruptRow(f"{where} cannot be copied: a value is not an integer")
+
+
+def fork_length(source_id: str, count: int, at: int | None, result_at: Callable[[int], bool]) -> int:
+    """How many messages a fork of a session holding ``count`` keeps: ``at``, or all of them for None (R-MGR-11).
+
+    A fork ends where a checkpoint may end (R-CKP-5): never just before a result, which would
+    leave a call of the fork without its answer. ``result_at(i)`` says whether message ``i`` is one.
+
+    Raises:
+        InvalidArgument: ``at`` is past the session's end, or message ``at`` is a result; the
+            caller's transaction then writes nothing.
+    """
+    if at is None:
+        return count
+    if at > count:
+        raise InvalidArgument(Said("err_fork_beyond", id=source_id, count=count, at=at))  # R-LANG-3
+    if at < count and result_at(at):
+        raise InvalidArgument(Said("err_fork_result", id=source_id, at=at))
+    return at
 
 
 def refuse_existing(existing: list[str], name: str, overwrite: bool) -> None:

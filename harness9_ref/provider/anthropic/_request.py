@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ...schema import ROLE_ASSISTANT, ROLE_SYSTEM, ROLE_USER, Message, ToolDefinition, strict_json
+from .._endpoint import OFFICIAL_BASE_URLS, request_model
 from .._errors import RequestBuildError
 from .._http import (
     ACCEPT_JSON,
@@ -42,7 +43,7 @@ __all__ = [
 ]
 
 PROVIDER: Final = "anthropic"  # R-ERR-2: the provider attribute of every error
-DEFAULT_BASE_URL: Final = "https://api.anthropic.com"  # R-PRV-3
+DEFAULT_BASE_URL: Final = OFFICIAL_BASE_URLS[PROVIDER]  # R-PRV-3, R-PRV-27: the official endpoint
 PATH: Final = "/v1/messages"  # R-PRV-8
 COUNT_PATH: Final = "/v1/messages/count_tokens"  # R-PRV-24
 METHOD: Final = "POST"  # R-PRV-8
@@ -190,7 +191,8 @@ def build_request(
     carries are not sent. ``max_tokens`` is the model's output limit from the registry.
 
     Args:
-        model: the model name exactly as configured (R-LIM-5).
+        model: the model name as configured; the request carries R-PRV-27's request model
+            (``anthropic/`` removed on the official endpoint), the same limits either way (R-LIM-5).
         messages: the conversation (R-PRV-9, R-PRV-10).
         tools: the tool definitions (R-PRV-12); none means no ``tools`` member.
         stream: ask for an SSE stream.
@@ -201,8 +203,9 @@ def build_request(
         RequestBuildError: a non-result system or user message carries tool calls, or no
             user or assistant turn remains.
     """
-    conversation = _conversation(model, messages, tools)
-    body: dict[str, Any] = {"model": model, "max_tokens": reserved_output_tokens(model), **conversation}
+    sent = request_model(PROVIDER, model, base_url)
+    conversation = _conversation(sent, messages, tools)
+    body: dict[str, Any] = {"model": sent, "max_tokens": reserved_output_tokens(model), **conversation}
     if stream:
         body["stream"] = True
     return HttpRequest(METHOD, strip_base_url(base_url) + PATH, _headers(api_key, stream), json_body(body))
@@ -224,5 +227,5 @@ def build_count_request(
     Raises:
         RequestBuildError: as ``build_request``.
     """
-    body = _conversation(model, messages, tools)
+    body = _conversation(request_model(PROVIDER, model, base_url), messages, tools)
     return HttpRequest(METHOD, strip_base_url(base_url) + COUNT_PATH, _headers(api_key, False), json_body(body))

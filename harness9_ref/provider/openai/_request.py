@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from ...schema import ROLE_ASSISTANT, ROLE_SYSTEM, ROLE_USER, Message, ToolDefinition
+from .._endpoint import OFFICIAL_BASE_URLS, request_model
 from .._errors import RequestBuildError
 from .._http import (
     ACCEPT_JSON,
@@ -25,7 +26,7 @@ from .._http import (
 __all__ = ["DEFAULT_BASE_URL", "PROVIDER", "build_request", "reserved_output_tokens"]
 
 PROVIDER: Final = "openai"  # R-ERR-2: the provider attribute of every error
-DEFAULT_BASE_URL: Final = "https://api.openai.com/v1"  # R-PRV-3
+DEFAULT_BASE_URL: Final = OFFICIAL_BASE_URLS[PROVIDER]  # R-PRV-3, R-PRV-27: the official endpoint
 PATH: Final = "/chat/completions"  # R-PRV-4
 METHOD: Final = "POST"  # R-PRV-4
 HEADER_AUTHORIZATION: Final = "Authorization"  # R-PRV-4: "Bearer <api_key>"
@@ -107,7 +108,8 @@ def build_request(
     """The HTTP request for one chat completion (R-PRV-4, R-PRV-5).
 
     Args:
-        model: the model name exactly as configured (routing prefix kept, R-LIM-5).
+        model: the model name as configured; the request carries R-PRV-27's request model
+            (``openai/`` removed on the official endpoint, kept for a router).
         messages: the conversation, sent one to one and in order (R-PRV-6).
         tools: the tool definitions (R-PRV-7); none means no ``tools`` member.
         stream: ask for an SSE stream with usage in its last chunk (R-USE-3).
@@ -117,7 +119,8 @@ def build_request(
     Raises:
         RequestBuildError: a non-result system or user message carries tool calls.
     """
-    body: dict[str, Any] = {"model": model, "messages": [_message(m, i) for i, m in enumerate(messages)]}
+    sent = request_model(PROVIDER, model, base_url)
+    body: dict[str, Any] = {"model": sent, "messages": [_message(m, i) for i, m in enumerate(messages)]}
     if tools:
         body["tools"] = [_tool(t) for t in tools]
     if stream:

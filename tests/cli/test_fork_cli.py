@@ -1,0 +1,99 @@
+"""``harness9-ref fork SESSION [--at N]`` as a process on a real SQLite file (SPEC R-FORK-1, R-FORK-2).
+
+It prints the new session's id and nothing else; every refusal is one line, exit 1 (or 2 for a
+bad option), and leaves the database exactly as it was: no new session, no new file.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Final
+
+import pytest
+
+from harness9_ref.memory import is_session_id
+from tests.cli.helpers import cli, seed, stored
+from tests.cli.test_durable_cli import _read_only
+
+SOURCE: Final = "aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa"
+OTHER: Final = "aaaabbbb-aaaa-4aaa-8aaa-aaaaaaaaaaaa"
+
+
+@pytest.fixture
+def seeded(db: Path) -> Path:
+    seed(db, [(SOURCE, 1_700_000_000, ["first", "second"]), (OTHER, 1_700_000_100, ["other"])])
+    return db
+
+
+def rows(db: Path) -> list[tuple[object, ...]]:
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute(
+            "SELECT s.id, s.created_at, s.updated_at, m.id, m.role, m.content, m.created_at"
+            " FROM sessions s LEFT JOIN messages m ON m.session_id = s.id ORDER BY s.id, m.id"
+        ).fetchall()
+    finally:
+        conn.close()
+
+
+def test_fork_prints_the_new_id_and_copies_the_messages(env: dict[str, str], work: Path, seeded: Path) -> None:
+    before = rows(seeded)
+    result = cli(["fork", SOURCE[:8], "--db", str(seeded)], env, work)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    new_id = result.stdout.removesuffix("\n")
+    assert result.stdout == new_id + "\n" and is_session_id(new_id)
+    sessions = stored(seeded)
+    assert sessions[new_id] == sessions[SOURCE] == ["first", "re: first", "second", "re: second"]
+    assert [row for row in rows(seeded) if row[0] != new_id] == before  # the source and the rest untouched
+
+
+def test_fork_at_keeps_the_first_messages(env: dict[str, str], work: Path, seeded: Path) -> None:
+    for at, kept in ((0, []), (2, ["first", "re: first"])):
+        result = cli(["fork", SOURCE, "--at", str(at)], env, work)
+        assert result.returncode == 0, result.stderr
+        assert stored(seeded)[result.stdout.strip()] == kept
+
+
+@pytest.mark.parametrize(
+    ("args", "status", "line"),
+    [
+        (["fork", "bbbb"], 1, "harness9-ref: error: no session id starts with 'bbbb'"),
+        (
+            ["fork", "aaaa"],
+            1,
+            f"harness9-ref: error: 'aaaa' matches 2 sessions: {OTHER}, {SOURCE}",
+        ),
+        (
+            ["fork", SOURCE, "--at", "5"],
+            1,
+            f"harness9-ref: error: session {SOURCE} holds 4 messages; a fork keeps at most that many, not 5",
+        ),
+        (["fork", SOURCE, "--at", "-1"], 2, "harness9-ref: error: argument --at: expected 0 or a positive integer, got '-1'"),
+        (["fork", SOURCE, "--at", "x"], 2, "harness9-ref: error: argument --at: expected 0 or a positive integer, got 'x'"),
+    ],
+)
+def test_a_refused_fork_is_one_line_and_creates_nothing(
+    env: dict[str, str], work: Path, seeded: Path, args: list[str], status: int, line: str
+) -> None:
+    before = rows(seeded)
+    result = cli(args, env, work)
+    assert (result.returncode, result.stdout, result.stderr) == (status, "", line + "\n")
+    assert rows(seeded) == before
+
+
+def test_fork_without_a_database_creates_none(env: dict[str, str], work: Path, db: Path) -> None:
+    result = cli(["fork", SOURCE], env, work)
+    assert (result.returncode, result.stderr) == (1, f"harness9-ref: error: no session with id {SOURCE}\n")
+    assert not db.parent.exists()
+
+
+@pytest.mark.parametrize("target", ["file", "folder"])
+def test_fork_on_a_read_only_database_is_one_line(env: dict[str, str], work: Path, seeded: Path, target: str) -> None:
+    before = {path.name: path.read_bytes() for path in seeded.parent.iterdir()}
+    result = _read_only(seeded if target == "file" else seeded.parent, ["fork", SOURCE], env, work)
+    assert (result.returncode, result.stdout) == (1, "")
+    prefix = "harness9-ref: error: fork writes a new session, and the database cannot be written: "
+    assert result.stderr.startswith(prefix) and result.stderr.count("\n") == 1, result.stderr
+    assert {path.name: path.read_bytes() for path in seeded.parent.iterdir()} == before
