@@ -161,6 +161,14 @@ class Screen:
         self.wait(lambda: "> " + text in self.text(), f"the echo of {text!r}")
         self.wait_idle()
 
+    def say_until(self, text: str, prompts: tuple[str, ...] = ("one", "two", "three", "four", "five")) -> None:
+        """Say ``prompts`` one by one until ``text`` shows (a compaction notice, within a few turns)."""
+        for prompt in prompts:
+            self.say(prompt)
+            if text in self.text():
+                return
+        pytest.fail(f"{text!r} not shown after {len(prompts)} turns; the screen:\n{self.text()}")
+
 
 def started(screen: Screen, *options: str, window: int = 2000, environ: Mapping[str, str] | None = None) -> Screen:
     screen.start(*options, window=window, environ=environ)
@@ -217,12 +225,7 @@ def test_read_shows_the_tool_call_and_its_result(screen: Screen) -> None:
 
 def test_compaction_is_announced_within_a_few_turns(screen: Screen) -> None:
     started(screen)
-    for prompt in ("one", "two", "three", "four", "five"):
-        screen.say(prompt)
-        if NOTICE in screen.text():
-            break
-    else:
-        pytest.fail(f"no compaction notice within five turns; the screen:\n{screen.text()}")
+    screen.say_until(NOTICE)
     notice = next(row.rstrip() for row in screen.rows() if row.startswith(NOTICE))
     assert re.fullmatch(r"\u26a1 上下文已压缩：\S+ \u2014 \S+ \u2192 \S+ tokens(?:\uff08\d+ \u2192 \d+ 条消息\uff09)?\S*", notice)
     assert int(screen.status().group(4)) >= 50  # yellow or red by now

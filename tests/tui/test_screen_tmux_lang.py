@@ -38,12 +38,7 @@ def test_the_ui_speaks_the_locales_language(screen: Screen, locale: tuple[str, .
     assert hint in screen.text()
     screen.say("/compact")
     screen.wait_text(error)
-    for prompt in ("one", "two", "three", "four", "five"):
-        screen.say(prompt)
-        if notice in screen.text():
-            break
-    else:
-        pytest.fail(f"no compaction notice within five turns; the screen:\n{screen.text()}")
+    screen.say_until(notice)
     text = screen.text()
     assert not any(line in text for line in other)  # one language, no mixing
     if lang == "en":
