@@ -97,8 +97,8 @@ PROFILES: Final[tuple[Profile, ...]] = (
     Profile(
         "tui",
         "terminal UI",
-        "18, 19, 23.6–23.9",
-        ("R-TUI", "R-CLI", "R-SAFE", "R-FORK"),
+        "18, 19, 23.6–23.9, 23.11",
+        ("R-TUI", "R-CLI", "R-SAFE", "R-FORK", "R-LANG"),
         ("tui_status", "tui_notice", "tui_resume", "tui_input"),
     ),
     Profile("traffic", "traffic tools", "21.1", ("R-REC",), ()),

@@ -44,6 +44,7 @@ from ._settings import (
     Settings,
     UsageError,
     choose_provider,
+    locale_language,
     offline_notice,
     parse_compact_at,
     parse_model_name,
@@ -51,6 +52,7 @@ from ._settings import (
     resolve_settings,
 )
 from ._subcommands import (
+    ALLOW_FILE_UNUSABLE,
     FORK_UNWRITABLE,
     NO_INDEX_NOTICE,
     NO_MATCH_LINE,
@@ -74,6 +76,7 @@ from ._wiring import (
 )
 
 __all__ = (
+    "ALLOW_FILE_UNUSABLE",
     "COMPACT_AT_OFF",
     "DEFAULT_COMPACT_AT",
     "DEFAULT_LIMIT",
@@ -123,6 +126,7 @@ __all__ = (
     "choose_provider",
     "context_window",
     "format_when",
+    "locale_language",
     "main",
     "offline_notice",
     "open_manager",

@@ -1,5 +1,5 @@
 """The agent's two faces: ``run`` mode and the terminal UI, wired and cleaned up
-(SPEC R-CLI-5, R-CLI-7, R-CLI-8, R-CLI-10, R-INT-2, R-INT-4, R-PRUNE-2, R-APPR-2, R-APPR-3, R-SAFE-2).
+(SPEC R-CLI-5, R-CLI-7, R-CLI-8, R-CLI-10, R-INT-2, R-INT-4, R-PRUNE-2, R-APPR-2, R-APPR-3, R-SAFE-2, R-LANG-2).
 
 Both prune expired sessions first (R-PRUNE-2, so ``--continue`` never picks one about to
 expire), then open the session (a draft when new, R-FIND-2), then build a registry whose
@@ -12,20 +12,19 @@ from __future__ import annotations
 import logging
 import queue
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
 from typing import TYPE_CHECKING, Final, TextIO
 
-from ..engine import LOGGER_NAME, CompactionData, one_line
+from ..engine import LOGGER_NAME, one_line
 from ..memory import SessionNotFound
-from ..text import compaction_notice, retry_notice, run_error_message, terminal_safe
+from ..text import run_error, strings_for, terminal_safe
 from ..tools import INTERRUPT_GRACE_SECONDS, require_yes
-from ._run import NOT_RUN_LINE, SESSION_LINE, Note, RunItem, run_prompt
+from ._run import SESSION_LINE, Note, RunItem, run_prompt
 from ._settings import Settings
 from ._subcommands import prune_line
 from ._wiring import (
-    WARNING_LINE,
     build_engine,
     build_instructions,
     build_provider,
@@ -40,7 +39,7 @@ if TYPE_CHECKING:
     from ..memory import Manager
     from ._signals import SignalState
 
-__all__ = ["WARNING_LINE", "run_mode", "tui_mode"]
+__all__ = ["run_mode", "tui_mode"]
 
 # R-INT-4: how long the UI's cancelled turn may take to end its command (the grace of R-INT-1
 # and a little) before the program goes on; Registry.close() only asks the running command's
@@ -58,7 +57,7 @@ def _pruned(manager: Manager, settings: Settings) -> str | None:
     result = prune_expired(manager, settings)
     if result is None:
         return None
-    line = prune_line(result)
+    line = prune_line(result, lang=settings.lang)
     _say(sys.stderr, line)
     return line
 
@@ -70,9 +69,9 @@ def run_mode(settings: Settings, signals: SignalState) -> int:
     items: queue.Queue[RunItem] = queue.Queue()
 
     def refused(command: str) -> None:  # on the worker thread: in the order of the events
-        items.put(Note(NOT_RUN_LINE.format(command=one_line(command))))
+        items.put(Note(strings_for(settings.lang)["cli_not_run"].format(command=one_line(command))))
 
-    with open_manager(settings) as manager, _warnings_to(sys.stderr) as warnings:
+    with open_manager(settings) as manager, _warnings_to(sys.stderr, settings.lang) as warnings:
         _pruned(manager, settings)
         session = open_session(manager, settings)
         registry = build_registry(settings, None if settings.yes else require_yes(refused))
@@ -89,10 +88,13 @@ def run_mode(settings: Settings, signals: SignalState) -> int:
                 sys.stderr,
                 items=items,
                 interrupt=registry.interrupt,
-                notice=_notice(settings.lang),
-                retry_line=partial(retry_notice, lang=settings.lang),
+                lang=settings.lang,
                 error_message=partial(
-                    run_error_message, provider=settings.provider, model=request_model_of(settings), lang=settings.lang
+                    run_error,
+                    lang=settings.lang,
+                    max_turns=settings.max_turns,
+                    provider=settings.provider,
+                    model=request_model_of(settings),
                 ),
                 session_exists=partial(_stored, manager, session.session_id),
                 raw=settings.raw,
@@ -170,25 +172,21 @@ def _stored(manager: Manager, session_id: str) -> bool:
     return True
 
 
-def _notice(lang: str) -> Callable[[CompactionData], str]:
-    """R-TUI-5's notice in the language of R-CLI-14, for run mode's standard error."""
-
-    def notice(data: CompactionData) -> str:
-        return compaction_notice(data, lang)
-
-    return notice
-
-
 def _package_logger() -> str:
     return LOGGER_NAME.partition(".")[0]  # "harness9_ref": the engine's and every other module's
 
 
 class _SafeFormatter(logging.Formatter):
-    """A warning's line with its control characters made visible, ``--raw`` or not (R-SAFE-2):
-    a warning quotes what failed (a database's or a provider's words), which the program does not control."""
+    """A warning's line, ``cli_warning`` in the program's language (R-LANG-2), with its control
+    characters made visible, ``--raw`` or not (R-SAFE-2): a warning quotes what failed (a
+    database's or a provider's words), which the program does not control."""
+
+    def __init__(self, lang: str) -> None:
+        super().__init__()
+        self.template = strings_for(lang)["cli_warning"]
 
     def format(self, record: logging.LogRecord) -> str:
-        return terminal_safe(super().format(record))
+        return terminal_safe(self.template.format(message=record.getMessage()))
 
 
 class _WarningLines(logging.Handler):
@@ -215,10 +213,10 @@ class _WarningLines(logging.Handler):
 
 
 @contextmanager
-def _warnings_to(stream: TextIO) -> Iterator[_WarningLines]:
+def _warnings_to(stream: TextIO, lang: str) -> Iterator[_WarningLines]:
     logger = logging.getLogger(_package_logger())
     handler = _WarningLines(stream)
-    handler.setFormatter(_SafeFormatter(WARNING_LINE))
+    handler.setFormatter(_SafeFormatter(lang))
     logger.addHandler(handler)
     propagate, logger.propagate = logger.propagate, False
     try:

@@ -79,7 +79,8 @@ environment:
   {ENV_HOME}         folder of the default database (default ~/.harness9)
   {ENV_DB}           the database when --db is not given (a file or a postgresql:// URL)
   {ENV_YES}=1        as --yes
-  {ENV_LANG}         as --lang
+  {ENV_LANG}         as --lang; without either, the first of LC_ALL, LC_MESSAGES and LANG
+                        that is set: Chinese for zh, zh_CN.UTF-8 …, else English
   {ENV_COMPACT_AT}   as --compact-at
   {ENV_SUMMARY_MODEL}
                         as --summary-model
@@ -99,6 +100,8 @@ and run mode runs none without --yes."""
 
 
 UNKNOWN_COMMAND: Final = "unknown command {word!r}; to send a prompt without the UI use: {prog} run PROMPT"
+# R-LANG-1: what chooses the language when --lang is not given.
+LANG_HELP: Final = f"language of the messages (default: ${ENV_LANG}, else zh when the locale's language is zh, else en)"
 BOTH_RESUME_AND_CONTINUE: Final = "--resume and --continue cannot be used together"
 SESSION_REQUIRED: Final = "the following arguments are required: SESSION"  # R-INST-6: show without --system
 _COMMAND_METAVAR: Final = "COMMAND"
@@ -204,7 +207,7 @@ def _storage() -> _Parser:
         help=f"session database, a file or a postgresql:// URL (default: ${ENV_DB}, else ${ENV_HOME}/sessions.db,"
         " else ~/.harness9/sessions.db)",
     )
-    storage.add_argument("--lang", choices=LANGUAGES, help=f"language of the interface (default: {LANGUAGES[0]})")
+    storage.add_argument("--lang", choices=LANGUAGES, help=LANG_HELP)
     storage.add_argument(
         "--raw",
         action="store_true",
@@ -364,7 +367,7 @@ def _add_allow_command(commands: argparse._SubParsersAction[_Parser]) -> None:
     action.add_argument("--remove", dest="allow_remove", nargs="+", metavar="RULE", help="forget this rule")
     allow.add_argument("--all", dest="allow_all", action="store_true", help="with --list: every directory's rules")
     allow.add_argument("--workdir", metavar="DIR", help="the directory (default: the current one)")
-    allow.add_argument("--lang", choices=LANGUAGES, help=f"language of the messages (default: {LANGUAGES[0]})")
+    allow.add_argument("--lang", choices=LANGUAGES, help=LANG_HELP)
 
 
 def _build() -> _Parser:

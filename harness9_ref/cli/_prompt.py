@@ -14,12 +14,12 @@ import os
 import stat
 from typing import Final, TextIO
 
+from .._errors import Said
 from ._settings import CliError, UsageError
 
-__all__ = ["FROM_STDIN", "PROMPT_EMPTY", "piped_input", "read_prompt"]
+__all__ = ["FROM_STDIN", "piped_input", "read_prompt"]
 
 FROM_STDIN: Final = "-"  # run -: the prompt is standard input
-PROMPT_EMPTY: Final = "PROMPT is empty"
 
 
 def _stdin_fd(stdin: TextIO | None) -> int | None:
@@ -78,5 +78,5 @@ def read_prompt(prompt: str, stdin: TextIO | None) -> str:
         if extra:
             text = f"{prompt}\n\n{extra}"
     if not text.strip():
-        raise UsageError(PROMPT_EMPTY)
+        raise UsageError(Said("err_prompt_empty"))
     return text

@@ -1,8 +1,10 @@
-"""``harness9-ref run PROMPT``: one prompt without the terminal UI (SPEC R-CLI-7, R-INT-4, R-APPR-3, R-SAFE-2).
+"""``harness9-ref run PROMPT``: one prompt without the terminal UI (SPEC R-CLI-7, R-INT-4, R-APPR-3, R-SAFE-2, R-LANG-2).
 
 The assistant's text goes to standard output as it streams; tool activity, compaction notices, retries,
 the commands refused for want of ``--yes`` and finally ``session: <id>`` go to standard error.
-All of it passes ``terminal_safe`` (R-SAFE-1) unless ``--raw``; the error line always does. A
+All of it passes ``terminal_safe`` (R-SAFE-1) unless ``--raw``; the error line always does. Every
+line the program words is in the language of R-LANG-1 (the run's ``cancelled`` and ``max_turns``
+errors too, by their codes, R-LANG-3); the JSON lines are data and stay as the run has them. A
 run that could not store all of its messages (a ``save_failed`` event, R-ENG-25) fails with a
 line saying how many were lost, and names no session that was never created.
 The engine runs on a worker thread, so a signal (``Signalled`` or KeyboardInterrupt in the main
@@ -22,7 +24,6 @@ from __future__ import annotations
 import io
 import os
 import queue
-import re
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -45,9 +46,18 @@ from ..engine import (
     WorkerItem,
     one_line,
 )
-from ..text import compaction_notice, retry_notice, terminal_safe, tool_call_line, tool_result_line
+from ..text import (
+    STRINGS,
+    compaction_notice,
+    retry_notice,
+    run_error,
+    strings_for,
+    terminal_safe,
+    tool_call_line,
+    tool_result_line,
+    without_type_name,
+)
 from ._output import Filter, json_line, stream_filter
-from ._settings import PROG
 from ._signals import Signalled, exit_status
 
 if TYPE_CHECKING:
@@ -59,9 +69,7 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_TERMINATED",
-    "NOT_CREATED_SUFFIX",
     "NOT_RUN_LINE",
-    "NOT_SAVED_LINE",
     "SESSION_EVENT",
     "SESSION_LINE",
     "Note",
@@ -77,12 +85,9 @@ EXIT_INTERRUPTED: Final = 130  # R-CLI-7, R-INT-4: after Ctrl+C (128 + SIGINT)
 EXIT_TERMINATED: Final = 143  # R-INT-4: after SIGTERM (128 + SIGTERM)
 SESSION_LINE: Final = "session: {id}"  # R-CLI-7: the last line on standard error
 SESSION_EVENT: Final = "session"  # R-CLI-16: the type of run --json's first line
-NOT_RUN_LINE: Final = PROG + ": not run (needs --yes): {command}"  # R-APPR-3
-NOT_SAVED_LINE: Final = PROG + ": error: {unsaved} of {total} messages of this turn were not saved: {message}"  # R-CLI-7
-NOT_CREATED_SUFFIX: Final = "; no session was created"  # R-CLI-7: instead of the session line
+NOT_RUN_LINE: Final = STRINGS["en"]["cli_not_run"]  # R-APPR-3, in English (R-LANG-2)
 POLL_SECONDS: Final = 0.1
 CANCEL_WAIT_SECONDS: Final = 2.5  # R-INT-4: the run's own end is awaited this long after a signal
-_TYPE_PREFIX: Final = re.compile(r"[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning)(?::\s*|$)")
 
 
 class Note(NamedTuple):
@@ -92,11 +97,6 @@ class Note(NamedTuple):
 
 
 RunItem = WorkerItem | Note
-
-
-def without_type_name(message: str) -> str:
-    """An internal error's message without the exception type R-ENG-17 puts in front (R-CLI-13)."""
-    return _TYPE_PREFIX.sub("", message, count=1) if _TYPE_PREFIX.match(message) else message
 
 
 def silence(stream: TextIO) -> None:
@@ -120,14 +120,12 @@ class _Printer:
         self,
         out: TextIO,
         err: TextIO,
-        notice: Callable[[CompactionData], str],
-        retry_line: Callable[[RetryData], str],
+        lang: str,
         safe: Filter,
     ) -> None:
         self.out = out
         self.err = err
-        self.notice = notice
-        self.retry_line = retry_line
+        self.lang = lang
         self.safe = safe  # R-SAFE-2: every text of the run passes it on its way out
         self.open_line = False  # text was written to out without its final newline
         self.out_closed = False  # the reader of out went away (``run … | head -1``): the run goes on
@@ -166,11 +164,11 @@ class _Printer:
         elif isinstance(data, ToolCallData):
             self.note(tool_call_line(data.name, data.arguments))
         elif isinstance(data, ToolResultData):
-            self.note(tool_result_line(data.name, data.content))
+            self.note(tool_result_line(data.name, data.content, self.lang))
         elif isinstance(data, CompactionData):
-            self.note(self.notice(data))
+            self.note(compaction_notice(data, self.lang))
         elif isinstance(data, RetryData):
-            self.note(self.retry_line(data))
+            self.note(retry_notice(data, self.lang))
         elif isinstance(data, SaveFailedData):
             self.not_saved = data
         elif isinstance(data, ErrorData):
@@ -231,7 +229,7 @@ class _JsonPrinter:
         if signalled and (self.error is None or self.error.code != CANCELLED):
             terminal = Event(EventType.ERROR, ErrorData(CANCELLED, CANCELLED))
         elif terminal is not None and self.error is not None and self.error.code == INTERNAL_ERROR:
-            message = without_type_name(self.error.message) or "unexpected failure"  # R-CLI-13
+            message = without_type_name(self.error.message) or STRINGS["en"]["cli_unexpected"]  # R-CLI-13
             terminal = Event(EventType.ERROR, ErrorData(INTERNAL_ERROR, message))
         if terminal is not None:
             self.line(terminal.to_dict())
@@ -246,9 +244,8 @@ def run_prompt(
     *,
     items: queue.Queue[RunItem] | None = None,
     interrupt: Callable[[], None] | None = None,
-    notice: Callable[[CompactionData], str] = compaction_notice,
-    retry_line: Callable[[RetryData], str] = retry_notice,
-    error_message: Callable[[str, str], str] = lambda code, message: message,
+    lang: str = "en",
+    error_message: Callable[[ErrorData], str] | None = None,
     session_exists: Callable[[], bool] = lambda: True,
     raw: bool = False,
     as_json: bool = False,
@@ -260,10 +257,10 @@ def run_prompt(
             lines in their place among the events (the approval callback of R-APPR-3).
         interrupt: called on a signal besides ``engine.cancel()``, so the running command is
             stopped (``Registry.interrupt``, R-INT-1) whatever the engine does with a cancel.
-        notice: the compaction notice's text (R-TUI-5), in the language of R-CLI-14.
-        retry_line: the line of a retry event (R-ENG-22), in the same language.
-        error_message: what the run's error line says for its code and message: R-CLI-19's
-            line for an unknown model, naming it; the message itself by default.
+        lang: the language of every line the program words (R-LANG-2).
+        error_message: what the run's error line says of its error event: ``run_error`` in
+            ``lang`` with the engine's turn limit and the request's provider and model (R-LANG-3,
+            R-CLI-19); by default in ``lang``, naming neither.
         session_exists: asked after a run that left messages unsaved with none stored, so
             that no session line names a session that was never created (R-CLI-7).
         raw: write the text as received, control characters included (``--raw``, R-SAFE-2).
@@ -275,7 +272,7 @@ def run_prompt(
         printer = _JsonPrinter(out, err, stream_filter(raw))
         printer.line({"type": SESSION_EVENT, "data": {"id": session_id}})
     else:
-        printer = _Printer(out, err, notice, retry_line, stream_filter(raw))
+        printer = _Printer(out, err, lang, stream_filter(raw))
     worker = RunWorker(engine, prompt, queued.put).start()
     signalled: BaseException | None = None
     deadline = 0.0
@@ -303,21 +300,20 @@ def run_prompt(
         printer.finish(signalled is not None)
         return _status(signalled, printer.error, printer.not_saved)
     printer.end_text()
+    texts = strings_for(lang)
     error = printer.error
     if signalled is not None:
-        message = error.message if error is not None and error.code == CANCELLED else CANCELLED
-        err.write(f"{PROG}: error: {message}\n")
+        err.write(texts["cli_error"].format(message=texts["cancelled"]) + "\n")
     elif error is not None:
-        message = error_message(error.code, error.message)
-        if error.code == INTERNAL_ERROR:
-            message = "internal error: " + (without_type_name(message) or "unexpected failure")
-        err.write(f"{PROG}: error: {terminal_safe(one_line(message))}\n")  # R-SAFE-2: always safe
+        message = error_message(error) if error_message is not None else run_error(error, lang)
+        err.write(texts["cli_error"].format(message=terminal_safe(one_line(message))) + "\n")  # R-SAFE-2: always safe
     lost = printer.not_saved
     exists = lost is None or lost.saved > 0 or session_exists()
     if lost is not None:
         total = lost.saved + lost.unsaved
-        line = NOT_SAVED_LINE.format(unsaved=lost.unsaved, total=total, message=without_type_name(lost.message))
-        err.write(terminal_safe(line + ("" if exists else NOT_CREATED_SUFFIX)) + "\n")  # R-SAFE-2: always safe
+        text = texts["err_not_saved"].format(unsaved=lost.unsaved, total=total, message=without_type_name(lost.message))
+        text += "" if exists else texts["cli_not_created"]
+        err.write(texts["cli_error"].format(message=terminal_safe(text)) + "\n")  # R-SAFE-2: always safe
     if exists:
         err.write(SESSION_LINE.format(id=session_id) + "\n")
     err.flush()

@@ -1,10 +1,10 @@
 """What the command line and the environment ask for, resolved without side effects
-(SPEC R-CLI-2 … R-CLI-5, R-CLI-13 … R-CLI-15, R-CLI-20).
+(SPEC R-CLI-2 … R-CLI-5, R-CLI-13 … R-CLI-15, R-CLI-20, R-LANG-1).
 
 ``resolve_settings`` takes the parsed options, an environment mapping and the current directory
 and returns ``Settings``; it opens nothing, so its rules (an option overrides the environment,
 which overrides the default; an empty variable counts as unset; R-CLI-4's provider choice;
-R-CLI-13's refusals) are tested as a table. The checks that need the file system (a missing
+R-CLI-13's refusals; R-LANG-1's language from the locale) are tested as a table. The checks that need the file system (a missing
 folder of ``--db``) are in ``_wiring``.
 """
 
@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import ClassVar, Final, Literal, NamedTuple
 from urllib.parse import urlsplit
 
-from .._errors import Harness9Error
+from .._errors import Harness9Error, Said
 from ..engine import DEFAULT_COMPACT_AT, DEFAULT_MAX_TURNS
 from ..memory import POSTGRES_SCHEMES, url_scheme
+from ..text import STRINGS
 from ..tools import ALLOW_FILE
 
 __all__ = [  # gets re-exported
@@ -42,10 +43,10 @@ __all__ = [  # gets re-exported
     "ENV_TTL_DAYS",
     "ENV_YES",
     "LANGUAGES",
+    "LOCALE_VARIABLES",
     "OFFLINE_NOTICE",
     "PROG",
     "PROVIDERS",
-    "RAW_NEEDS_LINE_MODE",
     "CliError",
     "Command",
     "ProviderChoice",
@@ -53,6 +54,7 @@ __all__ = [  # gets re-exported
     "Settings",
     "UsageError",
     "choose_provider",
+    "locale_language",
     "offline_notice",
     "parse_compact_at",
     "parse_model_name",
@@ -80,12 +82,17 @@ DEFAULT_DB_NAME: Final = "sessions.db"
 
 ProviderName = Literal["openai", "anthropic", "offline"]
 PROVIDERS: Final = ("openai", "anthropic", "offline")  # R-CLI-2: the choices of --provider
-LANGUAGES: Final = ("zh", "en")  # R-CLI-14, R-TUI-17; the first is the default
+LANGUAGES: Final = ("zh", "en")  # R-CLI-14, R-TUI-17
+LOCALE_VARIABLES: Final = ("LC_ALL", "LC_MESSAGES", "LANG")  # R-LANG-1: POSIX's order
+LOCALE_CHINESE: Final = "zh"  # R-LANG-1: the language part of a Chinese locale
+LOCALE_OTHER: Final = "en"  # R-LANG-1: every other locale, and none
+_LOCALE_LANGUAGE: Final = re.compile(r"[^_.@]*")  # R-LANG-1: the text before the first _, . or @
 Command = Literal["tui", "run", "sessions", "show", "search", "prune", "copy", "fork", "allow"]
 _COMMANDS: Final[tuple[Command, ...]] = ("tui", "run", "sessions", "show", "search", "prune", "copy", "fork", "allow")
 
-# R-CLI-4, R-CLI-13: printed to standard error when the default provider's key is not set.
-OFFLINE_NOTICE: Final = "harness9-ref: no API key set ({key}); using the offline provider"
+# R-CLI-4, R-CLI-13: printed to standard error when the default provider's key is not set
+# (the English text; ``offline_notice`` gives it in a language, R-LANG-2).
+OFFLINE_NOTICE: Final = STRINGS["en"]["cli_offline"]
 
 # R-CLI-3, R-CLI-4: the key and base-URL variables of each network provider.
 _PROVIDER_ENV: Final[Mapping[str, tuple[str, str]]] = {
@@ -93,25 +100,17 @@ _PROVIDER_ENV: Final[Mapping[str, tuple[str, str]]] = {
     "anthropic": (ENV_ANTHROPIC_API_KEY, ENV_ANTHROPIC_BASE_URL),
 }
 _ANTHROPIC_MODEL_PREFIX: Final = "claude"
-DB_HINT: Final = "give the path of an SQLite file or a postgresql:// URL"  # R-CLI-13
 
 COMPACT_AT_OFF: Final = "off"  # no compaction before a call, only overflow recovery (R-LONG-7)
 _DECIMAL: Final = re.compile(r"[0-9]+(?:\.[0-9]*)?|\.[0-9]+")  # ASCII digits, at most one point
-COMPACT_AT_EXPECTED: Final = "expected a number in (0, 1] or off, got {text!r}"
-MODEL_NAME_EXPECTED: Final = "expected a model name, got {text!r}"  # R-CLI-20
+# R-CLI-15: what the parser says of a bad --compact-at (English, R-LANG-4): the variable's
+# message (R-LANG-3) without its source.
+COMPACT_AT_EXPECTED: Final = STRINGS["en"]["err_compact_at"].removeprefix("{source}: ")
+# R-CLI-20: what the parser says of a bad --summary-model (English, R-LANG-4): the variable's
+# message (R-LANG-3) without its source.
+MODEL_NAME_EXPECTED: Final = STRINGS["en"]["err_model_name"].removeprefix("{source}: ")
 # R-CLI-20: what a model name cannot hold: C0 controls, DEL and C1 controls (R-SUM-12's white space is str.isspace).
 _MODEL_NAME_CONTROLS: Final = re.compile("[\x00-\x1f\x7f-\x9f]")
-# R-CLI-15: only the Anthropic provider offers a counting endpoint.
-COUNT_TOKENS_NEEDS_ANTHROPIC: Final = "--count-tokens needs the anthropic provider, not {provider}"
-# R-SAFE-2: the terminal UI draws every text through R-SAFE-1's mapping; it has no raw mode.
-RAW_NEEDS_LINE_MODE: Final = (
-    "--raw needs a line mode (run, sessions, show, search or prune);"
-    " the terminal UI always shows control characters made visible"
-)
-
-# R-CLI-16: only a run has events to write.
-JSON_NEEDS_RUN: Final = "--json needs run: only a run has events to write as JSON lines"
-ALL_NEEDS_LIST: Final = "allow --all needs --list"  # R-APPR-10
 
 
 class CliError(Harness9Error):
@@ -141,7 +140,7 @@ def parse_compact_at(text: str) -> Fraction | None:
         value = Fraction(text)
         if 0 < value <= 1:
             return value
-    raise ValueError(COMPACT_AT_EXPECTED.format(text=text))
+    raise ValueError(COMPACT_AT_EXPECTED.format(value=repr(text)))
 
 
 def parse_model_name(text: str) -> str:
@@ -154,7 +153,7 @@ def parse_model_name(text: str) -> str:
         ValueError: anything else, with the message ``MODEL_NAME_EXPECTED``.
     """
     if not text or any(c.isspace() for c in text) or _MODEL_NAME_CONTROLS.search(text) is not None:
-        raise ValueError(MODEL_NAME_EXPECTED.format(text=text))
+        raise ValueError(MODEL_NAME_EXPECTED.format(value=repr(text)))
     return text
 
 
@@ -202,7 +201,7 @@ class Settings:
     db_url: str | None = None
     continue_last: bool = False
     yes: bool = False
-    lang: str = LANGUAGES[0]
+    lang: str = LOCALE_OTHER  # R-LANG-1: what no option, variable or locale names
     ttl_days: int | None = None
     target: str | None = None  # show SESSION, fork SESSION
     fork_at: int | None = None  # fork --at N (R-FORK-1); None: every message
@@ -228,12 +227,12 @@ class Settings:
     @property
     def notice(self) -> str | None:
         """R-CLI-4's offline notice when it is due, naming only the default provider's key."""
-        return offline_notice(self.missing_key) if self.fell_back else None
+        return offline_notice(self.missing_key, self.lang) if self.fell_back else None
 
 
-def offline_notice(key: str) -> str:
-    """The offline notice naming ``key`` (R-CLI-4, R-CLI-13)."""
-    return OFFLINE_NOTICE.format(key=key)
+def offline_notice(key: str, lang: str = LOCALE_OTHER) -> str:
+    """The offline notice naming ``key`` in ``lang`` (R-CLI-4, R-CLI-13, R-LANG-2)."""
+    return STRINGS[lang]["cli_offline"].format(key=key)
 
 
 def _env(env: Mapping[str, str], name: str) -> str:
@@ -260,7 +259,7 @@ def check_base_url(provider: str, url: str) -> None:
         host = None
         parts = None
     if parts is None or parts.scheme.lower() not in ("http", "https") or not host:
-        raise CliError(f"{provider}: invalid base URL {url!r}: expected http:// or https:// and a host")
+        raise CliError(Said("err_base_url", provider=provider, url=repr(url)))
 
 
 def choose_provider(model: str, requested: str | None, env: Mapping[str, str]) -> ProviderChoice:
@@ -290,7 +289,7 @@ def choose_provider(model: str, requested: str | None, env: Mapping[str, str]) -
     api_key = _env(env, key_var)
     if not api_key:
         if requested is not None:
-            raise CliError(f"--provider {name} needs {key_var}")
+            raise CliError(Said("err_provider_needs_key", provider=name, key=key_var))
         return ProviderChoice("offline", True, "", None, key_var)
     base_url = _env(env, url_var) or None
     if base_url is not None:
@@ -320,7 +319,7 @@ def _default_db(env: Mapping[str, str], cwd: str) -> Path:
 def _allow_remove(options: Mapping[str, object]) -> tuple[str, ...] | None:
     """R-APPR-10: the words of ``allow --remove``; ``--all`` goes only with ``--list``."""
     if options.get("allow_all") and not options.get("allow_list"):
-        raise UsageError(ALL_NEEDS_LIST)
+        raise UsageError(Said("err_all_needs_list"))
     words = options.get("allow_remove")
     if words is None:
         return None
@@ -350,20 +349,43 @@ def resolve_db(
     if scheme in POSTGRES_SCHEMES:
         return _default_db(env, cwd), source, text
     if scheme is not None:
-        raise CliError(f"{source}: {scheme}:// URLs are not supported; {DB_HINT}")
+        raise CliError(Said("err_db_scheme", source=source, scheme=scheme))
     return Path(cwd, expand_home(text)), source, None
 
 
-def _language(options: Mapping[str, object], env: Mapping[str, str]) -> str:
+def locale_language(env: Mapping[str, str]) -> str:
+    """R-LANG-1's language of the locale: the first of LC_ALL, LC_MESSAGES and LANG that is set
+    and not empty decides, ``zh`` when its language part is exactly ``zh``, else ``en`` (``C``,
+    ``POSIX`` and no locale at all included)."""
+    value = next((env[name] for name in LOCALE_VARIABLES if env.get(name)), "")
+    match = _LOCALE_LANGUAGE.match(value)
+    return LOCALE_CHINESE if match is not None and match.group() == LOCALE_CHINESE else LOCALE_OTHER
+
+
+def language(options: Mapping[str, object], env: Mapping[str, str]) -> str:
+    """R-LANG-1: ``--lang``, else HARNESS9_LANG, else the locale's.
+
+    Raises:
+        CliError: HARNESS9_LANG is neither ``zh`` nor ``en`` (worded in the locale's language).
+    """
     lang = options.get("lang")
     if lang is not None:
         return str(lang)
     value = _env(env, ENV_LANG)
     if not value:
-        return LANGUAGES[0]
+        return locale_language(env)
     if value not in LANGUAGES:
-        raise CliError(f"{ENV_LANG}: expected {' or '.join(LANGUAGES)}, got {value!r}")
+        raise CliError(Said("err_lang_env", value=repr(value)))
     return value
+
+
+def reporting_language(options: Mapping[str, object], env: Mapping[str, str]) -> str:
+    """The language to report a failure in, whatever failed: R-LANG-1's, the locale's when
+    HARNESS9_LANG itself is invalid."""
+    try:
+        return language(options, env)
+    except CliError:
+        return locale_language(env)
 
 
 def _ttl_days(env: Mapping[str, str]) -> int | None:
@@ -372,7 +394,7 @@ def _ttl_days(env: Mapping[str, str]) -> int | None:
         return None
     days = int(value) if value.isascii() and value.isdigit() else 0
     if days < 1:
-        raise CliError(f"{ENV_TTL_DAYS}: expected a positive number of days, got {value!r}")
+        raise CliError(Said("err_ttl_env", value=repr(value)))
     return days
 
 
@@ -388,8 +410,8 @@ def _compact_at(options: Mapping[str, object], env: Mapping[str, str]) -> Fracti
         return DEFAULT_COMPACT_AT
     try:
         return parse_compact_at(text)
-    except ValueError as exc:
-        raise UsageError(f"{source}: {exc}") from None
+    except ValueError:
+        raise UsageError(Said("err_compact_at", source=source, value=repr(text))) from None
 
 
 def _summary_model(options: Mapping[str, object], env: Mapping[str, str]) -> str | None:
@@ -405,8 +427,8 @@ def _summary_model(options: Mapping[str, object], env: Mapping[str, str]) -> str
         return None
     try:
         return parse_model_name(text)
-    except ValueError as exc:
-        raise UsageError(f"{source}: {exc}") from None
+    except ValueError:
+        raise UsageError(Said("err_model_name", source=source, value=repr(text))) from None
 
 
 def _count_tokens(options: Mapping[str, object], provider: ProviderName) -> bool:
@@ -414,16 +436,17 @@ def _count_tokens(options: Mapping[str, object], provider: ProviderName) -> bool
     if not options.get("count_tokens"):
         return False
     if provider != "anthropic":
-        raise UsageError(COUNT_TOKENS_NEEDS_ANTHROPIC.format(provider=provider))
+        raise UsageError(Said("err_count_tokens", provider=provider))
     return True
 
 
 def _raw(options: Mapping[str, object], command: Command) -> bool:
-    """R-SAFE-2: ``--raw`` is for the line modes; the terminal UI refuses it."""
+    """R-SAFE-2: ``--raw`` is for the line modes; the terminal UI, which draws every text through
+    R-SAFE-1's mapping, refuses it."""
     if not options.get("raw"):
         return False
     if command == "tui":
-        raise UsageError(RAW_NEEDS_LINE_MODE)
+        raise UsageError(Said("err_raw_tui"))
     return True
 
 
@@ -432,7 +455,7 @@ def _json(options: Mapping[str, object], command: Command) -> bool:
     if not options.get("json"):
         return False
     if command != "run":
-        raise UsageError(JSON_NEEDS_RUN)
+        raise UsageError(Said("err_json_run"))
     return True
 
 
@@ -510,7 +533,7 @@ def resolve_settings(options: Mapping[str, object], env: Mapping[str, str], cwd:
         db_url=db_url,
         continue_last=bool(opt("continue_last")),
         yes=bool(opt("yes")) or _env(env, ENV_YES) == "1",
-        lang=_language(options, env),
+        lang=language(options, env),
         ttl_days=_ttl_days(env) if agent else None,
         target=None if opt("target") is None else str(opt("target")),
         query=_query(query),

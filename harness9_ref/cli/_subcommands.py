@@ -20,19 +20,21 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, TextIO
 
+from .._errors import Said
 from ..memory import POSTGRES_SCHEMES, Manager, SessionDatabaseError, copy_sessions, format_token_count, url_scheme
-from ..text import history_lines, strings_for, terminal_safe
+from ..text import STRINGS, history_lines, strings_for, terminal_safe
 from ..tools import AllowRules, command_words, rule_text, rules_directory
 from ._output import Filter, line_filter, stream_filter
 from ._parser import DEFAULT_LIMIT
 from ._run import silence
-from ._settings import DB_HINT, PROG, CliError, Settings, expand_home
-from ._wiring import WARNING_LINE, build_instructions, check_workdir, open_manager
+from ._settings import CliError, Settings, expand_home
+from ._wiring import build_instructions, check_workdir, open_manager
 
 if TYPE_CHECKING:
     from ..memory import PruneResult
 
 __all__ = [
+    "ALLOW_FILE_UNUSABLE",
     "COPIED_LINE",
     "FORK_UNWRITABLE",
     "NO_INDEX_NOTICE",
@@ -52,16 +54,16 @@ __all__ = [
 ]
 
 TIME_FORMAT: Final = "%Y-%m-%d %H:%M"  # R-CLI-12: local time
-SESSION_ROW: Final = "{id}  {when}  {count} messages  {title}"  # R-CLI-12: sessions
+# R-CLI-12's rows, with the word of STRINGS' messages_word (R-LANG-2).
+SESSION_ROW: Final = "{id}  {when}  {count} {messages}  {title}"  # R-CLI-12: sessions
 SEARCH_ROW: Final = "{id}  {when}  {snippet}"  # R-CLI-12: search
-PRUNED_LINE: Final = "pruned {sessions} sessions, {messages} messages, {size} reclaimed"  # R-CLI-12, R-PRUNE-2
-WOULD_PRUNE_LINE: Final = "would prune {sessions} sessions, {messages} messages"  # R-CLI-12: --dry-run
-NO_INDEX_NOTICE: Final = (  # R-SRCH-3: said once, on standard error
-    f"{PROG}: no usable full-text index (no FTS5 trigram tokenizer in this SQLite, or a foreign index); searching by scan"
-)
+# The English texts of R-CLI-12's lines; the program writes them in its language (R-LANG-2).
+PRUNED_LINE: Final = STRINGS["en"]["cli_pruned"]  # R-CLI-12, R-PRUNE-2
+WOULD_PRUNE_LINE: Final = STRINGS["en"]["cli_would_prune"]  # R-CLI-12: --dry-run
+NO_INDEX_NOTICE: Final = STRINGS["en"]["cli_no_index"]  # R-SRCH-3: said once, on standard error
 SECONDS_PER_DAY: Final = 86400  # R-PRUNE-2, R-CLI-12: DAYS in prune's seconds
 EXIT_NO_MATCH: Final = 1  # R-CLI-12: search found nothing
-NO_MATCH_LINE: Final = PROG + ": no session matches: {query}"  # R-CLI-12: on standard error
+NO_MATCH_LINE: Final = STRINGS["en"]["cli_no_match"]  # R-CLI-12: on standard error
 
 
 def format_when(timestamp: int) -> str:
@@ -69,11 +71,12 @@ def format_when(timestamp: int) -> str:
     return time.strftime(TIME_FORMAT, time.localtime(timestamp))
 
 
-def prune_line(result: PruneResult, *, dry_run: bool = False) -> str:
-    """R-CLI-12's report of a prune; the size is R-FMT's form of the bytes followed by ``B``."""
+def prune_line(result: PruneResult, *, dry_run: bool = False, lang: str = "en") -> str:
+    """R-CLI-12's report of a prune in ``lang``; the size is R-FMT's form of the bytes followed by ``B``."""
+    texts = strings_for(lang)
     if dry_run:
-        return WOULD_PRUNE_LINE.format(sessions=result.sessions, messages=result.messages)
-    return PRUNED_LINE.format(
+        return texts["cli_would_prune"].format(sessions=result.sessions, messages=result.messages)
+    return texts["cli_pruned"].format(
         sessions=result.sessions,
         messages=result.messages,
         size=format_token_count(result.bytes_reclaimed) + "B",
@@ -84,7 +87,8 @@ def _row(clean: Filter, template: str, **fields: object) -> str:
     return clean(template.format(**fields)).rstrip()  # no trailing blanks after an empty title
 
 
-def _sessions(manager: Manager, limit: int, clean: Filter, out: TextIO) -> int:
+def _sessions(manager: Manager, limit: int, lang: str, clean: Filter, out: TextIO) -> int:
+    word = strings_for(lang)["messages_word"]
     for summary in manager.recent_sessions(limit=limit):
         out.write(
             _row(
@@ -93,6 +97,7 @@ def _sessions(manager: Manager, limit: int, clean: Filter, out: TextIO) -> int:
                 id=summary.id,
                 when=format_when(summary.updated_at),
                 count=summary.message_count,
+                messages=word,
                 title=summary.title,
             )
             + "\n"
@@ -118,8 +123,10 @@ def _show_system(settings: Settings, out: TextIO, err: TextIO) -> int:
         with open_manager(settings, read_only=True) as manager:
             manager.open_session(manager.resolve_session_id(settings.target))
 
+    warning = strings_for(settings.lang)["cli_warning"]
+
     def warn(line: str) -> None:
-        err.write(terminal_safe(WARNING_LINE % {"message": line}) + "\n")  # R-SAFE-2: always safe
+        err.write(terminal_safe(warning.format(message=line)) + "\n")  # R-SAFE-2: always safe
         err.flush()
 
     prompt = build_instructions(settings, warn)()
@@ -128,23 +135,24 @@ def _show_system(settings: Settings, out: TextIO, err: TextIO) -> int:
     return 0
 
 
-def _search(manager: Manager, query: str, limit: int, clean: Filter, out: TextIO, err: TextIO) -> int:
+def _search(manager: Manager, query: str, limit: int, lang: str, clean: Filter, out: TextIO, err: TextIO) -> int:
+    texts = strings_for(lang)
     if not manager.search_indexed:
-        err.write(NO_INDEX_NOTICE + "\n")
+        err.write(texts["cli_no_index"] + "\n")
         err.flush()
     hits = manager.search(query, limit=limit)
     for hit in hits:
         out.write(_row(clean, SEARCH_ROW, id=hit.id, when=format_when(hit.updated_at), snippet=hit.snippet) + "\n")
     if hits:
         return 0
-    err.write(terminal_safe(NO_MATCH_LINE.format(query=query)) + "\n")  # R-SAFE-2: always safe
+    err.write(terminal_safe(texts["cli_no_match"].format(query=query)) + "\n")  # R-SAFE-2: always safe
     err.flush()
     return EXIT_NO_MATCH
 
 
-def _prune(manager: Manager, days: int, dry_run: bool, clean: Filter, out: TextIO) -> int:
+def _prune(manager: Manager, days: int, dry_run: bool, lang: str, clean: Filter, out: TextIO) -> int:
     result = manager.prune(days * SECONDS_PER_DAY, dry_run=dry_run)
-    out.write(clean(prune_line(result, dry_run=dry_run)) + "\n")
+    out.write(clean(prune_line(result, dry_run=dry_run, lang=lang)) + "\n")
     return 0
 
 
@@ -172,16 +180,16 @@ def _dispatch(settings: Settings, out: TextIO, err: TextIO) -> int:
         if settings.command == "show" and settings.target is not None:
             status = _show(manager, settings.target, settings.lang, clean, out)
         elif settings.command == "search" and settings.query is not None:
-            status = _search(manager, settings.query, limit, clean, out, err)
+            status = _search(manager, settings.query, limit, settings.lang, clean, out, err)
         elif settings.command == "prune" and settings.older_than_days is not None:
-            status = _prune(manager, settings.older_than_days, settings.dry_run, clean, out)
+            status = _prune(manager, settings.older_than_days, settings.dry_run, settings.lang, clean, out)
         else:
-            status = _sessions(manager, limit, clean, out)
+            status = _sessions(manager, limit, settings.lang, clean, out)
     out.flush()
     return status
 
 
-COPIED_LINE: Final = "copied {sessions} sessions, {messages} messages"  # R-PG-10
+COPIED_LINE: Final = STRINGS["en"]["cli_copied"]  # R-PG-10, in English (R-LANG-2)
 
 
 def _location(text: str, name: str, cwd: str, *, must_exist: bool) -> str:
@@ -190,12 +198,12 @@ def _location(text: str, name: str, cwd: str, *, must_exist: bool) -> str:
     if scheme in POSTGRES_SCHEMES:
         return text
     if scheme is not None:
-        raise CliError(f"copy {name}: {scheme}:// URLs are not supported; {DB_HINT}")
+        raise CliError(Said("err_db_scheme", source=f"copy {name}", scheme=scheme))
     path = Path(cwd, expand_home(text))
     if must_exist and not path.is_file():
-        raise CliError(f"copy {name} {path}: no such file")
+        raise CliError(Said("err_copy_missing", name=name, path=path))
     if not path.parent.is_dir():
-        raise CliError(f"copy {name} {path}: the folder {path.parent} does not exist")
+        raise CliError(Said("err_db_folder", source=f"copy {name}", path=path, folder=path.parent))
     return str(path)
 
 
@@ -211,15 +219,16 @@ def run_copy(settings: Settings, out: TextIO) -> int:
     source = _location(settings.source or "", "SRC", cwd, must_exist=True)
     destination = _location(settings.destination or "", "DST", cwd, must_exist=False)
     if source == destination:
-        raise CliError("copy: SRC and DST are the same database")
+        raise CliError(Said("err_copy_same"))
     with Manager(source) as src, Manager(destination) as dst:
         result = copy_sessions(src, dst, overwrite=settings.overwrite)
-    out.write(COPIED_LINE.format(sessions=result.sessions, messages=result.messages) + "\n")
+    line = strings_for(settings.lang)["cli_copied"].format(sessions=result.sessions, messages=result.messages)
+    out.write(line + "\n")
     out.flush()
     return 0
 
 
-FORK_UNWRITABLE: Final = "fork writes a new session, and the database cannot be written: {message}"  # R-FORK-2
+FORK_UNWRITABLE: Final = STRINGS["en"]["err_fork_unwritable"]  # R-FORK-2, in English (R-LANG-2)
 
 
 def run_fork(settings: Settings, out: TextIO) -> int:
@@ -238,18 +247,19 @@ def run_fork(settings: Settings, out: TextIO) -> int:
         session_id = reader.resolve_session_id(settings.target or "")
     if settings.db_url is None and not os.access(settings.db_path, os.W_OK):
         # Refused before SQLite is asked: it would leave -wal and -shm files beside a read-only file.
-        raise SessionDatabaseError(FORK_UNWRITABLE.format(message=f"{settings.db_path} is read-only"))
+        raise SessionDatabaseError(Said("err_fork_unwritable", message=f"{settings.db_path} is read-only"))
     try:
         with open_manager(settings) as manager:
             fork = manager.fork_session(session_id, settings.fork_at)
     except SessionDatabaseError as exc:  # a read-only file or file system (R-DB-12), a full disk
-        raise SessionDatabaseError(FORK_UNWRITABLE.format(message=exc)) from exc
+        raise SessionDatabaseError(Said("err_fork_unwritable", message=exc)) from exc
     out.write(fork.session_id + "\n")
     out.flush()
     return 0
 
 
-NO_SUCH_RULE: Final = "allow --remove: no rule {rule} for {workdir}"  # R-APPR-10
+NO_SUCH_RULE: Final = STRINGS["en"]["err_no_such_rule"]  # R-APPR-10, in English (R-LANG-2)
+ALLOW_FILE_UNUSABLE: Final = STRINGS["en"]["err_allow_unusable"]  # R-APPR-9's AllowFileError, in English
 RULE_INDENT: Final = "  "  # R-APPR-10: a rule under its directory with --all
 
 
@@ -273,7 +283,7 @@ def run_allow(settings: Settings, out: TextIO, err: TextIO) -> int:
         words = command_words(typed)
         if words is None or not rules.remove(directory, words):
             shown = rule_text(words) if words is not None else typed
-            raise CliError(NO_SUCH_RULE.format(rule=shown, workdir=directory))
+            raise CliError(Said("err_no_such_rule", rule=shown, workdir=directory))
         out.write(terminal_safe(texts["allow_removed"].format(rule=rule_text(words), workdir=directory)) + "\n")
         out.flush()
         return 0

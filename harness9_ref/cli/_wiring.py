@@ -1,5 +1,5 @@
 """Building the program from its settings, as R-CLI-5 wires it
-(SPEC R-CLI-5, R-CLI-8, R-CLI-9, R-CLI-10, R-CLI-13, R-CLI-15, R-CLI-20, R-PRUNE-2, R-INST-4).
+(SPEC R-CLI-5, R-CLI-8, R-CLI-9, R-CLI-10, R-CLI-13, R-CLI-15, R-CLI-20, R-PRUNE-2, R-INST-4, R-LANG-3).
 """
 
 from __future__ import annotations
@@ -8,8 +8,9 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
+from .._errors import Said
 from ..engine import AgentEngine, InstructionWarning, ProjectInstructions, RetryPolicy
-from ..memory import NOT_OURS, ForeignDatabase, Manager, new_summarization_compactor
+from ..memory import ForeignDatabase, Manager, new_summarization_compactor
 from ..offline import OfflineProvider
 from ..provider import (
     OFFICIAL_BASE_URLS,
@@ -22,7 +23,7 @@ from ..provider import (
 )
 from ..text import instruction_warning_line
 from ..tools import AllowRules, Registry
-from ._settings import PROG, CliError, Settings
+from ._settings import CliError, Settings
 
 if TYPE_CHECKING:
     from ..memory import PruneResult, Session
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TOOL_RESULTS_DIR",
-    "WARNING_LINE",
     "CliError",
     "build_engine",
     "build_instructions",
@@ -49,13 +49,12 @@ __all__ = [
 TOOL_RESULTS_DIR: Final = "tool-results"  # R-CLI-5: <home>/tool-results, home = the database's folder
 OFFLINE_CHUNK_DELAY: Final = 0.001  # seconds between the offline provider's words in the terminal UI
 SECONDS_PER_DAY: Final = 86400  # R-PRUNE-2
-WARNING_LINE: Final = PROG + ": warning: %(message)s"  # on standard error (R-ENG-13, R-INST-4)
 
 
 def check_workdir(settings: Settings) -> None:
     """Raises CliError when the working directory does not exist or is not a directory."""
     if not os.path.isdir(settings.workdir):
-        raise CliError(f"--workdir {settings.workdir}: not a directory")
+        raise CliError(Said("err_workdir", path=settings.workdir))
 
 
 def build_provider(settings: Settings, *, streaming_delay: bool = False, model: str | None = None) -> LLMProvider:
@@ -112,12 +111,12 @@ def open_manager(settings: Settings, *, read_only: bool = False) -> Manager:
     if settings.db_url is not None:  # R-PG-1: tool results stay in <home>/tool-results
         return Manager(settings.db_url, db_path.parent / TOOL_RESULTS_DIR)
     if settings.db_source is not None and not db_path.parent.is_dir():
-        raise CliError(f"{settings.db_source} {db_path}: the folder {db_path.parent} does not exist")
+        raise CliError(Said("err_db_folder", source=settings.db_source, path=db_path, folder=db_path.parent))
     try:
         return Manager(db_path, db_path.parent / TOOL_RESULTS_DIR, read_only=read_only)
     except ForeignDatabase as exc:
         source = f"{settings.db_source} " if settings.db_source is not None else ""
-        raise CliError(f"{source}{db_path}: {NOT_OURS}") from exc
+        raise CliError(Said("err_not_ours", path=f"{source}{db_path}")) from exc
 
 
 def prune_expired(manager: Manager, settings: Settings) -> PruneResult | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from typing import ClassVar, Final
 
-from .._errors import Harness9Error
+from .._errors import Harness9Error, Said
 
 __all__ = [  # gets re-exported
     "CANCELLED",
@@ -74,9 +74,9 @@ class EngineError(Harness9Error):
 
     code: ClassVar[str] = "engine_error"
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+    def __init__(self, message: str | Said) -> None:
+        super().__init__(message)  # a Said stays the first argument, for the program's language (R-LANG-3)
+        self.message = str(message)
 
     def __str__(self) -> str:
         return self.message
@@ -105,6 +105,6 @@ def _error_class(code: str) -> type[EngineError]:
     return type("EngineError", (EngineError,), {"code": code, "__doc__": f"An EngineError with the code {code!r}."})
 
 
-def engine_error(code: str, message: str) -> EngineError:
+def engine_error(code: str, message: str | Said) -> EngineError:
     """The EngineError of the error event ``{code, message}`` (R-ENG-1)."""
     return _error_class(code)(message)

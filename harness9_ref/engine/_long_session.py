@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Final
 
+from .._errors import Said
 from ..memory import (
     DEFAULT_MIN_TAIL_MESSAGES,
     Checkpoint,
@@ -426,7 +427,7 @@ class LongSession:
                 if has_head(working, split) or watermark > context.watermark:
                     break
             else:
-                raise engine_error(NOTHING_TO_COMPACT, "nothing is old enough to summarise yet")
+                raise engine_error(NOTHING_TO_COMPACT, Said("err_nothing_to_compact"))  # R-LANG-3
             _, before_count = context.shown(working)
             context.watermark = watermark
             view, count = context.shown(working)

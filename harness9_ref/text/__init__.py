@@ -22,7 +22,6 @@ from ._lines import (
     PaneLine,
     error_line,
     history_lines,
-    run_error_message,
     tool_call_line,
     tool_result_line,
     user_line,
@@ -35,6 +34,8 @@ from ._report import (
     instruction_warning_line,
     not_saved_notice,
     retry_notice,
+    run_error,
+    without_type_name,
 )
 from ._strings import (
     BUSY_COMMAND,
@@ -160,11 +161,12 @@ __all__ = [
     "not_saved_notice",
     "parse_strings",
     "retry_notice",
-    "run_error_message",
+    "run_error",
     "strings_for",
     "terminal_safe",
     "tool_call_line",
     "tool_result_line",
     "user_line",
+    "without_type_name",
     "wrap_cells",
 ]

@@ -20,7 +20,6 @@ __all__ = [  # gets re-exported
     "PaneLine",
     "error_line",
     "history_lines",
-    "run_error_message",
     "tool_call_line",
     "tool_result_line",
     "user_line",
@@ -44,18 +43,6 @@ class PaneLine(NamedTuple):
 def error_line(message: str, lang: str = DEFAULT_LANG) -> str:
     """``错误：<message>`` (``error: <message>`` in English), the message made one line (R-TUI-10)."""
     return strings_for(lang)["error_line"].format(message=one_line(message))
-
-
-MODEL_NOT_FOUND: Final = "model_not_found"  # R-ERR-11: the code of a model the provider does not know
-
-
-def run_error_message(code: str, message: str, provider: str, model: str, lang: str = DEFAULT_LANG) -> str:
-    """What a run's error event says to the user (R-TUI-10, R-CLI-6): its message, or for a model
-    the provider does not know R-CLI-19's line naming ``model`` (the request model) and how to
-    choose another, since the provider's own words do not always name it (``Not found``)."""
-    if code != MODEL_NOT_FOUND:
-        return message
-    return strings_for(lang)["model_not_found"].format(provider=provider, model=model, message=one_line(message))
 
 
 def _shorten(text: str) -> str:

@@ -1,6 +1,7 @@
 """What the context holds, in words: the notice of each compaction tier, the lines of
-``/context`` with the AGENTS.md files in the system prompt, the notice of a retry and the
-warnings about AGENTS.md files (SPEC R-TUI-5, R-TUI-20, R-TUI-21, R-ENG-22, R-INST-2, R-INST-5).
+``/context`` with the AGENTS.md files in the system prompt, the notice of a retry, the
+warnings about AGENTS.md files and a run's error message (SPEC R-TUI-5, R-TUI-20, R-TUI-21,
+R-ENG-22, R-INST-2, R-INST-5, R-CLI-19, R-LANG-3).
 
 Both read JSON-friendly data (the engine's dataclasses or their ``to_dict`` objects), so the
 terminal UI, ``harness9-ref run`` and the conformance adapter render the same text.
@@ -8,18 +9,24 @@ terminal UI, ``harness9-ref run`` and the conformance adapter render the same te
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from ..engine import (
+    CANCELLED,
     INSTRUCTIONS_MAX_BYTES,
+    INTERNAL_ERROR,
+    MAX_TURNS,
     CompactionData,
     ContextPart,
     ContextReport,
+    ErrorData,
     InstructionFile,
     InstructionWarning,
     RetryData,
     SaveFailedData,
+    one_line,
 )
 from ..memory import format_token_count
 from ._strings import (
@@ -41,7 +48,36 @@ __all__ = [
     "instruction_warning_line",
     "not_saved_notice",
     "retry_notice",
+    "run_error",
+    "without_type_name",
 ]
+
+_TYPE_PREFIX: Final = re.compile(r"[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning)(?::\s*|$)")
+MODEL_NOT_FOUND: Final = "model_not_found"  # R-ERR-11: the code of a model the provider does not know
+
+
+def without_type_name(message: str) -> str:
+    """An internal error's message without the exception type R-ENG-17 puts in front (R-CLI-13)."""
+    return _TYPE_PREFIX.sub("", message, count=1) if _TYPE_PREFIX.match(message) else message
+
+
+def run_error(data: ErrorData, lang: str = DEFAULT_LANG, max_turns: int = 0, provider: str = "", model: str = "") -> str:
+    """The message of a run's error event in ``lang`` (R-LANG-3): ``cancelled`` and, given the
+    engine's limit, ``max_turns`` by their codes; a model the provider does not know as
+    R-CLI-19's line naming ``provider`` and ``model`` (the request model) and how to choose
+    another, since the provider's own words do not always name it (``Not found``); an internal
+    error behind ``cli_internal`` without its type name (R-CLI-13); any other as the run
+    reported it (a provider's words)."""
+    texts = strings_for(lang)
+    if data.code == CANCELLED:
+        return texts["cancelled"]
+    if data.code == MAX_TURNS and max_turns > 0:
+        return texts["err_max_turns"].format(max_turns=max_turns)
+    if data.code == MODEL_NOT_FOUND:
+        return texts["model_not_found"].format(provider=provider, model=model, message=one_line(data.message))
+    if data.code == INTERNAL_ERROR:
+        return texts["cli_internal"].format(message=without_type_name(data.message) or texts["cli_unexpected"])
+    return data.message
 
 
 def _field(data: object, name: str, default: Any = None) -> Any:

@@ -63,7 +63,6 @@ from ._read_file import (
 from ._registry import TOOL_FAILED, UNKNOWN_TOOL, Registry
 from ._rules import (
     ALLOW_FILE,
-    ALLOW_FILE_UNUSABLE,
     RULE_NOT_KEPT,
     AllowFileError,
     AllowRule,
@@ -78,7 +77,6 @@ from ._rules import (
 
 __all__ = (
     "ALLOW_FILE",
-    "ALLOW_FILE_UNUSABLE",
     "AMBIGUOUS",
     "APPROVAL_REQUIRED",
     "BASH_TOOL",

@@ -21,12 +21,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import ClassVar, Final
 
-from .._errors import Harness9Error
+from .._errors import Harness9Error, Said
 from ..schema.strict_json import JSONError, loads
 
 __all__ = [
     "ALLOW_FILE",
-    "ALLOW_FILE_UNUSABLE",
     "RULE_NOT_KEPT",
     "AllowFileError",
     "AllowRule",
@@ -42,9 +41,6 @@ __all__ = [
 ALLOW_FILE: Final = "allow.json"  # R-APPR-9: in R-MGR-1's home folder
 FORMAT: Final = "harness9-allow"
 VERSION: Final = 1
-ALLOW_FILE_UNUSABLE: Final = (  # R-APPR-9
-    "{path}: not a usable allow-rules file ({reason}); it is left as it is and its rules are not used"
-)
 RULE_NOT_KEPT: Final = "the rule {rule} was not kept: {message}"  # R-APPR-9
 MAX_OFFER_WORDS: Final = 3  # R-APPR-8: the offers are the first 1, 2, 3 words and all of them
 
@@ -189,7 +185,7 @@ def rules_directory(workdir: str | os.PathLike[str]) -> str:
 
 
 def _unusable(path: Path, reason: str) -> AllowFileError:
-    return AllowFileError(ALLOW_FILE_UNUSABLE.format(path=path, reason=reason))
+    return AllowFileError(Said("err_allow_unusable", path=path, reason=reason))  # R-LANG-3
 
 
 def _parse(path: Path, text: str) -> dict[str, list[Rule]]:

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._errors import in_language
 from ..engine import (
     CANCELLED,
     DEFAULT_SYSTEM_PROMPT,
@@ -58,7 +59,7 @@ from ..text import (
     instruction_warning_line,
     not_saved_notice,
     retry_notice,
-    run_error_message,
+    run_error,
     strings_for,
     tool_call_line,
     tool_result_line,
@@ -432,7 +433,7 @@ class App:
         elif isinstance(data, ToolResultData):
             self._add(tool_result_line(data.name, data.content, self.lang), "tool")
         elif isinstance(data, ErrorData) and not (data.code == CANCELLED and self._interrupted):
-            self._error(run_error_message(data.code, data.message, self.provider, self.model, self.lang))
+            self._error(run_error(data, self.lang, self.engine.max_turns, self.provider, self.model))  # R-LANG-3
 
     # The commands of the input line (R-TUI-7, R-TUI-8, R-TUI-14, R-TUI-15, R-TUI-18, R-TUI-20,
     # R-TUI-21, R-LONG-9).
@@ -483,7 +484,7 @@ class App:
             else:
                 self._open_listing(Listing("resume", lambda limit, offset: self.manager.recent_sessions(limit, offset)))
         except SessionError as exc:
-            self._error(str(exc))
+            self._error(in_language(exc, self.lang))  # R-LANG-3
 
     def _fork(self) -> None:
         """/fork: the current session, whole, into a new one, made current (R-FORK-3)."""
@@ -538,7 +539,7 @@ class App:
             try:
                 items = work()
             except EngineError as exc:
-                items = [PaneLine(error_line(exc.message, lang), "error")]
+                items = [PaneLine(error_line(in_language(exc, lang), lang), "error")]  # R-LANG-3
             for item in items:
                 self.items.put(item)
 
@@ -580,7 +581,7 @@ class App:
                 session = self.manager.open_session(listing.item(choice).id)
                 self._switch(session, history_lines(session.get_messages(0), self.lang))
         except SessionError as exc:
-            self._error(str(exc))
+            self._error(in_language(exc, self.lang))
 
     def _switch(self, session: Session, lines: Sequence[PaneLine]) -> None:
         """Make ``session`` current: engine, approval, status bar and a fresh pane (R-TUI-7, R-TUI-8, R-APPR-2)."""

@@ -14,15 +14,13 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar, Final
 
-from .._errors import Harness9Error
-from ..text import CURSES_MISSING
+from .._errors import Harness9Error, Said
 
 if TYPE_CHECKING:
     from ._app import App
 
 __all__ = ["ScreenError", "TuiUnavailable", "prepare_tui", "run_tui"]  # gets re-exported
 
-NOT_A_TERMINAL: Final = "the terminal UI needs a terminal; use 'harness9-ref run PROMPT' without one"
 _CURSES_MODULES: Final = ("curses", "_curses")
 
 
@@ -51,10 +49,10 @@ def prepare_tui() -> Callable[[App], None]:
         screen = importlib.import_module("harness9_ref.tui._screen")
     except ImportError as exc:
         if exc.name in _CURSES_MODULES:
-            raise TuiUnavailable(CURSES_MISSING) from None
+            raise TuiUnavailable(Said("cli_no_curses")) from None  # R-TUI-13, R-LANG-3
         raise
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        raise ScreenError(NOT_A_TERMINAL)
+        raise ScreenError(Said("cli_no_terminal"))
     run: Callable[[App], None] = screen.run_screen
     return run
 

@@ -23,6 +23,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Final
 
+from .._errors import Said
 from ..text import COLOUR_HIGH, COLOUR_OK, COLOUR_WARN, LineKind, cut_cells
 from ._app import App
 from ._launch import ScreenError
@@ -31,6 +32,7 @@ __all__ = ["run_screen"]
 
 FRAME_MS: Final = 30  # how long one key read waits, so streamed text shows within a frame
 ESCDELAY_MS: Final = "25"  # a lone Esc should not freeze input for curses' default second
+FALLBACK_LOCALE: Final = "C.UTF-8"  # R-LANG-1: when the environment names a locale the system lacks
 
 _BASIC_COLOURS: Final = {COLOUR_OK: curses.COLOR_GREEN, COLOUR_WARN: curses.COLOR_YELLOW, COLOUR_HIGH: curses.COLOR_RED}
 
@@ -41,12 +43,25 @@ def run_screen(app: App) -> None:
     Raises:
         ScreenError: the terminal cannot be used by curses.
     """
-    locale.setlocale(locale.LC_ALL, "")  # lets ncursesw read and write UTF-8
+    _set_locale()
     os.environ.setdefault("ESCDELAY", ESCDELAY_MS)
     try:
         curses.wrapper(_Screen(app).loop)
     except curses.error as exc:
-        raise ScreenError(f"cannot start the terminal UI: {exc}") from None
+        raise ScreenError(Said("err_screen", reason=exc)) from None
+
+
+def _set_locale() -> None:
+    """The user's locale, which lets ncursesw read and write UTF-8; ``C.UTF-8`` when the system
+    lacks the one the environment names (``LANG=zh_CN.UTF-8`` with only ``C.UTF-8`` installed),
+    so that the language it chose (R-LANG-1) is drawn rather than refused."""
+    try:
+        locale.setlocale(locale.LC_ALL, "")
+    except locale.Error:
+        try:
+            locale.setlocale(locale.LC_ALL, FALLBACK_LOCALE)
+        except locale.Error:
+            pass  # curses then draws what the C locale can
 
 
 class _Screen:

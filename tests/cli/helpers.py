@@ -39,7 +39,7 @@ def environment(tmp_path: Path) -> dict[str, str]:
         "LANG": "C.UTF-8",
         "TZ": "UTC",
     }
-    for name in (*KEYS, *OURS):
+    for name in (*KEYS, *OURS, "LC_ALL", "LC_MESSAGES"):  # LANG alone: English (R-LANG-1), whatever the machine's locale
         values.pop(name, None)
     return values
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from harness9_ref.cli import NOT_RUN_LINE
-from harness9_ref.tools import ALLOW_FILE_UNUSABLE, AllowRules, rules_directory
+from harness9_ref.cli import ALLOW_FILE_UNUSABLE, NOT_RUN_LINE
+from harness9_ref.tools import AllowRules, rules_directory
 from harness9_ref.tui import STRINGS
 from tests.cli.helpers import cli, one_error
 

@@ -112,18 +112,37 @@ def test_workdir_option(env: dict[str, str], workdir: Path, tmp_path: Path) -> N
     assert f"\u2190 bash: {workdir}" in result.stderr.splitlines()
 
 
-def test_compaction_is_reported_on_stderr(env: dict[str, str], workdir: Path) -> None:
+@pytest.mark.parametrize(
+    ("locale", "notices"),
+    [
+        (
+            {"LANG": "zh_CN.UTF-8"},
+            [
+                "\u26a1 上下文已压缩：总结了较早的对话 \u2014 1.8K \u2192 1.6K tokens\uff088 \u2192 8 条消息\uff09",
+                "\u26a1 上下文已压缩：总结了较早的对话 \u2014 2.4K \u2192 1.6K tokens\uff0810 \u2192 8 条消息\uff09",
+            ],
+        ),
+        (
+            {"LANG": "zh_CN.UTF-8", "LC_ALL": "en_US.UTF-8"},  # R-LANG-1: LC_ALL wins over LANG
+            [
+                "\u26a1 context compacted: earlier conversation summarized \u2014 1.8K \u2192 1.6K tokens (8 \u2192 8 messages)",
+                "\u26a1 context compacted: earlier conversation summarized \u2014 2.4K \u2192 1.6K tokens (10 \u2192 8 messages)",
+            ],
+        ),
+    ],
+)
+def test_compaction_is_reported_on_stderr(
+    env: dict[str, str], workdir: Path, locale: dict[str, str], notices: list[str]
+) -> None:
     args = ["--provider", "offline", "--context-window", "2000"]
+    env = {**env, **locale}
     sid = session_of(cli([*args, "run", "one"], env, workdir))
-    notices = []
+    seen = []
     for prompt in ("two", "three", "four", "five"):
         result = cli([*args, "--resume", sid, "run", prompt], env, workdir)
-        notices += [line for line in result.stderr.splitlines() if line.startswith("\u26a1 ")]
+        seen += [line for line in result.stderr.splitlines() if line.startswith("\u26a1 ")]
     # Long-session mode (R-LONG-1): each run starts from the calibration stored with the session (R-LONG-16).
-    assert notices == [
-        "\u26a1 上下文已压缩：总结了较早的对话 \u2014 1.8K \u2192 1.6K tokens\uff088 \u2192 8 条消息\uff09",
-        "\u26a1 上下文已压缩：总结了较早的对话 \u2014 2.4K \u2192 1.6K tokens\uff0810 \u2192 8 条消息\uff09",
-    ]
+    assert seen == notices
 
 
 def test_version(env: dict[str, str], workdir: Path) -> None:

@@ -139,7 +139,7 @@ def test_run_sends_the_files_and_stores_none_of_them(tmp_path: Path, env: dict[s
 def test_run_warns_once_on_standard_error(env: dict[str, str], repo: Path) -> None:
     """R-INST-4: ``run`` writes a warning line on standard error, in the language chosen."""
     (repo / "AGENTS.md").write_bytes(b"\xff\xfe")
-    result = cli(["--provider", "offline", "run", "hi"], env, repo)
+    result = cli(["--provider", "offline", "--lang", "zh", "run", "hi"], env, repo)
     assert result.returncode == 0
     warnings = [line for line in result.stderr.splitlines() if "AGENTS.md" in line]
-    assert warnings == [f"harness9-ref: warning: 已跳过 AGENTS.md：{repo / 'AGENTS.md'} 不是有效的 UTF-8 文本"]
+    assert warnings == [f"harness9-ref: 警告：已跳过 AGENTS.md：{repo / 'AGENTS.md'} 不是有效的 UTF-8 文本"]  # R-LANG-2

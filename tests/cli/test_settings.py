@@ -1,4 +1,4 @@
-"""Options, environment and defaults (harness9_ref/cli/_settings.py, _parser.py; SPEC R-CLI-2 … R-CLI-4, R-CLI-20)."""
+"""Options, environment and defaults (harness9_ref/cli/_settings.py, _parser.py; SPEC R-CLI-2 … R-CLI-4, R-CLI-20, R-LANG-1)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from harness9_ref import in_language
 from harness9_ref.cli import (
     DEFAULT_MODEL,
     OFFLINE_NOTICE,
@@ -14,6 +15,7 @@ from harness9_ref.cli import (
     build_provider,
     build_summarizer,
     choose_provider,
+    locale_language,
     offline_notice,
     parse_args,
     provider_for_model,
@@ -106,7 +108,7 @@ def test_defaults(tmp_path: Path) -> None:
     assert (settings.provider, settings.fell_back, settings.missing_key) == ("offline", True, "OPENAI_API_KEY")
     assert settings.db_path == Path.home() / ".harness9" / "sessions.db" and settings.db_source is None
     assert settings.context_window is None and settings.resume is None and not settings.continue_last
-    assert (settings.yes, settings.lang, settings.ttl_days) == (False, "zh", None)
+    assert (settings.yes, settings.lang, settings.ttl_days) == (False, "en", None)  # R-LANG-1: no locale is English
     assert settings.workdir == str(tmp_path)
     assert settings.max_turns == 50
 
@@ -191,6 +193,50 @@ def test_the_daily_options_and_their_variables(tmp_path: Path) -> None:
     assert resolve_settings({"lang": "zh"}, env, cwd).lang == "zh"  # an option overrides the environment
     assert not resolve_settings({}, {"HARNESS9_YES": "yes"}, cwd).yes
     assert resolve_settings({"command": "sessions"}, {"HARNESS9_SESSION_TTL_DAYS": "x"}, cwd).ttl_days is None
+
+
+@pytest.mark.parametrize(
+    ("env", "lang"),
+    [
+        ({}, "en"),
+        ({"LANG": "zh_CN.UTF-8"}, "zh"),
+        ({"LANG": "zh_TW"}, "zh"),
+        ({"LANG": "zh"}, "zh"),
+        ({"LANG": "zh_HK.Big5"}, "zh"),
+        ({"LANG": "zh@variant"}, "zh"),
+        ({"LANG": "zh.UTF-8"}, "zh"),
+        ({"LANG": "C"}, "en"),
+        ({"LANG": "POSIX"}, "en"),
+        ({"LANG": "C.UTF-8"}, "en"),
+        ({"LANG": "en_US.UTF-8"}, "en"),
+        ({"LANG": "fr_FR"}, "en"),
+        ({"LANG": "zhx_CN"}, "en"),  # the language part must be exactly zh
+        ({"LANG": "ZH_CN"}, "en"),  # and lower case
+        ({"LANG": "en_GB.zh"}, "en"),  # only the part before the first _ . @ counts
+        ({"LC_ALL": "C", "LANG": "zh_CN.UTF-8"}, "en"),  # LC_ALL first
+        ({"LC_ALL": "zh_CN.UTF-8", "LANG": "en_US.UTF-8"}, "zh"),
+        ({"LC_ALL": "", "LANG": "zh_CN.UTF-8"}, "zh"),  # an empty variable counts as unset
+        ({"LC_MESSAGES": "zh_CN.UTF-8", "LANG": "C"}, "zh"),  # LC_MESSAGES before LANG
+        ({"LC_ALL": "en_US.UTF-8", "LC_MESSAGES": "zh_CN.UTF-8"}, "en"),  # LC_ALL before LC_MESSAGES
+        ({"LC_MESSAGES": "", "LANG": "zh_TW"}, "zh"),
+        ({"LC_CTYPE": "zh_CN.UTF-8"}, "en"),  # only the three variables count
+    ],
+)
+def test_the_language_of_the_locale(env: dict[str, str], lang: str, tmp_path: Path) -> None:
+    assert locale_language(env) == lang
+    assert resolve_settings({"command": "sessions"}, env, str(tmp_path)).lang == lang
+
+
+def test_the_option_and_the_variable_override_the_locale(tmp_path: Path) -> None:
+    cwd, chinese = str(tmp_path), {"LC_ALL": "zh_CN.UTF-8"}
+    assert resolve_settings({}, {**chinese, "HARNESS9_LANG": "en"}, cwd).lang == "en"
+    assert resolve_settings({"lang": "en"}, chinese, cwd).lang == "en"
+    assert resolve_settings({"lang": "zh"}, {"LANG": "C", "HARNESS9_LANG": "en"}, cwd).lang == "zh"  # option > variable
+    assert resolve_settings({}, {"HARNESS9_LANG": "zh", "LC_ALL": "C"}, cwd).lang == "zh"  # variable > locale
+    with pytest.raises(CliError) as raised:
+        resolve_settings({}, {**chinese, "HARNESS9_LANG": "fr"}, cwd)
+    assert str(raised.value) == "HARNESS9_LANG: expected zh or en, got 'fr'"
+    assert in_language(raised.value, "zh") == "HARNESS9_LANG：应为 zh 或 en，实际为 'fr'"
 
 
 def test_the_database_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

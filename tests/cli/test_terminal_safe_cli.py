@@ -216,7 +216,7 @@ def test_raw_with_the_terminal_ui_is_a_usage_error(env: dict[str, str], work: Pa
 
 def test_a_warning_line_is_always_safe() -> None:
     stream = io.StringIO()
-    with _warnings_to(stream):
+    with _warnings_to(stream, "en"):
         logging.getLogger("harness9_ref.engine").warning("could not save: %s", "disk \x1b[2J full\u202e")
     assert stream.getvalue() == "harness9-ref: warning: could not save: disk \ufffd[2J full\ufffd\n"
 

@@ -16,7 +16,7 @@ from conformance.runner._cases import PROJECT_ROOT, read_id_list, spec_requireme
 from tests.pending_bugs import MUTANTS
 
 # Families whose pending requirements must each have a seeded bug here.
-FAMILIES = ("R-REC-", "R-PG-", "R-RUN-", "R-PROF-", "R-MTX-", "R-FORK-", "R-INST-", "R-APPR-")
+FAMILIES = ("R-REC-", "R-PG-", "R-RUN-", "R-PROF-", "R-MTX-", "R-FORK-", "R-INST-", "R-APPR-", "R-LANG-")
 
 
 def test_every_pending_requirement_of_these_families_has_a_seeded_bug() -> None:

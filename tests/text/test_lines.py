@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness9_ref.engine import CompactionData
+from harness9_ref.engine import CompactionData, ErrorData
 from harness9_ref.schema import Message, ToolCall
+from harness9_ref.text import run_error
 from harness9_ref.tui import (
     COMPACTION_NOTICE,
     PaneLine,
@@ -102,13 +103,11 @@ def test_user_line() -> None:
 
 def test_an_unknown_model_is_one_line_naming_it_and_how_to_choose_another() -> None:
     """R-CLI-19: the provider's words kept, the model and --model / LLM_MODEL added; other errors as they are."""
-    from harness9_ref.text import run_error_message
-
     words = "anthropic: HTTP 404 not_found_error: Not found"
-    assert run_error_message("model_not_found", words, "anthropic", "claude-x", "en") == (
+    assert run_error(ErrorData("model_not_found", words), "en", 0, "anthropic", "claude-x") == (
         f"anthropic has no model claude-x: choose one with --model or LLM_MODEL ({words})"
     )
-    assert run_error_message("model_not_found", "a\nb", "openai", "m", "zh") == (
+    assert run_error(ErrorData("model_not_found", "a\nb"), "zh", 0, "openai", "m") == (
         "openai 没有模型 m：请用 --model 或 LLM_MODEL 选择一个模型（a b）"
     )
-    assert run_error_message("invalid_request", words, "anthropic", "claude-x", "en") == words
+    assert run_error(ErrorData("invalid_request", words), "en", 0, "anthropic", "claude-x") == words

@@ -12,6 +12,7 @@ import string
 import pytest
 
 import harness9_ref.tui as tui
+from harness9_ref.memory import NOT_OURS
 from harness9_ref.tui import LANGS, STRINGS, STRINGS_TABLE, parse_strings, strings_for
 
 
@@ -66,3 +67,8 @@ def test_malformed_tables_are_refused(table: str, problem: str) -> None:
 
 def test_a_text_may_contain_the_separator() -> None:
     assert parse_strings("[zh]\na = x = y") == {"zh": {"a": "x = y"}}
+
+
+def test_the_foreign_file_error_ends_with_r_db_2s_message() -> None:
+    """R-CLI-13, R-LANG-3: the command line's English line for another program's file is R-DB-2's message."""
+    assert STRINGS["en"]["err_not_ours"] == "{path}: " + NOT_OURS

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from harness9_ref.cli import ALLOW_FILE_UNUSABLE
 from harness9_ref.tools import (
-    ALLOW_FILE_UNUSABLE,
     DECLINED,
     RULE_NOT_KEPT,
     AllowFileError,

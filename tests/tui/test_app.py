@@ -370,11 +370,17 @@ def test_compact_summarises_now_with_a_focus_and_shows_the_notice(manager: Manag
     assert checkpoint is not None and checkpoint.covered == 4
 
 
-def test_compact_with_nothing_to_summarise_shows_an_error_line(manager: Manager, tmp_path: Path) -> None:
-    app = make_app(manager, tmp_path, None, 100_000, long_session=True)
+@pytest.mark.parametrize(
+    ("lang", "line"),
+    [("zh", "错误：还没有足够早的内容可以总结"), ("en", "error: nothing is old enough to summarise yet")],
+)
+def test_compact_with_nothing_to_summarise_shows_an_error_line(
+    manager: Manager, tmp_path: Path, lang: str, line: str
+) -> None:
+    app = make_app(manager, tmp_path, None, 100_000, long_session=True, lang=lang)
     send(app, "only one prompt")
     send(app, "/compact")
-    assert wait_for_line(app, "错误：") == "错误：nothing is old enough to summarise yet"
+    assert wait_for_line(app, line.partition("：")[0] if lang == "zh" else "error: ") == line  # R-LANG-3
     assert app.session.get_checkpoint() is None
 
 

@@ -73,11 +73,21 @@ class Screen:
         assert result.returncode == 0, f"tmux {' '.join(args)}: {result.stderr}"
         return result.stdout
 
-    def start(self, *options: str, window: int = 2000, environ: Mapping[str, str] | None = None) -> None:
-        """Start the program; ``environ`` adds variables (a key and base URL for a loopback model)."""
+    def start(
+        self,
+        *options: str,
+        window: int = 2000,
+        lang: str | None = "zh",
+        locale: tuple[str, ...] = ("LANG=C.UTF-8",),
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        """Start the program; ``lang`` is HARNESS9_LANG (None: unset, so ``locale``'s variables
+        choose, R-LANG-1); ``environ`` adds variables (a key and base URL for a loopback model)."""
+        chosen = [f"HARNESS9_LANG={lang}"] if lang is not None else ["-u", "HARNESS9_LANG"]
         program = [
             "env", "-u", "OPENAI_API_KEY", "-u", "ANTHROPIC_API_KEY", "-u", "LLM_MODEL",
-            f"PYTHONPATH={ROOT}", f"HARNESS9_HOME={self.db.parent}", "LANG=C.UTF-8",
+            "-u", "LC_ALL", "-u", "LC_MESSAGES", *chosen,
+            f"PYTHONPATH={ROOT}", f"HARNESS9_HOME={self.db.parent}", *locale,
             *(f"{name}={value}" for name, value in (environ or {}).items()),
             sys.executable, "-m", "harness9_ref", "--provider", "offline", "--model", "openai/gpt-4o-mini",
             "--db", str(self.db), "--context-window", str(window), "--workdir", str(self.workdir), *options,
@@ -151,6 +161,14 @@ class Screen:
         self.wait(lambda: "> " + text in self.text(), f"the echo of {text!r}")
         self.wait_idle()
 
+    def say_until(self, text: str, prompts: tuple[str, ...] = ("one", "two", "three", "four", "five")) -> None:
+        """Say ``prompts`` one by one until ``text`` shows (a compaction notice, within a few turns)."""
+        for prompt in prompts:
+            self.say(prompt)
+            if text in self.text():
+                return
+        pytest.fail(f"{text!r} not shown after {len(prompts)} turns; the screen:\n{self.text()}")
+
 
 def started(screen: Screen, *options: str, window: int = 2000, environ: Mapping[str, str] | None = None) -> Screen:
     screen.start(*options, window=window, environ=environ)
@@ -207,12 +225,7 @@ def test_read_shows_the_tool_call_and_its_result(screen: Screen) -> None:
 
 def test_compaction_is_announced_within_a_few_turns(screen: Screen) -> None:
     started(screen)
-    for prompt in ("one", "two", "three", "four", "five"):
-        screen.say(prompt)
-        if NOTICE in screen.text():
-            break
-    else:
-        pytest.fail(f"no compaction notice within five turns; the screen:\n{screen.text()}")
+    screen.say_until(NOTICE)
     notice = next(row.rstrip() for row in screen.rows() if row.startswith(NOTICE))
     assert re.fullmatch(r"\u26a1 上下文已压缩：\S+ \u2014 \S+ \u2192 \S+ tokens(?:\uff08\d+ \u2192 \d+ 条消息\uff09)?\S*", notice)
     assert int(screen.status().group(4)) >= 50  # yellow or red by now
@@ -335,7 +348,7 @@ def test_resume_at_start_shows_the_stored_messages(screen: Screen) -> None:
 
 
 def test_an_unknown_resume_id_is_a_one_line_error(screen: Screen) -> None:
-    screen.start("--resume", "0000")
+    screen.start("--resume", "0000", lang="en")
     assert screen.wait_exit() == "1"
     lines = [line for line in screen.history().split("\n") if line.strip() and not line.startswith("Pane is dead")]
     assert len(lines) == 2 and lines[1] == "[exit status 1]"

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from typing import Any, Final
 
+from ..._errors import Said
 from ._index import searchable_text
 from ._session import INT64_MAX, AmbiguousSessionId, InvalidSessionId, SessionNotFound, is_session_id
 from ._sql import SESSION_ORDER
@@ -120,14 +121,12 @@ def parse_session_ref(text: object) -> tuple[str, bool]:
         InvalidSessionId: ``text`` is neither an id nor a prefix of 4 to 35 characters.
     """
     if not isinstance(text, str):
-        raise InvalidSessionId(f"{text!r} is not a session id or prefix")
+        raise InvalidSessionId(Said("err_not_ref", text=repr(text)))  # R-LANG-3
     lowered = text.lower()
     if is_session_id(lowered):
         return lowered, True
     if _PREFIX.fullmatch(lowered) is None:
-        raise InvalidSessionId(
-            f"{text!r} is not a session id or a prefix of one (4 to 35 characters of 0-9, a-f and -)"
-        )
+        raise InvalidSessionId(Said("err_not_prefix", text=repr(text)))
     return lowered, False
 
 
@@ -139,10 +138,10 @@ def resolved_prefix(prefix: str, count: int, ids: list[str]) -> str:
         AmbiguousSessionId: several do.
     """
     if not ids:
-        raise SessionNotFound(f"no session id starts with {prefix!r}")
+        raise SessionNotFound(Said("err_no_prefix", prefix=repr(prefix)))
     if count > 1:
         more = ", …" if count > len(ids) else ""
-        raise AmbiguousSessionId(f"{prefix!r} matches {count} sessions: {', '.join(ids)}{more}", tuple(ids))
+        raise AmbiguousSessionId(Said("err_ambiguous", prefix=repr(prefix), count=count, ids=", ".join(ids) + more), tuple(ids))
     return str(ids[0])
 
 
@@ -157,7 +156,7 @@ def resolve_session_id(cur: sqlite3.Cursor, text: object) -> str:
     lowered, whole = parse_session_ref(text)
     if whole:
         if cur.execute(SQL.session_exists, (lowered,)).fetchone() is None:
-            raise SessionNotFound(f"no session with id {lowered}")
+            raise SessionNotFound(Said("err_no_session", id=lowered))
         return lowered
     # GLOB is case-sensitive (a stored id must start with the lower-cased text) and none of
     # these characters is special to it.

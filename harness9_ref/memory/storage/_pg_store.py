@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from ..._errors import Said
 from ._find import AMBIGUOUS_LISTED, TITLE_PREFIX, SessionSummary, parse_session_ref, resolved_prefix, title_from_head
 from ._index import searchable_text
 from ._pg_db import PgDatabase, as_bytes, as_text
@@ -74,7 +75,7 @@ class PostgresStore:
         with self.db.read() as cur:
             if whole:
                 if cur.execute(SQL.session_exists, (lowered,)).fetchone() is None:
-                    raise SessionNotFound(f"no session with id {lowered}")
+                    raise SessionNotFound(Said("err_no_session", id=lowered))  # R-LANG-3
                 return lowered
             # LIKE is case-sensitive here, and none of these characters is special to it.
             pattern = lowered + "%"

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Final
 
+from ..._errors import Said
 from ._find import session_details
 from ._index import candidate_query, searchable_text, watermark
 from ._session import InvalidArgument
@@ -59,7 +60,7 @@ def search_terms(query: object) -> list[str]:
         raise InvalidArgument(f"a search query must be text, got {type(query).__name__}")
     terms = [term.lower() for term in query.split()]
     if not terms:
-        raise InvalidArgument("the search query is empty")
+        raise InvalidArgument(Said("err_query_empty"))  # R-LANG-3
     return terms
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Final, Protocol
 
-from ..._errors import Harness9Error
+from ..._errors import Harness9Error, Said
 from ...planning import TodoItem
 from ...schema import Message, SchemaError
 from ._checkpoint import Checkpoint
@@ -71,7 +71,7 @@ class AmbiguousSessionId(SessionError):
 
     code: ClassVar[str] = "ambiguous_session_id"
 
-    def __init__(self, message: str, candidates: tuple[str, ...] = ()) -> None:
+    def __init__(self, message: str | Said, candidates: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.candidates = candidates
 

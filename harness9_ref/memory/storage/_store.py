@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Protocol
 
+from ..._errors import Said
 from ._find import SessionSummary
 from ._prune import PruneResult
 from ._search import SearchHit
@@ -158,11 +159,9 @@ def fork_length(source_id: str, count: int, at: int | None, result_at: Callable[
     if at is None:
         return count
     if at > count:
-        raise InvalidArgument(f"session {source_id} holds {count} messages; a fork keeps at most that many, not {at}")
+        raise InvalidArgument(Said("err_fork_beyond", id=source_id, count=count, at=at))  # R-LANG-3
     if at < count and result_at(at):
-        raise InvalidArgument(
-            f"message {at} of session {source_id} is a tool result; a fork cannot end between a call and its result"
-        )
+        raise InvalidArgument(Said("err_fork_result", id=source_id, at=at))
     return at
 
 
