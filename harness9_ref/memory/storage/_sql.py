@@ -28,9 +28,15 @@ _FIRST_PROMPT: Final = (
 
 
 class Statements:
-    """Every shared statement, with ``p`` as its placeholder; the attributes read as the calls that run them."""
+    """Every shared statement, with ``p`` as its placeholder; the attributes read as the calls that run them.
 
-    def __init__(self, p: str) -> None:
+    ``derived`` names the columns a backend derives from a message's content and writes with it
+    (PostgreSQL's ``body`` and ``folded``, R-PG-11): appended to every insert of a message, and
+    copied as stored by a fork.
+    """
+
+    def __init__(self, p: str, derived: tuple[str, ...] = ()) -> None:
+        extra = "".join(f", {name}" for name in derived)
         # sessions (R-MGR-3 … R-MGR-6, R-FIND-2)
         self.session_exists = f"SELECT 1 FROM sessions WHERE id = {p}"
         self.insert_session = f"INSERT INTO sessions (id, created_at, updated_at) VALUES ({p}, {p}, {p})"
@@ -58,8 +64,8 @@ class Statements:
             + f" AND id >= (SELECT id FROM messages WHERE session_id = {p} ORDER BY id LIMIT 1 OFFSET {p}) ORDER BY id ASC"
         )
         self.insert_message = (
-            "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, created_at)"
-            f" VALUES ({p}, {p}, {p}, {p}, {p}, {p})"
+            f"INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, created_at{extra})"
+            f" VALUES ({', '.join([p] * (6 + len(derived)))})"
         )
         self.delete_message = f"DELETE FROM messages WHERE id = {p}"
         self.delete_messages = f"DELETE FROM messages WHERE session_id = {p}"
@@ -89,8 +95,8 @@ class Statements:
             f"SELECT coalesce(tool_call_id, '') != '' FROM messages WHERE session_id = {p} ORDER BY id LIMIT 1 OFFSET {p}"
         )
         self.fork_messages = (
-            "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, created_at)"
-            f" SELECT {p}, role, content, tool_calls, tool_call_id, created_at FROM messages"
+            f"INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, created_at{extra})"
+            f" SELECT {p}, role, content, tool_calls, tool_call_id, created_at{extra} FROM messages"
             f" WHERE session_id = {p} ORDER BY id LIMIT {p}"
         )
         self.fork_todos = (
@@ -119,4 +125,4 @@ class Statements:
 
 
 SQLITE: Final = Statements("?")
-POSTGRES: Final = Statements("%s")
+POSTGRES: Final = Statements("%s", ("body", "folded"))
