@@ -15,7 +15,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pytest
@@ -32,7 +31,7 @@ from tests.memory.session_worker import (
 )
 from tests.memory.storage.test_session_reliability import finish, run_together, start_worker, wait_for_line
 from tests.postgres.conftest import schema_url
-from tests.postgres.server import PgServer, find_bindir
+from tests.postgres.server import PgServer
 
 if TYPE_CHECKING:
     import psycopg
@@ -188,19 +187,6 @@ def test_a_connection_dropped_during_a_call_fails_that_call_in_one_line_and_the_
         assert "\n" not in str(caught.value) and str(caught.value).startswith(redact_url(url) + ": ")
         session.add_messages([Message("user", "after")])
         assert contents(manager, session.session_id) == ["after"]
-
-
-@pytest.fixture
-def own_server() -> Iterator[PgServer]:
-    bindir = find_bindir()
-    if bindir is None:
-        pytest.skip("no PostgreSQL server binaries under /usr/lib/postgresql (apt-get install postgresql)")
-    server = PgServer(bindir)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.remove()
 
 
 def test_a_server_restart_fails_the_call_in_flight_cleanly_and_the_next_call_reconnects(own_server: PgServer) -> None:

@@ -70,7 +70,7 @@ def test_messages_times_and_the_tool_calls_column_match_sqlite_exactly(pg_url: s
     rows = column(pg_url, "SELECT tool_calls, created_at FROM messages ORDER BY id")
     with sqlite3.connect(tmp_path / "s.db") as conn:
         assert rows == conn.execute("SELECT tool_calls, created_at FROM messages ORDER BY id").fetchall()
-    assert column(pg_url, "SELECT version FROM harness9_schema") == [(3,)]
+    assert column(pg_url, "SELECT version FROM harness9_schema") == [(4,)]
 
 
 def test_other_schemes_are_refused_and_never_taken_for_a_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

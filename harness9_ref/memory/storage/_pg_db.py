@@ -248,10 +248,10 @@ class PgDatabase:
                 updates.append((body, body.lower(), row_id))
             cur.executemany("UPDATE messages SET body = %s, folded = %s WHERE id = %s", updates)
             last = rows[-1][0]
+        cur.execute("UPDATE harness9_schema SET version = %s, unicode = %s", (FORMAT_VERSION, UNICODE_VERSION))
         cur.execute("ALTER TABLE messages ALTER COLUMN body SET NOT NULL")
         cur.execute("ALTER TABLE harness9_schema ALTER COLUMN unicode SET NOT NULL")
         cur.execute(_ADD_UNFOLDED)
-        cur.execute("UPDATE harness9_schema SET version = %s, unicode = %s", (FORMAT_VERSION, UNICODE_VERSION))
 
     def _install_index(self, cur: psycopg.Cursor[Any]) -> bool:
         """R-PG-4: the trigram index when pg_trgm is or can be installed; never a failed open.
@@ -366,7 +366,7 @@ class _Pool:
 
     def give(self, conn: psycopg.Connection[Any]) -> None:
         with self._changed:
-            if self._closed or conn.closed or conn.broken:
+            if self._closed or conn.closed:  # closed by us, or dropped: psycopg's broken is closed too
                 dropped = [conn] if self._closed else [conn, *self._idle]
                 if not self._closed:
                     self._idle.clear()

@@ -40,8 +40,12 @@ def like_pattern(term: str) -> str:
 def folded_matches(cur: psycopg.Cursor[Any], terms: Sequence[str]) -> dict[str, Found]:
     """The matching messages per session, for a Manager of the schema's Unicode version (R-PG-5).
 
-    ``Found.text`` is left empty: ``newest_texts`` reads it for the sessions shown.
+    ``Found.text`` is left empty: ``newest_texts`` reads it for the sessions shown. A term with
+    a lone surrogate matches nothing (no stored text holds one, R-SRCH-1 reading invalid UTF-8
+    as U+FFFD) and could not be sent as UTF-8 anyway.
     """
+    if not all(_is_utf8(term) for term in terms):
+        return {}
     where = " AND ".join(["folded LIKE %s"] * len(terms))
     patterns = [like_pattern(term) for term in terms]
     found: dict[str, Found] = {}
@@ -78,6 +82,14 @@ def scanned_matches(cur: psycopg.Cursor[Any], terms: Sequence[str]) -> dict[str,
         if len(rows) < SCAN_BATCH:
             return found
         last = rows[-1][0]
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def newest_texts(cur: psycopg.Cursor[Any], found: dict[str, Found], ids: Iterable[str]) -> None:
