@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qsl, urlsplit
@@ -75,6 +75,7 @@ CREATE TABLE messages (
 );
 CREATE INDEX idx_messages_session ON messages(session_id, id);
 CREATE INDEX idx_messages_unfolded ON messages(id) WHERE folded IS NULL;
+CREATE INDEX idx_messages_prompts ON messages(session_id, id) WHERE role = 'user' AND coalesce(tool_call_id, '') = '';
 CREATE TABLE todos (
     session_id TEXT COLLATE "C" NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
     position   BIGINT NOT NULL,
@@ -105,15 +106,22 @@ CREATE TABLE harness9_schema (
 _STATEMENTS: Final = [s.strip() for s in PG_SCHEMA.split(";") if s.strip()]
 _TABLES: Final = ("sessions", "messages", "todos", "checkpoints", "context_state", "harness9_schema")
 # R-PG-4: version 2 is version 3 without the context_state table (R-CKP-12); version 3 is this
-# schema without messages.body, messages.folded, their partial index and harness9_schema.unicode.
+# schema without messages.body, messages.folded, the partial indexes and harness9_schema.unicode.
 # Both are upgraded in place, so every row stays.
 UPGRADABLE_VERSIONS: Final = (2, 3)
 _ADD_CONTEXT_STATE: Final = next(s for s in _STATEMENTS if s.startswith("CREATE TABLE context_state"))
 _ADD_UNFOLDED: Final = next(s for s in _STATEMENTS if s.startswith("CREATE INDEX idx_messages_unfolded"))
+# R-FIND-3's first prompt of a session, found in its own small index: through the primary key
+# PostgreSQL may walk every other session's messages first (40,000 rows for one search's title).
+_ADD_PROMPTS: Final = next(s for s in _STATEMENTS if s.startswith("CREATE INDEX idx_messages_prompts"))
 _UPGRADE_BATCH: Final = 2000  # messages given their body and folded per round trip of an upgrade
 _MIGRATION_LOCK: Final = 0x68390002  # pg_advisory_xact_lock key: first opens of one schema take turns
-# R-PG-4: the trigram index of R-PG-5, {schema} being the one pg_trgm is installed in.
-TRGM_INDEX: Final = "CREATE INDEX idx_messages_folded ON messages USING gin (folded {schema}.gin_trgm_ops)"
+# R-PG-4: the trigram index of R-PG-5, {schema} being the one pg_trgm is installed in. Without
+# fastupdate each append updates the index at once: with it, appends wait in a pending list that
+# every search reads in full until a vacuum, which made a search after a day of writes 4x slower.
+TRGM_INDEX: Final = (
+    "CREATE INDEX idx_messages_folded ON messages USING gin (folded {schema}.gin_trgm_ops) WITH (fastupdate = off)"
+)
 _TRGM_SCHEMA: Final = (
     "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'"
 )
@@ -252,6 +260,7 @@ class PgDatabase:
         cur.execute("ALTER TABLE messages ALTER COLUMN body SET NOT NULL")
         cur.execute("ALTER TABLE harness9_schema ALTER COLUMN unicode SET NOT NULL")
         cur.execute(_ADD_UNFOLDED)
+        cur.execute(_ADD_PROMPTS)
 
     def _install_index(self, cur: psycopg.Cursor[Any]) -> bool:
         """R-PG-4: the trigram index when pg_trgm is or can be installed; never a failed open.
@@ -274,16 +283,18 @@ class PgDatabase:
             return False
         return True
 
-    def _begun(self, begin: str) -> psycopg.Connection[Any]:
-        """A pooled connection with its transaction begun; one dropped before it began is
-        replaced once (R-PG-12), since nothing of this call ran on it."""
+    def _first(self, sql: str, params: Sequence[object] = ()) -> tuple[psycopg.Connection[Any], psycopg.Cursor[Any]]:
+        """A pooled connection and a cursor that ran ``sql``, the first statement of a call: a
+        connection found dropped there is replaced once (R-PG-12), since nothing of the call ran."""
         retry = True
         while True:
             conn = self._pool.take()
+            cur = conn.cursor()
             try:
-                conn.execute(begin)
-                return conn
+                cur.execute(sql, params)
+                return conn, cur
             except self._psycopg.Error as exc:
+                cur.close()
                 self._pool.give(conn)
                 if not (retry and conn.broken):
                     raise SessionDatabaseError(f"{self.name}: {self._say(exc)}") from None
@@ -291,9 +302,9 @@ class PgDatabase:
 
     @contextmanager
     def _transaction(self, begin: str) -> Iterator[psycopg.Cursor[Any]]:
-        conn = self._begun(begin)
+        conn, cur = self._first(begin)
         try:
-            with conn.cursor() as cur:
+            with cur:
                 yield cur
                 cur.execute("COMMIT")
         except BaseException as exc:
@@ -305,6 +316,18 @@ class PgDatabase:
             if isinstance(exc, self._psycopg.Error):
                 raise SessionDatabaseError(f"{self.name}: {self._say(exc)}") from None
             raise
+        finally:
+            self._pool.give(conn)
+
+    def query(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
+        """The rows of one read-only statement, its own snapshot: one round trip, no BEGIN and
+        COMMIT around it (the search of R-PG-5 that needs nothing else)."""
+        conn, cur = self._first(sql, params)
+        try:
+            with cur:
+                return cur.fetchall()
+        except self._psycopg.Error as exc:
+            raise SessionDatabaseError(f"{self.name}: {self._say(exc)}") from None
         finally:
             self._pool.give(conn)
 

@@ -19,16 +19,84 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
+from ._find import TITLE_PREFIX, title_from_head
 from ._index import searchable_text
-from ._search import Found, collect_matches
+from ._search import Found, SearchHit, collect_matches, make_snippet, rank_hits
+from ._session import INT64_MAX
+from ._sql import FIRST_PROMPT, MESSAGE_COUNT
 
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["SCAN_BATCH", "folded_matches", "like_pattern", "newest_texts", "scanned_matches"]
+    from ._pg_db import PgDatabase
+
+__all__ = ["SCAN_BATCH", "like_pattern", "quick_search", "search"]
 
 SCAN_BATCH: Final = 2000  # messages per fetch of a scan
 _ALIASED: Final = ("\x00", "\ufffd")  # characters ``folded`` cannot tell apart (R-PG-5)
+# The matching rows of one search, each with its session's updated_at: the sessions are ordered
+# from it, so no second round trip asks for them. {where} is one LIKE per term.
+_COUNTED: Final = (
+    "SELECT m.session_id, s.updated_at, count(*), max(m.id), NULL::bytea FROM messages m"
+    " JOIN sessions s ON s.id = m.session_id WHERE {where} GROUP BY m.session_id, s.updated_at"
+)
+_CANDIDATES: Final = (
+    "SELECT m.session_id, s.updated_at, 1, m.id, m.content FROM messages m"
+    " JOIN sessions s ON s.id = m.session_id WHERE {where}"
+)
+_UNFOLDED: Final = _CANDIDATES.format(where="m.folded IS NULL")
+# Per session shown (R-SRCH-1, R-SRCH-2, R-FIND-3): its message count, the id and first bytes of
+# the message its title comes from, and the content of its newest match, in one statement.
+_DETAILS: Final = (
+    f"SELECT s.id, {MESSAGE_COUNT}, f.id, substr(f.content, 1, %s), nm.content"
+    " FROM unnest(%s::text[], %s::bigint[]) AS b(id, newest) JOIN sessions s ON s.id = b.id"
+    f" LEFT JOIN messages f ON f.id = {FIRST_PROMPT} LEFT JOIN messages nm ON nm.id = b.newest"
+)
+
+
+# R-PG-5's common case as one statement, its own snapshot: the best sessions ranked as rank_hits
+# ranks them (count, then updated_at, then id, descending), with their details; and whether any
+# message lacks `folded`, in which case the answer is not this one's (the one row of `u` is
+# there even when nothing matches).
+_ONE_STATEMENT: Final = (
+    "SELECT u.unfolded, d.* FROM (SELECT EXISTS (SELECT 1 FROM messages WHERE folded IS NULL)) AS u(unfolded)"
+    " LEFT JOIN LATERAL ("
+    " SELECT b.session_id, b.updated_at, b.n, {count}, f.id, substr(f.content, 1, %s), nm.content FROM ("
+    "  SELECT m.session_id, s.updated_at, count(*) AS n, max(m.id) AS newest FROM messages m"
+    "  JOIN sessions s ON s.id = m.session_id WHERE {where} GROUP BY m.session_id, s.updated_at"
+    "  ORDER BY n DESC, s.updated_at DESC, m.session_id DESC LIMIT %s) AS b"
+    " JOIN sessions s ON s.id = b.session_id"
+    " LEFT JOIN messages f ON f.id = {first} LEFT JOIN messages nm ON nm.id = b.newest"
+    " ORDER BY b.n DESC, b.updated_at DESC, b.session_id DESC"
+    ") AS d ON true"
+)
+
+
+def quick_search(db: PgDatabase, terms: Sequence[str], limit: int) -> list[SearchHit] | None:
+    """The hits in one round trip when ``folded`` decides them all (R-PG-5): no term with NUL or
+    U+FFFD, every message folded; None when the transaction of ``search`` must answer instead."""
+    if not all(_is_utf8(term) for term in terms):
+        return []
+    if any(c in term for term in terms for c in _ALIASED):
+        return None
+    where = " AND ".join(["m.folded LIKE %s"] * len(terms))
+    sql = _ONE_STATEMENT.format(count=MESSAGE_COUNT, where=where, first=FIRST_PROMPT)
+    rows = db.query(sql, [TITLE_PREFIX, *(like_pattern(term) for term in terms), min(limit, INT64_MAX)])
+    if rows[0][0]:
+        return None
+    hits = []
+    for _, session_id, updated_at, _, count, first, head, newest in rows:
+        if session_id is None:
+            break  # the one row of no match
+
+        def full(first: int = first) -> object:
+            found = db.query("SELECT content FROM messages WHERE id = %s", (first,))
+            return searchable_text(bytes(found[0][0])) if found else ""
+
+        title = "" if first is None else title_from_head(bytes(head or b""), full)
+        snippet = make_snippet(searchable_text(bytes(newest)), terms[0])
+        hits.append(SearchHit(session_id, updated_at, int(count), title, snippet))
+    return hits
 
 
 def like_pattern(term: str) -> str:
@@ -37,40 +105,54 @@ def like_pattern(term: str) -> str:
     return "%" + escaped.replace("\x00", "\ufffd") + "%"
 
 
-def folded_matches(cur: psycopg.Cursor[Any], terms: Sequence[str]) -> dict[str, Found]:
-    """The matching messages per session, for a Manager of the schema's Unicode version (R-PG-5).
+def search(cur: psycopg.Cursor[Any], terms: Sequence[str], limit: int, folding: bool) -> list[SearchHit]:
+    """The hits of R-SRCH-1 in the read transaction of ``cur``: decided on ``folded`` when
+    ``folding`` (this program's Unicode version is the schema's), else by reading every row."""
+    found, updated = _folded(cur, terms) if folding else _scanned(cur, terms)
+    if not found or limit == 0:
+        return []
+    # R-MGR-5's order, updated_at then id, descending (ids are ASCII: code points order them as
+    # the "C" collation does); rank_hits's stable sort by count keeps it among equal counts.
+    ordered = sorted(updated.items(), key=lambda row: (row[1], row[0]), reverse=True)
+    return rank_hits(ordered, found, terms, limit, lambda ids: _details(cur, found, ids))
 
-    ``Found.text`` is left empty: ``newest_texts`` reads it for the sessions shown. A term with
-    a lone surrogate matches nothing (no stored text holds one, R-SRCH-1 reading invalid UTF-8
-    as U+FFFD) and could not be sent as UTF-8 anyway.
+
+def _folded(cur: psycopg.Cursor[Any], terms: Sequence[str]) -> tuple[dict[str, Found], dict[str, int]]:
+    """The matches per session and the sessions' updated_at, in one statement (R-PG-5).
+
+    A term with a lone surrogate matches nothing (no stored text holds one: R-SRCH-1 reads
+    invalid UTF-8 as U+FFFD), and could not be sent as UTF-8 anyway.
     """
     if not all(_is_utf8(term) for term in terms):
-        return {}
-    where = " AND ".join(["folded LIKE %s"] * len(terms))
+        return {}, {}
+    where = " AND ".join(["m.folded LIKE %s"] * len(terms))
     patterns = [like_pattern(term) for term in terms]
+    aliased = any(c in term for term in terms for c in _ALIASED)
+    decided = _CANDIDATES if aliased else _COUNTED
     found: dict[str, Found] = {}
-    if any(c in term for term in terms for c in _ALIASED):
-        rows = cur.execute(f"SELECT id, session_id, content FROM messages WHERE {where}", patterns)
-        collect_matches(((i, s, bytes(c)) for i, s, c in rows), terms, found)
-    else:
-        for session_id, count, newest in cur.execute(
-            f"SELECT session_id, count(*), max(id) FROM messages WHERE {where} GROUP BY session_id", patterns
-        ):
+    checked: dict[str, Found] = {}
+    updated: dict[str, int] = {}
+    candidates = []
+    for session_id, updated_at, count, newest, content in cur.execute(
+        f"{decided.format(where=where)} UNION ALL {_UNFOLDED}", patterns
+    ):
+        updated[session_id] = updated_at
+        if content is None:
             entry = found[session_id] = Found(newest, "")
             entry.count = count
-    unfolded: dict[str, Found] = {}
-    rows = cur.execute("SELECT id, session_id, content FROM messages WHERE folded IS NULL")
-    collect_matches(((i, s, bytes(c)) for i, s, c in rows), terms, unfolded)
-    for session_id, extra in unfolded.items():
+        else:
+            candidates.append((newest, session_id, bytes(content)))
+    collect_matches(candidates, terms, checked)
+    for session_id, extra in checked.items():
         known = found.setdefault(session_id, extra)
         if known is not extra:
             known.count += extra.count
             if extra.newest > known.newest:
                 known.newest, known.text = extra.newest, extra.text
-    return found
+    return found, {session_id: updated[session_id] for session_id in found}
 
 
-def scanned_matches(cur: psycopg.Cursor[Any], terms: Sequence[str]) -> dict[str, Found]:
+def _scanned(cur: psycopg.Cursor[Any], terms: Sequence[str]) -> tuple[dict[str, Found], dict[str, int]]:
     """Every message read and checked here, in id order (a Manager of another Unicode version)."""
     found: dict[str, Found] = {}
     last = 0
@@ -80,8 +162,28 @@ def scanned_matches(cur: psycopg.Cursor[Any], terms: Sequence[str]) -> dict[str,
         ).fetchall()
         collect_matches(((i, s, bytes(c)) for i, s, c in rows), terms, found)
         if len(rows) < SCAN_BATCH:
-            return found
+            break
         last = rows[-1][0]
+    updated = dict(cur.execute("SELECT id, updated_at FROM sessions WHERE id = ANY(%s)", (list(found),)).fetchall())
+    return {session_id: entry for session_id, entry in found.items() if session_id in updated}, updated
+
+
+def _details(cur: psycopg.Cursor[Any], found: dict[str, Found], ids: Iterable[str]) -> dict[str, tuple[int, str]]:
+    """``{id: (message_count, title)}`` of the sessions shown, and the text of their newest match."""
+    shown = list(ids)
+    rows = cur.execute(_DETAILS, (TITLE_PREFIX, shown, [found[i].newest for i in shown])).fetchall()
+    details = {}
+    for session_id, count, first, head, newest in rows:
+        entry = found[session_id]
+        if not entry.text and newest is not None:
+            entry.text = searchable_text(bytes(newest))
+
+        def full(first: int = first) -> object:
+            row = cur.execute("SELECT content FROM messages WHERE id = %s", (first,)).fetchone()
+            return searchable_text(bytes(row[0])) if row is not None else ""
+
+        details[session_id] = (int(count), "" if first is None else title_from_head(bytes(head or b""), full))
+    return details
 
 
 def _is_utf8(text: str) -> bool:
@@ -90,11 +192,3 @@ def _is_utf8(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
-
-
-def newest_texts(cur: psycopg.Cursor[Any], found: dict[str, Found], ids: Iterable[str]) -> None:
-    """Fill in the text of the newest match of the sessions ``ids`` where it is not read yet (R-SRCH-2)."""
-    wanted = {found[i].newest: found[i] for i in ids if not found[i].text}
-    if wanted:
-        for message_id, content in cur.execute("SELECT id, content FROM messages WHERE id = ANY(%s)", (list(wanted),)):
-            wanted[message_id].text = searchable_text(bytes(content))

@@ -8,7 +8,7 @@ their space on its own, so ``bytes_reclaimed`` counts the removed tool-results f
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,10 +16,10 @@ from ..._errors import Said
 from ._find import AMBIGUOUS_LISTED, TITLE_PREFIX, SessionSummary, parse_session_ref, resolved_prefix, title_from_head
 from ._index import searchable_text
 from ._pg_db import PgDatabase, as_bytes, as_text
-from ._pg_search import folded_matches, newest_texts, scanned_matches
+from ._pg_search import quick_search, search
 from ._pg_session import PostgresSession
 from ._prune import PruneResult, prune_cutoff, remove_folders
-from ._search import SearchHit, rank_hits
+from ._search import SearchHit
 from ._session import INT64_MAX, Clock, SessionDatabaseError, SessionInfo, SessionNotFound
 from ._sql import POSTGRES as SQL
 from ._sql import SESSION_ORDER
@@ -95,21 +95,13 @@ class PostgresStore:
             return [SessionSummary(i, c, u, n, _title(cur, first)) for i, c, u, n, first in rows]
 
     def search(self, terms: list[str], limit: int) -> list[SearchHit]:
+        if limit == 0:
+            return []
+        hits = quick_search(self.db, terms, limit) if self.db.folding else None
+        if hits is not None:
+            return hits
         with self.db.read() as cur:
-            found = folded_matches(cur, terms) if self.db.folding else scanned_matches(cur, terms)
-            if not found or limit == 0:
-                return []
-            ordered = cur.execute(
-                "SELECT s.id, s.updated_at FROM sessions s WHERE s.id = ANY(%s) ORDER BY s.updated_at DESC, s.id DESC",
-                (list(found),),
-            ).fetchall()
-
-            def details(ids: Iterable[str]) -> dict[str, tuple[int, str]]:
-                shown = list(ids)
-                newest_texts(cur, found, shown)  # the snippets' texts, of the sessions shown only
-                return _details(cur, shown)
-
-            return rank_hits(ordered, found, terms, limit, details)
+            return search(cur, terms, limit, self.db.folding)
 
     def prune(
         self, tool_results_dir: Path | None, now: int, older_than: object, dry_run: bool, remove: Callable[[Path], None]
@@ -191,16 +183,6 @@ def _title(cur: psycopg.Cursor[Any], message_id: int | None) -> str:
         return searchable_text(bytes(row[0])) if row is not None else ""
 
     return title_from_head(head, full)
-
-
-def _details(cur: psycopg.Cursor[Any], ids: Iterable[str]) -> dict[str, tuple[int, str]]:
-    """``{id: (message_count, title)}`` of search hits (R-SRCH-1)."""
-    details = {}
-    for session_id in ids:
-        row = cur.execute(SQL.session_details, (session_id,)).fetchone()
-        assert row is not None  # the session was read in this snapshot
-        details[session_id] = (int(row[0]), _title(cur, row[1]))
-    return details
 
 
 def _read_record(cur: psycopg.Cursor[Any], session_id: str, created_at: int, updated_at: int) -> SessionRecord:

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["MESSAGE_COUNT", "POSTGRES", "SESSION_ORDER", "SQLITE", "Statements"]
+__all__ = ["FIRST_PROMPT", "MESSAGE_COUNT", "POSTGRES", "SESSION_ORDER", "SQLITE", "Statements"]
 
 SESSION_ORDER: Final = "ORDER BY s.updated_at DESC, s.created_at DESC, s.id DESC"  # R-MGR-5
 MESSAGE_COUNT: Final = "(SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id)"
 # R-FIND-3: the first message with role user that is not a result (R-DB-5: NULL or '' is empty;
 # PostgreSQL reads '' as an empty BYTEA here, R-PG-4).
-_FIRST_PROMPT: Final = (
+FIRST_PROMPT: Final = (
     "(SELECT m.id FROM messages m WHERE m.session_id = s.id AND m.role = 'user'"
     " AND coalesce(m.tool_call_id, '') = '' ORDER BY m.id LIMIT 1)"
 )
@@ -45,11 +45,11 @@ class Statements:
         self.list_sessions = f"SELECT s.id, s.created_at, s.updated_at, {MESSAGE_COUNT} FROM sessions s {SESSION_ORDER}"
         # R-FIND-3: sessions that hold a message, with the id of the message their title comes from.
         self.recent_sessions = (
-            f"SELECT s.id, s.created_at, s.updated_at, {MESSAGE_COUNT}, {_FIRST_PROMPT}"
+            f"SELECT s.id, s.created_at, s.updated_at, {MESSAGE_COUNT}, {FIRST_PROMPT}"
             " FROM sessions s WHERE EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id)"
             f" {SESSION_ORDER} LIMIT {p} OFFSET {p}"
         )
-        self.session_details = f"SELECT {MESSAGE_COUNT}, {_FIRST_PROMPT} FROM sessions s WHERE s.id = {p}"  # R-SRCH-1
+        self.session_details = f"SELECT {MESSAGE_COUNT}, {FIRST_PROMPT} FROM sessions s WHERE s.id = {p}"  # R-SRCH-1
         # messages (R-SES-3 … R-SES-6)
         select_messages = f"SELECT id, role, content, tool_calls, tool_call_id FROM messages WHERE session_id = {p}"
         self.all_messages = select_messages + " ORDER BY id ASC"
