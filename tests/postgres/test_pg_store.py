@@ -166,6 +166,7 @@ def as_version_3(url: str) -> None:
     recorded Unicode version (R-PG-4); their indexes go with the columns."""
     with psycopg.connect(url) as conn:
         conn.execute("ALTER TABLE messages DROP COLUMN body, DROP COLUMN folded")
+        conn.execute("DROP INDEX idx_messages_prompts")
         conn.execute("ALTER TABLE harness9_schema DROP COLUMN unicode")
         conn.execute("UPDATE harness9_schema SET version = 3")
 
