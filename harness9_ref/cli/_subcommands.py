@@ -135,10 +135,11 @@ def _show_system(settings: Settings, out: TextIO, err: TextIO) -> int:
     return 0
 
 
-def _search(manager: Manager, query: str, limit: int, lang: str, clean: Filter, out: TextIO, err: TextIO) -> int:
-    texts = strings_for(lang)
-    if not manager.search_indexed:
-        err.write(texts["cli_no_index"] + "\n")
+def _search(settings: Settings, manager: Manager, limit: int, clean: Filter, out: TextIO, err: TextIO) -> int:
+    texts = strings_for(settings.lang)
+    query = settings.query or ""
+    if not manager.search_indexed:  # R-SRCH-3, R-PG-5: said once, for the database's kind of index
+        err.write(texts["cli_no_index" if settings.db_url is None else "cli_no_index_pg"] + "\n")
         err.flush()
     hits = manager.search(query, limit=limit)
     for hit in hits:
@@ -180,7 +181,7 @@ def _dispatch(settings: Settings, out: TextIO, err: TextIO) -> int:
         if settings.command == "show" and settings.target is not None:
             status = _show(manager, settings.target, settings.lang, clean, out)
         elif settings.command == "search" and settings.query is not None:
-            status = _search(manager, settings.query, limit, settings.lang, clean, out, err)
+            status = _search(settings, manager, limit, clean, out, err)
         elif settings.command == "prune" and settings.older_than_days is not None:
             status = _prune(manager, settings.older_than_days, settings.dry_run, settings.lang, clean, out)
         else:

@@ -57,3 +57,17 @@ def pg_url(pg_server_url: str) -> Iterator[str]:
     yield schema_url(pg_server_url, schema)
     with psycopg.connect(pg_server_url, autocommit=True) as admin:
         admin.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+@pytest.fixture
+def own_server() -> Iterator[PgServer]:
+    """A server of the test's own, which it may stop and start (R-PG-8)."""
+    bindir = find_bindir()
+    if bindir is None:
+        pytest.skip("no PostgreSQL server binaries under /usr/lib/postgresql (apt-get install postgresql)")
+    server = PgServer(bindir)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.remove()

@@ -15,13 +15,13 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pytest
 
 from harness9_ref.memory import Manager, SessionDatabaseError
 from harness9_ref.memory.storage._pg_db import redact_url
+from harness9_ref.memory.storage._pg_store import PostgresStore
 from harness9_ref.schema import Message
 from tests.memory.session_worker import (
     APPEND_LARGEST,
@@ -31,7 +31,7 @@ from tests.memory.session_worker import (
 )
 from tests.memory.storage.test_session_reliability import finish, run_together, start_worker, wait_for_line
 from tests.postgres.conftest import schema_url
-from tests.postgres.server import PgServer, find_bindir
+from tests.postgres.server import PgServer
 
 if TYPE_CHECKING:
     import psycopg
@@ -131,7 +131,7 @@ def test_a_writer_locks_the_session_before_inserting_so_ids_follow_the_commits(p
         writer.start()
         wait_for_lock_wait(admin, "h9writer")
         other.execute(
-            "INSERT INTO messages (session_id, role, content, created_at) VALUES (%s, 'user', %s, 0)",
+            "INSERT INTO messages (session_id, role, content, created_at, body) VALUES (%s, 'user', %s, 0, '')",
             (session_id, b"committed first"),
         )
         other.commit()
@@ -157,7 +157,8 @@ def test_a_batch_the_server_refuses_midway_is_absent_and_the_session_untouched(p
         assert manager.list_sessions()[0].updated_at == 1_700_000_000
 
 
-def test_a_dropped_connection_fails_the_next_call_and_the_one_after_reconnects(pg_url: str) -> None:
+def test_a_connection_dropped_between_two_calls_is_replaced_and_the_call_goes_on(pg_url: str) -> None:
+    """R-PG-8, R-PG-12: the next call finds its connection dropped at BEGIN, before anything of it ran."""
     url = f"{pg_url}&application_name=h9dropped"
     with Manager(url) as manager:
         session = manager.new_session()
@@ -166,24 +167,26 @@ def test_a_dropped_connection_fails_the_next_call_and_the_one_after_reconnects(p
                 "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'h9dropped'"
             ).fetchone()
         assert killed == (1,)
-        with pytest.raises(SessionDatabaseError) as caught:
-            session.add_messages([Message("user", "lost")])
-        assert "\n" not in str(caught.value) and str(caught.value).startswith(redact_url(url) + ": ")
         session.add_messages([Message("user", "after")])
         assert contents(manager, session.session_id) == ["after"]
 
 
-@pytest.fixture
-def own_server() -> Iterator[PgServer]:
-    bindir = find_bindir()
-    if bindir is None:
-        pytest.skip("no PostgreSQL server binaries under /usr/lib/postgresql (apt-get install postgresql)")
-    server = PgServer(bindir)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.remove()
+def test_a_connection_dropped_during_a_call_fails_that_call_in_one_line_and_the_next_reconnects(pg_url: str) -> None:
+    """R-PG-3, R-PG-8: a transaction that had begun is not tried again; its error names the database."""
+    url = f"{pg_url}&application_name=h9inflight"
+    with Manager(url) as manager:
+        session = manager.new_session()
+        store = manager._store
+        assert isinstance(store, PostgresStore)
+        with pytest.raises(SessionDatabaseError) as caught, store.db.write() as cur:
+            with psycopg.connect(pg_url, autocommit=True) as admin:
+                admin.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'h9inflight'"
+                )
+            cur.execute("SELECT 1")
+        assert "\n" not in str(caught.value) and str(caught.value).startswith(redact_url(url) + ": ")
+        session.add_messages([Message("user", "after")])
+        assert contents(manager, session.session_id) == ["after"]
 
 
 def test_a_server_restart_fails_the_call_in_flight_cleanly_and_the_next_call_reconnects(own_server: PgServer) -> None:

@@ -131,10 +131,11 @@ class Manager:
 
     @property
     def search_indexed(self) -> bool:
-        """False when ``search`` scans an SQLite file whose full-text index cannot be used (R-SRCH-3).
+        """False when ``search`` scans: an SQLite file whose full-text index cannot be used
+        (R-SRCH-3), or a PostgreSQL database without the trigram index or of another Unicode
+        version (R-PG-5).
 
         The results are the same either way; the command line tells the user when it is False.
-        PostgreSQL has no such index to miss and is always True (R-PG-5).
         """
         return self._store.indexed
 

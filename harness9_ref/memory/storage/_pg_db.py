@@ -1,33 +1,52 @@
-"""The PostgreSQL database: connecting, the schema and its version, transactions, reconnecting (SPEC R-PG-1 … R-PG-8).
+"""The PostgreSQL database: connecting, the schema and its version, transactions, the pool,
+reconnecting (SPEC R-PG-1 … R-PG-8, R-PG-11, R-PG-12).
 
-One ``PgDatabase`` is one connection, shared by a Manager and all its sessions under one lock
-(R-MGR-2), as ``Database`` is for SQLite. psycopg is imported here and only here, when a
+One ``PgDatabase`` is a Manager's pool of connections: each transaction takes one, so the
+threads of one Manager (a web service, many agents) work at once, while SQLite's Manager shares
+one connection under one lock (R-MGR-2). psycopg is imported here and only here, when a
 ``postgresql://`` URL is opened, so the rest of the package needs only the standard library
 (R-PG-2). Every write is one transaction at READ COMMITTED that first locks the session's row,
 so that writers of one session take turns and each batch is contiguous in id order (R-PG-7);
 every read is one REPEATABLE READ snapshot. A connection that the server dropped (a restart, a
 network failure) makes the call in flight fail with SessionDatabaseError, its transaction
-rolled back by the server, and the next call connects again (R-PG-8). Messages name the
-database by its URL without the password or query (R-PG-3).
+rolled back by the server, and is thrown away with every idle one; a call that finds its
+connection dropped before its transaction began connects again (R-PG-8, R-PG-12). Messages
+name the database by its URL without the password or query (R-PG-3).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+import unicodedata
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qsl, urlsplit
 
+from ._index import searchable_text
 from ._session import SessionClosed, SessionDatabaseError, UnsupportedSchema
 from ._sqlite_db import BUSY_TIMEOUT_MS
 
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["EXTRA_MISSING", "FORMAT_VERSION", "LOCK_TIMEOUT_MS", "PG_SCHEMA", "PgDatabase", "as_bytes", "as_text", "redact_url"]
+__all__ = [
+    "EXTRA_MISSING",
+    "FORMAT_VERSION",
+    "LOCK_TIMEOUT_MS",
+    "PG_SCHEMA",
+    "POOL_SIZE",
+    "TRGM_INDEX",
+    "UNICODE_VERSION",
+    "PgDatabase",
+    "as_bytes",
+    "as_text",
+    "redact_url",
+]
 
-FORMAT_VERSION: Final = 3  # R-PG-4: the one row of harness9_schema, the counterpart of R-DB-2's user_version
+FORMAT_VERSION: Final = 4  # R-PG-4: the one row of harness9_schema, the counterpart of R-DB-2's user_version
+UNICODE_VERSION: Final = unicodedata.unidata_version  # R-PG-4, R-PG-5: the case mapping of str.lower
+POOL_SIZE: Final = 4  # R-PG-12: connections of one Manager at most
 LOCK_TIMEOUT_MS: Final = BUSY_TIMEOUT_MS  # R-PG-7: as R-DB-3's busy timeout
 CONNECT_TIMEOUT_S: Final = 10
 # R-PG-2: the one line a user sees when psycopg is missing.
@@ -50,9 +69,13 @@ CREATE TABLE messages (
     content      BYTEA  NOT NULL,
     tool_calls   TEXT,
     tool_call_id BYTEA,
-    created_at   BIGINT NOT NULL
+    created_at   BIGINT NOT NULL,
+    body         TEXT   NOT NULL,
+    folded       TEXT
 );
 CREATE INDEX idx_messages_session ON messages(session_id, id);
+CREATE INDEX idx_messages_unfolded ON messages(id) WHERE folded IS NULL;
+CREATE INDEX idx_messages_prompts ON messages(session_id, id) WHERE role = 'user' AND coalesce(tool_call_id, '') = '';
 CREATE TABLE todos (
     session_id TEXT COLLATE "C" NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
     position   BIGINT NOT NULL,
@@ -76,16 +99,35 @@ CREATE TABLE context_state (
     saved_at      BIGINT NOT NULL
 );
 CREATE TABLE harness9_schema (
-    version INTEGER NOT NULL
+    version INTEGER NOT NULL,
+    unicode TEXT    NOT NULL
 );
 """
 _STATEMENTS: Final = [s.strip() for s in PG_SCHEMA.split(";") if s.strip()]
 _TABLES: Final = ("sessions", "messages", "todos", "checkpoints", "context_state", "harness9_schema")
-# R-PG-4: version 2 is this schema before the context_state table (R-CKP-12); it is upgraded in
-# place by creating that table, so every row stays.
-UPGRADABLE_VERSION: Final = 2
-_UPGRADE: Final = next(s for s in _STATEMENTS if s.startswith("CREATE TABLE context_state"))
+# R-PG-4: version 2 is version 3 without the context_state table (R-CKP-12); version 3 is this
+# schema without messages.body, messages.folded, the partial indexes and harness9_schema.unicode.
+# Both are upgraded in place, so every row stays.
+UPGRADABLE_VERSIONS: Final = (2, 3)
+_ADD_CONTEXT_STATE: Final = next(s for s in _STATEMENTS if s.startswith("CREATE TABLE context_state"))
+_ADD_UNFOLDED: Final = next(s for s in _STATEMENTS if s.startswith("CREATE INDEX idx_messages_unfolded"))
+# R-FIND-3's first prompt of a session, found in its own small index: through the primary key
+# PostgreSQL may walk every other session's messages first (40,000 rows for one search's title).
+_ADD_PROMPTS: Final = next(s for s in _STATEMENTS if s.startswith("CREATE INDEX idx_messages_prompts"))
+_UPGRADE_BATCH: Final = 2000  # messages given their body and folded per round trip of an upgrade
 _MIGRATION_LOCK: Final = 0x68390002  # pg_advisory_xact_lock key: first opens of one schema take turns
+# R-PG-4: the trigram index of R-PG-5, {schema} being the one pg_trgm is installed in. Without
+# fastupdate each append updates the index at once: with it, appends wait in a pending list that
+# every search reads in full until a vacuum, which made a search after a day of writes 4x slower.
+TRGM_INDEX: Final = (
+    "CREATE INDEX idx_messages_folded ON messages USING gin (folded {schema}.gin_trgm_ops) WITH (fastupdate = off)"
+)
+_TRGM_SCHEMA: Final = (
+    "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'"
+)
+_HAS_INDEX: Final = (
+    "SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'idx_messages_folded'"
+)
 
 
 def redact_url(url: str) -> str:
@@ -119,18 +161,30 @@ def _psycopg() -> Any:
 
 
 class PgDatabase:
-    """The Manager's one PostgreSQL connection, with the lock that serialises its users."""
+    """The Manager's PostgreSQL connections (R-PG-12), the schema checked once at open (R-PG-4).
 
-    def __init__(self, url: str) -> None:
+    ``folding`` says whether this program's case mapping is the one the schema records, so its
+    writes fill ``folded`` and its searches may decide on it (R-PG-5, R-PG-11); ``indexed``
+    whether the trigram index exists.
+    """
+
+    def __init__(self, url: str, pool_size: int = POOL_SIZE) -> None:
         self.url = url
         self.name = redact_url(url)
         self._secret = urlsplit(url).password or ""
-        self._lock = threading.RLock()
         self._psycopg = _psycopg()
-        self._conn: psycopg.Connection[Any] | None = None
-        self._closed = False
+        self._pool = _Pool(self._connect, pool_size, self._psycopg.Error, f"the session database {self.name} is closed")
+        self.folding = True
+        self.indexed = False
         with self.write() as cur:
             self._migrate(cur)
+            self.folding = cur.execute("SELECT unicode FROM harness9_schema").fetchone() == (UNICODE_VERSION,)
+            self.indexed = self._install_index(cur)
+
+    def derived(self, content: str) -> tuple[str, str | None]:
+        """A message's ``body`` and ``folded`` (R-PG-11): what a person and a search read."""
+        body = searchable_text(content).replace("\x00", "\ufffd")
+        return body, body.lower() if self.folding else None
 
     def _say(self, exc: BaseException) -> str:
         """The first line of a driver error, the password never in it (R-PG-3)."""
@@ -146,19 +200,8 @@ class PgDatabase:
             raise SessionDatabaseError(f"cannot connect to {self.name}: {self._say(exc)}") from None
         return conn  # type: ignore[no-any-return]
 
-    def _live(self) -> psycopg.Connection[Any]:
-        """The connection, made again when the server dropped it (R-PG-8)."""
-        if self._closed:
-            raise SessionClosed(f"the session database {self.name} is closed")
-        if self._conn is None or self._conn.closed or self._conn.broken:
-            if self._conn is not None:
-                self._conn.close()
-            self._conn = None
-            self._conn = self._connect()
-        return self._conn
-
     def _migrate(self, cur: psycopg.Cursor[Any]) -> None:
-        """Create the schema in an empty schema, use a version-3 one, upgrade a version-2 one, refuse the rest (R-PG-4).
+        """Create the schema in an empty schema, use a version-4 one, upgrade a version-2 or 3 one, refuse the rest (R-PG-4).
 
         The advisory lock makes two first opens of one empty schema take turns, so the second
         finds the first one's tables instead of failing on them. The upgrade runs in this one
@@ -178,44 +221,115 @@ class PgDatabase:
             versions = [row[0] for row in cur.execute("SELECT version FROM harness9_schema")]
             if versions == [FORMAT_VERSION]:
                 return
-            if versions == [UPGRADABLE_VERSION]:
-                if "context_state" in found:
-                    raise UnsupportedSchema(
-                        f"{self.name} has format version {UPGRADABLE_VERSION} and a context_state table of another program"
-                    )
-                cur.execute(_UPGRADE)
-                cur.execute("UPDATE harness9_schema SET version = %s", (FORMAT_VERSION,))
+            if len(versions) == 1 and versions[0] in UPGRADABLE_VERSIONS:
+                self._upgrade(cur, versions[0], found)
                 return
             shown = ", ".join(str(v) for v in versions) or "none"
-            raise UnsupportedSchema(
-                f"{self.name} has format version {shown}; this program reads versions {UPGRADABLE_VERSION} and {FORMAT_VERSION}"
-            )
+            readable = ", ".join(str(v) for v in (*UPGRADABLE_VERSIONS, FORMAT_VERSION))
+            raise UnsupportedSchema(f"{self.name} has format version {shown}; this program reads versions {readable}")
         if found:
             raise UnsupportedSchema(
                 f"{self.name} has tables of another program ({', '.join(sorted(found))}) and no harness9_schema"
             )
         for statement in _STATEMENTS:
             cur.execute(statement)
-        cur.execute("INSERT INTO harness9_schema (version) VALUES (%s)", (FORMAT_VERSION,))
+        cur.execute("INSERT INTO harness9_schema (version, unicode) VALUES (%s, %s)", (FORMAT_VERSION, UNICODE_VERSION))
+
+    def _upgrade(self, cur: psycopg.Cursor[Any], version: int, found: set[str]) -> None:
+        """R-PG-4: version 2 gains ``context_state``, then version 3 the derived columns of every message."""
+        if version == 2:
+            if "context_state" in found:
+                raise UnsupportedSchema(f"{self.name} has format version 2 and a context_state table of another program")
+            cur.execute(_ADD_CONTEXT_STATE)
+        cur.execute("ALTER TABLE messages ADD COLUMN body TEXT, ADD COLUMN folded TEXT")
+        cur.execute("ALTER TABLE harness9_schema ADD COLUMN unicode TEXT")
+        last = 0
+        while True:
+            rows = cur.execute(
+                "SELECT id, content FROM messages WHERE id > %s ORDER BY id LIMIT %s", (last, _UPGRADE_BATCH)
+            ).fetchall()
+            if not rows:
+                break
+            updates = []
+            for row_id, content in rows:
+                body = searchable_text(bytes(content)).replace("\x00", "\ufffd")
+                updates.append((body, body.lower(), row_id))
+            cur.executemany("UPDATE messages SET body = %s, folded = %s WHERE id = %s", updates)
+            last = rows[-1][0]
+        cur.execute("UPDATE harness9_schema SET version = %s, unicode = %s", (FORMAT_VERSION, UNICODE_VERSION))
+        cur.execute("ALTER TABLE messages ALTER COLUMN body SET NOT NULL")
+        cur.execute("ALTER TABLE harness9_schema ALTER COLUMN unicode SET NOT NULL")
+        cur.execute(_ADD_UNFOLDED)
+        cur.execute(_ADD_PROMPTS)
+
+    def _install_index(self, cur: psycopg.Cursor[Any]) -> bool:
+        """R-PG-4: the trigram index when pg_trgm is or can be installed; never a failed open.
+
+        Each attempt runs in a savepoint, so a refusal (no rights, no extension on the server)
+        leaves the open's transaction usable; the extension goes to ``public``, not to this
+        schema, so that dropping one schema never takes another schema's index with it.
+        """
+        if cur.execute(_HAS_INDEX).fetchone() is not None:
+            return True
+        try:
+            with cur.connection.transaction():
+                row = cur.execute(_TRGM_SCHEMA).fetchone()
+                if row is None:
+                    cur.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public")
+                    row = cur.execute(_TRGM_SCHEMA).fetchone()
+                assert row is not None
+                cur.execute(TRGM_INDEX.format(schema=_identifier(row[0])))
+        except self._psycopg.Error:
+            return False
+        return True
+
+    def _first(self, sql: str, params: Sequence[object] = ()) -> tuple[psycopg.Connection[Any], psycopg.Cursor[Any]]:
+        """A pooled connection and a cursor that ran ``sql``, the first statement of a call: a
+        connection found dropped there is replaced once (R-PG-12), since nothing of the call ran."""
+        retry = True
+        while True:
+            conn = self._pool.take()
+            cur = conn.cursor()
+            try:
+                cur.execute(sql, params)
+                return conn, cur
+            except self._psycopg.Error as exc:
+                cur.close()
+                self._pool.give(conn)
+                if not (retry and conn.broken):
+                    raise SessionDatabaseError(f"{self.name}: {self._say(exc)}") from None
+                retry = False
 
     @contextmanager
     def _transaction(self, begin: str) -> Iterator[psycopg.Cursor[Any]]:
-        with self._lock:
-            conn = self._live()
-            try:
-                with conn.cursor() as cur:
-                    cur.execute(begin)
-                    yield cur
-                    cur.execute("COMMIT")
-            except BaseException as exc:
-                if not conn.closed and not conn.broken:
-                    try:
-                        conn.execute("ROLLBACK")
-                    except self._psycopg.Error:
-                        pass  # the connection went while rolling back: the server rolled back
-                if isinstance(exc, self._psycopg.Error):
-                    raise SessionDatabaseError(f"{self.name}: {self._say(exc)}") from None
-                raise
+        conn, cur = self._first(begin)
+        try:
+            with cur:
+                yield cur
+                cur.execute("COMMIT")
+        except BaseException as exc:
+            if not conn.closed and not conn.broken:
+                try:
+                    conn.execute("ROLLBACK")
+                except self._psycopg.Error:
+                    pass  # the connection went while rolling back: the server rolled back
+            if isinstance(exc, self._psycopg.Error):
+                raise SessionDatabaseError(f"{self.name}: {self._say(exc)}") from None
+            raise
+        finally:
+            self._pool.give(conn)
+
+    def query(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
+        """The rows of one read-only statement, its own snapshot: one round trip, no BEGIN and
+        COMMIT around it (the search of R-PG-5 that needs nothing else)."""
+        conn, cur = self._first(sql, params)
+        try:
+            with cur:
+                return cur.fetchall()
+        except self._psycopg.Error as exc:
+            raise SessionDatabaseError(f"{self.name}: {self._say(exc)}") from None
+        finally:
+            self._pool.give(conn)
 
     def write(self) -> AbstractContextManager[psycopg.Cursor[Any]]:
         """``with db.write() as cur:`` one READ COMMITTED transaction, rolled back on any error."""
@@ -226,8 +340,75 @@ class PgDatabase:
         return self._transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
 
     def close(self) -> None:
-        with self._lock:
+        self._pool.close()
+
+
+def _identifier(name: str) -> str:
+    """A schema's name quoted for SQL."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+class _Pool:
+    """At most ``size`` connections, made when first needed and shared by the calls in turn (R-PG-12).
+
+    A dropped connection (``broken``) is closed instead of kept, and takes every idle one with
+    it: a server restart drops them all, and handing them out one by one would fail one call
+    each. A connection given back after ``close`` is closed.
+    """
+
+    def __init__(
+        self, connect: Callable[[], psycopg.Connection[Any]], size: int, driver_error: type[Exception], closed: str
+    ) -> None:
+        self._connect = connect
+        self._closed_message = closed
+        self._size = size
+        self._driver_error = driver_error
+        self._idle: list[psycopg.Connection[Any]] = []
+        self._open = 0
+        self._closed = False
+        self._changed = threading.Condition()
+
+    def take(self) -> psycopg.Connection[Any]:
+        with self._changed:
+            while True:
+                if self._closed:
+                    raise SessionClosed(self._closed_message)
+                if self._idle:
+                    return self._idle.pop()
+                if self._open < self._size:
+                    self._open += 1
+                    break
+                self._changed.wait()
+        try:
+            return self._connect()
+        except BaseException:
+            with self._changed:
+                self._open -= 1
+                self._changed.notify()
+            raise
+
+    def give(self, conn: psycopg.Connection[Any]) -> None:
+        with self._changed:
+            if self._closed or conn.closed:  # closed by us, or dropped: psycopg's broken is closed too
+                dropped = [conn] if self._closed else [conn, *self._idle]
+                if not self._closed:
+                    self._idle.clear()
+                self._open -= len(dropped)
+            else:
+                self._idle.append(conn)
+                dropped = []
+            self._changed.notify_all()
+        for each in dropped:
+            try:
+                each.close()
+            except self._driver_error:
+                pass
+
+    def close(self) -> None:
+        with self._changed:
             self._closed = True
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+            idle, self._idle = self._idle, []
+            self._open -= len(idle)
+            self._changed.notify_all()
+        for conn in idle:
+            conn.close()

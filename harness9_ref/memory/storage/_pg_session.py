@@ -132,6 +132,7 @@ class PostgresSession:
                 encode_tool_calls(m.tool_calls),
                 as_bytes(m.tool_call_id) if m.tool_call_id else None,
                 now,
+                *self._db.derived(m.content),  # R-PG-11
             )
             for m in msgs
         ]

@@ -1,25 +1,25 @@
 """The PostgreSQL store: a Manager's calls on one PostgreSQL database (SPEC R-PG-1 … R-PG-9).
 
-The same calls as ``SQLiteStore`` with the same results (R-PG-2). Search is the scan of
-R-SRCH-1 itself, read in id order in batches inside one snapshot and matched by the same
-Python code as SQLite's scan, so that its case folding is exactly ``str.lower`` (R-PG-5); there
-is no index to keep. A prune deletes rows only: the server reclaims their space on its own, so
-``bytes_reclaimed`` counts the removed tool-results folders (R-PG-5).
+The same calls as ``SQLiteStore`` with the same results (R-PG-2). Search reads the folded
+column the writers keep (``_pg_search``, R-PG-5), so that its case folding is exactly
+``str.lower`` whatever the server's locale. A prune deletes rows only: the server reclaims
+their space on its own, so ``bytes_reclaimed`` counts the removed tool-results folders (R-PG-5).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from ..._errors import Said
 from ._find import AMBIGUOUS_LISTED, TITLE_PREFIX, SessionSummary, parse_session_ref, resolved_prefix, title_from_head
 from ._index import searchable_text
 from ._pg_db import PgDatabase, as_bytes, as_text
+from ._pg_search import quick_search, search
 from ._pg_session import PostgresSession
 from ._prune import PruneResult, prune_cutoff, remove_folders
-from ._search import Found, SearchHit, collect_matches, rank_hits
+from ._search import SearchHit
 from ._session import INT64_MAX, Clock, SessionDatabaseError, SessionInfo, SessionNotFound
 from ._sql import POSTGRES as SQL
 from ._sql import SESSION_ORDER
@@ -28,19 +28,20 @@ from ._store import SessionRecord, fork_length, record_text, refuse_existing
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["SCAN_BATCH", "PostgresStore"]
-
-SCAN_BATCH: Final = 2000  # messages per fetch of a search scan
+__all__ = ["PostgresStore"]
 
 
 class PostgresStore:
     """One PostgreSQL database (R-PG); ``db`` is its connection."""
 
-    indexed = True  # no index to miss: the command line has nothing to say (R-PG-5)
-
     def __init__(self, url: str) -> None:
         self.db = PgDatabase(url)
         self.name = self.db.name
+
+    @property
+    def indexed(self) -> bool:
+        """Whether search uses the trigram index, as the schema's Unicode version allows (R-PG-5)."""
+        return self.db.indexed and self.db.folding
 
     def new_session(self, session_id: str, clock: Clock, draft: bool) -> PostgresSession:
         if draft:
@@ -94,24 +95,13 @@ class PostgresStore:
             return [SessionSummary(i, c, u, n, _title(cur, first)) for i, c, u, n, first in rows]
 
     def search(self, terms: list[str], limit: int) -> list[SearchHit]:
-        found: dict[str, Found] = {}
+        if limit == 0:
+            return []
+        hits = quick_search(self.db, terms, limit) if self.db.folding else None
+        if hits is not None:
+            return hits
         with self.db.read() as cur:
-            last = 0
-            while True:
-                rows = cur.execute(
-                    "SELECT id, session_id, content FROM messages WHERE id > %s ORDER BY id LIMIT %s", (last, SCAN_BATCH)
-                ).fetchall()
-                collect_matches(rows, terms, found)
-                if len(rows) < SCAN_BATCH:
-                    break
-                last = rows[-1][0]
-            if not found or limit == 0:
-                return []
-            ordered = cur.execute(
-                "SELECT s.id, s.updated_at FROM sessions s WHERE s.id = ANY(%s) ORDER BY s.updated_at DESC, s.id DESC",
-                (list(found),),
-            ).fetchall()
-            return rank_hits(ordered, found, terms, limit, lambda ids: _details(cur, ids))
+            return search(cur, terms, limit, self.db.folding)
 
     def prune(
         self, tool_results_dir: Path | None, now: int, older_than: object, dry_run: bool, remove: Callable[[Path], None]
@@ -170,7 +160,7 @@ class PostgresStore:
             refuse_existing(existing, self.name, overwrite)
             cur.execute("DELETE FROM sessions WHERE id = ANY(%s)", (existing,))
             for record in records:
-                _write_record(cur, record)
+                _write_record(cur, record, self.db.derived)
 
     def close(self) -> None:
         self.db.close()
@@ -193,16 +183,6 @@ def _title(cur: psycopg.Cursor[Any], message_id: int | None) -> str:
         return searchable_text(bytes(row[0])) if row is not None else ""
 
     return title_from_head(head, full)
-
-
-def _details(cur: psycopg.Cursor[Any], ids: Iterable[str]) -> dict[str, tuple[int, str]]:
-    """``{id: (message_count, title)}`` of search hits (R-SRCH-1)."""
-    details = {}
-    for session_id in ids:
-        row = cur.execute(SQL.session_details, (session_id,)).fetchone()
-        assert row is not None  # the session was read in this snapshot
-        details[session_id] = (int(row[0]), _title(cur, row[1]))
-    return details
 
 
 def _read_record(cur: psycopg.Cursor[Any], session_id: str, created_at: int, updated_at: int) -> SessionRecord:
@@ -233,12 +213,22 @@ def _read_record(cur: psycopg.Cursor[Any], session_id: str, created_at: int, upd
     return SessionRecord(session_id, created_at, updated_at, messages, todos, checkpoint, state)
 
 
-def _write_record(cur: psycopg.Cursor[Any], record: SessionRecord) -> None:
+def _write_record(
+    cur: psycopg.Cursor[Any], record: SessionRecord, derived: Callable[[str], tuple[str, str | None]]
+) -> None:
     cur.execute(SQL.insert_session, (record.id, record.created_at, record.updated_at))
     cur.executemany(
         SQL.insert_message,
         [
-            (record.id, role, as_bytes(content), calls, None if call_id is None else as_bytes(call_id), created)
+            (
+                record.id,
+                role,
+                as_bytes(content),
+                calls,
+                None if call_id is None else as_bytes(call_id),
+                created,
+                *derived(content),  # R-PG-11
+            )
             for role, content, calls, call_id, created in record.messages
         ],
     )

@@ -15,22 +15,28 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["MESSAGE_COUNT", "POSTGRES", "SESSION_ORDER", "SQLITE", "Statements"]
+__all__ = ["FIRST_PROMPT", "MESSAGE_COUNT", "POSTGRES", "SESSION_ORDER", "SQLITE", "Statements"]
 
 SESSION_ORDER: Final = "ORDER BY s.updated_at DESC, s.created_at DESC, s.id DESC"  # R-MGR-5
 MESSAGE_COUNT: Final = "(SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id)"
 # R-FIND-3: the first message with role user that is not a result (R-DB-5: NULL or '' is empty;
 # PostgreSQL reads '' as an empty BYTEA here, R-PG-4).
-_FIRST_PROMPT: Final = (
+FIRST_PROMPT: Final = (
     "(SELECT m.id FROM messages m WHERE m.session_id = s.id AND m.role = 'user'"
     " AND coalesce(m.tool_call_id, '') = '' ORDER BY m.id LIMIT 1)"
 )
 
 
 class Statements:
-    """Every shared statement, with ``p`` as its placeholder; the attributes read as the calls that run them."""
+    """Every shared statement, with ``p`` as its placeholder; the attributes read as the calls that run them.
 
-    def __init__(self, p: str) -> None:
+    ``derived`` names the columns a backend derives from a message's content and writes with it
+    (PostgreSQL's ``body`` and ``folded``, R-PG-11): appended to every insert of a message, and
+    copied as stored by a fork.
+    """
+
+    def __init__(self, p: str, derived: tuple[str, ...] = ()) -> None:
+        extra = "".join(f", {name}" for name in derived)
         # sessions (R-MGR-3 … R-MGR-6, R-FIND-2)
         self.session_exists = f"SELECT 1 FROM sessions WHERE id = {p}"
         self.insert_session = f"INSERT INTO sessions (id, created_at, updated_at) VALUES ({p}, {p}, {p})"
@@ -39,11 +45,11 @@ class Statements:
         self.list_sessions = f"SELECT s.id, s.created_at, s.updated_at, {MESSAGE_COUNT} FROM sessions s {SESSION_ORDER}"
         # R-FIND-3: sessions that hold a message, with the id of the message their title comes from.
         self.recent_sessions = (
-            f"SELECT s.id, s.created_at, s.updated_at, {MESSAGE_COUNT}, {_FIRST_PROMPT}"
+            f"SELECT s.id, s.created_at, s.updated_at, {MESSAGE_COUNT}, {FIRST_PROMPT}"
             " FROM sessions s WHERE EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id)"
             f" {SESSION_ORDER} LIMIT {p} OFFSET {p}"
         )
-        self.session_details = f"SELECT {MESSAGE_COUNT}, {_FIRST_PROMPT} FROM sessions s WHERE s.id = {p}"  # R-SRCH-1
+        self.session_details = f"SELECT {MESSAGE_COUNT}, {FIRST_PROMPT} FROM sessions s WHERE s.id = {p}"  # R-SRCH-1
         # messages (R-SES-3 … R-SES-6)
         select_messages = f"SELECT id, role, content, tool_calls, tool_call_id FROM messages WHERE session_id = {p}"
         self.all_messages = select_messages + " ORDER BY id ASC"
@@ -58,8 +64,8 @@ class Statements:
             + f" AND id >= (SELECT id FROM messages WHERE session_id = {p} ORDER BY id LIMIT 1 OFFSET {p}) ORDER BY id ASC"
         )
         self.insert_message = (
-            "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, created_at)"
-            f" VALUES ({p}, {p}, {p}, {p}, {p}, {p})"
+            f"INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, created_at{extra})"
+            f" VALUES ({', '.join([p] * (6 + len(derived)))})"
         )
         self.delete_message = f"DELETE FROM messages WHERE id = {p}"
         self.delete_messages = f"DELETE FROM messages WHERE session_id = {p}"
@@ -89,8 +95,8 @@ class Statements:
             f"SELECT coalesce(tool_call_id, '') != '' FROM messages WHERE session_id = {p} ORDER BY id LIMIT 1 OFFSET {p}"
         )
         self.fork_messages = (
-            "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, created_at)"
-            f" SELECT {p}, role, content, tool_calls, tool_call_id, created_at FROM messages"
+            f"INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, created_at{extra})"
+            f" SELECT {p}, role, content, tool_calls, tool_call_id, created_at{extra} FROM messages"
             f" WHERE session_id = {p} ORDER BY id LIMIT {p}"
         )
         self.fork_todos = (
@@ -119,4 +125,4 @@ class Statements:
 
 
 SQLITE: Final = Statements("?")
-POSTGRES: Final = Statements("%s")
+POSTGRES: Final = Statements("%s", ("body", "folded"))
