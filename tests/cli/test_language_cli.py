@@ -14,7 +14,7 @@ from typing import Final
 
 import pytest
 
-from harness9_ref.memory import Manager
+from harness9_ref.memory import InvalidArgument, Manager
 from harness9_ref.text import STRINGS
 
 from .helpers import cli, environment, seed
@@ -76,7 +76,11 @@ def test_a_users_mistake_is_worded_in_the_language(env: dict[str, str], lang: st
         (["search", " "], {}, _in(lang, "err_query_empty")),
         (["allow", "--remove", "git", "push"], {}, _in(lang, "err_no_such_rule", rule="git push", workdir=tmp_path.resolve())),
         (["run", "x"], {"HARNESS9_SESSION_TTL_DAYS": "soon"}, _in(lang, "err_ttl_env", value=repr("soon"))),
-        (["run", "x"], {"HARNESS9_SUMMARY_MODEL": "two words"}, _in(lang, "err_model_name", source="HARNESS9_SUMMARY_MODEL", value=repr("two words"))),
+        (
+            ["run", "x"],
+            {"HARNESS9_SUMMARY_MODEL": "two words"},
+            _in(lang, "err_model_name", source="HARNESS9_SUMMARY_MODEL", value=repr("two words")),
+        ),
     ]
     for args, extra, message in cases:
         result = cli(args, {**env, **extra}, tmp_path)
@@ -88,9 +92,8 @@ def test_a_users_mistake_is_worded_in_the_language(env: dict[str, str], lang: st
 
 def test_the_library_message_is_english(tmp_path: Path) -> None:
     """R-LANG-3: ``str(error)`` is the table's English text, whatever the locale."""
-    with Manager(tmp_path / "s.db") as manager:
-        with pytest.raises(Exception) as raised:
-            manager.search(" ")
+    with Manager(tmp_path / "s.db") as manager, pytest.raises(InvalidArgument) as raised:
+        manager.search(" ")
     assert str(raised.value) == STRINGS["en"]["err_query_empty"]
 
 

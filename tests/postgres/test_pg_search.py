@@ -7,6 +7,7 @@ its search is R-SRCH-1's exact rule, so an equal answer is the scan's answer.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import random
 import secrets
@@ -69,7 +70,7 @@ def _same_sessions(pg_url: str, sqlite: Path, texts: list[str]) -> tuple[Manager
     managers = []
     for location in (pg_url, str(sqlite)):
         ids = (f"{n:08x}-0000-4000-8000-000000000000" for n in itertools.count(1))
-        manager = Manager(location, clock=lambda: 1_700_000_000, new_id=lambda ids=ids: next(ids))
+        manager = Manager(location, clock=lambda: 1_700_000_000, new_id=functools.partial(next, ids))
         sessions = [manager.new_session() for _ in range(8)]
         for n, text in enumerate(texts):
             sessions[n % 8].add_messages([Message("user" if n % 3 else "assistant", text)])
@@ -222,7 +223,11 @@ def test_the_threads_of_one_manager_use_the_database_at_once(pg_url: str) -> Non
         assert isinstance(store, PostgresStore)
         holder, release = _holding(store)
         done = threading.Event()
-        reader = threading.Thread(target=lambda: (manager.list_sessions(), done.set()))
+        def read() -> None:
+            manager.list_sessions()
+            done.set()
+
+        reader = threading.Thread(target=read)
         reader.start()
         try:
             assert done.wait(20), "the read waited for the other thread's connection"
