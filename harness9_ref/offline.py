@@ -35,7 +35,14 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Final
 
-from .memory import SHORTENED_MARKER, SUMMARY_MARKER, SUMMARY_SYSTEM_PROMPT, estimate_tokens, estimate_tool_tokens
+from .memory import (
+    CHARS_PER_TOKEN,
+    SHORTENED_MARKER,
+    SUMMARY_MARKER,
+    SUMMARY_SYSTEM_PROMPT,
+    estimate_tokens,
+    estimate_tool_tokens,
+)
 from .schema import (
     CHUNK_DONE,
     CHUNK_TEXT,
@@ -156,11 +163,17 @@ class OfflineProvider:
         chunk_delay: seconds to wait before each text chunk, so a terminal shows the text
             streaming; 0 streams at once. It never changes what is sent.
         sleep: the function that waits (tests pass a fake).
+        reply_limit: when positive, a reply is cut to the bytes of that many estimated tokens,
+            as a server cuts a reply at its ``max_tokens`` (R-PRV-29); the summarizer's is set
+            so (R-FOLD-7).
     """
 
-    def __init__(self, *, chunk_delay: float = 0.0, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self, *, chunk_delay: float = 0.0, sleep: Callable[[float], None] = time.sleep, reply_limit: int = 0
+    ) -> None:
         self.chunk_delay = chunk_delay
         self._sleep = sleep
+        self.reply_limit = reply_limit
 
     def __repr__(self) -> str:
         return f"OfflineProvider(chunk_delay={self.chunk_delay!r})"
@@ -168,7 +181,10 @@ class OfflineProvider:
     def reply(self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]) -> Message:
         """The assistant message for a request (pure: the same request gives the same reply)."""
         if messages and messages[0].role == ROLE_SYSTEM and messages[0].content == SUMMARY_SYSTEM_PROMPT:
-            return Message(ROLE_ASSISTANT, _summary(messages[-1].content if len(messages) > 1 else ""))
+            summary = _summary(messages[-1].content if len(messages) > 1 else "")
+            if self.reply_limit > 0:
+                summary = summary.encode("utf-8")[: CHARS_PER_TOKEN * self.reply_limit].decode("utf-8", "ignore")
+            return Message(ROLE_ASSISTANT, summary)
         if messages and messages[-1].tool_call_id:
             return Message(ROLE_ASSISTANT, _report(messages))
         prompt = messages[-1].content if messages else ""

@@ -70,6 +70,9 @@ class StrictAPI:
                 pass
 
             def do_POST(self) -> None:
+                if not self.path.endswith("/chat/completions"):  # a window probe (R-WIN-2): not served here
+                    self.send_error(404)
+                    return
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 api.answer(self, body)
 

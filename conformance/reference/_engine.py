@@ -62,7 +62,11 @@ def _compactor(spec: Mapping[str, Any] | None, provider: ScriptedProvider) -> Co
         compactor = new_summarization_compactor(provider, config["context_window"])
     else:
         compactor = SummarizationCompactor(provider, config.get("max_tokens", 0), config.get("min_tail_messages", 0))
-    return dataclasses.replace(compactor, request_limit=int(config.get("request_limit", 0)))
+    return dataclasses.replace(
+        compactor,
+        request_limit=int(config.get("request_limit", 0)),
+        summary_limit=int(config.get("summary_limit", 0)),
+    )
 
 
 class CancellingProvider(ScriptedProvider):
@@ -237,6 +241,7 @@ def op_engine_run(inp: Mapping[str, Any]) -> dict[str, Any]:
             own_tools=bool(inp.get("own_tools", False)),
             retry=retry,
             durable=bool(inp.get("durable", False)),
+            window_source=str(inp.get("window_source", "")),
         )
 
     engine = new_engine()

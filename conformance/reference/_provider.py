@@ -25,6 +25,9 @@ from harness9_ref.provider import (
     TokenCounter,
     anthropic,
     openai,
+    overflow_window,
+    probe_requests,
+    window_from_answer,
 )
 from harness9_ref.schema import CHUNK_ERROR, Message, StreamChunk, ToolDefinition, Usage, messages_from_list
 
@@ -73,7 +76,8 @@ def op_provider_request(inp: Mapping[str, Any]) -> dict[str, Any]:
         request = anthropic.build_count_request(inp["model"], messages, tools, api_key=inp["api_key"], **options)
     else:
         request = wire.build_request(
-            inp["model"], messages, tools, stream=inp["stream"], api_key=inp["api_key"], **options
+            inp["model"], messages, tools, stream=inp["stream"], api_key=inp["api_key"],
+            reply_limit=int(inp.get("reply_limit", 0)), **options,
         )
     headers = {name.lower(): value for name, value in request.headers}
     return {
@@ -141,6 +145,7 @@ def op_provider_parse(inp: Mapping[str, Any]) -> dict[str, Any]:
 def op_provider_call(inp: Mapping[str, Any]) -> dict[str, Any]:
     messages, tools = _conversation(inp)
     provider = PROVIDERS[inp["provider"]](inp["model"], inp["api_key"], inp["base_url"], float(inp.get("timeout", 10)))
+    provider.reply_limit = int(inp.get("reply_limit", 0))
     if inp.get("count") and isinstance(provider, TokenCounter):
         return _count(lambda: provider.count_tokens(messages, tools))
     if inp["stream"]:
@@ -148,8 +153,29 @@ def op_provider_call(inp: Mapping[str, Any]) -> dict[str, Any]:
     return _whole(lambda: provider.generate(messages, tools))
 
 
+def op_model_window(inp: Mapping[str, Any]) -> dict[str, Any]:
+    """R-WIN-2 and R-WIN-4: the probe requests, one probe answer's window, or an overflow message's."""
+    if "error_message" in inp:
+        return {"window": overflow_window(inp["error_message"])}
+    if "server" in inp:
+        body = inp["body"].encode("utf-8")
+        return {"window": window_from_answer(inp["server"], inp["status"], body, inp["model"])}
+    return {
+        "probes": [
+            {
+                "server": probe.server,
+                "method": probe.method,
+                "url": probe.url,
+                "body": None if probe.body is None else json.loads(probe.body),
+            }
+            for probe in probe_requests(inp["base_url"], inp["model"])
+        ]
+    }
+
+
 PROVIDER_OPS: Final = {
     "provider_request": op_provider_request,
     "provider_parse": op_provider_parse,
     "provider_call": op_provider_call,
+    "model_window": op_model_window,
 }

@@ -24,6 +24,7 @@ OPS: Final = (
     "provider_request",
     "provider_parse",
     "provider_call",
+    "model_window",
     "engine_run",
     "tool_execute",
     "approval_rule",

@@ -76,9 +76,9 @@ PROFILES: Final[tuple[Profile, ...]] = (
     Profile(
         "providers",
         "providers",
-        "13–15",
-        ("R-PRV", "R-USE", "R-ERR"),
-        ("provider_request", "provider_parse", "provider_call"),
+        "4.1, 13–15",
+        ("R-PRV", "R-USE", "R-ERR", "R-WIN"),
+        ("provider_request", "provider_parse", "provider_call", "model_window"),
     ),
     Profile(
         "engine",
@@ -91,7 +91,7 @@ PROFILES: Final[tuple[Profile, ...]] = (
         "long",
         "long sessions",
         "22",
-        ("R-LONG", "R-CKP", "R-FOLD", "R-TRIM", "R-RCL"),
+        ("R-LONG", "R-CKP", "R-FOLD", "R-TRIM", "R-RCL", "R-FIT"),
         ("shorten_view", "engine_tool"),
     ),
     Profile(

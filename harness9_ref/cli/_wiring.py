@@ -10,14 +10,19 @@ from typing import TYPE_CHECKING, Final
 
 from .._errors import Said
 from ..engine import AgentEngine, InstructionWarning, ProjectInstructions, RetryPolicy
-from ..memory import ForeignDatabase, Manager, new_summarization_compactor
+from ..memory import REQUEST_SHARE, SUMMARY_SHARE, ForeignDatabase, Manager, new_summarization_compactor
 from ..offline import OfflineProvider
 from ..provider import (
+    DEFAULT_CONTEXT_TOKENS,
+    DEFAULT_OUTPUT_TOKENS,
     OFFICIAL_BASE_URLS,
     AnthropicProvider,
+    ModelLimits,
     OpenAIProvider,
     TokenCounter,
+    ask_window,
     get_model_limits,
+    is_official_endpoint,
     request_model,
     reserved_output_tokens_of,
 )
@@ -49,6 +54,12 @@ __all__ = [
 TOOL_RESULTS_DIR: Final = "tool-results"  # R-CLI-5: <home>/tool-results, home = the database's folder
 OFFLINE_CHUNK_DELAY: Final = 0.001  # seconds between the offline provider's words in the terminal UI
 SECONDS_PER_DAY: Final = 86400  # R-PRUNE-2
+DEFAULT_LIMITS: Final = ModelLimits(DEFAULT_CONTEXT_TOKENS, DEFAULT_OUTPUT_TOKENS)  # R-LIM-3: no key matched
+# Where the window comes from (R-WIN-7); the engine adds "error" and "truncation".
+WINDOW_OPTION: Final = "option"
+WINDOW_REGISTRY: Final = "registry"
+WINDOW_DEFAULT: Final = "default"
+WINDOW_SERVER: Final = "server"
 
 
 def check_workdir(settings: Settings) -> None:
@@ -57,28 +68,29 @@ def check_workdir(settings: Settings) -> None:
         raise CliError(Said("err_workdir", path=settings.workdir))
 
 
-def build_provider(settings: Settings, *, streaming_delay: bool = False, model: str | None = None) -> LLMProvider:
+def build_provider(
+    settings: Settings, *, streaming_delay: bool = False, model: str | None = None, reply_limit: int = 0
+) -> LLMProvider:
     """The provider of R-CLI-4 for ``model`` (the main one by default); ``streaming_delay`` paces
-    the offline provider's words for the UI."""
+    the offline provider's words for the UI; ``reply_limit`` limits each reply (R-PRV-29)."""
     name = settings.model if model is None else model
     if settings.provider == "openai":
         if settings.base_url:
-            return OpenAIProvider(name, settings.api_key, settings.base_url)
-        return OpenAIProvider(name, settings.api_key)
+            return OpenAIProvider(name, settings.api_key, settings.base_url, reply_limit=reply_limit)
+        return OpenAIProvider(name, settings.api_key, reply_limit=reply_limit)
     if settings.provider == "anthropic":
         if settings.base_url:
-            return AnthropicProvider(name, settings.api_key, settings.base_url)
-        return AnthropicProvider(name, settings.api_key)
-    return OfflineProvider(chunk_delay=OFFLINE_CHUNK_DELAY if streaming_delay else 0.0)
+            return AnthropicProvider(name, settings.api_key, settings.base_url, reply_limit=reply_limit)
+        return AnthropicProvider(name, settings.api_key, reply_limit=reply_limit)
+    return OfflineProvider(chunk_delay=OFFLINE_CHUNK_DELAY if streaming_delay else 0.0, reply_limit=reply_limit)
 
 
-def build_summarizer(settings: Settings, provider: LLMProvider) -> LLMProvider:
-    """Who makes the summaries (R-CLI-20): ``provider`` itself, or with ``--summary-model`` the
-    same provider, base URL and key for that model. The offline provider sends no model, so it
-    summarises itself whatever the option says."""
-    if settings.summary_model is None or settings.provider == "offline":
-        return provider
-    return build_provider(settings, model=settings.summary_model)
+def build_summarizer(settings: Settings, provider: LLMProvider, window: int = 0) -> LLMProvider:
+    """Who makes the summaries (R-CLI-20): the same provider, base URL and key, for the main
+    model or, with ``--summary-model``, that one; its replies are limited to the summary limit
+    of ``window`` (R-FOLD-7), so it is an instance of its own. The offline provider sends no
+    model, so it summarises whatever the option says."""
+    return build_provider(settings, model=settings.summary_model, reply_limit=window // SUMMARY_SHARE)
 
 
 def request_model_of(settings: Settings) -> str:
@@ -88,11 +100,22 @@ def request_model_of(settings: Settings) -> str:
     return settings.model if base_url is None else request_model(settings.provider, settings.model, base_url)
 
 
-def context_window(settings: Settings) -> int:
-    """``--context-window`` when given, else the model's (R-CLI-5, R-LIM)."""
+def context_window(settings: Settings) -> tuple[int, str]:
+    """The window to start with and where it comes from (R-CLI-5, R-WIN-7).
+
+    ``--context-window`` when given; else the registry's (``default`` for a model it does not
+    know, R-LIM-3), made smaller by the server's own answer when the provider is OpenAI-compatible
+    at a base URL other than the official one (R-WIN-3): a local server knows its window.
+    """
     if settings.context_window is not None:
-        return settings.context_window
-    return get_model_limits(settings.model).context_tokens
+        return settings.context_window, WINDOW_OPTION
+    limits = get_model_limits(settings.model)
+    window, source = limits.context_tokens, WINDOW_REGISTRY if limits != DEFAULT_LIMITS else WINDOW_DEFAULT
+    if settings.provider == "openai" and settings.base_url and not is_official_endpoint("openai", settings.base_url):
+        answer = ask_window(settings.base_url, settings.model, settings.api_key)
+        if answer is not None and answer[0] < window:
+            window, source = answer[0], WINDOW_SERVER
+    return window, source
 
 
 def open_manager(settings: Settings, *, read_only: bool = False) -> Manager:
@@ -190,14 +213,20 @@ def build_engine(
     room for the ``max_tokens`` the provider asks for (R-LONG-10); with ``--count-tokens`` the
     provider counts each request (settings allow it only for the Anthropic provider).
     """
-    window = context_window(settings)
+    window, source = context_window(settings)
     counter = provider if settings.count_tokens and isinstance(provider, TokenCounter) else None
+    compactor = new_summarization_compactor(
+        build_summarizer(settings, provider, window),
+        window,
+        request_limit=window // REQUEST_SHARE,
+        summary_limit=window // SUMMARY_SHARE,
+    )
     return AgentEngine(
         provider,
         registry,
         prompt_builder=prompt_builder if prompt_builder is not None else build_instructions(settings),
         session=session,
-        compactor=new_summarization_compactor(build_summarizer(settings, provider), window, request_limit=window // 2),
+        compactor=compactor,
         context_window=window,
         max_turns=settings.max_turns,
         long_session=True,
@@ -208,4 +237,5 @@ def build_engine(
         own_tools=True,
         retry=RetryPolicy(settings.max_retries),
         durable=True,
+        window_source=source,
     )

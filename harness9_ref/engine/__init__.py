@@ -34,6 +34,7 @@ from ._events import (
     TokenUpdateData,
     ToolCallData,
     ToolResultData,
+    WindowData,
 )
 from ._instructions import (
     INSTRUCTIONS_CUT_NOTE,
@@ -174,6 +175,7 @@ __all__ = (
     "ToolRegistry",
     "ToolResultData",
     "WarningKind",
+    "WindowData",
     "WorkerItem",
     "assemble_instructions",
     "find_instruction_files",

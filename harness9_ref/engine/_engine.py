@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Final
 
 from ..memory import Compactor, ContextState, Session, SessionError, SummarizationCompactor, estimate_tool_tokens
 from ..planning import TodoItem
+from ..provider import overflow_window
 from ..schema import (
     CHUNK_DONE,
     CHUNK_TEXT,
@@ -56,6 +57,7 @@ from ._errors import (
     MAX_TURNS_MESSAGE,
     PROVIDER_ERROR,
     EngineBusy,
+    Failure,
     engine_error,
     error_text,
     internal_message,
@@ -78,6 +80,7 @@ from ._long_session import (
     DEFAULT_COMPACT_AT,
     NOTHING_TO_COMPACT,
     RECOVERY_FAILED_MESSAGE,
+    WINDOW_FROM_ERROR,
     Context,
     LongSession,
     Prepared,
@@ -87,7 +90,6 @@ from ._long_session import (
 from ._retry import RetryHints, RetryingSummarizer, RetryPolicy, hints_of, retry_delay, should_retry
 from ._run import (
     PARTIAL_MARKER,
-    Failure,
     RunIterator,
     RunState,
     check_cancelled,
@@ -141,6 +143,9 @@ class AgentEngine:
         durable: store the prompt before the first call and each step as it completes, keep
             the text of a reply cut short, and end with a ``save_failed`` event when messages
             could not be stored (R-ENG-23 … R-ENG-26); off, a run saves once at its end (R-ENG-11).
+        window_source: where ``context_window`` comes from (``option``, ``registry``,
+            ``default``, ``server``, R-WIN-7), for ``context_report``; in long-session mode the
+            engine may learn a smaller window from the server (R-WIN-5, R-WIN-8).
 
     Raises:
         ValueError: ``max_turns`` is below 1, ``context_window`` or ``reply_reserve`` is
@@ -168,6 +173,7 @@ class AgentEngine:
         own_tools: bool = False,
         retry: RetryPolicy | None = None,
         durable: bool = False,
+        window_source: str = "",
     ) -> None:
         if max_turns < 1:
             raise ValueError(f"max_turns must be at least 1, got {max_turns}")
@@ -186,7 +192,9 @@ class AgentEngine:
         self._session = session
         self._compactor = compactor
         self._active: RunState | None = None
-        self._long = LongSession(context_window, compact_at, reply_reserve, token_counter) if long_session else None
+        self._long = (
+            LongSession(context_window, compact_at, reply_reserve, token_counter, window_source) if long_session else None
+        )
         self._carry = carry
         self._own_tools = own_tools
         self._retry = retry if retry is not None else RetryPolicy()
@@ -196,7 +204,8 @@ class AgentEngine:
 
     @property
     def context_window(self) -> int:
-        return self._context_window
+        """The window in force: as given, or the smaller one learned from the server (R-WIN-5)."""
+        return self._long.window if self._long is not None else self._context_window
 
     @property
     def max_turns(self) -> int:
@@ -428,6 +437,9 @@ class AgentEngine:
             except Failure as failure:  # R-LONG-7: one retry after compacting harder
                 if self._long is None or failure.code != CONTEXT_LENGTH_EXCEEDED or failure.after_text:
                     raise
+                learned = self._long.learn(overflow_window(failure.message), WINDOW_FROM_ERROR, run.compactor)
+                if learned is not None:  # R-WIN-5: the error named a smaller window
+                    yield Event(EventType.WINDOW, learned)
                 recover = partial(self._long.recover, run.context, tuple(run.history), run.compactor, turn)
                 prepared = yield from self._announce((yield from self._forwarding(run, recover)))
                 check_cancelled(run)
@@ -439,9 +451,11 @@ class AgentEngine:
                         raise Failure(again.code, RECOVERY_FAILED_MESSAGE.format(message=again.message)) from None
                     raise
             if self._long is not None:
-                self._long.calibrate(usage, prepared.view, prepared.total, tool_tokens)
+                learned = self._long.calibrate(usage, prepared.view, prepared.total, tool_tokens, run.compactor)
+                if learned is not None:  # R-WIN-8: the server dropped part of the request
+                    yield Event(EventType.WINDOW, learned)
             if usage is not None and usage.input_tokens > 0:  # R-ENG-7
-                yield event_token_update(usage.input_tokens, self._context_window)
+                yield event_token_update(usage.input_tokens, self.context_window)
             run.history.append(reply)
             if not reply.tool_calls:
                 return reply
@@ -506,7 +520,7 @@ class AgentEngine:
         """The optional compaction event, then the token update (R-ENG-5 steps 5 and 6)."""
         if prepared.compaction is not None:
             yield Event(EventType.COMPACTION, prepared.compaction)
-        yield event_token_update(prepared.shown, self._context_window)
+        yield event_token_update(prepared.shown, self.context_window)
         return prepared
 
     def _call(

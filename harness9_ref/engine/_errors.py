@@ -8,9 +8,12 @@ of Python's ``str.splitlines`` and joining the lines with one space.
 from __future__ import annotations
 
 import functools
-from typing import ClassVar, Final
+from typing import TYPE_CHECKING, ClassVar, Final
 
 from .._errors import Harness9Error, Said
+
+if TYPE_CHECKING:
+    from ._retry import RetryHints
 
 __all__ = [  # gets re-exported
     "CANCELLED",
@@ -108,3 +111,19 @@ def _error_class(code: str) -> type[EngineError]:
 def engine_error(code: str, message: str | Said) -> EngineError:
     """The EngineError of the error event ``{code, message}`` (R-ENG-1)."""
     return _error_class(code)(message)
+
+
+class Failure(Exception):
+    """Ends a run with the error event ``{code, message}``; raised and caught inside the loop."""
+
+    def __init__(self, code: str, message: str, *, hints: RetryHints | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.hints = hints  # a provider failure's retry hints (R-ENG-19); None for the engine's own
+        self.partial = ""  # the text the failing provider call had streamed (R-ENG-24)
+
+    @property
+    def after_text(self) -> bool:
+        """The provider had streamed text before failing (R-LONG-7, R-ENG-19)."""
+        return bool(self.partial)

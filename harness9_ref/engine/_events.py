@@ -29,6 +29,7 @@ __all__ = [  # gets re-exported
     "TokenUpdateData",
     "ToolCallData",
     "ToolResultData",
+    "WindowData",
 ]
 
 
@@ -47,6 +48,7 @@ class EventType(str, Enum):
     ERROR = "error"
     RETRY = "retry"
     SAVE_FAILED = "save_failed"
+    WINDOW = "window"
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +91,22 @@ class CompactionData:
             data["tier"] = self.tier
             data["cleared"] = self.cleared
         return data
+
+
+@dataclass(frozen=True, slots=True)
+class WindowData:
+    """R-EVT-12: the engine learned that the context window is smaller than it assumed (R-WIN-5).
+
+    ``source`` says how: ``"error"`` (an overflow error named it) or ``"truncation"`` (the
+    server counted far fewer tokens than were sent); ``previous`` is the window it replaces.
+    """
+
+    window: int
+    previous: int
+    source: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"window": self.window, "previous": self.previous, "source": self.source}
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,9 +215,10 @@ EventData = (
     | ErrorData
     | RetryData
     | SaveFailedData
+    | WindowData
 )
 
-# R-EVT-1, R-EVT-10, R-EVT-11: the one data class of each event type.
+# R-EVT-1, R-EVT-10, R-EVT-11, R-EVT-12: the one data class of each event type.
 DATA_TYPES: Final[Mapping[EventType, type]] = {
     EventType.TOKEN_UPDATE: TokenUpdateData,
     EventType.COMPACTION: CompactionData,
@@ -210,6 +229,7 @@ DATA_TYPES: Final[Mapping[EventType, type]] = {
     EventType.ERROR: ErrorData,
     EventType.RETRY: RetryData,
     EventType.SAVE_FAILED: SaveFailedData,
+    EventType.WINDOW: WindowData,
 }
 
 
@@ -267,12 +287,16 @@ class ContextReport:
     total: int
     source: str
     parts: tuple[ContextPart, ...]
+    window_source: str = ""  # where the window comes from (R-WIN-7); "" when the engine was not told
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "window": self.window,
             "budget": self.budget,
             "total": self.total,
             "source": self.source,
             "parts": [part.to_dict() for part in self.parts],
         }
+        if self.window_source:
+            data["window_source"] = self.window_source
+        return data

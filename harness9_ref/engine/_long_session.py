@@ -29,18 +29,22 @@ from typing import Final
 
 from .._errors import Said
 from ..memory import (
+    CHARS_PER_TOKEN,
     DEFAULT_MIN_TAIL_MESSAGES,
+    SUMMARY_SHARE,
     Checkpoint,
     Compactor,
     ContextState,
     CorruptRow,
     Session,
     SessionError,
+    SummarizationCompactor,
     checkpoint_problem,
     estimate_tokens,
     is_summary,
     message_anchor,
     repair_orphaned_tool_pairs,
+    shorten_text,
     shorten_view,
     summary_message,
 )
@@ -54,10 +58,10 @@ from ..memory.context import (
     summary_body,
 )
 from ..planning import plan_block
-from ..provider import TokenCounter
-from ..schema import ROLE_SYSTEM, Message, ToolDefinition, Usage
-from ._errors import LOGGER_NAME, engine_error, one_line
-from ._events import CompactionData, ContextPart, ContextReport
+from ..provider import TokenCounter, plausible_window
+from ..schema import ROLE_SYSTEM, ROLE_USER, Message, ToolDefinition, Usage
+from ._errors import LOGGER_NAME, Failure, engine_error, one_line
+from ._events import CompactionData, ContextPart, ContextReport, WindowData
 from ._seams import SummarizingCompactor
 
 __all__ = [
@@ -99,6 +103,18 @@ TIER_FALLBACK: Final = "fallback"
 TIER_PAUSED: Final = "paused"
 TIER_SHORTENED: Final = "shortened"
 TIER_RECOVERY: Final = "recovery"
+
+# How the engine learned a smaller window (R-WIN-5, R-EVT-12).
+WINDOW_FROM_ERROR: Final = "error"
+WINDOW_FROM_TRUNCATION: Final = "truncation"
+REPLY_SHARE: Final = 10  # R-FIT-1: a request leaves at least a tenth of the window for the reply
+TIER_DEGRADED: Final = "degraded"  # R-FIT-1: the view was cut further to fit under the trigger
+CONTEXT_TOO_SMALL: Final = "context_too_small"  # R-FIT-2
+CONTEXT_TOO_SMALL_MESSAGE: Final = (
+    "the request does not fit the context window: it needs {needed} tokens and the window of {window} "
+    "tokens allows {budget}; the system prompt takes {system}, the tool definitions {tools} and the newest "
+    "prompt {prompt}"
+)
 
 # Where a figure comes from (R-LONG-10).
 SOURCE_EXACT: Final = "exact"
@@ -195,6 +211,15 @@ def load_context(session: Session, system: str) -> tuple[list[Message], Context]
     return history, context
 
 
+def _newest_prompt(view: Sequence[Message], start: int) -> int | None:
+    """The index of the newest user message at or after ``start`` that is neither a result nor a summary (R-FIT-1)."""
+    for index in range(len(view) - 1, start - 1, -1):
+        msg = view[index]
+        if msg.role == ROLE_USER and not msg.tool_call_id and not is_summary(msg):
+            return index
+    return None
+
+
 def summary_split(working: Sequence[Message], tail: int) -> int:
     """``len(working) - tail``, moved back so that the tail does not start with a result (R-LONG-5)."""
     split = max(1, len(working) - tail)
@@ -280,11 +305,14 @@ class LongSession:
         compact_at: Fraction | None = DEFAULT_COMPACT_AT,
         reserve: int = 0,
         counter: TokenCounter | None = None,
+        window_source: str = "",
     ) -> None:
-        self.window = context_window
-        self.budget = trigger_for(context_window, compact_at, reserve)  # 0: no trigger
-        # R-LONG-7 shortens within the default budget when the trigger is off.
-        self._recovery_budget = self.budget or trigger_for(context_window, DEFAULT_COMPACT_AT, reserve)
+        self._compact_at = compact_at
+        self._window_source = window_source
+        self._reserve = reserve
+        self.window = self.budget = self._recovery_budget = 0
+        self._set_window(context_window)
+        self.learned: tuple[int, str] | None = None  # a window learned from the server, and how (R-WIN-5)
         self.off = compact_at is None
         self._counter = counter
         self._used = PRIOR_USED  # U: input_tokens the provider reported for the last call
@@ -293,6 +321,31 @@ class LongSession:
         self._failures = 0  # summaries failed in a row (R-LONG-15)
         self._paused = 0  # turns the summarizer is still not asked
         self._announced = False  # the first paused turn says so
+
+    @property
+    def window_source(self) -> str:
+        """Where the window in force comes from (R-WIN-7): as the engine was told, or how it was learned."""
+        return self.learned[1] if self.learned is not None else self._window_source
+
+    def _set_window(self, window: int) -> None:
+        self.window = window
+        self.budget = trigger_for(window, self._compact_at, self._reserve)  # 0: no trigger
+        # R-LONG-7 shortens within the default budget when the trigger is off.
+        self._recovery_budget = self.budget or trigger_for(window, DEFAULT_COMPACT_AT, self._reserve)
+
+    def learn(self, window: int | None, source: str, compactor: Compactor | None) -> WindowData | None:
+        """Take a smaller window the server revealed (R-WIN-5): the trigger and the compactor follow.
+
+        Returns the event data to announce it, or None when ``window`` is None or not smaller.
+        """
+        if window is None or 0 < self.window <= window:
+            return None
+        previous = self.window
+        self._set_window(window)
+        self.learned = (window, source)
+        if isinstance(compactor, SummarizationCompactor):
+            compactor.fit_window(window)
+        return WindowData(window, previous, source)
 
     def restore(self, used: int, sent: int) -> None:
         """Take a stored calibration (R-LONG-16) when both numbers are usable.
@@ -335,16 +388,33 @@ class LongSession:
         budget = self.budget if budget is None else budget
         return max(0, ((budget + 1) * self._sent - 1) // self._used - tool_tokens)
 
-    def calibrate(self, usage: Usage | None, view: Sequence[Message], total: int, tool_tokens: int) -> None:
-        """Remember a call's real count against its estimate, and what it counted (R-LONG-3, R-LONG-10)."""
-        if usage is not None and usage.input_tokens > 0 and total > 0:
-            self._used, self._sent = usage.input_tokens, total
-            self._anchor = (tuple(view), tool_tokens)
+    def calibrate(
+        self, usage: Usage | None, view: Sequence[Message], total: int, tool_tokens: int, compactor: Compactor | None
+    ) -> WindowData | None:
+        """Remember a call's real count against its estimate, and what it counted (R-LONG-3, R-LONG-10).
 
-    def figure(self, msgs: Sequence[Message], tools: Sequence[ToolDefinition], tool_tokens: int) -> tuple[int, str]:
-        """The tokens a request of ``msgs`` and ``tools`` holds, as exactly as the provider allows (R-LONG-10)."""
+        A count far below what was sent (under half of ``measured(total)``) is a server that
+        silently dropped the start of the request (R-WIN-8): it calibrates nothing, and the
+        tokens the server did take become the window. Returns the event data of a window learned so.
+        """
+        if usage is None or usage.input_tokens <= 0 or total <= 0:
+            return None
+        if 2 * usage.input_tokens < self.measured(total):
+            kept = plausible_window(usage.input_tokens + usage.output_tokens)
+            return self.learn(kept, WINDOW_FROM_TRUNCATION, compactor)
+        self._used, self._sent = usage.input_tokens, total
+        self._anchor = (tuple(view), tool_tokens)
+        return None
+
+    def figure(
+        self, msgs: Sequence[Message], tools: Sequence[ToolDefinition], tool_tokens: int, *, count: bool = True
+    ) -> tuple[int, str]:
+        """The tokens a request of ``msgs`` and ``tools`` holds, as exactly as the provider allows (R-LONG-10).
+
+        ``count=False`` skips the token counter: R-FIT-1's checks between its steps do not count.
+        """
         estimate = estimate_tokens(msgs) + tool_tokens
-        if self._counter is not None:
+        if self._counter is not None and count:
             try:
                 exact = self._counter.count_tokens(msgs, tools)
             except Exception as exc:  # R-LONG-10: a count that fails leaves the estimate
@@ -382,7 +452,7 @@ class LongSession:
         if compactor is not None and not summarizing:
             step.view = compactor.compact(step.view)
         limit = self.message_budget(turn.tool_tokens) if self.budget and not self.off else None
-        return self._finish(shown, step, before, figure, turn, limit, forced=False)
+        return self._finish(context, shown, step, before, figure, turn, limit, forced=False)
 
     def recover(self, context: Context, history: Sequence[Message], compactor: Compactor | None, turn: Turn) -> Prepared:
         """The harder compaction after a context-length error (R-LONG-7)."""
@@ -398,7 +468,7 @@ class LongSession:
             kept = context.kept  # R-LONG-7: the system prompt and the summary in effect stay
             view = repair_orphaned_tool_pairs([*shown[:kept], *shown[max(split, kept) :]])
         limit = self.message_budget(turn.tool_tokens, self._recovery_budget) // 2 if self._recovery_budget else None
-        return self._finish(shown, _Step(view, TIER_RECOVERY), before, figure, turn, limit, forced=True)
+        return self._finish(context, shown, _Step(view, TIER_RECOVERY), before, figure, turn, limit, forced=True)
 
     def compact_now(
         self, session: Session, system: str, compactor: SummarizingCompactor, turn: Turn, focus: str
@@ -450,6 +520,53 @@ class LongSession:
         data = CompactionData(figure, after, len(working), len(step.view), step.tier, step.cleared)
         return data, context
 
+    @property
+    def ceiling(self) -> int:
+        """C of R-FIT-1: the most a request may hold, leaving the reply its reserve and at least a tenth of the window."""
+        return min(self.window - self._reserve, self.window - -(-self.window // REPLY_SHARE))
+
+    def _fits(self, view: Sequence[Message], turn: Turn) -> bool:
+        return self.figure(view, turn.tools, turn.tool_tokens, count=False)[0] <= self.ceiling
+
+    def _fit(self, view: list[Message], step: _Step, turn: Turn, limit: int) -> list[Message]:
+        """Never send a request over the trigger (R-FIT-1): cut further, in a fixed order, until it fits.
+
+        1. the tail down to the newest prompt (and what followed it); 2. the summary cut to its
+        share of the window; 3. every message after the system prompt shortened as far as
+        needed. A view that still does not fit fails the turn before the call (R-FIT-2).
+        """
+        if self.budget <= 0 or self.off or self._fits(view, turn):
+            return view
+        kept = 2 if len(view) > 1 and is_summary(view[1]) else 1
+        prompt = _newest_prompt(view, kept)
+        if prompt is not None and prompt > kept:
+            view = shorten_view(repair_orphaned_tool_pairs([*view[:kept], *view[prompt:]]), limit)
+        if kept == 2 and not self._fits(view, turn):
+            summary = view[1]
+            cut = shorten_text(summary.content, CHARS_PER_TOKEN * (self.window // SUMMARY_SHARE))
+            view = [view[0], Message(summary.role, cut), *view[2:]]
+        if not self._fits(view, turn):
+            view = shorten_view(view, limit, keep_min=0)
+        step.tier = TIER_DEGRADED
+        if not self._fits(view, turn):
+            raise self._too_small(view, turn)
+        return view
+
+    def _too_small(self, view: Sequence[Message], turn: Turn) -> Failure:
+        """R-FIT-2: the one line that names the sizes of a request that cannot fit."""
+        prompt = _newest_prompt(view, 1)
+        return Failure(
+            CONTEXT_TOO_SMALL,
+            CONTEXT_TOO_SMALL_MESSAGE.format(
+                needed=self.figure(view, turn.tools, turn.tool_tokens, count=False)[0],
+                window=self.window,
+                budget=self.budget,
+                system=self.measured(estimate_tokens(view[:1])),
+                tools=self.measured(turn.tool_tokens),
+                prompt=self.measured(estimate_tokens(view[prompt : prompt + 1])) if prompt is not None else 0,
+            ),
+        )
+
     def report(self, context: Context, history: Sequence[Message], turn: Turn) -> ContextReport:
         """What the next request would hold, by part: cleared and shortened as it would be, not summarised (R-LONG-17)."""
         working = context.working(history)
@@ -471,7 +588,7 @@ class LongSession:
             ContextPart("tool_results", self.measured(estimate_tokens(results)), len(results)),
             ContextPart("cleared", self.measured(estimate_tokens(placeholders)), count),
         )
-        return ContextReport(self.window, self.budget, total, source, parts)
+        return ContextReport(self.window, self.budget, total, source, parts, self.window_source)
 
     def _clear(self, context: Context, working: list[Message], shown: list[Message], before: int, tail: int) -> _Step:
         """Tier 0: move the watermark past all but the newest results, when that frees enough (R-LONG-12)."""
@@ -549,6 +666,7 @@ class LongSession:
 
     def _finish(
         self,
+        context: Context,
         shown: list[Message],
         step: _Step,
         before: int,
@@ -561,11 +679,12 @@ class LongSession:
         view: Sequence[Message] = step.view
         if limit is not None:
             view = shorten_view(view, limit)
+            view = self._fit(view, step, turn, limit)
         after = estimate_tokens(view)
         total = after + turn.tool_tokens
         shown_figure = figure if view == shown else self.figure(view, turn.tools, turn.tool_tokens)[0]
         compaction = None
-        if forced or (view != shown and 20 * (after + 1) <= 19 * before):
+        if forced or step.tier == TIER_DEGRADED or (view != shown and 20 * (after + 1) <= 19 * before):
             tier = step.tier or TIER_SHORTENED
             compaction = CompactionData(figure, shown_figure, len(shown), len(view), tier, step.cleared)
         return Prepared(view, total, shown_figure, compaction)

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
+from ..memory import LimitsReply
 from ._errors import INTERNAL_ERROR, LOGGER_NAME, error_text
 from ._events import RetryData
 
@@ -145,6 +146,16 @@ class RetryingSummarizer:
         self.policy = policy
         self._cancelled = threading.Event()
         self._report: Callable[[RetryData], None] = _log_retry
+
+    @property
+    def reply_limit(self) -> int:
+        """The wrapped summarizer's reply limit (R-FOLD-7); 0 when it takes none."""
+        return self.summarizer.reply_limit if isinstance(self.summarizer, LimitsReply) else 0
+
+    @reply_limit.setter
+    def reply_limit(self, limit: int) -> None:
+        if isinstance(self.summarizer, LimitsReply):
+            self.summarizer.reply_limit = limit
 
     def bind(self, cancelled: threading.Event | None = None, report: Callable[[RetryData], None] | None = None) -> None:
         """Report retries to ``report`` and stop waiting once ``cancelled`` is set; None for either: log, never cancelled."""

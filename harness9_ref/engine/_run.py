@@ -20,10 +20,9 @@ from typing import Final
 
 from ..memory import Compactor, ContextState, Session, SessionError
 from ..schema import Message
-from ._errors import CANCELLED, LOGGER_NAME, error_text, internal_message, one_line
+from ._errors import CANCELLED, LOGGER_NAME, Failure, error_text, internal_message, one_line
 from ._events import ErrorData, Event, EventType, SaveFailedData, TokenUpdateData
 from ._long_session import Context
-from ._retry import RetryHints
 
 __all__ = [
     "PARTIAL_MARKER",
@@ -41,22 +40,6 @@ __all__ = [
 PARTIAL_MARKER: Final = "\n\n[reply cut off: "  # R-ENG-24: then the error's message and "]"
 
 _log = logging.getLogger(LOGGER_NAME)
-
-
-class Failure(Exception):
-    """Ends a run with the error event ``{code, message}``; raised and caught inside the loop."""
-
-    def __init__(self, code: str, message: str, *, hints: RetryHints | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.hints = hints  # a provider failure's retry hints (R-ENG-19); None for the engine's own
-        self.partial = ""  # the text the failing provider call had streamed (R-ENG-24)
-
-    @property
-    def after_text(self) -> bool:
-        """The provider had streamed text before failing (R-LONG-7, R-ENG-19)."""
-        return bool(self.partial)
 
 
 @dataclass(eq=False)

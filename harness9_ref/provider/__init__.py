@@ -51,6 +51,18 @@ from ._limits import (
 from ._providers import DEFAULT_ANTHROPIC_BASE_URL, DEFAULT_OPENAI_BASE_URL, AnthropicProvider, OpenAIProvider
 from ._sse import SSEDecoder, SSEEvent
 from ._streaming import assemble_stream
+from ._window import (
+    OLLAMA_DEFAULT_CONTEXT,
+    PROBE_TIMEOUT,
+    WINDOW_MAX,
+    WINDOW_MIN,
+    Probe,
+    ask_window,
+    overflow_window,
+    plausible_window,
+    probe_requests,
+    window_from_answer,
+)
 
 __all__ = (
     "ANTHROPIC_OVERFLOW_PHRASES",
@@ -62,7 +74,11 @@ __all__ = (
     "ERROR_EXCERPT_CHARS",
     "MODEL_REGISTRY",
     "OFFICIAL_BASE_URLS",
+    "OLLAMA_DEFAULT_CONTEXT",
     "OPENAI_OVERFLOW_PHRASES",
+    "PROBE_TIMEOUT",
+    "WINDOW_MAX",
+    "WINDOW_MIN",
     "AnthropicProvider",
     "AuthenticationError",
     "ContextLengthExceeded",
@@ -75,6 +91,7 @@ __all__ = (
     "ModelNotFound",
     "OpenAIProvider",
     "OverloadedError",
+    "Probe",
     "ProviderConnectionError",
     "ProviderError",
     "ProviderStreamError",
@@ -90,13 +107,18 @@ __all__ = (
     "TokenCounter",
     "WireFormat",
     "anthropic",
+    "ask_window",
     "assemble_stream",
     "error_chunk",
     "get_model_limits",
     "is_official_endpoint",
     "normalize_model_name",
     "openai",
+    "overflow_window",
+    "plausible_window",
+    "probe_requests",
     "redact",
     "request_model",
     "reserved_output_tokens_of",
+    "window_from_answer",
 )

@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol, TypeVar, runtime_checkable
 
-from ..schema import CHUNK_ERROR, Message, StreamChunk, ToolDefinition, Usage
+from ..schema import CHUNK_DONE, CHUNK_ERROR, CHUNK_TEXT, Message, StreamChunk, ToolDefinition, Usage
 from ._endpoint import request_model
-from ._errors import REDACTED, ProviderError, error_chunk
+from ._errors import REDACTED, ProviderError, StreamCutOff, error_chunk
 from ._http import HttpRequest
 from ._streaming import Assembler, ErrorParser, stream_chunks
 from ._transport import open_stream, send
@@ -84,6 +84,11 @@ class ReservesOutput(Protocol):
         ...
 
 
+def silent_stream(chunk: StreamChunk) -> bool:
+    """Whether ``chunk`` ends a success stream that delivered no event at all (R-PRV-28)."""
+    return chunk.type == CHUNK_ERROR and isinstance(chunk.failure, StreamCutOff) and chunk.failure.events == 0
+
+
 def reserved_output_tokens_of(provider: object) -> int:
     """``provider.reserved_output_tokens``, or 0 for a provider that does not declare it (R-PRV-26)."""
     return provider.reserved_output_tokens if isinstance(provider, ReservesOutput) else 0
@@ -99,6 +104,7 @@ class RequestBuilder(Protocol):
         stream: bool,
         api_key: str,
         base_url: str,
+        reply_limit: int,
     ) -> HttpRequest: ...
 
 
@@ -125,14 +131,17 @@ class HttpProvider:
     error message that should ever quote it (R-PRV-3). Nothing is retried (R-PRV-22).
     """
 
-    __slots__ = ("_api_key", "_wire", "base_url", "model", "timeout")
+    __slots__ = ("_api_key", "_wire", "base_url", "model", "reply_limit", "timeout")
 
-    def __init__(self, wire: WireFormat, model: str, api_key: str, base_url: str, timeout: float) -> None:
+    def __init__(
+        self, wire: WireFormat, model: str, api_key: str, base_url: str, timeout: float, reply_limit: int = 0
+    ) -> None:
         self._wire = wire
         self.model = model
         self._api_key = api_key
         self.base_url = base_url
         self.timeout = timeout
+        self.reply_limit = reply_limit  # R-PRV-29: 0 sends the wire format's own limit, if any
 
     def __repr__(self) -> str:
         return (
@@ -142,7 +151,13 @@ class HttpProvider:
 
     def _request(self, messages: Sequence[Message], tools: Sequence[ToolDefinition], stream: bool) -> HttpRequest:
         return self._wire.build_request(
-            self.model, messages, tools, stream=stream, api_key=self._api_key, base_url=self.base_url
+            self.model,
+            messages,
+            tools,
+            stream=stream,
+            api_key=self._api_key,
+            base_url=self.base_url,
+            reply_limit=self.reply_limit,
         )
 
     @property
@@ -196,9 +211,30 @@ class HttpProvider:
             return
         try:
             for chunk in stream_chunks(self._wire.parse_error, self._wire.new_assembler, status, headers, chunks):
+                if silent_stream(chunk):
+                    break
                 yield self._redacted(chunk)
+            else:
+                return
         finally:
             chunks.close()
+        yield from self._unstreamed(messages, available_tools)
+
+    def _unstreamed(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> Iterator[StreamChunk]:
+        """A stream that said nothing asked again once without streaming (R-PRV-28).
+
+        Some servers answer a streamed request they refuse (one over their context window)
+        with a success status and an empty body; the same request unstreamed gets their real
+        error, which the engine can act on (R-LONG-7) and the user can read.
+        """
+        try:
+            message, usage = self.generate(messages, tools)
+        except ProviderError as exc:
+            yield error_chunk(exc)
+            return
+        if message.content:
+            yield StreamChunk(CHUNK_TEXT, delta=message.content)
+        yield StreamChunk(CHUNK_DONE, message=message, usage=usage)
 
     def _redacted(self, chunk: StreamChunk) -> StreamChunk:
         """The chunk with the key redacted from its error (R-ERR-7); every error chunk of a stream carries its error."""

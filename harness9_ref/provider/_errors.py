@@ -200,9 +200,17 @@ class ProviderStreamError(MalformedResponse):
 
 
 class StreamCutOff(ProviderStreamError):
-    """A stream that ended before its terminal event (``[DONE]`` or ``message_stop``)."""
+    """A stream that ended before its terminal event (``[DONE]`` or ``message_stop``).
+
+    ``events`` counts the events it delivered: a stream with none said nothing at all, which is
+    how some servers answer a request they refuse (R-PRV-28).
+    """
 
     code: ClassVar[str] = "stream_cut_off"
+
+    def __init__(self, message: str, *, provider: str, events: int = 0) -> None:
+        super().__init__(message, provider=provider)
+        self.events = events
 
 
 class RequestBuildError(ProviderError):

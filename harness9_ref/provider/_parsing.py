@@ -108,6 +108,7 @@ class EventAssembler(ABC):
             raise StreamCutOff(
                 f"{self.provider}: the stream ended after {self._events} events without {self.terminal}",
                 provider=self.provider,
+                events=self._events,
             )
         return self._result()
 

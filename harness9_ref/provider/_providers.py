@@ -49,14 +49,21 @@ class OpenAIProvider(HttpProvider):
         api_key: sent as a bearer token; never shown in errors or ``repr``.
         base_url: the API root, DEFAULT_OPENAI_BASE_URL unless a compatible server is used.
         timeout: seconds for connecting and for each read.
+        reply_limit: when positive, each request limits the reply to this many tokens (R-PRV-29).
     """
 
     __slots__ = ()
 
     def __init__(
-        self, model: str, api_key: str, base_url: str = DEFAULT_OPENAI_BASE_URL, timeout: float = DEFAULT_TIMEOUT
+        self,
+        model: str,
+        api_key: str,
+        base_url: str = DEFAULT_OPENAI_BASE_URL,
+        timeout: float = DEFAULT_TIMEOUT,
+        *,
+        reply_limit: int = 0,
     ) -> None:
-        super().__init__(OPENAI_WIRE, model, api_key, base_url, timeout)
+        super().__init__(OPENAI_WIRE, model, api_key, base_url, timeout, reply_limit)
 
 
 class AnthropicProvider(HttpProvider):
@@ -68,14 +75,21 @@ class AnthropicProvider(HttpProvider):
         api_key: sent as ``x-api-key``; never shown in errors or ``repr``.
         base_url: the API root, DEFAULT_ANTHROPIC_BASE_URL unless a proxy is used.
         timeout: seconds for connecting and for each read.
+        reply_limit: when positive, ``max_tokens`` is at most this (R-PRV-29).
     """
 
     __slots__ = ()
 
     def __init__(
-        self, model: str, api_key: str, base_url: str = DEFAULT_ANTHROPIC_BASE_URL, timeout: float = DEFAULT_TIMEOUT
+        self,
+        model: str,
+        api_key: str,
+        base_url: str = DEFAULT_ANTHROPIC_BASE_URL,
+        timeout: float = DEFAULT_TIMEOUT,
+        *,
+        reply_limit: int = 0,
     ) -> None:
-        super().__init__(ANTHROPIC_WIRE, model, api_key, base_url, timeout)
+        super().__init__(ANTHROPIC_WIRE, model, api_key, base_url, timeout, reply_limit)
 
     def count_tokens(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:
         """The input tokens of the request ``generate`` would send for this conversation (R-PRV-24).

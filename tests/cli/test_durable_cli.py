@@ -61,6 +61,9 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def do_POST(self) -> None:
+        if not self.path.endswith("/chat/completions"):  # a window probe (R-WIN-2): not served here
+            self.send_error(404)
+            return
         self.rfile.read(int(self.headers.get("content-length", "0")))
         self.server.asked.set()
         if self.server.mode == "stall":

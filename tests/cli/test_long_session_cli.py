@@ -87,7 +87,10 @@ def test_a_hundred_prompts_in_a_4000_token_window_all_succeed(
         session_id = found.group(1)
     assert api.rejected == 0 and max(api.sizes) <= WINDOW, f"{api.rejected} requests above the window"
     assert len(api.summarizer_prompts) >= 2
-    assert all(p.startswith("<previous-summary>") for p in api.summarizer_prompts[1:]), "the summary is carried over"
+    # A first summary that does not shrink what it replaces fails (R-FOLD-6); from the first one
+    # kept on, every summary is carried over into the next.
+    incremental = [p.startswith("<previous-summary>") for p in api.summarizer_prompts]
+    assert True in incremental[:3] and all(incremental[incremental.index(True) :]), "the summary is carried over"
     assert session_id is not None
     with Manager(Path(environment["HARNESS9_HOME"]) / "sessions.db") as manager:
         session = manager.open_session(session_id)

@@ -46,6 +46,9 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def do_POST(self) -> None:
+        if not self.path.endswith("/chat/completions"):  # a window probe (R-WIN-2): not served here
+            self.send_error(404)
+            return
         self.rfile.read(int(self.headers.get("content-length", "0")))
         self.server.calls += 1
         if self.server.calls <= self.server.failures:

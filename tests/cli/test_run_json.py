@@ -246,6 +246,9 @@ class _Stall(BaseHTTPRequestHandler):
         pass
 
     def do_POST(self) -> None:
+        if not self.path.endswith("/chat/completions"):  # a window probe (R-WIN-2): not served here
+            self.send_error(404)
+            return
         self.rfile.read(int(self.headers.get("content-length", "0")))
         self.server.asked.set()
         self.server.release.wait(30)

@@ -22,6 +22,7 @@ from harness9_ref.cli import (
     request_model_of,
     resolve_settings,
 )
+from harness9_ref.offline import OfflineProvider
 from harness9_ref.provider import OpenAIProvider
 
 
@@ -298,19 +299,23 @@ def test_a_summary_model_that_names_no_model_is_a_one_line_usage_error(
         assert str(raised.value) == f"HARNESS9_SUMMARY_MODEL: expected a model name, got {name!r}"
 
 
-def test_the_summarizer_is_the_provider_itself_unless_a_summary_model_is_given(tmp_path: Path) -> None:
-    """R-CLI-20: the same provider, base URL and key; the offline provider sends no model."""
+def test_the_summarizer_is_the_same_provider_with_a_reply_limit(tmp_path: Path) -> None:
+    """R-CLI-20, R-FOLD-7: the same provider, base URL and key, for the main model unless a
+    summary model is given, limited to an eighth of the window; the offline provider sends no model."""
     env = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
     plain = resolve_settings({"command": "run", "prompt": "x"}, env, str(tmp_path))
     provider = build_provider(plain)
-    assert build_summarizer(plain, provider) is provider
+    summarizer = build_summarizer(plain, provider, 2048)
+    assert isinstance(summarizer, OpenAIProvider) and summarizer is not provider
+    assert (summarizer.model, summarizer.base_url, summarizer.reply_limit) == (plain.model, "http://127.0.0.1:9/v1", 256)
+    assert isinstance(provider, OpenAIProvider) and provider.reply_limit == 0
     chosen = resolve_settings({"command": "run", "prompt": "x", "summary_model": "gpt-4.1-nano"}, env, str(tmp_path))
     summarizer = build_summarizer(chosen, build_provider(chosen))
     assert isinstance(summarizer, OpenAIProvider)
     assert (summarizer.model, summarizer.base_url) == ("gpt-4.1-nano", "http://127.0.0.1:9/v1")
     offline = resolve_settings({"command": "run", "prompt": "x", "summary_model": "m"}, {}, str(tmp_path))
-    offline_provider = build_provider(offline)
-    assert build_summarizer(offline, offline_provider) is offline_provider
+    offline_summarizer = build_summarizer(offline, build_provider(offline), 2000)
+    assert isinstance(offline_summarizer, OfflineProvider) and offline_summarizer.reply_limit == 250
 
 
 @pytest.mark.parametrize(

@@ -102,6 +102,9 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def do_POST(self) -> None:
+        if not self.path.endswith("/chat/completions"):  # a window probe (R-WIN-2): not served here
+            self.send_error(404)
+            return
         self.rfile.read(int(self.headers.get("content-length", "0")))
         if self.server.status != 200:
             message = "".join(self.server.chunks)

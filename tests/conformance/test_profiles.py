@@ -24,7 +24,7 @@ from tests.reference import suite_cases
 
 from .toy import fake
 
-LONG_AREAS = {"R-LONG", "R-CKP", "R-FOLD", "R-TRIM", "R-RCL"}
+LONG_AREAS = {"R-LONG", "R-CKP", "R-FOLD", "R-TRIM", "R-RCL", "R-FIT"}
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:

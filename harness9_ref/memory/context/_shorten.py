@@ -58,24 +58,26 @@ def shorten_text(text: str, keep: int) -> str:
     return head + _marker(total - end - (total - start), total) + tail
 
 
-def shorten_view(msgs: Sequence[Message], max_tokens: int) -> list[Message]:
+def shorten_view(msgs: Sequence[Message], max_tokens: int, keep_min: int = SHORTEN_KEEP_MIN) -> list[Message]:
     """Shorten the longest contents until ``estimate_tokens`` of the list is at most ``max_tokens`` (R-TRIM-1, R-TRIM-3).
 
     Message 0 (the system prompt) and tool-call arguments are never touched; a message whose
     shortened form would not be shorter stays as it is. What is still over budget when the
-    candidates run out stays over budget.
+    candidates run out stays over budget. ``keep_min`` is the least a shortened content keeps
+    and the size a candidate must exceed: SHORTEN_KEEP_MIN, or 0 when even short messages
+    must give way because nothing else fits (R-FIT-1).
     """
     out = list(msgs)
     excess = sum(message_bytes(m) for m in out) - (CHARS_PER_TOKEN * max_tokens + CHARS_PER_TOKEN - 1)
     if excess <= 0:
         return out
     sizes = [(utf8_len(m.content), i) for i, m in enumerate(out) if i > 0]
-    candidates = sorted(((-size, i) for size, i in sizes if size > SHORTEN_KEEP_MIN))
+    candidates = sorted(((-size, i) for size, i in sizes if size > keep_min))
     for negative_size, i in candidates:
         if excess <= 0:
             break
         size = -negative_size
-        keep = max(SHORTEN_KEEP_MIN, size - excess - marker_bytes(size))
+        keep = max(keep_min, size - excess - marker_bytes(size))
         content = shorten_text(out[i].content, keep)
         lost = size - utf8_len(content)
         if lost <= 0:

@@ -16,7 +16,7 @@ import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Final, Protocol
+from typing import Final, Protocol, runtime_checkable
 
 from ...schema import ROLE_SYSTEM, ROLE_USER, Message, ToolDefinition, Usage
 from ._compactor import (
@@ -33,13 +33,18 @@ from ._shorten import marker_bytes, shorten_text
 from ._tokens import CHARS_PER_TOKEN, bytes_to_tokens, estimate_tokens, utf8_len
 
 __all__ = [
+    "REQUEST_SHARE",
     "SUMMARY_FIRST_PROMPT",
     "SUMMARY_FOCUS",
     "SUMMARY_INCREMENTAL_PROMPT",
     "SUMMARY_MARKER",
+    "SUMMARY_NOT_SHORTER",
+    "SUMMARY_OVER_LIMIT",
+    "SUMMARY_SHARE",
     "SUMMARY_SYSTEM_PROMPT",
     "SUMMARY_TEMPLATE",
     "SUMMARY_TIMEOUT_SECONDS",
+    "LimitsReply",
     "SummarizationCompactor",
     "Summarized",
     "Summarizer",
@@ -89,6 +94,12 @@ SUMMARY_RECALL: Final = (
     "commands and decisions it may want to look up again."
 )
 
+# R-FOLD-6: a summary that does not shrink the context is a failed summary.
+SUMMARY_OVER_LIMIT: Final = "the summary is longer than its limit of {limit} tokens"
+SUMMARY_NOT_SHORTER: Final = "the summary is not shorter than the messages it replaces"
+REQUEST_SHARE: Final = 2  # R-LONG-1: a summarizer request takes at most half the window
+SUMMARY_SHARE: Final = 8  # R-LONG-1: a summary takes at most an eighth of it
+
 _PLACEHOLDER: Final = re.compile(r"\{(conversation|previous_summary)\}")
 
 
@@ -98,6 +109,13 @@ class Summarizer(Protocol):
     def generate(
         self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]
     ) -> tuple[Message | None, Usage | None]: ...
+
+
+@runtime_checkable
+class LimitsReply(Protocol):
+    """A summarizer that can be told how long its reply may be (R-FOLD-7): the HTTP providers."""
+
+    reply_limit: int
 
 
 class SummaryFailed(Exception):
@@ -234,6 +252,9 @@ class SummarizationCompactor:
         timeout: seconds one summarizer call may take.
         request_limit: the most tokens one summarizer request may estimate; a longer head is
             summarised in pieces (R-FOLD). 0 sends one request whatever its size (R-SUM-7).
+        summary_limit: the most tokens a summary may estimate; a longer one, or one not shorter
+            than the messages it replaces, is a failed summary (R-FOLD-6). It is also the
+            reply limit asked of a summarizer that takes one (R-FOLD-7). 0: no limit (R-SUM).
     """
 
     provider: Summarizer | None
@@ -242,6 +263,7 @@ class SummarizationCompactor:
     fallback: Compactor | None = None
     timeout: float = SUMMARY_TIMEOUT_SECONDS
     request_limit: int = 0
+    summary_limit: int = 0
     _failures: list[str] = field(default_factory=list, init=False, repr=False, compare=False)
 
     @property
@@ -285,10 +307,29 @@ class SummarizationCompactor:
         """
         try:
             summary = self._summarize(msgs[1:split], prompt_suffix(focus, recall))
+            self._check_shrinks(msgs[1:split], summary)
         except SummaryFailed as exc:
             self._failures.append(str(exc))
             return Summarized(self.fall_back(msgs), None)
         return Summarized(repair_orphaned_tool_pairs([msgs[0], summary_message(summary), *msgs[split:]]), summary)
+
+    def fit_window(self, window: int) -> None:
+        """Make the limits that were set follow a window learned after the compactor was built (R-WIN-6).
+
+        The trigger becomes 80% of ``window`` (R-CMP-4), and each limit that is on becomes
+        its share of the window: ``request_limit`` a half (R-LONG-1), ``summary_limit`` an
+        eighth (R-FOLD-6).
+        """
+        self.max_tokens = budget_for_context_window(window)
+        if self.request_limit > 0:
+            self.request_limit = window // REQUEST_SHARE
+        if self.summary_limit > 0:
+            self.summary_limit = window // SUMMARY_SHARE
+
+    def _check_shrinks(self, head: Sequence[Message], summary: str) -> None:
+        """R-FOLD-6: with a summary limit, a summary must shrink what it replaces."""
+        if self.summary_limit > 0 and estimate_tokens([summary_message(summary)]) >= estimate_tokens(head):
+            raise SummaryFailed(SUMMARY_NOT_SHORTER)
 
     def _summarize(self, head: Sequence[Message], suffix: str) -> str:
         """The summary of ``head``: one request, or pieces folded in order (R-FOLD-2, R-FOLD-3).
@@ -337,21 +378,30 @@ class SummarizationCompactor:
         """One summarizer call; the reply exactly as written (R-SUM-12); blank is a failure (R-SUM-10)."""
         if self.provider is None:
             raise SummaryFailed("no summarizer is configured")
+        if self.summary_limit > 0 and isinstance(self.provider, LimitsReply):
+            self.provider.reply_limit = self.summary_limit  # R-FOLD-7
         reply = _call_with_timeout(self.provider, request, self.timeout)
         if reply is None:
             raise SummaryFailed("the summarizer returned no message")
         if not reply.content.strip():
             raise SummaryFailed("the summarizer returned an empty summary")
+        if self.summary_limit > 0 and bytes_to_tokens(utf8_len(reply.content)) > self.summary_limit:
+            raise SummaryFailed(SUMMARY_OVER_LIMIT.format(limit=self.summary_limit))
         return reply.content
 
 
 def new_summarization_compactor(
-    provider: Summarizer | None, context_window: int, *, request_limit: int = 0
+    provider: Summarizer | None, context_window: int, *, request_limit: int = 0, summary_limit: int = 0
 ) -> SummarizationCompactor:
     """The seed's NewSummarizationCompactor: 80% of the window, a tail of 6, the default fallback.
 
-    ``request_limit`` bounds each summarizer request (R-FOLD-1); the agent uses half the window.
+    ``request_limit`` bounds each summarizer request (R-FOLD-1) and ``summary_limit`` each
+    summary (R-FOLD-6); the agent uses half and an eighth of the window (R-LONG-1).
     """
     return SummarizationCompactor(
-        provider, budget_for_context_window(context_window), DEFAULT_MIN_TAIL_MESSAGES, request_limit=request_limit
+        provider,
+        budget_for_context_window(context_window),
+        DEFAULT_MIN_TAIL_MESSAGES,
+        request_limit=request_limit,
+        summary_limit=summary_limit,
     )

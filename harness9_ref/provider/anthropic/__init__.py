@@ -1,7 +1,7 @@
 """The Anthropic Messages wire format, free of I/O (SPEC R-PRV-2, R-PRV-3, R-PRV-8 … R-PRV-12,
 R-PRV-14, R-PRV-18, R-PRV-24, R-PRV-26, R-USE-4, R-USE-5).
 
-- ``build_request(model, messages, tools, *, stream, api_key, base_url) -> HttpRequest``
+- ``build_request(model, messages, tools, *, stream, api_key, base_url, reply_limit=0) -> HttpRequest``
 - ``build_count_request(model, messages, tools, *, api_key, base_url) -> HttpRequest`` (R-PRV-24)
 - ``reserved_output_tokens(model) -> int``: the ``max_tokens`` sent (R-PRV-26)
 - ``parse_response(status, headers, body) -> (Message, Usage | None)``

@@ -184,6 +184,7 @@ def build_request(
     stream: bool,
     api_key: str,
     base_url: str = DEFAULT_BASE_URL,
+    reply_limit: int = 0,
 ) -> HttpRequest:
     """The HTTP request for one Messages call (R-PRV-8, R-PRV-9).
 
@@ -198,6 +199,7 @@ def build_request(
         stream: ask for an SSE stream.
         api_key: sent as ``x-api-key``.
         base_url: the API root; one trailing ``/`` is removed (R-PRV-3).
+        reply_limit: when positive, ``max_tokens`` is at most this (R-PRV-29).
 
     Raises:
         RequestBuildError: a non-result system or user message carries tool calls, or no
@@ -205,7 +207,10 @@ def build_request(
     """
     sent = request_model(PROVIDER, model, base_url)
     conversation = _conversation(sent, messages, tools)
-    body: dict[str, Any] = {"model": sent, "max_tokens": reserved_output_tokens(model), **conversation}
+    limit = reserved_output_tokens(model)
+    if reply_limit > 0:
+        limit = min(limit, reply_limit)
+    body: dict[str, Any] = {"model": sent, "max_tokens": limit, **conversation}
     if stream:
         body["stream"] = True
     return HttpRequest(METHOD, strip_base_url(base_url) + PATH, _headers(api_key, stream), json_body(body))

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from ...schema import ROLE_ASSISTANT, ROLE_SYSTEM, ROLE_USER, Message, ToolDefinition
-from .._endpoint import OFFICIAL_BASE_URLS, request_model
+from .._endpoint import OFFICIAL_BASE_URLS, is_official_endpoint, request_model
 from .._errors import RequestBuildError
 from .._http import (
     ACCEPT_JSON,
@@ -32,6 +32,8 @@ METHOD: Final = "POST"  # R-PRV-4
 HEADER_AUTHORIZATION: Final = "Authorization"  # R-PRV-4: "Bearer <api_key>"
 ROLE_TOOL: Final = "tool"  # R-PRV-6: the wire role of a tool result
 TOOL_TYPE_FUNCTION: Final = "function"  # R-PRV-6, R-PRV-7
+MAX_TOKENS: Final = "max_tokens"  # R-PRV-29: a reply limit, as compatible servers read it
+MAX_COMPLETION_TOKENS: Final = "max_completion_tokens"  # R-PRV-29: the official endpoint's name for it
 STREAM_OPTIONS: Final[Mapping[str, bool]] = {"include_usage": True}  # R-PRV-5, R-USE-3
 
 
@@ -104,6 +106,7 @@ def build_request(
     stream: bool,
     api_key: str,
     base_url: str = DEFAULT_BASE_URL,
+    reply_limit: int = 0,
 ) -> HttpRequest:
     """The HTTP request for one chat completion (R-PRV-4, R-PRV-5).
 
@@ -115,6 +118,10 @@ def build_request(
         stream: ask for an SSE stream with usage in its last chunk (R-USE-3).
         api_key: sent as ``Authorization: Bearer <api_key>``.
         base_url: the API root; one trailing ``/`` is removed (R-PRV-3).
+        reply_limit: when positive, the most tokens the reply may take (R-PRV-29): sent as
+            ``max_completion_tokens`` on the official endpoint, which refuses ``max_tokens``
+            for its newer models, and as ``max_tokens``, which every compatible server reads,
+            elsewhere.
 
     Raises:
         RequestBuildError: a non-result system or user message carries tool calls.
@@ -123,6 +130,8 @@ def build_request(
     body: dict[str, Any] = {"model": sent, "messages": [_message(m, i) for i, m in enumerate(messages)]}
     if tools:
         body["tools"] = [_tool(t) for t in tools]
+    if reply_limit > 0:
+        body[MAX_COMPLETION_TOKENS if is_official_endpoint(PROVIDER, base_url) else MAX_TOKENS] = reply_limit
     if stream:
         body["stream"] = True
         body["stream_options"] = dict(STREAM_OPTIONS)
