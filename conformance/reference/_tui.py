@@ -17,7 +17,7 @@ from typing import Any, Final
 from harness9_ref.engine import one_line
 from harness9_ref.provider import OFFICIAL_BASE_URLS, request_model
 from harness9_ref.schema import ToolDefinition, messages_from_list
-from harness9_ref.text import clean_line, not_saved_notice, retry_notice, terminal_safe, tool_result_line
+from harness9_ref.text import clean_line, not_saved_notice, retry_notice, terminal_safe, tool_result_line, window_notice
 from harness9_ref.tools import FileChange, command_words, rule_offers
 from harness9_ref.tui import (
     DEFAULT_LANG,
@@ -144,6 +144,8 @@ def op_tui_input(inp: Mapping[str, Any]) -> Any:
         return context_lines(context_report_from_dict(inp["report"]), _lang(inp), inp.get("instructions"))
     if inp["action"] == "retry":
         return retry_notice(inp["event"], _lang(inp))
+    if inp["action"] == "window":  # R-EVT-12, R-TUI-26
+        return window_notice(inp["event"], _lang(inp))
     if inp["action"] == "not_saved":
         return not_saved_notice(inp["event"], _lang(inp))
     if inp["action"] == "tool_result":

@@ -43,6 +43,7 @@ from ..engine import (
     TextDeltaData,
     ToolCallData,
     ToolResultData,
+    WindowData,
     WorkerItem,
     one_line,
 )
@@ -55,6 +56,7 @@ from ..text import (
     terminal_safe,
     tool_call_line,
     tool_result_line,
+    window_notice,
     without_type_name,
 )
 from ._output import Filter, json_line, stream_filter
@@ -169,6 +171,8 @@ class _Printer:
             self.note(compaction_notice(data, self.lang))
         elif isinstance(data, RetryData):
             self.note(retry_notice(data, self.lang))
+        elif isinstance(data, WindowData):  # R-EVT-12
+            self.note(window_notice(data, self.lang))
         elif isinstance(data, SaveFailedData):
             self.not_saved = data
         elif isinstance(data, ErrorData):

@@ -35,6 +35,7 @@ from ._report import (
     not_saved_notice,
     retry_notice,
     run_error,
+    window_notice,
     without_type_name,
 )
 from ._strings import (
@@ -88,6 +89,7 @@ from ._strings import (
     STRINGS_TABLE,
     UNKNOWN_COMMAND,
     WARN_PERCENT,
+    WINDOW_SOURCES,
     parse_strings,
     strings_for,
 )
@@ -145,6 +147,7 @@ __all__ = [
     "STRINGS_TABLE",
     "UNKNOWN_COMMAND",
     "WARN_PERCENT",
+    "WINDOW_SOURCES",
     "LineKind",
     "PaneLine",
     "cell_width",
@@ -167,6 +170,7 @@ __all__ = [
     "tool_call_line",
     "tool_result_line",
     "user_line",
+    "window_notice",
     "without_type_name",
     "wrap_cells",
 ]

@@ -26,6 +26,7 @@ from ..engine import (
     InstructionWarning,
     RetryData,
     SaveFailedData,
+    WindowData,
     one_line,
 )
 from ..memory import format_token_count
@@ -36,6 +37,7 @@ from ._strings import (
     CONTEXT_PARTS,
     CONTEXT_SOURCES,
     DEFAULT_LANG,
+    WINDOW_SOURCES,
     strings_for,
 )
 
@@ -153,6 +155,7 @@ def context_report_from_dict(data: Mapping[str, Any]) -> ContextReport:
         total=int(data["total"]),
         source=str(data["source"]),
         parts=tuple(ContextPart(str(p["name"]), int(p["tokens"]), int(p["count"])) for p in parts),
+        window_source=str(data.get("window_source", "")),
     )
 
 
@@ -197,7 +200,8 @@ def context_lines(
     A header with the total, the window and the source; one indented line per part of the
     report, in its order (the counted parts with their count), the system prompt's followed by
     ``instruction_lines`` when ``instructions`` is given (R-INST-5); then the trigger: its
-    tokens, or that automatic compaction is off. Percentages are of the window,
+    tokens, or that automatic compaction is off; then, when the report names it, where the
+    window comes from (R-WIN-7). Percentages are of the window,
     ``n * 100 // window``; with the window unknown (0) no percentage and no trigger line are shown.
 
     Raises:
@@ -238,4 +242,14 @@ def context_lines(
             lines.append(texts["context_trigger"].format(budget=format_token_count(report.budget), pct=pct(report.budget)))
         else:
             lines.append(texts["context_trigger_off"])
+    if report.window_source in WINDOW_SOURCES:
+        lines.append(texts["context_window_line"].format(source=texts[f"context_window_{report.window_source}"]))
     return lines
+
+
+def window_notice(data: WindowData | Mapping[str, Any], lang: str = DEFAULT_LANG) -> str:
+    """The line of a ``window`` event (R-EVT-12): ``window_notice_<source>`` of ``lang``."""
+    return strings_for(lang)[f"window_notice_{_field(data, 'source')}"].format(
+        window=format_token_count(int(_field(data, "window"))),
+        previous=format_token_count(int(_field(data, "previous"))),
+    )

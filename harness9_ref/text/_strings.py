@@ -67,6 +67,7 @@ __all__ = [  # gets re-exported
     "STRINGS_TABLE",
     "UNKNOWN_COMMAND",
     "WARN_PERCENT",
+    "WINDOW_SOURCES",
     "parse_strings",
     "strings_for",
 ]
@@ -89,6 +90,9 @@ model_not_found = {provider} 没有模型 {model}：请用 --model 或 LLM_MODEL
 compaction_fallback = \u26a1 上下文已压缩：总结失败，丢弃了较早的消息 \u2014 {tokens_before} \u2192 {tokens_after} tokens\uff08{msgs_before} \u2192 {msgs_after} 条消息\uff09
 compaction_paused = \u26a1 上下文已压缩：总结连续失败，暂停总结并丢弃了较早的消息 \u2014 {tokens_before} \u2192 {tokens_after} tokens\uff08{msgs_before} \u2192 {msgs_after} 条消息\uff09
 compaction_shortened = \u26a1 上下文已压缩：截短了过长的消息 \u2014 {tokens_before} \u2192 {tokens_after} tokens
+compaction_degraded = \u26a1 上下文已压缩：为放进上下文窗口进一步裁剪了请求 \u2014 {tokens_before} \u2192 {tokens_after} tokens\uff08{msgs_before} \u2192 {msgs_after} 条消息\uff09
+window_notice_error = \u26a0 模型服务报告上下文窗口为 {window} tokens（不是 {previous}）；之后的请求都按这个窗口压缩
+window_notice_truncation = \u26a0 模型服务只计入了 {window} tokens，丢弃了请求的开头；上下文窗口按 {window} tokens 处理（不是 {previous}）
 compaction_also_cleared = ，另清除了 {cleared} 条旧工具结果
 compacting = 正在压缩上下文\u2026
 context_header = 下一次请求：{total} / {window} tokens（{pct}%，{source}）
@@ -108,6 +112,13 @@ context_cleared = 已清除的工具结果
 context_exact = 精确计数
 context_anchored = 按上次实际用量推算
 context_estimate = 估算
+context_window_line = 窗口来源：{source}
+context_window_option = --context-window 选项
+context_window_registry = 模型注册表
+context_window_default = 假定值（模型未知）
+context_window_server = 模型服务报告
+context_window_error = 从模型服务的超长错误得知
+context_window_truncation = 从模型服务截断请求得知
 instructions_context_file = AGENTS.md：{path}，{tokens} tokens
 instructions_context_file_cut = AGENTS.md：{path}，{tokens} tokens（已截断）
 instructions_context_none = AGENTS.md：无
@@ -238,6 +249,9 @@ model_not_found = {provider} has no model {model}: choose one with --model or LL
 compaction_fallback = \u26a1 context compacted: the summary failed, earlier messages dropped \u2014 {tokens_before} \u2192 {tokens_after} tokens ({msgs_before} \u2192 {msgs_after} messages)
 compaction_paused = \u26a1 context compacted: summaries paused after repeated failures, earlier messages dropped \u2014 {tokens_before} \u2192 {tokens_after} tokens ({msgs_before} \u2192 {msgs_after} messages)
 compaction_shortened = \u26a1 context compacted: long messages shortened \u2014 {tokens_before} \u2192 {tokens_after} tokens
+compaction_degraded = \u26a1 context compacted: cut further to fit the context window \u2014 {tokens_before} \u2192 {tokens_after} tokens ({msgs_before} \u2192 {msgs_after} messages)
+window_notice_error = \u26a0 the model server reports a context window of {window} tokens (not {previous}); every request is compacted to fit it from now on
+window_notice_truncation = \u26a0 the model server counted only {window} tokens and dropped the start of the request; the context window is taken as {window} tokens (not {previous})
 compaction_also_cleared = ; old tool results cleared ({cleared})
 compacting = compacting the context\u2026
 context_header = next request: {total} / {window} tokens ({pct}%, {source})
@@ -257,6 +271,13 @@ context_cleared = cleared tool results
 context_exact = exact count
 context_anchored = anchored on the last count
 context_estimate = estimate
+context_window_line = window: {source}
+context_window_option = the --context-window option
+context_window_registry = the model registry
+context_window_default = assumed (the model is unknown)
+context_window_server = reported by the model server
+context_window_error = learned from the model server's overflow error
+context_window_truncation = learned when the model server cut a request
 instructions_context_file = AGENTS.md: {path}, {tokens} tokens
 instructions_context_file_cut = AGENTS.md: {path}, {tokens} tokens (cut)
 instructions_context_none = AGENTS.md: none
@@ -450,13 +471,14 @@ HIGH_PERCENT: Final = 80
 COMPACTION_NOTICE: Final = _ZH["compaction_notice"]
 
 # R-TUI-21: the notice of each tier of a compaction; the generic notice when the tier is None.
-COMPACTION_TIERS: Final = ("cleared", "summary", "fallback", "paused", "shortened")
+COMPACTION_TIERS: Final = ("cleared", "summary", "fallback", "paused", "shortened", "degraded")
 
 # R-TUI-20: /context's lines. Each part's label is STRINGS' "context_" + its name; these parts
 # show their count; the part lines are indented by CONTEXT_INDENT.
 CONTEXT_PARTS: Final = ("system", "tools", "summary", "messages", "tool_results", "cleared")
 CONTEXT_COUNTED: Final = ("tools", "messages", "tool_results", "cleared")
 CONTEXT_SOURCES: Final = ("exact", "anchored", "estimate")
+WINDOW_SOURCES: Final = ("option", "registry", "default", "server", "error", "truncation")  # R-WIN-7
 CONTEXT_INDENT: Final = "  "
 
 # R-TUI-6, R-TUI-14: the one table of commands, in completion order.

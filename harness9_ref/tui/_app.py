@@ -35,6 +35,7 @@ from ..engine import (
     TokenUpdateData,
     ToolCallData,
     ToolResultData,
+    WindowData,
     WorkerItem,
     one_line,
 )
@@ -64,6 +65,7 @@ from ..text import (
     tool_call_line,
     tool_result_line,
     user_line,
+    window_notice,
     wrap_cells,
 )
 from ..tools import AllowRule, FileChange, Rule, command_words, rule_offers, rule_text, rules_directory
@@ -426,6 +428,8 @@ class App:
             self.status = self.status.updated(data.tokens_after, self.engine.context_window)
         elif isinstance(data, RetryData):  # R-ENG-22
             self._add(retry_notice(data, self.lang), "notice")
+        elif isinstance(data, WindowData):  # R-EVT-12: the status bar follows with the next token update
+            self._add(window_notice(data, self.lang), "notice")
         elif isinstance(data, SaveFailedData):  # R-TUI-22
             self._add(not_saved_notice(data, self.lang), "error")
         elif isinstance(data, ToolCallData):

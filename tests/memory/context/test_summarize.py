@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import copy
 import time
+from collections.abc import Sequence
 
 import pytest
 
+from harness9_ref.engine import RetryingSummarizer, RetryPolicy
 from harness9_ref.memory import (
     SUMMARY_FIRST_PROMPT,
     SUMMARY_INCREMENTAL_PROMPT,
@@ -20,7 +22,7 @@ from harness9_ref.memory import (
     TokenBudgetCompactor,
     new_summarization_compactor,
 )
-from harness9_ref.schema import Message
+from harness9_ref.schema import Message, ToolDefinition
 from tests.fakes import (
     RecordingSummarizer,
     SummaryReply,
@@ -345,3 +347,35 @@ def test_summarization_leaves_its_input_alone() -> None:
     compactor("S")[0].compact(msgs)
     compactor(RuntimeError("x"))[0].compact(msgs)
     assert msgs == snapshot
+
+
+class _Limited:
+    """A summarizer that takes a reply limit (R-FOLD-7) and remembers it at each call."""
+
+    def __init__(self) -> None:
+        self.reply_limit = 0
+        self.seen: list[int] = []
+
+    def generate(self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]) -> tuple[Message, None]:
+        self.seen.append(self.reply_limit)
+        return Message("assistant", "short"), None
+
+
+def test_the_summary_limit_is_asked_of_a_summarizer_that_takes_one() -> None:
+    """R-FOLD-7: before each call the summarizer is told the summary limit; without a limit, nothing."""
+    head = [Message("system", "S"), *[Message("user", "x" * 400) for _ in range(4)], Message("user", "last")]
+    summarizer = _Limited()
+    SummarizationCompactor(summarizer, 10, 1, summary_limit=40).summarize(head, 5)
+    assert summarizer.seen == [40]
+    plain = _Limited()
+    SummarizationCompactor(plain, 10, 1).summarize(head, 5)
+    assert plain.seen == [0]
+
+
+def test_the_retrying_wrapper_passes_the_limit_on() -> None:
+    """R-FOLD-7 with R-ENG-27: the wrapper the engine puts around a summarizer forwards the limit."""
+    summarizer = _Limited()
+    wrapper = RetryingSummarizer(summarizer, RetryPolicy(1))
+    head = [Message("system", "S"), Message("user", "y" * 800), Message("user", "z")]
+    SummarizationCompactor(wrapper, 10, 1, summary_limit=25).summarize(head, 2)
+    assert summarizer.seen == [25] and wrapper.reply_limit == 25
