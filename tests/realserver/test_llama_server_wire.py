@@ -34,6 +34,8 @@ from collections.abc import Callable
 
 import pytest
 
+from conformance.runner._cases import PROJECT_ROOT
+from conformance.traffic._record import load_exchange
 from harness9_ref.provider import ContextLengthExceeded, OpenAIProvider, openai
 from harness9_ref.schema import CHUNK_DONE, CHUNK_ERROR, CHUNK_TEXT, Message, ToolDefinition
 from tests.llama_server import MODEL_ALIAS, LlamaServer
@@ -131,6 +133,20 @@ def test_a_streamed_request_over_the_window_gets_the_same_json_refusal_and_no_st
     assert [c.type for c in chunks] == [CHUNK_ERROR]
     message = json.loads(body)["error"]["message"]
     assert chunks[0].error == f"context_length_exceeded: openai: HTTP 400 exceed_context_size_error: {message}"
+
+
+@pytest.mark.parametrize("name", ["local-llama-cpp-error-context-size", "local-llama-cpp-stream-error-context-size"])
+def test_the_recorded_refusals_are_what_the_live_server_sends(llama_server: LlamaServer, name: str) -> None:
+    """The fixtures of the ``local`` profile (SPEC R-PROF-4) stay true to the server they came from."""
+    recorded = load_exchange(PROJECT_ROOT / "fixtures" / "providers" / "openai" / name)
+    request = urllib.request.Request(
+        llama_server.base_url + recorded.path, data=json.dumps(recorded.request_body).encode(),
+        headers=dict(recorded.request_headers),
+    )  # fmt: skip
+    with pytest.raises(urllib.error.HTTPError) as refused, urllib.request.urlopen(request, timeout=120):
+        pass
+    with refused.value as answer:
+        assert (answer.code, answer.read()) == (recorded.status, recorded.body)
 
 
 @pytest.mark.parametrize("ctx_size", [1024, 2048])
