@@ -153,7 +153,7 @@ class LlamaServer:
 
         Raises:
             RuntimeError: it exited or did not become ready within START_TIMEOUT; the message
-                holds the end of its log.
+                holds the end of its log, which is kept.
         """
         with open(self.log_path, "wb") as log:
             self._process = subprocess.Popen(
@@ -164,7 +164,7 @@ class LlamaServer:
             if self._process.poll() is not None:
                 raise self._failed(f"exited with status {self._process.returncode}")
             if time.monotonic() > deadline:
-                self.stop()
+                self._end()
                 raise self._failed(f"was not ready after {START_TIMEOUT:.0f} s")
             time.sleep(0.05)
         return self
@@ -201,18 +201,23 @@ class LlamaServer:
         prompt = self.post("/apply-template", {"messages": list(messages)})["prompt"]
         return len(self.post("/tokenize", {"content": prompt, "add_special": True})["tokens"])
 
-    def stop(self) -> None:
-        """End the process group (SIGTERM, then SIGKILL after STOP_TIMEOUT) and remove the folder."""
+    def _end(self) -> None:
+        """End the process group: SIGTERM, then SIGKILL after STOP_TIMEOUT."""
         process, self._process = self._process, None
-        if process is not None:
-            try:
-                os.killpg(process.pid, signal.SIGTERM)
-                process.wait(timeout=STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-            except ProcessLookupError:  # it had ended already
-                process.wait()
+        if process is None:
+            return
+        try:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        except ProcessLookupError:  # it had ended already
+            process.wait()
+
+    def stop(self) -> None:
+        """End the server and remove its folder, log included."""
+        self._end()
         shutil.rmtree(self.folder, ignore_errors=True)
 
     def __enter__(self) -> LlamaServer:
