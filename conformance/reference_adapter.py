@@ -63,7 +63,7 @@ def start_answer() -> dict[str, Any]:
         "backends": ["sqlite", "postgresql"],  # conformance/porting/_backends.py
         # SPEC R-PROF-3: every profile with cases but PostgreSQL, which a run judges only when
         # it is given a server (without one its PostgreSQL-only cases are unsupported).
-        "profiles": ["core", "sessions", "providers", "engine", "long", "tui"],
+        "profiles": ["core", "sessions", "providers", "local", "engine", "long", "tui"],
     }
 
 

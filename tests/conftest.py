@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
 from tests.fakes import Clock
+from tests.llama_server import LlamaServer, find_parts
 
 
 @pytest.fixture
@@ -35,3 +37,32 @@ def pytest_configure(config: pytest.Config) -> None:
     if "PYTEST_XDIST_WORKER" in os.environ:
         for name in ("COLUMNS", "LINES"):
             os.environ.pop(name, None)
+
+
+@pytest.fixture(scope="session")
+def llama_servers() -> Iterator[Callable[[int], LlamaServer]]:
+    """Real llama.cpp servers by context size (tests/llama_server.py), each started on first use
+    and shared by the worker's tests: at most one per size and pytest-xdist worker, a thread each,
+    so that two workers keep to two cores. Without the server or the model the tests skip,
+    saying which is missing."""
+    parts = find_parts()
+    if isinstance(parts, str):
+        pytest.skip(parts)
+    started: dict[int, LlamaServer] = {}
+
+    def server(ctx_size: int) -> LlamaServer:
+        if ctx_size not in started:
+            started[ctx_size] = LlamaServer(*parts, ctx_size).start()
+        return started[ctx_size]
+
+    try:
+        yield server
+    finally:
+        for each in started.values():
+            each.stop()
+
+
+@pytest.fixture
+def llama_server(llama_servers: Callable[[int], LlamaServer]) -> LlamaServer:
+    """The worker's real llama.cpp server with a window of 2048 tokens."""
+    return llama_servers(2048)

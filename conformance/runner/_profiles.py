@@ -6,8 +6,9 @@ ops; SPEC 21.4 holds the same table), and every run judges each profile as a who
 can say exactly what it implements: ``harness9 conformance: core ✓ sessions ✓ providers 98%``.
 
 Each case belongs to exactly one profile (R-PROF-1): the PostgreSQL runs of session cases to
-``postgresql``, any other case citing a long-session area to ``long``, the rest to the profile
-of their op. One profile per case keeps a port that claims ``engine`` from being asked for
+``postgresql``, the cases judged on a recording of a local model server to ``local``
+(R-PROF-4), any other case citing a long-session area to ``long``, the rest to the profile of
+their op. One profile per case keeps a port that claims ``engine`` from being asked for
 ``long``'s cases, and makes the profiles' counts add up to the run's.
 """
 
@@ -49,6 +50,10 @@ class Profile:
     ops: tuple[str, ...]
 
 
+LOCAL: Final = "local"
+# A fixture recorded from a local model server is named <provider>/local-<server>-… (R-PROF-4).
+LOCAL_FIXTURE_PREFIX: Final = "local-"
+
 PROFILES: Final[tuple[Profile, ...]] = (
     Profile(
         "core",
@@ -80,6 +85,7 @@ PROFILES: Final[tuple[Profile, ...]] = (
         ("R-PRV", "R-USE", "R-ERR", "R-WIN"),
         ("provider_request", "provider_parse", "provider_call", "model_window"),
     ),
+    Profile(LOCAL, "local model servers", "13–15, 21.4", (), ()),
     Profile(
         "engine",
         "engine and tools",
@@ -106,8 +112,8 @@ PROFILES: Final[tuple[Profile, ...]] = (
 _BY_NAME: Final = {profile.name: profile for profile in PROFILES}
 _HOME: Final = {op: profile.name for profile in PROFILES for op in profile.ops}
 _LONG_AREAS: Final = frozenset(_BY_NAME["long"].areas)
-# Profiles no adapter can claim: the suite has no case for them (R-PROF-3).
-_UNCLAIMABLE: Final = frozenset(p.name for p in PROFILES if not p.ops and p.name != POSTGRES)
+# Profiles no adapter can claim: no op and no rule of R-PROF-1 gives them a case (R-PROF-3).
+_UNCLAIMABLE: Final = frozenset(p.name for p in PROFILES if not p.ops and p.name not in (POSTGRES, LOCAL))
 PASSED_MARK: Final = "✓"
 LINE_PREFIX: Final = "harness9 conformance:"
 
@@ -120,10 +126,18 @@ def _on_postgres(case: Case) -> bool:
     )
 
 
+def _on_local_server(case: Case) -> bool:
+    """Judged on a recording of a local model server (R-PROF-4): its fixture is ``<provider>/local-…``."""
+    fixture = case.input.get("fixture")
+    return isinstance(fixture, str) and fixture.partition("/")[2].startswith(LOCAL_FIXTURE_PREFIX)
+
+
 def profile_of(case: Case) -> str:
     """The one profile ``case`` belongs to (R-PROF-1; see the module docstring)."""
     if _on_postgres(case):
         return POSTGRES
+    if _on_local_server(case):
+        return LOCAL
     if any(area_of(requirement) in _LONG_AREAS for requirement in case.spec):
         return "long"
     return _HOME[case.op]

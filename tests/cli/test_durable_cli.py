@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import signal
 import sqlite3
@@ -145,7 +146,10 @@ def _sleepers(token: str) -> list[int]:
 
 
 def test_kill_while_a_tool_runs_keeps_the_prompt(env: dict[str, str], work: Path, db: Path) -> None:
-    token = "sleep 27.31"  # unique, so the test finds (and ends) only its own command
+    # Unique to this run, so the test finds (and ends) only its own command: a fixed argument is
+    # also the command of any other run of this test on the machine, whose sleep would read as
+    # this run's (killing the program before the prompt is stored) and be killed by this one.
+    token = f"sleep 27.{random.randrange(10**8):08d}"
     proc = _start(["--yes", "run", f"run {token}"], env, work)
     running = threading.Event()
 

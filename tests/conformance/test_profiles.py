@@ -25,6 +25,7 @@ from tests.reference import suite_cases
 from .toy import fake
 
 LONG_AREAS = {"R-LONG", "R-CKP", "R-FOLD", "R-TRIM", "R-RCL", "R-FIT"}
+PROVIDER_FIXTURES = PROJECT_ROOT / "fixtures" / "providers"
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -42,14 +43,17 @@ def _run(adapter: list[str], tmp_path: Path, *args: str) -> tuple[int, dict[str,
     return done.returncode, json.loads(report.read_text(encoding="utf-8")), done.stdout.splitlines()
 
 
-def test_every_case_belongs_to_one_profile_by_backend_long_areas_and_op() -> None:
-    """R-PROF-1, recomputed from its sentence over the real suite."""
+def test_every_case_belongs_to_one_profile_by_backend_local_recordings_long_areas_and_op() -> None:
+    """R-PROF-1 and R-PROF-4, recomputed from their sentences over the real suite."""
     cases = suite_cases()
     homes = {op: p.name for p in PROFILES for op in p.ops}
     assert set(homes) == set(OPS)
     for case in cases:
+        fixture = str(case.input.get("fixture", ""))
         if case.op == "session" and case_backends(case) == ("postgresql",):
             want = "postgresql"
+        elif re.fullmatch(r"[a-z]+/local-.+", fixture):
+            want = "local"
         elif any(area_of(requirement) in LONG_AREAS for requirement in case.spec):
             want = "long"
         else:
@@ -61,6 +65,20 @@ def test_every_case_belongs_to_one_profile_by_backend_long_areas_and_op() -> Non
     assert long_by_area, "the long areas take cases of other profiles' ops"
     on_postgres = next(c for c in cases if c.op == "session" and "sqlite" in case_backends(c))
     assert profile_of(replace(on_postgres, input={**on_postgres.input, POSTGRES_KEY: "x"})) == "postgresql"
+    local = [c for c in cases if profile_of(c) == "local"]
+    assert {c.op for c in local} == {"provider_parse", "provider_call"}, "local takes cases of providers' ops"
+    assert all(c.op.startswith("provider_") for c in cases if "llama-cpp" in str(c.input.get("fixture", "")))
+
+
+def test_every_local_fixture_is_a_recording_of_a_local_server() -> None:
+    """R-PROF-4: a ``local-`` fixture is never written by hand; its provenance says where it was
+    recorded (a loopback address), by what, and the server, its build, the model and options."""
+    folders = sorted(PROVIDER_FIXTURES.glob("*/local-*"))
+    assert folders
+    for folder in folders:
+        provenance = json.loads((folder / "exchange.json").read_text(encoding="utf-8"))["provenance"]
+        assert re.match(r"Recorded from http://127\.0\.0\.1:\d+ on \d{4}-\d\d-\d\d by python -m conformance ", provenance)
+        assert all(word in provenance for word in ("llama-server", "11434", "SmolLM2", "--ctx-size")), folder
 
 
 def test_spec_table_is_the_data() -> None:
@@ -69,14 +87,14 @@ def test_spec_table_is_the_data() -> None:
     section = text[text.index("### 21.4 ") : text.index("## 22. ")]
     rows = [line for line in section.splitlines() if line.startswith("| `")]
     assert len(rows) == len(PROFILES)
+    # postgresql and local take other profiles' cases by R-PROF-1's rules, no op of their own
+    by_rule = {"postgresql": ["session"], "local": ["provider_parse", "provider_call"]}
     for row, profile in zip(rows, PROFILES, strict=True):
         name, title, sections, areas, ops = (cell.strip() for cell in row.strip("|").split("|"))
         assert name == f"`{profile.name}`"
         assert (title, sections) == (profile.title, profile.sections)
-        assert areas.split(", ") == list(profile.areas)
-        # postgresql takes the session cases run there (R-PROF-1), no op of its own
-        own = ["session"] if profile.name == "postgresql" else list(profile.ops)
-        assert re.findall(r"`([a-z_]+)`", ops) == own
+        assert areas.split(", ") == list(profile.areas) if profile.areas else areas.startswith("none: ")
+        assert re.findall(r"`([a-z_]+)`", ops) == by_rule.get(profile.name, list(profile.ops))
 
 
 def test_a_run_prints_and_writes_each_profiles_verdict(tmp_path: Path) -> None:
@@ -102,7 +120,10 @@ def test_a_run_prints_and_writes_each_profiles_verdict(tmp_path: Path) -> None:
                   "percent": 0, "failing": []}  # fmt: skip
     assert profiles["engine"] == {"claimed": True, "passed": False, "cases": 0, "passed_cases": 0,
                                   "percent": None, "failing": []}  # fmt: skip
-    assert lines[-1] == "harness9 conformance: core ✓ sessions ✓ postgresql 0% providers ✓"
+    assert profiles["local"]["passed"] and profiles["local"]["cases"] == sum(
+        case["slug"].startswith("local-") for case in report["cases"]
+    )
+    assert lines[-1] == "harness9 conformance: core ✓ sessions ✓ postgresql 0% providers ✓ local ✓"
 
 
 def test_a_claimed_profile_not_passed_fails_the_run(tmp_path: Path) -> None:

@@ -33,6 +33,7 @@ PROVIDERS_DIR = PROJECT_ROOT / "fixtures" / "providers"
 EXCHANGES = find_exchanges([PROVIDERS_DIR])
 BY_NAME = {exchange.name: exchange for exchange in EXCHANGES}
 QUIRKS = json.loads((PROVIDERS_DIR / "quirks.json").read_text(encoding="utf-8"))
+WINDOW_PATHS = ("/props", "/v1/models")  # where a local server says its window (fixtures/README.md)
 ERROR_CODES = {
     "authentication", "rate_limit", "overloaded", "context_length_exceeded", "invalid_request",
     "model_not_found", "server_error", "malformed_response", "malformed_stream", "stream_cut_off",
@@ -329,8 +330,12 @@ def test_every_fixture_loads_and_carries_only_known_quirks() -> None:
 @pytest.mark.parametrize("exchange", EXCHANGES, ids=lambda e: e.name)
 def test_fixture_request_is_what_the_spec_builds(exchange: Exchange) -> None:
     body = exchange.request_body
-    assert exchange.method == "POST"
     assert exchange.provenance.startswith(("Written by hand on ", "Recorded from "))
+    if exchange.method == "GET":  # a local server's answer about its window: no body, JSON asked for
+        assert exchange.path in WINDOW_PATHS and body is None and not exchange.stream
+        assert exchange.request_headers == {"accept": "application/json"}
+        return
+    assert exchange.method == "POST"
     accept = "text/event-stream" if exchange.stream else "application/json"
     assert exchange.request_headers["accept"] == accept
     assert exchange.request_headers["content-type"] == "application/json"
@@ -568,8 +573,18 @@ def anthropic_stream(body: bytes) -> dict[str, Any]:
     return {"error": {"code": "stream_cut_off", "message": None}, "text_chunks": pieces}
 
 
+def window(path: str, body: dict[str, Any]) -> dict[str, Any]:
+    """The window a local server's answer reports (fixtures/README.md): llama.cpp's ``/props``
+    and the ``meta`` of the first model of ``/v1/models``; never ``n_ctx_train``."""
+    if path == "/props":
+        return {"context_window": body["default_generation_settings"]["n_ctx"]}
+    return {"context_window": body["data"][0]["meta"]["n_ctx"]}
+
+
 def read_exchange(exchange: Exchange) -> dict[str, Any]:
     """What SPEC.md makes of a fixture's response, in the shape of its ``expect`` block."""
+    if exchange.method == "GET":
+        return window(exchange.path, json.loads(exchange.body))
     if not 200 <= exchange.status < 300:
         try:
             body = json.loads(exchange.body)
