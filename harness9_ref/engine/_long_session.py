@@ -393,13 +393,14 @@ class LongSession:
     ) -> WindowData | None:
         """Remember a call's real count against its estimate, and what it counted (R-LONG-3, R-LONG-10).
 
-        A count far below what was sent (under half of ``measured(total)``) is a server that
-        silently dropped the start of the request (R-WIN-8): it calibrates nothing, and the
-        tokens the server did take become the window. Returns the event data of a window learned so.
+        A count far below what was sent (under half of the measured messages, the tool
+        definitions left out: some chat templates drop them) is a server that silently dropped
+        the start of the request (R-WIN-8): it calibrates nothing, and the tokens the server did
+        take become the window. Returns the event data of a window learned so.
         """
         if usage is None or usage.input_tokens <= 0 or total <= 0:
             return None
-        if 2 * usage.input_tokens < self.measured(total):
+        if 2 * usage.input_tokens < self.measured(total - tool_tokens):
             kept = plausible_window(usage.input_tokens + usage.output_tokens)
             return self.learn(kept, WINDOW_FROM_TRUNCATION, compactor)
         self._used, self._sent = usage.input_tokens, total
