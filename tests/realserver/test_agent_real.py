@@ -18,8 +18,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from harness9_ref.memory import CHARS_PER_TOKEN, Manager
 from tests.cli.helpers import ROOT, environment
 from tests.llama_server import MODEL_ALIAS, LlamaServer
@@ -98,7 +96,7 @@ def test_a_window_too_small_for_the_system_prompt_says_so_in_one_line(
     run makes no call, names the sizes in one line and keeps the prompt."""
     server = llama_servers(256)
     status, events, err = agent(server, tmp_path, "run", "--json", "Hello?")
-    assert status == 1
+    assert status == 1, err
     [error] = of(events, "error")
     assert error["code"] == "context_too_small" and "window of 256 tokens" in error["message"], error
     with Manager(tmp_path / "home" / "sessions.db") as manager:
@@ -106,18 +104,13 @@ def test_a_window_too_small_for_the_system_prompt_says_so_in_one_line(
         assert [m.content for m in manager.open_session(row.id).get_messages()] == ["Hello?"]
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        "The engine keeps a checkpoint of the last summary and only summarises new messages.",
-        json.dumps({"role": "tool", "content": "ls -la\ntotal 48\ndrwxr-xr-x  5 root root 4096 ."}),
-    ],
-)
-def test_the_prior_calibration_holds_for_prose_and_json(llama_server: LlamaServer, text: str) -> None:
+def test_the_prior_calibration_holds_for_english_prose(llama_server: LlamaServer) -> None:
     """R-LONG-3: until the server counts, a token per 3 bytes; SmolLM2's tokenizer counts no more
-    for English prose or JSON. It counts more for code (35 tokens for 99 bytes of Python) and
-    far more for Chinese (49 for 81 bytes, 1.8 times the prior): the first request of such a
-    session can overflow, which R-LONG-7 recovers from and the first usage calibrates."""
+    for English prose. It counts more for code (35 tokens for 99 bytes of Python, 1.1 times the
+    prior), JSON (40 for 77 bytes, 2.1 times) and Chinese (49 for 81 bytes, 1.8 times): the first
+    request of such a session can overflow, which R-LONG-7 recovers from, and the first usage
+    calibrates (R-LONG-3)."""
+    text = "The engine keeps a checkpoint of the last summary and only summarises new messages."
     real = len(llama_server.post("/tokenize", {"content": text})["tokens"])
     estimate = len(text.encode("utf-8")) // CHARS_PER_TOKEN
-    assert real <= estimate * PRIOR + 1, (real, estimate)
+    assert real <= estimate * PRIOR, (real, estimate)
