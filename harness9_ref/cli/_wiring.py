@@ -1,5 +1,5 @@
 """Building the program from its settings, as R-CLI-5 wires it
-(SPEC R-CLI-5, R-CLI-8, R-CLI-9, R-CLI-10, R-CLI-13, R-CLI-15, R-CLI-20, R-PRUNE-2, R-INST-4, R-LANG-3).
+(SPEC R-CLI-5, R-CLI-8, R-CLI-9, R-CLI-10, R-CLI-13, R-CLI-15, R-CLI-20, R-CLI-22, R-PRUNE-2, R-INST-4, R-LANG-3).
 """
 
 from __future__ import annotations
@@ -58,23 +58,24 @@ def check_workdir(settings: Settings) -> None:
 
 
 def build_provider(settings: Settings, *, streaming_delay: bool = False, model: str | None = None) -> LLMProvider:
-    """The provider of R-CLI-4 for ``model`` (the main one by default); ``streaming_delay`` paces
-    the offline provider's words for the UI."""
+    """The provider of R-CLI-4 for ``model`` (the main one by default), with an empty key on a
+    local server (R-CLI-21) and R-CLI-22's timeout; ``streaming_delay`` paces the offline
+    provider's words for the UI."""
     name = settings.model if model is None else model
     if settings.provider == "openai":
         if settings.base_url:
-            return OpenAIProvider(name, settings.api_key, settings.base_url)
-        return OpenAIProvider(name, settings.api_key)
+            return OpenAIProvider(name, settings.api_key, settings.base_url, settings.timeout)
+        return OpenAIProvider(name, settings.api_key, timeout=settings.timeout)
     if settings.provider == "anthropic":
         if settings.base_url:
-            return AnthropicProvider(name, settings.api_key, settings.base_url)
-        return AnthropicProvider(name, settings.api_key)
+            return AnthropicProvider(name, settings.api_key, settings.base_url, settings.timeout)
+        return AnthropicProvider(name, settings.api_key, timeout=settings.timeout)
     return OfflineProvider(chunk_delay=OFFLINE_CHUNK_DELAY if streaming_delay else 0.0)
 
 
 def build_summarizer(settings: Settings, provider: LLMProvider) -> LLMProvider:
     """Who makes the summaries (R-CLI-20): ``provider`` itself, or with ``--summary-model`` the
-    same provider, base URL and key for that model. The offline provider sends no model, so it
+    same provider, base URL, key and timeout for that model. The offline provider sends no model, so it
     summarises itself whatever the option says."""
     if settings.summary_model is None or settings.provider == "offline":
         return provider

@@ -12,6 +12,7 @@ from . import anthropic, openai
 from ._base import (
     DEFAULT_TIMEOUT,
     HttpProvider,
+    Interruptible,
     LLMProvider,
     ReservesOutput,
     TokenCounter,
@@ -68,6 +69,7 @@ __all__ = (
     "ContextLengthExceeded",
     "HttpProvider",
     "HttpRequest",
+    "Interruptible",
     "InvalidRequestError",
     "LLMProvider",
     "MalformedResponse",

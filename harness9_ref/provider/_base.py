@@ -9,6 +9,7 @@ conformance ops ``provider_request`` and ``provider_parse`` call.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol, TypeVar, runtime_checkable
@@ -18,11 +19,12 @@ from ._endpoint import request_model
 from ._errors import REDACTED, ProviderError, error_chunk
 from ._http import HttpRequest
 from ._streaming import Assembler, ErrorParser, stream_chunks
-from ._transport import open_stream, send
+from ._transport import Exchange, open_stream, send
 
 __all__ = [
     "DEFAULT_TIMEOUT",
     "HttpProvider",
+    "Interruptible",
     "LLMProvider",
     "ReservesOutput",
     "TokenCounter",
@@ -84,6 +86,15 @@ class ReservesOutput(Protocol):
         ...
 
 
+@runtime_checkable
+class Interruptible(Protocol):
+    """A provider whose streamed exchanges another thread can end at once (R-PRV-3)."""
+
+    def interrupt(self) -> None:
+        """End every streamed exchange in progress; safe from any thread, a no-op when none is."""
+        ...
+
+
 def reserved_output_tokens_of(provider: object) -> int:
     """``provider.reserved_output_tokens``, or 0 for a provider that does not declare it (R-PRV-26)."""
     return provider.reserved_output_tokens if isinstance(provider, ReservesOutput) else 0
@@ -122,10 +133,12 @@ class HttpProvider:
     """An LLM provider over HTTP, for any ``WireFormat`` (R-PRV-1, R-PRV-3).
 
     The API key is kept private, left out of ``repr``, and replaced by ``[redacted]`` in any
-    error message that should ever quote it (R-PRV-3). Nothing is retried (R-PRV-22).
+    error message that should ever quote it (R-PRV-3); an empty key sends none (R-PRV-4,
+    R-PRV-8). Nothing is retried (R-PRV-22). ``interrupt()`` ends the streamed exchanges in
+    progress from any thread (R-PRV-3); the whole-body ones (a summary, a count) finish.
     """
 
-    __slots__ = ("_api_key", "_wire", "base_url", "model", "timeout")
+    __slots__ = ("_api_key", "_exchanges", "_lock", "_wire", "base_url", "model", "timeout")
 
     def __init__(self, wire: WireFormat, model: str, api_key: str, base_url: str, timeout: float) -> None:
         self._wire = wire
@@ -133,6 +146,8 @@ class HttpProvider:
         self._api_key = api_key
         self.base_url = base_url
         self.timeout = timeout
+        self._lock = threading.Lock()
+        self._exchanges: set[Exchange] = set()  # the streamed exchanges in progress
 
     def __repr__(self) -> str:
         return (
@@ -187,18 +202,41 @@ class HttpProvider:
         failed connection, an HTTP error status and a malformed or cut stream all end in an
         ``error`` chunk. Closing the iterator early closes the connection.
         """
+        exchange = Exchange()
+        with self._lock:
+            self._exchanges.add(exchange)
         try:
-            request = self._request(messages, available_tools, stream=True)
-            status, headers, chunks = open_stream(request, timeout=self.timeout, provider=self._wire.name)
-        except ProviderError as exc:
-            exc.redact(self._api_key)
-            yield error_chunk(exc)
-            return
-        try:
-            for chunk in stream_chunks(self._wire.parse_error, self._wire.new_assembler, status, headers, chunks):
-                yield self._redacted(chunk)
+            try:
+                request = self._request(messages, available_tools, stream=True)
+                status, headers, chunks = open_stream(
+                    request, timeout=self.timeout, provider=self._wire.name, exchange=exchange
+                )
+            except ProviderError as exc:
+                exc.redact(self._api_key)
+                yield error_chunk(exc)
+                return
+            try:
+                for chunk in stream_chunks(self._wire.parse_error, self._wire.new_assembler, status, headers, chunks):
+                    yield self._redacted(chunk)
+            finally:
+                chunks.close()
         finally:
-            chunks.close()
+            with self._lock:
+                self._exchanges.discard(exchange)
+
+    def interrupt(self) -> None:
+        """End every streamed exchange of this provider in progress at once (R-PRV-3).
+
+        Each such stream ends with the ``error`` chunk of a ``ProviderConnectionError`` saying it
+        was interrupted, whether it waited for the response's head or for the next piece; an
+        exchange started later is not affected. ``generate`` and ``count_tokens`` are left to
+        finish: a summary cut short would count as failed and fall back (R-SUM-10). Safe from
+        any thread; the engine's ``cancel()`` calls it.
+        """
+        with self._lock:
+            exchanges = list(self._exchanges)
+        for exchange in exchanges:
+            exchange.interrupt()
 
     def _redacted(self, chunk: StreamChunk) -> StreamChunk:
         """The chunk with the key redacted from its error (R-ERR-7); every error chunk of a stream carries its error."""
