@@ -15,6 +15,8 @@ from ._run import (
     EXIT_TERMINATED,
     NOT_RUN_LINE,
     SESSION_LINE,
+    WAIT_NOTICE_SECONDS,
+    WAIT_REPEAT_SECONDS,
     run_prompt,
 )
 from ._settings import (
@@ -123,6 +125,8 @@ __all__ = (
     "SESSION_LINE",
     "TOOL_RESULTS_DIR",
     "USAGE",
+    "WAIT_NOTICE_SECONDS",
+    "WAIT_REPEAT_SECONDS",
     "WOULD_PRUNE_LINE",
     "CliError",
     "ProviderChoice",

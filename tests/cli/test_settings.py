@@ -386,7 +386,9 @@ def test_the_timeout_option_its_variable_and_its_defaults(
     assert resolve_settings({"command": "run", "prompt": "x", **options}, env, str(tmp_path)).timeout == timeout
 
 
-@pytest.mark.parametrize("text", ["0", "0.0", "-1", "+5", "1e3", "86400.01", "86401", "abc", " 5", "5 ", "inf", "nan", "1/2", "."])
+@pytest.mark.parametrize(
+    "text", ["0", "0.0", "-1", "+5", "1e3", "86400.01", "86401", "abc", " 5", "5 ", "inf", "nan", "1/2", "."]
+)
 def test_a_timeout_that_is_no_number_of_seconds_is_a_one_line_usage_error(
     text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
