@@ -12,7 +12,6 @@ from . import anthropic, openai
 from ._base import (
     DEFAULT_TIMEOUT,
     HttpProvider,
-    Interruptible,
     LLMProvider,
     ReservesOutput,
     TokenCounter,
@@ -69,7 +68,6 @@ __all__ = (
     "ContextLengthExceeded",
     "HttpProvider",
     "HttpRequest",
-    "Interruptible",
     "InvalidRequestError",
     "LLMProvider",
     "MalformedResponse",

@@ -24,7 +24,6 @@ from ._transport import Exchange, open_stream, send
 __all__ = [
     "DEFAULT_TIMEOUT",
     "HttpProvider",
-    "Interruptible",
     "LLMProvider",
     "ReservesOutput",
     "TokenCounter",
@@ -83,15 +82,6 @@ class ReservesOutput(Protocol):
     @property
     def reserved_output_tokens(self) -> int:
         """The ``max_tokens`` each request sends, or 0 when it sends none."""
-        ...
-
-
-@runtime_checkable
-class Interruptible(Protocol):
-    """A provider whose streamed exchanges another thread can end at once (R-PRV-3)."""
-
-    def interrupt(self) -> None:
-        """End every streamed exchange in progress; safe from any thread, a no-op when none is."""
         ...
 
 
