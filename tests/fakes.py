@@ -8,16 +8,29 @@ from __future__ import annotations
 
 import random
 import signal
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Final
 
 from harness9_ref.memory import STUB_TEXT, SUMMARY_MARKER
-from harness9_ref.schema import ROLE_ASSISTANT, ROLE_SYSTEM, ROLE_USER, Message, ToolCall, ToolDefinition, Usage
+from harness9_ref.schema import (
+    CHUNK_DONE,
+    CHUNK_TEXT,
+    ROLE_ASSISTANT,
+    ROLE_SYSTEM,
+    ROLE_USER,
+    Message,
+    StreamChunk,
+    ToolCall,
+    ToolDefinition,
+    Usage,
+)
 
 __all__ = [
     "START",
     "Clock",
+    "HeldBack",
     "RecordingSummarizer",
     "SummaryReply",
     "assistant",
@@ -177,3 +190,25 @@ def ctrl_c_default() -> None:
     run was started.
     """
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+class HeldBack:
+    """A provider whose streamed reply comes only once ``release`` is set, as a local server's
+    after it has read a long prompt; ``asked`` is set when the request is made. Summaries
+    (``generate``) come at once."""
+
+    def __init__(self, reply: str = "late") -> None:
+        self.reply = reply
+        self.asked = threading.Event()
+        self.release = threading.Event()
+
+    def generate(self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]) -> tuple[Message, None]:
+        return assistant("summary"), None
+
+    def generate_stream(
+        self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]
+    ) -> Iterator[StreamChunk]:
+        self.asked.set()
+        self.release.wait(30)
+        yield StreamChunk(CHUNK_TEXT, delta=self.reply)
+        yield StreamChunk(CHUNK_DONE, message=assistant(self.reply))

@@ -64,9 +64,9 @@ def op_tui_status(inp: Mapping[str, Any]) -> list[list[Any]]:
         state = StatusState(_start_figure(start), int(start["window"]))
     for update in inp.get("updates", []):
         state = state.apply(update)
-    provider = str(inp["provider"])  # R-TUI-25: the label from the provider and what it sends
+    provider = str(inp["provider"])  # R-TUI-25, R-TUI-26: the label from the provider, what it sends and where
     base_url = str(inp.get("base_url", OFFICIAL_BASE_URLS.get(provider, "")))
-    label = model_label(provider, request_model(provider, str(inp["model"]), base_url))
+    label = model_label(provider, request_model(provider, str(inp["model"]), base_url), base_url)
     segments = render_status(label, inp["workdir"], inp["session_id"], state.used, state.window, inp["width"], _lang(inp))
     return [[text, colour] for text, colour in segments]
 
@@ -144,7 +144,7 @@ def op_tui_input(inp: Mapping[str, Any]) -> Any:
         return context_lines(context_report_from_dict(inp["report"]), _lang(inp), inp.get("instructions"))
     if inp["action"] == "retry":
         return retry_notice(inp["event"], _lang(inp))
-    if inp["action"] == "window":  # R-EVT-12, R-TUI-26
+    if inp["action"] == "window":  # R-EVT-12, R-TUI-28
         return window_notice(inp["event"], _lang(inp))
     if inp["action"] == "not_saved":
         return not_saved_notice(inp["event"], _lang(inp))

@@ -137,6 +137,7 @@ def tui_mode(settings: Settings, signals: SignalState) -> int:
                 request_model_of(settings),
                 settings.workdir,
                 provider=settings.provider,
+                base_url=settings.base_url,
                 notices=notices,
                 lang=settings.lang,
                 registry=registry,

@@ -15,6 +15,7 @@ from typing import Any, Final, NoReturn
 
 from .. import __version__
 from ..engine import DEFAULT_MAX_TURNS
+from ..provider import DEFAULT_TIMEOUT
 from ._settings import (
     DEFAULT_MAX_RETRIES,
     DEFAULT_MODEL,
@@ -28,13 +29,17 @@ from ._settings import (
     ENV_OPENAI_API_KEY,
     ENV_OPENAI_BASE_URL,
     ENV_SUMMARY_MODEL,
+    ENV_TIMEOUT,
     ENV_TTL_DAYS,
     ENV_YES,
     LANGUAGES,
+    LOCAL_TIMEOUT,
+    MAX_TIMEOUT,
     PROG,
     PROVIDERS,
     parse_compact_at,
     parse_model_name,
+    parse_timeout,
 )
 
 __all__ = ["DEFAULT_LIMIT", "EXIT_USAGE", "MAX_CONTEXT_WINDOW", "USAGE", "parse_args"]
@@ -75,7 +80,8 @@ environment:
                         API keys; without the default provider's key the offline provider
                         answers (with --provider, a missing key is an error)
   {ENV_OPENAI_BASE_URL}, {ENV_ANTHROPIC_BASE_URL}
-                        API roots for compatible servers and routers
+                        API roots for compatible servers and routers; with one other than
+                        the official API, no key is needed (none is then sent)
   {ENV_HOME}         folder of the default database (default ~/.harness9)
   {ENV_DB}           the database when --db is not given (a file or a postgresql:// URL)
   {ENV_YES}=1        as --yes
@@ -84,6 +90,7 @@ environment:
   {ENV_COMPACT_AT}   as --compact-at
   {ENV_SUMMARY_MODEL}
                         as --summary-model
+  {ENV_TIMEOUT}      as --timeout
   {ENV_TTL_DAYS}=N
                         delete sessions not updated for N days when the agent starts
 
@@ -191,6 +198,16 @@ def _compact_at(text: str) -> str:
     return text
 
 
+def _timeout(text: str) -> str:
+    """R-CLI-22's check of ``--timeout``, reported as argparse reports the others; the text is
+    kept, so the settings read the option and the variable alike."""
+    try:
+        parse_timeout(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
 def _model_name(text: str) -> str:
     """R-CLI-20's check of ``--summary-model``, reported as argparse reports the others."""
     try:
@@ -263,6 +280,14 @@ def _common() -> _Parser:
         "--count-tokens",
         action="store_true",
         help="count each request with the provider's token-counting endpoint (anthropic only)",
+    )
+    common.add_argument(
+        "--timeout",
+        type=_timeout,
+        metavar="SECONDS",
+        help=f"how long to wait for the model to connect and for each piece of its answer, 0 < SECONDS <="
+        f" {MAX_TIMEOUT} (default: ${ENV_TIMEOUT}, else {LOCAL_TIMEOUT:g} with a base URL other than the"
+        f" official API, for a server reading a long prompt on a CPU, else {DEFAULT_TIMEOUT:g})",
     )
     common.add_argument("--yes", action="store_true", help="run shell commands and make file changes without asking")
     common.add_argument(

@@ -1,4 +1,5 @@
-"""``harness9-ref run PROMPT``: one prompt without the terminal UI (SPEC R-CLI-7, R-INT-4, R-APPR-3, R-SAFE-2, R-LANG-2).
+"""``harness9-ref run PROMPT``: one prompt without the terminal UI (SPEC R-CLI-7, R-CLI-23, R-INT-4, R-APPR-3,
+R-SAFE-2, R-LANG-2).
 
 The assistant's text goes to standard output as it streams; tool activity, compaction notices, retries,
 the commands refused for want of ``--yes`` and finally ``session: <id>`` go to standard error.
@@ -17,6 +18,11 @@ thread is the one that sends the SIGKILL to a command that ignores SIGTERM.
 With ``--json`` (R-CLI-16 … R-CLI-18) standard output holds one JSON line per event instead:
 the session's line first, the terminal event last (held back until the run is over, so that
 after a signal it is always the ``cancelled`` error); standard error keeps only the notes.
+
+While the run waits for the model (the worker's ``ModelWait``, R-TUI-27), a waiting line goes
+to standard error after WAIT_NOTICE_SECONDS (R-CLI-23): on a terminal one line rewritten in
+place each second and erased before anything else is written, elsewhere a whole line now and
+then; never while a streamed line is open on standard output, never after a signal.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from ..engine import (
     ErrorData,
     Event,
     EventType,
+    ModelWait,
     RetryData,
     RunFinished,
     RunWorker,
@@ -74,6 +81,8 @@ __all__ = [
     "NOT_RUN_LINE",
     "SESSION_EVENT",
     "SESSION_LINE",
+    "WAIT_NOTICE_SECONDS",
+    "WAIT_REPEAT_SECONDS",
     "Note",
     "RunItem",
     "run_prompt",
@@ -90,6 +99,10 @@ SESSION_EVENT: Final = "session"  # R-CLI-16: the type of run --json's first lin
 NOT_RUN_LINE: Final = STRINGS["en"]["cli_not_run"]  # R-APPR-3, in English (R-LANG-2)
 POLL_SECONDS: Final = 0.1
 CANCEL_WAIT_SECONDS: Final = 2.5  # R-INT-4: the run's own end is awaited this long after a signal
+WAIT_NOTICE_SECONDS: Final = 5  # R-CLI-23: a wait for the model is told once it is this long
+WAIT_REPEAT_SECONDS: Final = 30  # R-CLI-23: off a terminal, at most one waiting line this often
+ERASE_TO_END: Final = "\x1b[K"  # R-CLI-23: ANSI EL, erase from the cursor to the end of the line
+ERASE_LINE: Final = "\r" + ERASE_TO_END  # R-CLI-23: to the line's start, then erase it
 
 
 class Note(NamedTuple):
@@ -115,6 +128,64 @@ def _note(err: TextIO, safe: Filter, line: str) -> None:
     """A line on standard error, through run mode's filter (R-SAFE-2), with or without ``--json`` (R-CLI-18)."""
     err.write(safe(line) + "\n")
     err.flush()
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (ValueError, io.UnsupportedOperation):  # closed, or no file behind it
+        return False
+
+
+class _WaitLines:
+    """R-CLI-23's waiting line on standard error, from the worker's ``ModelWait``.
+
+    ``tick`` is called a few times a second; ``clear`` before anything else is written. On a
+    terminal the line is rewritten in place (``\r<text>\x1b[K``) as each second passes and
+    erased by ``clear``, so it never stays among the run's lines; elsewhere (a log, a pipe) a
+    whole line is written at WAIT_NOTICE_SECONDS and then at most every WAIT_REPEAT_SECONDS of
+    the same wait, so a long wait leaves a few lines, not one a second.
+    """
+
+    def __init__(self, err: TextIO, lang: str, wait: ModelWait) -> None:
+        self.err = err
+        self.template = strings_for(lang)["waiting"]
+        self.wait = wait
+        self.in_place = _is_terminal(err)
+        self.shown = False  # an in-place line is on the screen
+        self.since: float | None = None  # the wait the lines so far were of
+        self.due = WAIT_NOTICE_SECONDS  # the seconds of that wait at which the next line is due
+
+    def tick(self, quiet: bool) -> None:
+        """Write what the wait calls for now; ``quiet`` (a streamed line is open on standard
+        output, or a signal came) writes nothing and erases an in-place line."""
+        state = self.wait.state()
+        if quiet or state is None or state[1] < WAIT_NOTICE_SECONDS:
+            self.clear()
+            return
+        since, seconds = state
+        if since != self.since:  # a new wait: its lines start again
+            self.since, self.due = since, WAIT_NOTICE_SECONDS
+        if seconds < self.due:
+            return
+        text = self.template.format(seconds=seconds)
+        if self.in_place:
+            self._write("\r" + text + ERASE_TO_END)
+            self.shown = True
+            self.due = seconds + 1
+        else:
+            self._write(text + "\n")
+            self.due = seconds + WAIT_REPEAT_SECONDS
+
+    def clear(self) -> None:
+        """Erase the in-place line, if one is shown, before anything else is written."""
+        if self.shown:
+            self.shown = False
+            self._write(ERASE_LINE)
+
+    def _write(self, text: str) -> None:
+        self.err.write(text)
+        self.err.flush()
 
 
 class _Printer:
@@ -194,6 +265,7 @@ class _JsonPrinter:
         self.err = err
         self.safe = safe  # R-CLI-18: the notes are the lines run mode writes, --raw or not
         self.out_closed = False
+        self.open_line = False  # its lines are whole: a waiting line never cuts one (R-CLI-23)
         self.terminal: Event | None = None
         self.error: ErrorData | None = None
         self.not_saved: SaveFailedData | None = None
@@ -278,18 +350,21 @@ def run_prompt(
     else:
         printer = _Printer(out, err, lang, stream_filter(raw))
     worker = RunWorker(engine, prompt, queued.put).start()
+    waiting = _WaitLines(err, lang, worker.wait)
     signalled: BaseException | None = None
     deadline = 0.0
     while True:
         try:
             if signalled is not None and time.monotonic() > deadline:
                 break  # the run did not end in time: stop waiting (R-INT-4)
+            waiting.tick(quiet=signalled is not None or printer.open_line)
             try:
                 item = queued.get(timeout=POLL_SECONDS)
             except queue.Empty:
                 continue
             if isinstance(item, RunFinished):
                 break
+            waiting.clear()
             printer.handle(item)
         except (KeyboardInterrupt, Signalled) as exc:
             if signalled is not None:  # a later signal changes nothing: the deadline already runs
@@ -299,6 +374,7 @@ def run_prompt(
             worker.cancel()
             if interrupt is not None:
                 interrupt()
+    waiting.clear()
     _drain(queued, printer)
     if isinstance(printer, _JsonPrinter):
         printer.finish(signalled is not None)

@@ -1,5 +1,5 @@
 """What the command line and the environment ask for, resolved without side effects
-(SPEC R-CLI-2 … R-CLI-5, R-CLI-13 … R-CLI-15, R-CLI-20, R-LANG-1).
+(SPEC R-CLI-2 … R-CLI-5, R-CLI-13 … R-CLI-15, R-CLI-20 … R-CLI-22, R-LANG-1).
 
 ``resolve_settings`` takes the parsed options, an environment mapping and the current directory
 and returns ``Settings``; it opens nothing, so its rules (an option overrides the environment,
@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 from .._errors import Harness9Error, Said
 from ..engine import DEFAULT_COMPACT_AT, DEFAULT_MAX_TURNS
 from ..memory import POSTGRES_SCHEMES, url_scheme
+from ..provider import DEFAULT_TIMEOUT, is_official_endpoint, server_name
 from ..text import STRINGS
 from ..tools import ALLOW_FILE
 
@@ -30,6 +31,7 @@ __all__ = [  # gets re-exported
     "DEFAULT_COMPACT_AT",
     "DEFAULT_MAX_RETRIES",
     "DEFAULT_MODEL",
+    "DEFAULT_TIMEOUT",
     "ENV_ANTHROPIC_API_KEY",
     "ENV_ANTHROPIC_BASE_URL",
     "ENV_COMPACT_AT",
@@ -40,10 +42,13 @@ __all__ = [  # gets re-exported
     "ENV_OPENAI_API_KEY",
     "ENV_OPENAI_BASE_URL",
     "ENV_SUMMARY_MODEL",
+    "ENV_TIMEOUT",
     "ENV_TTL_DAYS",
     "ENV_YES",
     "LANGUAGES",
     "LOCALE_VARIABLES",
+    "LOCAL_TIMEOUT",
+    "MAX_TIMEOUT",
     "OFFLINE_NOTICE",
     "PROG",
     "PROVIDERS",
@@ -54,10 +59,12 @@ __all__ = [  # gets re-exported
     "Settings",
     "UsageError",
     "choose_provider",
+    "keyless_notice",
     "locale_language",
     "offline_notice",
     "parse_compact_at",
     "parse_model_name",
+    "parse_timeout",
     "provider_for_model",
     "resolve_settings",
 ]
@@ -76,6 +83,9 @@ ENV_LANG: Final = "HARNESS9_LANG"  # R-CLI-14, R-TUI-17
 ENV_TTL_DAYS: Final = "HARNESS9_SESSION_TTL_DAYS"  # R-PRUNE-2
 ENV_COMPACT_AT: Final = "HARNESS9_COMPACT_AT"  # R-CLI-15: the trigger when --compact-at is not given
 ENV_SUMMARY_MODEL: Final = "HARNESS9_SUMMARY_MODEL"  # R-CLI-20: the summarizer's model when --summary-model is not given
+ENV_TIMEOUT: Final = "HARNESS9_TIMEOUT"  # R-CLI-22: the providers' timeout when --timeout is not given
+LOCAL_TIMEOUT: Final = 600.0  # R-CLI-22: seconds, on a base URL other than the official endpoint
+MAX_TIMEOUT: Final = 86400  # R-CLI-22: a day; more is no longer told from a read that never ends
 DEFAULT_MAX_RETRIES: Final = 2  # R-ENG-22: the agent retries a failed model call twice, as the official SDKs
 DEFAULT_HOME_DIR: Final = ".harness9"  # R-MGR-1: ~/.harness9/sessions.db
 DEFAULT_DB_NAME: Final = "sessions.db"
@@ -109,6 +119,8 @@ COMPACT_AT_EXPECTED: Final = STRINGS["en"]["err_compact_at"].removeprefix("{sour
 # R-CLI-20: what the parser says of a bad --summary-model (English, R-LANG-4): the variable's
 # message (R-LANG-3) without its source.
 MODEL_NAME_EXPECTED: Final = STRINGS["en"]["err_model_name"].removeprefix("{source}: ")
+# R-CLI-22: what the parser says of a bad --timeout (English, R-LANG-4): the variable's message without its source.
+TIMEOUT_EXPECTED: Final = STRINGS["en"]["err_timeout"].removeprefix("{source}: ")
 # R-CLI-20: what a model name cannot hold: C0 controls, DEL and C1 controls (R-SUM-12's white space is str.isspace).
 _MODEL_NAME_CONTROLS: Final = re.compile("[\x00-\x1f\x7f-\x9f]")
 
@@ -143,6 +155,19 @@ def parse_compact_at(text: str) -> Fraction | None:
     raise ValueError(COMPACT_AT_EXPECTED.format(value=repr(text)))
 
 
+def parse_timeout(text: str) -> float:
+    """R-CLI-22: a decimal number of seconds in (0, MAX_TIMEOUT], written as R-CLI-15's numbers are.
+
+    Raises:
+        ValueError: anything else, with the message ``TIMEOUT_EXPECTED``.
+    """
+    if _DECIMAL.fullmatch(text) is not None:
+        value = Fraction(text)
+        if 0 < value <= MAX_TIMEOUT:
+            return float(value)
+    raise ValueError(TIMEOUT_EXPECTED.format(value=repr(text)))
+
+
 def parse_model_name(text: str) -> str:
     """R-CLI-20: ``text`` when it can name a model: not empty, no white space (R-SUM-12), no control character.
 
@@ -158,7 +183,8 @@ def parse_model_name(text: str) -> str:
 
 
 class ProviderChoice(NamedTuple):
-    """R-CLI-4's choice: ``missing_key`` names the default provider's unset key when ``fell_back``."""
+    """R-CLI-4's choice: ``missing_key`` names the provider's unset key, when ``fell_back`` (the
+    offline provider answers) or when the provider is used without a key (R-CLI-21)."""
 
     provider: ProviderName
     fell_back: bool
@@ -172,7 +198,8 @@ class Settings:
     """Everything the program needs to start, resolved (R-CLI-2 … R-CLI-5, R-CLI-10 … R-CLI-14).
 
     ``provider`` is the provider actually used; ``fell_back`` is True when the default one had
-    no API key and the offline provider replaces it (R-CLI-4), ``missing_key`` naming that key.
+    no API key and the offline provider replaces it (R-CLI-4), ``missing_key`` naming that key;
+    ``missing_key`` without ``fell_back`` is a network provider used without a key (R-CLI-21).
     ``db_path`` is always a path (R-MGR-1's default when no option or variable names one);
     ``db_source`` is ``--db`` or ``HARNESS9_DB`` when one of them named it, so a missing folder
     can be reported under that name (R-CLI-13). ``db_url`` is the ``postgresql://`` URL when one
@@ -180,7 +207,7 @@ class Settings:
     means the model's. ``summary_model`` is the summarizer's model, None for the main one
     (R-CLI-20). ``compact_at`` is the trigger's fraction of the window, None for off;
     ``count_tokens`` asks the provider to count each request (R-CLI-15). ``raw`` turns off the
-    line modes' cleaning of control characters (R-SAFE-2).
+    line modes' cleaning of control characters (R-SAFE-2). ``timeout`` is the providers' (R-CLI-22).
     """
 
     command: Command
@@ -215,6 +242,7 @@ class Settings:
     compact_at: Fraction | None = DEFAULT_COMPACT_AT  # R-CLI-15
     summary_model: str | None = None  # R-CLI-20
     count_tokens: bool = False  # R-CLI-15
+    timeout: float = DEFAULT_TIMEOUT  # R-CLI-22: seconds for connecting and for each read
     raw: bool = False  # R-SAFE-2: text written as received, control characters included
     json: bool = False  # R-CLI-16: run writes its events as JSON lines
     home: Path | None = None  # R-INST-1: the folder of the user's AGENTS.md (R-MGR-1's, whatever --db says)
@@ -226,13 +254,23 @@ class Settings:
 
     @property
     def notice(self) -> str | None:
-        """R-CLI-4's offline notice when it is due, naming only the default provider's key."""
-        return offline_notice(self.missing_key, self.lang) if self.fell_back else None
+        """R-CLI-4's offline notice when it is due, naming only the default provider's key, or
+        R-CLI-21's when a provider is used without a key, naming the key and the server."""
+        if self.fell_back:
+            return offline_notice(self.missing_key, self.lang)
+        if self.missing_key and self.base_url is not None:
+            return keyless_notice(self.missing_key, self.base_url, self.lang)
+        return None
 
 
 def offline_notice(key: str, lang: str = LOCALE_OTHER) -> str:
     """The offline notice naming ``key`` in ``lang`` (R-CLI-4, R-CLI-13, R-LANG-2)."""
     return STRINGS[lang]["cli_offline"].format(key=key)
+
+
+def keyless_notice(key: str, base_url: str, lang: str = LOCALE_OTHER) -> str:
+    """R-CLI-21's notice: ``key`` is not set, and the requests go to ``base_url``'s server without one."""
+    return STRINGS[lang]["cli_keyless"].format(key=key, server=server_name(base_url))
 
 
 def _env(env: Mapping[str, str], name: str) -> str:
@@ -271,14 +309,16 @@ def choose_provider(model: str, requested: str | None, env: Mapping[str, str]) -
         env: the environment.
 
     Returns:
-        The choice: ``fell_back`` is True when the default network provider's key is not set,
-        so the offline provider is used and its notice must be printed; ``base_url`` is None
-        for the provider's default.
+        The choice: ``fell_back`` is True when the default network provider's key is not set
+        and its base URL is the official endpoint, so the offline provider is used and its
+        notice must be printed; with any other base URL and no key, the provider itself, with
+        an empty key and ``missing_key`` set (R-CLI-21: a local server needs none). ``base_url``
+        is None for the provider's default.
 
     Raises:
-        CliError: ``--provider openai`` or ``anthropic`` was given and its key is not set (a
-            user who names a provider wants it, not a silent offline answer), or the base URL
-            of the chosen provider is not an http(s) URL with a host.
+        CliError: ``--provider openai`` or ``anthropic`` was given and its key is not set for its
+            official endpoint (a user who names a provider wants it, not a silent offline
+            answer), or the base URL of the chosen provider is not an http(s) URL with a host.
     """
     name = requested if requested is not None else provider_for_model(model)
     if name == "offline":
@@ -287,15 +327,15 @@ def choose_provider(model: str, requested: str | None, env: Mapping[str, str]) -
         raise CliError(f"unknown provider {name!r}; choose one of {', '.join(PROVIDERS)}")
     key_var, url_var = _PROVIDER_ENV[name]
     api_key = _env(env, key_var)
-    if not api_key:
-        if requested is not None:
-            raise CliError(Said("err_provider_needs_key", provider=name, key=key_var))
-        return ProviderChoice("offline", True, "", None, key_var)
     base_url = _env(env, url_var) or None
     if base_url is not None:
         check_base_url(name, base_url)
+    if not api_key and (base_url is None or is_official_endpoint(name, base_url)):
+        if requested is not None:
+            raise CliError(Said("err_provider_needs_key", provider=name, key=key_var))
+        return ProviderChoice("offline", True, "", None, key_var)
     chosen: ProviderName = "anthropic" if name == "anthropic" else "openai"
-    return ProviderChoice(chosen, False, api_key, base_url)
+    return ProviderChoice(chosen, False, api_key, base_url, "" if api_key else key_var)
 
 
 def expand_home(text: str) -> str:
@@ -431,6 +471,24 @@ def _summary_model(options: Mapping[str, object], env: Mapping[str, str]) -> str
         raise UsageError(Said("err_model_name", source=source, value=repr(text))) from None
 
 
+def _timeout(options: Mapping[str, object], env: Mapping[str, str], choice: ProviderChoice) -> float:
+    """R-CLI-22: ``--timeout``, else HARNESS9_TIMEOUT, else LOCAL_TIMEOUT for a base URL other
+    than the official endpoint (a CPU reads a long prompt before it answers) and DEFAULT_TIMEOUT on it.
+
+    Raises:
+        UsageError: the value is not a number of seconds in (0, MAX_TIMEOUT].
+    """
+    given = options.get("timeout")
+    source, text = ("--timeout", str(given)) if given is not None else (ENV_TIMEOUT, _env(env, ENV_TIMEOUT))
+    if given is None and not text:
+        local = choice.base_url is not None and not is_official_endpoint(choice.provider, choice.base_url)
+        return LOCAL_TIMEOUT if local else DEFAULT_TIMEOUT
+    try:
+        return parse_timeout(text)
+    except ValueError:
+        raise UsageError(Said("err_timeout", source=source, value=repr(text))) from None
+
+
 def _count_tokens(options: Mapping[str, object], provider: ProviderName) -> bool:
     """R-CLI-15: ``--count-tokens`` with a provider that has no counting endpoint is a usage error."""
     if not options.get("count_tokens"):
@@ -481,8 +539,9 @@ def resolve_settings(options: Mapping[str, object], env: Mapping[str, str], cwd:
             ``max_turns``, ``command``, ``prompt``, and the sub-commands' ``target``,
             ``query``, ``limit``, ``older_than``, ``dry_run``, and copy's ``source``,
             ``destination``, ``overwrite``, R-CLI-15's ``compact_at`` (its text) and
-            ``count_tokens``, R-SAFE-2's ``raw``, R-CLI-16's ``json``, R-INST-6's ``system`` and
-            R-CLI-20's ``summary_model``); a missing name was not given.
+            ``count_tokens``, R-SAFE-2's ``raw``, R-CLI-16's ``json``, R-INST-6's ``system``,
+            R-CLI-20's ``summary_model`` and R-CLI-22's ``timeout`` (its text)); a missing name
+            was not given.
         env: the environment.
         cwd: the current directory, the default working directory.
 
@@ -492,7 +551,8 @@ def resolve_settings(options: Mapping[str, object], env: Mapping[str, str], cwd:
             terminal UI and ``run``: listing or searching sessions needs no key.
         UsageError: an invalid HARNESS9_COMPACT_AT, ``--count-tokens`` with a provider
             other than anthropic (R-CLI-15), or an invalid ``--summary-model`` or
-            HARNESS9_SUMMARY_MODEL (R-CLI-20), checked only for the terminal UI and ``run``;
+            HARNESS9_SUMMARY_MODEL (R-CLI-20) or ``--timeout`` or HARNESS9_TIMEOUT (R-CLI-22),
+            checked only for the terminal UI and ``run``;
             ``--raw`` for the terminal UI (R-SAFE-2); ``--json`` for anything but ``run`` (R-CLI-16).
     """
 
@@ -547,6 +607,7 @@ def resolve_settings(options: Mapping[str, object], env: Mapping[str, str], cwd:
         compact_at=_compact_at(options, env) if agent else DEFAULT_COMPACT_AT,
         count_tokens=_count_tokens(options, choice.provider) if agent else False,
         summary_model=_summary_model(options, env) if agent else None,
+        timeout=_timeout(options, env, choice) if agent else DEFAULT_TIMEOUT,
         raw=_raw(options, command),
         json=_json(options, command),
         home=home_folder(env, cwd),

@@ -1,5 +1,5 @@
 """Building the program from its settings, as R-CLI-5 wires it
-(SPEC R-CLI-5, R-CLI-8, R-CLI-9, R-CLI-10, R-CLI-13, R-CLI-15, R-CLI-20, R-PRUNE-2, R-INST-4, R-LANG-3).
+(SPEC R-CLI-5, R-CLI-8, R-CLI-9, R-CLI-10, R-CLI-13, R-CLI-15, R-CLI-20, R-CLI-22, R-PRUNE-2, R-INST-4, R-LANG-3).
 """
 
 from __future__ import annotations
@@ -71,25 +71,26 @@ def check_workdir(settings: Settings) -> None:
 def build_provider(
     settings: Settings, *, streaming_delay: bool = False, model: str | None = None, reply_limit: int = 0
 ) -> LLMProvider:
-    """The provider of R-CLI-4 for ``model`` (the main one by default); ``streaming_delay`` paces
-    the offline provider's words for the UI; ``reply_limit`` limits each reply (R-PRV-29)."""
+    """The provider of R-CLI-4 for ``model`` (the main one by default), with an empty key on a
+    local server (R-CLI-21) and R-CLI-22's timeout; ``streaming_delay`` paces the offline
+    provider's words for the UI; ``reply_limit`` limits each reply (R-PRV-29)."""
     name = settings.model if model is None else model
     if settings.provider == "openai":
         if settings.base_url:
-            return OpenAIProvider(name, settings.api_key, settings.base_url, reply_limit=reply_limit)
-        return OpenAIProvider(name, settings.api_key, reply_limit=reply_limit)
+            return OpenAIProvider(name, settings.api_key, settings.base_url, settings.timeout, reply_limit=reply_limit)
+        return OpenAIProvider(name, settings.api_key, timeout=settings.timeout, reply_limit=reply_limit)
     if settings.provider == "anthropic":
         if settings.base_url:
-            return AnthropicProvider(name, settings.api_key, settings.base_url, reply_limit=reply_limit)
-        return AnthropicProvider(name, settings.api_key, reply_limit=reply_limit)
+            return AnthropicProvider(name, settings.api_key, settings.base_url, settings.timeout, reply_limit=reply_limit)
+        return AnthropicProvider(name, settings.api_key, timeout=settings.timeout, reply_limit=reply_limit)
     return OfflineProvider(chunk_delay=OFFLINE_CHUNK_DELAY if streaming_delay else 0.0, reply_limit=reply_limit)
 
 
 def build_summarizer(settings: Settings, provider: LLMProvider, window: int = 0) -> LLMProvider:
-    """Who makes the summaries (R-CLI-20): the same provider, base URL and key, for the main
-    model or, with ``--summary-model``, that one; its replies are limited to the summary limit
-    of ``window`` (R-FOLD-7), so it is an instance of its own. The offline provider sends no
-    model, so it summarises whatever the option says."""
+    """Who makes the summaries (R-CLI-20): the same provider, base URL, key and timeout, for the
+    main model or, with ``--summary-model``, that one; its replies are limited to the summary
+    limit of ``window`` (R-FOLD-7), so it is an instance of its own. The offline provider sends
+    no model, so it summarises whatever the option says."""
     return build_provider(settings, model=settings.summary_model, reply_limit=window // SUMMARY_SHARE)
 
 

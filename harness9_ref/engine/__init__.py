@@ -96,7 +96,7 @@ from ._tools import (
     run_engine_tool,
     write_todos,
 )
-from ._worker import RUN_FINISHED, RunFinished, RunWorker, WorkerItem
+from ._worker import RUN_FINISHED, ModelWait, RunFinished, RunWorker, WorkerItem
 
 __all__ = (
     "BACKOFF_BASE_SECONDS",
@@ -157,6 +157,7 @@ __all__ = (
     "InstructionWarning",
     "Instructions",
     "ListHistory",
+    "ModelWait",
     "ProjectInstructions",
     "PromptBuilder",
     "RetryData",

@@ -236,19 +236,22 @@ class AgentEngine:
 
         The run checks when each provider chunk arrives, after each text delta is consumed,
         before each tool call and before each provider call. A provider blocked in a read is
-        abandoned when its next chunk arrives (or when it times out). A running tool is ended by
-        the registry's ``interrupt()``, when it has one (after the flag is set, so the next tool
-        call cannot start), and its observation completes the step; else it finishes first.
-        Safe to call from any thread. Returns False when the engine was idle (nothing happens).
+        interrupted by its ``interrupt()``, when it has one (R-PRV-3: its stream ends at once
+        and the check on that chunk ends the run), and else abandoned when its next chunk
+        arrives (or when it times out). A running tool is ended by the registry's
+        ``interrupt()``, when it has one (after the flag is set, so the next tool call cannot
+        start), and its observation completes the step; else it finishes first. Safe to call
+        from any thread. Returns False when the engine was idle (nothing happens).
         """
         with self._lock:
             run = self._active
         if run is None:
             return False
         run.cancelled.set()
-        interrupt = getattr(self._registry, "interrupt", None)
-        if callable(interrupt):
-            interrupt()
+        for part in (self._llm, self._registry):
+            interrupt = getattr(part, "interrupt", None)
+            if callable(interrupt):
+                interrupt()
         return True
 
     def run_stream(self, prompt: str) -> RunIterator:

@@ -19,7 +19,7 @@ from ._base import (
     reserved_output_tokens_of,
 )
 from ._classify import ANTHROPIC_OVERFLOW_PHRASES, ERROR_EXCERPT_CHARS, OPENAI_OVERFLOW_PHRASES
-from ._endpoint import OFFICIAL_BASE_URLS, is_official_endpoint, request_model
+from ._endpoint import OFFICIAL_BASE_URLS, is_official_endpoint, request_model, server_name
 from ._errors import (
     AuthenticationError,
     ContextLengthExceeded,
@@ -120,5 +120,6 @@ __all__ = (
     "redact",
     "request_model",
     "reserved_output_tokens_of",
+    "server_name",
     "window_from_answer",
 )

@@ -9,6 +9,7 @@ conformance ops ``provider_request`` and ``provider_parse`` call.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol, TypeVar, runtime_checkable
@@ -18,7 +19,7 @@ from ._endpoint import request_model
 from ._errors import REDACTED, ProviderError, StreamCutOff, error_chunk
 from ._http import HttpRequest
 from ._streaming import Assembler, ErrorParser, stream_chunks
-from ._transport import open_stream, send
+from ._transport import Exchange, open_stream, send
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -128,10 +129,12 @@ class HttpProvider:
     """An LLM provider over HTTP, for any ``WireFormat`` (R-PRV-1, R-PRV-3).
 
     The API key is kept private, left out of ``repr``, and replaced by ``[redacted]`` in any
-    error message that should ever quote it (R-PRV-3). Nothing is retried (R-PRV-22).
+    error message that should ever quote it (R-PRV-3); an empty key sends none (R-PRV-4,
+    R-PRV-8). Nothing is retried (R-PRV-22). ``interrupt()`` ends the streamed exchanges in
+    progress from any thread (R-PRV-3); the whole-body ones (a summary, a count) finish.
     """
 
-    __slots__ = ("_api_key", "_wire", "base_url", "model", "reply_limit", "timeout")
+    __slots__ = ("_api_key", "_exchanges", "_lock", "_wire", "base_url", "model", "reply_limit", "timeout")
 
     def __init__(
         self, wire: WireFormat, model: str, api_key: str, base_url: str, timeout: float, reply_limit: int = 0
@@ -142,6 +145,8 @@ class HttpProvider:
         self.base_url = base_url
         self.timeout = timeout
         self.reply_limit = reply_limit  # R-PRV-29: 0 sends the wire format's own limit, if any
+        self._lock = threading.Lock()
+        self._exchanges: set[Exchange] = set()  # the streamed exchanges in progress
 
     def __repr__(self) -> str:
         return (
@@ -202,22 +207,31 @@ class HttpProvider:
         failed connection, an HTTP error status and a malformed or cut stream all end in an
         ``error`` chunk. Closing the iterator early closes the connection.
         """
+        exchange = Exchange()
+        with self._lock:
+            self._exchanges.add(exchange)
         try:
-            request = self._request(messages, available_tools, stream=True)
-            status, headers, chunks = open_stream(request, timeout=self.timeout, provider=self._wire.name)
-        except ProviderError as exc:
-            exc.redact(self._api_key)
-            yield error_chunk(exc)
-            return
-        try:
-            for chunk in stream_chunks(self._wire.parse_error, self._wire.new_assembler, status, headers, chunks):
-                if silent_stream(chunk):
-                    break
-                yield self._redacted(chunk)
-            else:
+            try:
+                request = self._request(messages, available_tools, stream=True)
+                status, headers, chunks = open_stream(
+                    request, timeout=self.timeout, provider=self._wire.name, exchange=exchange
+                )
+            except ProviderError as exc:
+                exc.redact(self._api_key)
+                yield error_chunk(exc)
                 return
+            try:
+                for chunk in stream_chunks(self._wire.parse_error, self._wire.new_assembler, status, headers, chunks):
+                    if silent_stream(chunk):
+                        break
+                    yield self._redacted(chunk)
+                else:
+                    return
+            finally:
+                chunks.close()
         finally:
-            chunks.close()
+            with self._lock:
+                self._exchanges.discard(exchange)
         yield from self._unstreamed(messages, available_tools)
 
     def _unstreamed(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> Iterator[StreamChunk]:
@@ -235,6 +249,20 @@ class HttpProvider:
         if message.content:
             yield StreamChunk(CHUNK_TEXT, delta=message.content)
         yield StreamChunk(CHUNK_DONE, message=message, usage=usage)
+
+    def interrupt(self) -> None:
+        """End every streamed exchange of this provider in progress at once (R-PRV-3).
+
+        Each such stream ends with the ``error`` chunk of a ``ProviderConnectionError`` saying it
+        was interrupted, whether it waited for the response's head or for the next piece; an
+        exchange started later is not affected. ``generate`` and ``count_tokens`` are left to
+        finish: a summary cut short would count as failed and fall back (R-SUM-10). Safe from
+        any thread; the engine's ``cancel()`` calls it.
+        """
+        with self._lock:
+            exchanges = list(self._exchanges)
+        for exchange in exchanges:
+            exchange.interrupt()
 
     def _redacted(self, chunk: StreamChunk) -> StreamChunk:
         """The chunk with the key redacted from its error (R-ERR-7); every error chunk of a stream carries its error."""

@@ -1,4 +1,5 @@
-"""The official endpoints and the model name a request carries (SPEC R-PRV-3, R-PRV-27).
+"""The official endpoints, the model name a request carries and the server a base URL names
+(SPEC R-PRV-3, R-PRV-27, R-TUI-26).
 
 A routing prefix such as OpenRouter's ``openai/`` is what a router needs and what the vendor's
 own API refuses: ``openai/gpt-4o-mini`` is a router's name, ``gpt-4o-mini`` OpenAI's. So the
@@ -14,7 +15,7 @@ from typing import Final
 
 from ._http import strip_base_url
 
-__all__ = ["OFFICIAL_BASE_URLS", "is_official_endpoint", "request_model"]  # gets re-exported
+__all__ = ["OFFICIAL_BASE_URLS", "is_official_endpoint", "request_model", "server_name"]  # gets re-exported
 
 # R-PRV-3: each provider's default base URL, its official endpoint (R-PRV-27).
 OFFICIAL_BASE_URLS: Final[Mapping[str, str]] = {
@@ -23,6 +24,8 @@ OFFICIAL_BASE_URLS: Final[Mapping[str, str]] = {
 }
 _SCHEME_END: Final = "://"
 PREFIX_SEPARATOR: Final = "/"
+_AUTHORITY_ENDS: Final = "/?#"  # R-TUI-26: the authority ends at the first of these after "://"
+_USER_INFO_END: Final = "@"
 
 
 def _split(url: str) -> tuple[str, str]:
@@ -60,3 +63,18 @@ def request_model(provider: str, model: str, base_url: str) -> str:
     if is_official_endpoint(provider, base_url) and head.isascii() and head.lower() == prefix:
         return model[len(prefix) :]
     return model
+
+
+def server_name(base_url: str) -> str:
+    """The server ``base_url`` names, for people: its authority without user information (R-TUI-26).
+
+    The text after the first ``://`` up to the first ``/``, ``?`` or ``#``, with everything up
+    to its last ``@`` removed, so a password written into the URL is never shown; ``""`` for a
+    text without ``://``. Plain string work, like R-PRV-27's: one rule a port can copy.
+    """
+    start = base_url.find(_SCHEME_END)
+    if start < 0:
+        return ""
+    authority = base_url[start + len(_SCHEME_END) :]
+    end = min((i for i in (authority.find(c) for c in _AUTHORITY_ENDS) if i >= 0), default=len(authority))
+    return authority[:end].rpartition(_USER_INFO_END)[2]

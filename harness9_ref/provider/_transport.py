@@ -7,24 +7,118 @@ not an exception here; the wire format's ``parse_error`` classifies it. Failures
 response become ``ProviderTimeout`` or ``ProviderConnectionError``; messages name the URL and
 never a header, so the API key cannot leak. Nothing is retried (R-PRV-22), and redirects are
 not followed: a redirected POST would silently lose its body.
+
+A streamed exchange may carry an ``Exchange``, which another thread can ``interrupt()``
+(R-PRV-3): the connection's socket is shut down, which wakes a read blocked on it at once,
+whether it waits for the response's head (a local server reading a long prompt sends nothing
+until it is done) or for the next piece of the body. The connection classes below hand their
+socket to the exchange as soon as it is connected, so no blocking read happens before the
+exchange can reach it.
 """
 
 from __future__ import annotations
 
 import http.client
+import socket
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Generator
-from typing import Final, TypeVar
+from typing import Any, Final, TypeVar
 
 from ._errors import ProviderConnectionError, ProviderTimeout
 from ._http import HttpRequest
 
-__all__ = ["READ_SIZE", "Headers", "open_stream", "send"]
+__all__ = ["READ_SIZE", "Exchange", "Headers", "open_stream", "send"]
 
 READ_SIZE: Final = 65_536  # bytes asked of one read1(); it returns what has arrived, up to this
 Headers = list[tuple[str, str]]
 _T = TypeVar("_T")
+
+
+class Exchange:
+    """One streamed exchange that another thread may end at once (R-PRV-3).
+
+    ``interrupt()`` marks it and shuts its socket down (both directions), which makes a read
+    blocked on that socket return; a socket attached later, still connecting when the interrupt
+    came, is shut down as it is attached. Thread-safe.
+    """
+
+    __slots__ = ("_lock", "_socket", "interrupted")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._socket: socket.socket | None = None
+        self.interrupted = False
+
+    def attach(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._socket = sock
+            if self.interrupted:
+                _shut(sock)
+
+    def interrupt(self) -> None:
+        with self._lock:
+            self.interrupted = True
+            if self._socket is not None:
+                _shut(self._socket)
+
+
+def _shut(sock: socket.socket) -> None:
+    """Shut ``sock`` down without closing it (its owner closes it): the plain socket's own
+    ``shutdown``, also for a TLS socket, whose reader then sees the end of the stream."""
+    try:
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+    except OSError:  # already closed or never connected: nothing is blocked on it
+        pass
+
+
+class _ExchangeConnection(http.client.HTTPConnection):
+    """An HTTP connection that hands its socket to its ``Exchange`` once connected."""
+
+    def __init__(self, *args: Any, exchange: Exchange | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._exchange = exchange
+
+    def connect(self) -> None:
+        super().connect()
+        if self._exchange is not None:
+            self._exchange.attach(self.sock)
+
+
+class _ExchangeHTTPSConnection(http.client.HTTPSConnection):
+    """The same for HTTPS: the socket is handed over after the TLS handshake."""
+
+    def __init__(self, *args: Any, exchange: Exchange | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._exchange = exchange
+
+    def connect(self) -> None:
+        super().connect()
+        if self._exchange is not None:
+            self._exchange.attach(self.sock)
+
+
+class _Request(urllib.request.Request):
+    """A urllib request that carries the ``Exchange`` its connection reports to."""
+
+    def __init__(self, request: HttpRequest, exchange: Exchange | None) -> None:
+        super().__init__(request.url, data=request.body, headers=dict(request.headers), method=request.method)
+        self.exchange = exchange
+
+
+def _exchange_of(req: urllib.request.Request) -> Exchange | None:
+    return req.exchange if isinstance(req, _Request) else None
+
+
+class _HTTPHandler(urllib.request.HTTPHandler):
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(_ExchangeConnection, req, exchange=_exchange_of(req))
+
+
+class _HTTPSHandler(urllib.request.HTTPSHandler):
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(_ExchangeHTTPSConnection, req, exchange=_exchange_of(req))
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -34,7 +128,7 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None
 
 
-_OPENER: Final = urllib.request.build_opener(_NoRedirect)
+_OPENER: Final = urllib.request.build_opener(_NoRedirect, _HTTPHandler, _HTTPSHandler)
 
 
 class _Response:
@@ -59,6 +153,13 @@ def _timeout(provider: str, request: HttpRequest, timeout: float, during: str) -
     return ProviderTimeout(
         f"{provider}: no answer within {timeout:g} s while {during} {request.method} {request.url}",
         provider=provider,
+    )
+
+
+def _interrupted(provider: str, request: HttpRequest, during: str) -> ProviderConnectionError:
+    """R-PRV-3: the exchange was ended from another thread (a cancel), not by the server."""
+    return ProviderConnectionError(
+        f"{provider}: interrupted while {during} {request.method} {request.url}", provider=provider
     )
 
 
@@ -87,8 +188,12 @@ def _guard(provider: str, request: HttpRequest, timeout: float, during: str, act
         raise _broken(provider, request, during, exc) from None
 
 
-def _open(request: HttpRequest, timeout: float, provider: str) -> _Response:
-    req = urllib.request.Request(request.url, data=request.body, headers=dict(request.headers), method=request.method)
+_SENDING: Final = "sending"
+_STREAMING: Final = "streaming the response to"
+
+
+def _open(request: HttpRequest, timeout: float, provider: str, exchange: Exchange | None = None) -> _Response:
+    req = _Request(request, exchange)
 
     def attempt() -> _Response:
         try:
@@ -97,7 +202,12 @@ def _open(request: HttpRequest, timeout: float, provider: str) -> _Response:
             return _Response(exc.code, list(exc.headers.items()), exc)
         return _Response(raw.status, list(raw.headers.items()), raw)
 
-    return _guard(provider, request, timeout, "sending", attempt)
+    try:
+        return _guard(provider, request, timeout, _SENDING, attempt)
+    except (ProviderConnectionError, ProviderTimeout):
+        if exchange is not None and exchange.interrupted:
+            raise _interrupted(provider, request, _SENDING) from None
+        raise
 
 
 def send(request: HttpRequest, *, timeout: float, provider: str) -> tuple[int, Headers, bytes]:
@@ -124,21 +234,22 @@ def send(request: HttpRequest, *, timeout: float, provider: str) -> tuple[int, H
 
 
 def open_stream(
-    request: HttpRequest, *, timeout: float, provider: str
+    request: HttpRequest, *, timeout: float, provider: str, exchange: Exchange | None = None
 ) -> tuple[int, Headers, Generator[bytes, None, None]]:
     """Send ``request`` and return the body as the chunks that arrive from the socket.
 
     The chunks are what each ``read1`` returned, so a parser sees data as soon as it arrives.
     A connection that breaks in the middle of the body ends the chunks; the stream assembler
     then reports the missing terminal event (``StreamCutOff``). Close the generator to close the
-    connection early.
+    connection early. ``exchange.interrupt()`` from another thread ends it at once (R-PRV-3).
 
     Raises:
         ProviderTimeout: connecting took longer than ``timeout`` (when opening), or one read did
             (while iterating).
-        ProviderConnectionError: no connection, or it broke before a response arrived.
+        ProviderConnectionError: no connection, or it broke before a response arrived; or the
+            exchange was interrupted, before the response's head or while iterating.
     """
-    response = _open(request, timeout, provider)
+    response = _open(request, timeout, provider, exchange)
 
     def chunks() -> Generator[bytes, None, None]:
         try:
@@ -146,10 +257,12 @@ def open_stream(
                 try:
                     data = response.read1()
                 except TimeoutError:
-                    raise _timeout(provider, request, timeout, "streaming the response to") from None
+                    raise _timeout(provider, request, timeout, _STREAMING) from None
                 except (OSError, http.client.HTTPException):
-                    return  # the connection broke mid-body: the stream simply ends
+                    data = b""  # the connection broke mid-body: the stream simply ends
                 if not data:
+                    if exchange is not None and exchange.interrupted:
+                        raise _interrupted(provider, request, _STREAMING)
                     return
                 yield data
         finally:

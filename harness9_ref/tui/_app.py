@@ -1,5 +1,5 @@
-"""The terminal UI's state and behaviour, without curses (SPEC R-TUI-2 … R-TUI-19, R-APPR-2, R-APPR-8,
-R-INT-4, R-FORK-3 … R-FORK-5).
+"""The terminal UI's state and behaviour, without curses (SPEC R-TUI-2 … R-TUI-19, R-TUI-26, R-TUI-27,
+R-APPR-2, R-APPR-8, R-INT-4, R-FORK-3 … R-FORK-5).
 
 ``App`` owns the conversation pane's lines, the status, the input line and the worker of the
 running turn. The screen (``_screen.py``) calls ``submit``, ``interrupt``, ``approval_key``
@@ -15,7 +15,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from .._errors import in_language
 from ..engine import (
@@ -98,6 +98,7 @@ QueueItem = WorkerItem | PaneLine | ApprovalRequest
 a command waiting for approval."""
 
 SHUTDOWN_WAIT: float = 5.0  # seconds /exit waits for a cancelled run to save (R-TUI-9)
+WAIT_ROW_AFTER_SECONDS: Final = 1  # R-TUI-27: the waiting row shows once a whole second has passed
 
 
 class _PaneLogHandler(logging.Handler):
@@ -125,6 +126,8 @@ class App:
         model: the model the provider's requests carry (R-PRV-27's request model).
         provider: the provider actually used (R-CLI-4); with ``model`` it makes the status
             bar's label (R-TUI-25) and names an unknown model (R-CLI-19).
+        base_url: the provider's base URL, None for its default: any other names its server
+            in the label (R-TUI-26).
         workdir: the absolute working directory.
         notices: lines shown first, such as the offline provider notice.
         lang: the language of every string shown (R-TUI-17): "zh" or "en".
@@ -142,6 +145,7 @@ class App:
             the ctx estimate and /context use its builds, and its warnings are shown as
             notice lines (it is told so here).
         clock: Unix time in seconds, for the ages of the listings (R-TUI-19).
+        monotonic: the clock of the waits for the model (R-TUI-27).
 
     Raises:
         ValueError: ``lang`` is not a language of R-TUI-17.
@@ -156,6 +160,7 @@ class App:
         workdir: str,
         *,
         provider: str,
+        base_url: str | None = None,
         notices: Iterable[str] = (),
         lang: str = DEFAULT_LANG,
         registry: Any = None,
@@ -164,6 +169,7 @@ class App:
         system_prompt: str = DEFAULT_SYSTEM_PROMPT,
         instructions: ProjectInstructions | None = None,
         clock: Callable[[], float] = time.time,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.texts = strings_for(lang)
         self.lang = lang
@@ -172,13 +178,14 @@ class App:
         self.session = session
         self.model = model
         self.provider = provider
-        self.label = model_label(provider, model)
+        self.label = model_label(provider, model, base_url)
         self.workdir = workdir
         self.registry: Any = registry if registry is not None else getattr(engine, "registry", None)
         self.long_session = bool(getattr(engine, "long_session", False)) if long_session is None else long_session
         self.system_prompt = system_prompt
         self.instructions = instructions
         self.clock = clock
+        self.monotonic = monotonic
         self.editor = LineEditor()
         self.lines: list[PaneLine] = [PaneLine(text, "notice") for text in notices]
         self.items: queue.Queue[QueueItem] = queue.Queue()
@@ -191,6 +198,7 @@ class App:
         self.scroll = 0  # rows scrolled up from the bottom of the pane
         self._interrupted = False
         self._stream_line: int | None = None  # index of the assistant line being streamed
+        self._waiting_drawn: str | None = None  # the waiting row as the last poll found it (R-TUI-27)
         self._wrapped: list[tuple[str, list[str]]] = []
         self._wrap_width = 0
         self.approver.attach(self.items.put)
@@ -223,8 +231,23 @@ class App:
             self.label, self.workdir, self.session.session_id, self.status.used, self.status.window, width, self.lang
         )
 
+    def waiting_line(self) -> str | None:
+        """R-TUI-27's row while the turn waits for the model a whole second or more, else None.
+
+        None too once Ctrl+C was pressed (the wait ends with the ``interrupted`` line) and while
+        a command waits for approval (then the turn waits for the user).
+        """
+        worker = self.worker
+        if worker is None or self._interrupted or self.asking is not None:
+            return None
+        seconds = worker.wait.seconds()
+        if seconds is None or seconds < WAIT_ROW_AFTER_SECONDS:
+            return None
+        return self.texts["waiting"].format(seconds=seconds)
+
     def pane_rows(self, width: int, height: int) -> list[tuple[str, LineKind]]:
-        """The last ``height`` rows of the pane (``scroll`` rows up from the bottom), wrapped to ``width``."""
+        """The last ``height`` rows of the pane (``scroll`` rows up from the bottom), wrapped to
+        ``width``; the waiting row of R-TUI-27, when there is one, last."""
         if width != self._wrap_width:
             self._wrapped, self._wrap_width = [], width
         del self._wrapped[len(self.lines) :]
@@ -240,6 +263,9 @@ class App:
                 else:
                     self._wrapped.append(entry)
             rows.extend((row, line.kind) for row in wrapped)
+        waiting = self.waiting_line()
+        if waiting is not None:  # no line of the conversation: drawn, never kept (R-TUI-27)
+            rows.extend((row, "notice") for row in wrap_cells(waiting, width))
         self.scroll = max(0, min(self.scroll, len(rows) - height))
         end = len(rows) - self.scroll
         return rows[max(0, end - height) : end]
@@ -371,15 +397,21 @@ class App:
     # Events from the worker thread.
 
     def poll(self) -> bool:
-        """Apply everything the worker has sent; True when something changed."""
+        """Apply everything the worker has sent; True when something changed, the waiting row's
+        seconds included (R-TUI-27: it is redrawn as each second passes)."""
         changed = False
         while True:
             try:
                 item = self.items.get_nowait()
             except queue.Empty:
-                return changed
+                break
             self.handle(item)
             changed = True
+        waiting = self.waiting_line()
+        if waiting != self._waiting_drawn:
+            self._waiting_drawn = waiting
+            changed = True
+        return changed
 
     def handle(self, item: QueueItem) -> None:
         """Apply one event (R-TUI-4, R-TUI-5, R-TUI-10, R-TUI-11) or approval request (R-APPR-2)."""
@@ -605,7 +637,7 @@ class App:
         self._add(user_line(prompt), "user")
         self.scroll = 0
         self._interrupted = False
-        self.worker = RunWorker(self.engine, prompt, self.items.put).start()
+        self.worker = RunWorker(self.engine, prompt, self.items.put, self.monotonic).start()
 
     def _command(self, command: str) -> None:
         if command == "/exit":

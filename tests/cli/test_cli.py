@@ -125,7 +125,8 @@ def test_workdir_option(env: dict[str, str], workdir: Path, tmp_path: Path) -> N
         (
             {"LANG": "zh_CN.UTF-8", "LC_ALL": "en_US.UTF-8"},  # R-LANG-1: LC_ALL wins over LANG
             [
-                "\u26a1 context compacted: the summary failed, earlier messages dropped \u2014 1.8K \u2192 1.6K tokens (8 \u2192 8 messages)",
+                "\u26a1 context compacted: the summary failed, earlier messages dropped"
+                " \u2014 1.8K \u2192 1.6K tokens (8 \u2192 8 messages)",
                 "\u26a1 context compacted: earlier conversation summarized \u2014 2.3K \u2192 1.6K tokens (10 \u2192 8 messages)",
             ],
         ),

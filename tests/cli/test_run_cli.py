@@ -270,6 +270,7 @@ def test_lang_en_gives_the_english_compaction_notice(
         session[:] = [found.group(1)]
         notices += [line for line in err.splitlines() if line.startswith("\u26a1 ")]
     assert notices == [  # the first summary would not shrink "one" (R-FOLD-6)
-        "\u26a1 context compacted: the summary failed, earlier messages dropped \u2014 1.8K \u2192 1.6K tokens (8 \u2192 8 messages)",
+        "\u26a1 context compacted: the summary failed, earlier messages dropped"
+        " \u2014 1.8K \u2192 1.6K tokens (8 \u2192 8 messages)",
         "\u26a1 context compacted: earlier conversation summarized \u2014 2.3K \u2192 1.6K tokens (10 \u2192 8 messages)",
     ]

@@ -1,4 +1,5 @@
-"""Options, environment and defaults (harness9_ref/cli/_settings.py, _parser.py; SPEC R-CLI-2 … R-CLI-4, R-CLI-20, R-LANG-1)."""
+"""Options, environment and defaults (harness9_ref/cli/_settings.py, _parser.py; SPEC R-CLI-2 … R-CLI-4, R-CLI-20 …
+R-CLI-22, R-LANG-1)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ import pytest
 from harness9_ref import in_language
 from harness9_ref.cli import (
     DEFAULT_MODEL,
+    DEFAULT_TIMEOUT,
+    LOCAL_TIMEOUT,
+    MAX_TIMEOUT,
     OFFLINE_NOTICE,
     CliError,
     UsageError,
@@ -23,7 +27,7 @@ from harness9_ref.cli import (
     resolve_settings,
 )
 from harness9_ref.offline import OfflineProvider
-from harness9_ref.provider import OpenAIProvider
+from harness9_ref.provider import AnthropicProvider, OpenAIProvider
 
 
 def test_the_offline_notice() -> None:
@@ -52,6 +56,8 @@ def test_provider_for_model(model: str, provider: str) -> None:
 
 OPENAI = {"OPENAI_API_KEY": "sk-o"}
 ANTHROPIC = {"ANTHROPIC_API_KEY": "sk-a"}
+LLAMA = "http://127.0.0.1:8080/v1"  # llama.cpp's llama-server
+PROXY = "http://127.0.0.1:9000"
 
 
 @pytest.mark.parametrize(
@@ -72,6 +78,15 @@ ANTHROPIC = {"ANTHROPIC_API_KEY": "sk-a"}
         ("gpt-4o", "anthropic", ANTHROPIC, ("anthropic", False, "sk-a", None)),
         ("claude-sonnet-4", "openai", OPENAI, ("openai", False, "sk-o", None)),
         ("gpt-4o", "offline", {**OPENAI, **ANTHROPIC}, ("offline", False, "", None)),
+        # R-CLI-21: another base URL needs no key; the key is named as missing, for the notice
+        ("gpt-4o", None, {"OPENAI_BASE_URL": LLAMA}, ("openai", False, "", LLAMA, "OPENAI_API_KEY")),
+        ("gpt-4o", "openai", {"OPENAI_BASE_URL": LLAMA}, ("openai", False, "", LLAMA, "OPENAI_API_KEY")),
+        ("claude-x", None, {"ANTHROPIC_BASE_URL": PROXY}, ("anthropic", False, "", PROXY, "ANTHROPIC_API_KEY")),
+        ("gpt-4o", None, {**OPENAI, "OPENAI_BASE_URL": LLAMA}, ("openai", False, "sk-o", LLAMA)),  # a key is sent
+        # the official endpoint, however spelled, without a key: offline, as without a base URL (R-CLI-4)
+        ("gpt-4o", None, {"OPENAI_BASE_URL": "HTTPS://api.openai.com/v1/"}, ("offline", True, "", None, "OPENAI_API_KEY")),
+        ("claude-x", None, {"ANTHROPIC_BASE_URL": "https://api.anthropic.com"}, ("offline", True, "", None, "ANTHROPIC_API_KEY")),
+        ("claude-x", None, {"OPENAI_BASE_URL": LLAMA}, ("offline", True, "", None, "ANTHROPIC_API_KEY")),  # the other's URL
     ],
 )
 def test_choose_provider(model: str, requested: str | None, env: dict[str, str], result: tuple[object, ...]) -> None:
@@ -94,6 +109,12 @@ def test_choose_provider(model: str, requested: str | None, env: dict[str, str],
             {**ANTHROPIC, "ANTHROPIC_BASE_URL": "https://"},
             "anthropic: invalid base URL 'https://': expected http:// or https:// and a host",
         ),
+        (  # R-CLI-21: without a key the base URL now matters, so a typo is not answered offline
+            None,
+            {"OPENAI_BASE_URL": "127.0.0.1:8080/v1"},
+            "openai: invalid base URL '127.0.0.1:8080/v1': expected http:// or https:// and a host",
+        ),
+        ("openai", {"OPENAI_BASE_URL": "https://api.openai.com/v1"}, "--provider openai needs OPENAI_API_KEY"),
     ],
 )
 def test_choose_provider_refuses(requested: str | None, env: dict[str, str], message: str) -> None:
@@ -330,3 +351,72 @@ def test_the_summarizer_is_the_same_provider_with_a_reply_limit(tmp_path: Path) 
 def test_the_request_model_of_the_settings(env: dict[str, str], sent: str, tmp_path: Path) -> None:
     """R-PRV-27 for what the status bar and R-CLI-19's line name."""
     assert request_model_of(resolve_settings({"command": "run", "prompt": "x"}, env, str(tmp_path))) == sent
+
+
+def test_a_provider_used_without_a_key_says_so_and_names_its_server(tmp_path: Path) -> None:
+    """R-CLI-21: the notice replaces the offline one, in the language of R-LANG-1; the key is empty."""
+    env = {"OPENAI_BASE_URL": "http://user:secret@127.0.0.1:8080/v1"}
+    settings = resolve_settings({"command": "run", "prompt": "x"}, env, str(tmp_path))
+    assert (settings.provider, settings.api_key, settings.fell_back) == ("openai", "", False)
+    assert settings.notice == (
+        "harness9-ref: no API key set (OPENAI_API_KEY); sending requests to 127.0.0.1:8080 without one"
+    )
+    zh = resolve_settings({"command": "run", "prompt": "x", "lang": "zh"}, env, str(tmp_path))
+    assert zh.notice == "harness9-ref: 未设置 API 密钥（OPENAI_API_KEY），向 127.0.0.1:8080 发送不带密钥的请求"
+    keyed = resolve_settings({"command": "run", "prompt": "x"}, {**env, "OPENAI_API_KEY": "k"}, str(tmp_path))
+    assert keyed.notice is None
+
+
+@pytest.mark.parametrize(
+    ("options", "env", "timeout"),
+    [
+        ({}, {"OPENAI_API_KEY": "k"}, DEFAULT_TIMEOUT),  # the official endpoint
+        ({}, {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "https://api.openai.com/v1"}, DEFAULT_TIMEOUT),
+        ({}, {"OPENAI_BASE_URL": LLAMA}, LOCAL_TIMEOUT),  # a CPU reads a long prompt before it answers
+        ({}, {"ANTHROPIC_BASE_URL": PROXY}, DEFAULT_TIMEOUT),  # the other provider's base URL
+        ({"model": "claude-x"}, {"ANTHROPIC_BASE_URL": PROXY}, LOCAL_TIMEOUT),
+        ({}, {"OPENAI_BASE_URL": LLAMA, "HARNESS9_TIMEOUT": ""}, LOCAL_TIMEOUT),  # empty: unset (R-CLI-3)
+        ({}, {"OPENAI_BASE_URL": LLAMA, "HARNESS9_TIMEOUT": "30"}, 30.0),
+        ({"timeout": "1.5"}, {"HARNESS9_TIMEOUT": "30"}, 1.5),  # the option wins
+        ({"timeout": "86400"}, {}, 86400.0),
+        ({"timeout": ".25"}, {}, 0.25),
+        ({"timeout": "7."}, {}, 7.0),
+        ({"command": "sessions"}, {"HARNESS9_TIMEOUT": "x"}, DEFAULT_TIMEOUT),  # read for the agent only
+    ],
+)
+def test_the_timeout_option_its_variable_and_its_defaults(
+    options: dict[str, object], env: dict[str, str], timeout: float, tmp_path: Path
+) -> None:
+    """R-CLI-22."""
+    assert resolve_settings({"command": "run", "prompt": "x", **options}, env, str(tmp_path)).timeout == timeout
+
+
+@pytest.mark.parametrize(
+    "text", ["0", "0.0", "-1", "+5", "1e3", "86400.01", "86401", "abc", " 5", "5 ", "inf", "nan", "1/2", "."]
+)
+def test_a_timeout_that_is_no_number_of_seconds_is_a_one_line_usage_error(
+    text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """R-CLI-22: the option by argparse (English, R-LANG-4), the variable after, in both languages (R-LANG-3)."""
+    with pytest.raises(SystemExit) as exc:
+        parse_args(["--timeout", text, "run", "x"])
+    assert exc.value.code == 2
+    expected = f"expected a number of seconds in (0, {MAX_TIMEOUT}], got {text!r}"
+    assert capsys.readouterr().err == f"harness9-ref: error: argument --timeout: {expected}\n"
+    with pytest.raises(UsageError) as raised:
+        resolve_settings({"command": "run", "prompt": "x"}, {"HARNESS9_TIMEOUT": text}, str(tmp_path))
+    assert str(raised.value) == f"HARNESS9_TIMEOUT: {expected}"
+    assert in_language(raised.value, "zh") == f"HARNESS9_TIMEOUT：应为 (0, 86400] 中的秒数，实际为 {text!r}"
+
+
+def test_the_summarizer_gets_the_main_providers_timeout(tmp_path: Path) -> None:
+    """R-CLI-22: the main model's provider and the summarizer's, with or without a key."""
+    env = {"OPENAI_BASE_URL": LLAMA}
+    settings = resolve_settings({"command": "run", "prompt": "x", "summary_model": "small", "timeout": "900"}, env, str(tmp_path))
+    provider = build_provider(settings)
+    summarizer = build_summarizer(settings, provider)
+    assert isinstance(provider, OpenAIProvider) and isinstance(summarizer, OpenAIProvider)
+    assert (provider.timeout, summarizer.timeout, summarizer.model) == (900.0, 900.0, "small")
+    official = resolve_settings({"command": "run", "prompt": "x", "model": "claude-x"}, {"ANTHROPIC_API_KEY": "k"}, str(tmp_path))
+    anthropic = build_provider(official)
+    assert isinstance(anthropic, AnthropicProvider) and anthropic.timeout == DEFAULT_TIMEOUT

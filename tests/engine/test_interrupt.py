@@ -1,8 +1,10 @@
-"""cancel() interrupts the running tool (harness9_ref/engine/_engine.py; SPEC R-INT-3, R-ENG-12, R-ENG-15).
+"""cancel() interrupts the running tool and a wait for the model (harness9_ref/engine/_engine.py; SPEC R-INT-3,
+R-ENG-12, R-ENG-15, R-PRV-3).
 
 The engine runs the real ``harness9_ref.tools.Registry``, so the tool is a real ``bash``
-process; the provider is scripted. ``cancel()`` comes from another thread, as it does from the
-terminal UI or a signal handler.
+process; the provider is scripted, except for the wait for a silent model: a real
+``OpenAIProvider`` against a loopback server that never answers. ``cancel()`` comes from another
+thread, as it does from the terminal UI or a signal handler.
 """
 
 from __future__ import annotations
@@ -11,16 +13,19 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 
 from harness9_ref.engine import AgentEngine, Event, EventType
 from harness9_ref.memory import MemorySession
+from harness9_ref.provider import OpenAIProvider
 from harness9_ref.schema import ToolCall
 from harness9_ref.testing import Reply, ScriptedProvider
 from harness9_ref.tools import INTERRUPTED_NOTE, Registry
 from tests.fakes import assistant, result, user
+from tests.provider.helpers import Loopback, loopback
 from tests.tools.processes import is_gone, pids, wait_for_files
 
 SLEEP = ToolCall("c1", "bash", json.dumps({"command": "echo $$ > shell; echo started; sleep 30"}))
@@ -97,3 +102,30 @@ def test_cancel_when_idle_interrupts_nothing(registry: Registry, tmp_path: Path)
     eng = AgentEngine(ScriptedProvider([]), registry)
     assert eng.cancel() is False
     assert registry.execute("bash", json.dumps({"command": "echo fine"})) == "fine\n"
+
+
+def test_cancel_ends_a_wait_for_a_silent_model_at_once(registry: Registry) -> None:
+    """R-PRV-3, R-ENG-15: cancel() interrupts the provider's stream, so a run waiting for a server
+    that reads a long prompt (and sends nothing meanwhile) ends now, not at the next piece or the timeout."""
+
+    def silent(handler: BaseHTTPRequestHandler, server: Loopback) -> None:
+        server.release.wait(30)
+
+    with loopback(silent) as server:
+        eng = AgentEngine(OpenAIProvider("local-model", "", server.url, timeout=60), registry, session=MemorySession())
+
+        def cancel() -> None:
+            deadline = time.monotonic() + 5
+            while not server.received and time.monotonic() < deadline:
+                time.sleep(0.01)
+            time.sleep(0.2)  # the engine is now blocked in the provider's read
+            eng.cancel()
+
+        canceller = threading.Thread(target=cancel, daemon=True)
+        canceller.start()
+        started = time.monotonic()
+        events = list(eng.run_stream("explain the repository"))
+        took = time.monotonic() - started
+        canceller.join(5)
+    assert events[-1].type == EventType.ERROR and events[-1].data.to_dict()["code"] == "cancelled"
+    assert took < 3, f"the run took {took:.1f} s to end after the cancel"

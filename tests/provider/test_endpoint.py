@@ -1,4 +1,4 @@
-"""The official endpoint and the request model, as a table (SPEC R-PRV-27)."""
+"""The official endpoint, the request model and the server a base URL names, as tables (SPEC R-PRV-27, R-TUI-26)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from harness9_ref.provider import (
     OpenAIProvider,
     is_official_endpoint,
     request_model,
+    server_name,
 )
 
 
@@ -74,3 +75,23 @@ def test_providers_say_which_model_their_requests_carry() -> None:
     assert OpenAIProvider("openai/gpt-4o-mini", "k").request_model == "gpt-4o-mini"
     assert OpenAIProvider("openai/gpt-4o-mini", "k", "https://openrouter.ai/api/v1").request_model == "openai/gpt-4o-mini"
     assert AnthropicProvider("anthropic/claude-3-7", "k").request_model == "claude-3-7"
+
+
+@pytest.mark.parametrize(
+    ("base_url", "server"),
+    [
+        ("http://127.0.0.1:8080/v1", "127.0.0.1:8080"),  # llama-server
+        ("http://localhost:11434/v1/", "localhost:11434"),  # Ollama
+        ("https://openrouter.ai/api/v1", "openrouter.ai"),
+        ("http://[::1]:8000/v1", "[::1]:8000"),
+        ("https://user:secret@proxy.example/v1", "proxy.example"),  # the password is never shown
+        ("https://a:b@c@Proxy.Example:8443?x=@y", "Proxy.Example:8443"),  # the last @ of the authority; case kept
+        ("http://host#frag@x", "host"),
+        ("http://host/path@x", "host"),  # an @ in the path is not the authority's
+        ("no-scheme", ""),
+        ("http://", ""),
+    ],
+)
+def test_the_server_is_the_authority_without_user_information(base_url: str, server: str) -> None:
+    """R-TUI-26."""
+    assert server_name(base_url) == server

@@ -41,6 +41,22 @@ def test_the_label_names_the_provider_and_the_model_its_requests_carry(provider:
     assert line(render_status(shown, "/w", SID, None, 0, 200)).startswith(f"[harness9] {shown}  workdir: /w  ")
 
 
+@pytest.mark.parametrize(
+    ("provider", "model", "base_url", "shown"),
+    [
+        ("openai", "qwen2.5-coder", "http://127.0.0.1:8080/v1", "openai:qwen2.5-coder@127.0.0.1:8080"),
+        ("openai", "openai/gpt-4o-mini", "https://openrouter.ai/api/v1", "openai:openai/gpt-4o-mini@openrouter.ai"),
+        ("openai", "gpt-4o-mini", "https://api.openai.com/v1/", "openai:gpt-4o-mini"),  # the official endpoint
+        ("anthropic", "claude-sonnet-4", "https://api.anthropic.com", "anthropic:claude-sonnet-4"),
+        ("anthropic", "claude-sonnet-4", "https://k:secret@proxy.test", "anthropic:claude-sonnet-4@proxy.test"),
+        ("offline", "gpt-4o-mini", "http://127.0.0.1:8080/v1", "offline"),
+    ],
+)
+def test_the_label_names_the_server_of_any_other_base_url(provider: str, model: str, base_url: str, shown: str) -> None:
+    """R-TUI-26: a local server or router is named, so it is never taken for the official API or for offline."""
+    assert model_label(provider, model, base_url) == shown
+
+
 def test_the_session_shows_its_first_eight_characters_and_three_dots() -> None:
     assert line(render_status("m", "/w", "0123456789abcdef", None, 0, 200)).endswith("session: 01234567...")
 

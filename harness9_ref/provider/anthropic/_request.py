@@ -168,8 +168,10 @@ def _conversation(model: str, messages: Sequence[Message], tools: Sequence[ToolD
 
 
 def _headers(api_key: str, stream: bool) -> tuple[tuple[str, str], ...]:
+    """R-PRV-8: ``x-api-key`` only with a key; a local server or a key-adding proxy gets none."""
+    key = ((HEADER_API_KEY, api_key),) if api_key else ()
     return (
-        (HEADER_API_KEY, api_key),
+        *key,
         (HEADER_VERSION, API_VERSION),
         (HEADER_CONTENT_TYPE, CONTENT_TYPE_JSON),
         (HEADER_ACCEPT, ACCEPT_STREAM if stream else ACCEPT_JSON),
@@ -197,7 +199,7 @@ def build_request(
         messages: the conversation (R-PRV-9, R-PRV-10).
         tools: the tool definitions (R-PRV-12); none means no ``tools`` member.
         stream: ask for an SSE stream.
-        api_key: sent as ``x-api-key``.
+        api_key: sent as ``x-api-key``; empty: no such header (R-PRV-8).
         base_url: the API root; one trailing ``/`` is removed (R-PRV-3).
         reply_limit: when positive, ``max_tokens`` is at most this (R-PRV-29).
 

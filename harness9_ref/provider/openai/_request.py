@@ -116,7 +116,7 @@ def build_request(
         messages: the conversation, sent one to one and in order (R-PRV-6).
         tools: the tool definitions (R-PRV-7); none means no ``tools`` member.
         stream: ask for an SSE stream with usage in its last chunk (R-USE-3).
-        api_key: sent as ``Authorization: Bearer <api_key>``.
+        api_key: sent as ``Authorization: Bearer <api_key>``; empty: no such header (a local server).
         base_url: the API root; one trailing ``/`` is removed (R-PRV-3).
         reply_limit: when positive, the most tokens the reply may take (R-PRV-29): sent as
             ``max_completion_tokens`` on the official endpoint, which refuses ``max_tokens``
@@ -135,8 +135,9 @@ def build_request(
     if stream:
         body["stream"] = True
         body["stream_options"] = dict(STREAM_OPTIONS)
+    key = ((HEADER_AUTHORIZATION, f"Bearer {api_key}"),) if api_key else ()  # R-PRV-4: none without a key
     headers = (
-        (HEADER_AUTHORIZATION, f"Bearer {api_key}"),
+        *key,
         (HEADER_CONTENT_TYPE, CONTENT_TYPE_JSON),
         (HEADER_ACCEPT, ACCEPT_STREAM if stream else ACCEPT_JSON),
     )
