@@ -40,6 +40,7 @@ from .memory import (
     SHORTENED_MARKER,
     SUMMARY_MARKER,
     SUMMARY_SYSTEM_PROMPT,
+    cut_to,
     estimate_tokens,
     estimate_tool_tokens,
 )
@@ -183,7 +184,7 @@ class OfflineProvider:
         if messages and messages[0].role == ROLE_SYSTEM and messages[0].content == SUMMARY_SYSTEM_PROMPT:
             summary = _summary(messages[-1].content if len(messages) > 1 else "")
             if self.reply_limit > 0:
-                summary = summary.encode("utf-8")[: CHARS_PER_TOKEN * self.reply_limit].decode("utf-8", "ignore")
+                summary = cut_to(summary, CHARS_PER_TOKEN * self.reply_limit)
             return Message(ROLE_ASSISTANT, summary)
         if messages and messages[-1].tool_call_id:
             return Message(ROLE_ASSISTANT, _report(messages))

@@ -39,7 +39,6 @@ __all__ = [
     "SUMMARY_INCREMENTAL_PROMPT",
     "SUMMARY_MARKER",
     "SUMMARY_NOT_SHORTER",
-    "SUMMARY_OVER_LIMIT",
     "SUMMARY_SHARE",
     "SUMMARY_SYSTEM_PROMPT",
     "SUMMARY_TEMPLATE",
@@ -95,7 +94,6 @@ SUMMARY_RECALL: Final = (
 )
 
 # R-FOLD-6: a summary that does not shrink the context is a failed summary.
-SUMMARY_OVER_LIMIT: Final = "the summary is longer than its limit of {limit} tokens"
 SUMMARY_NOT_SHORTER: Final = "the summary is not shorter than the messages it replaces"
 REQUEST_SHARE: Final = 2  # R-LONG-1: a summarizer request takes at most half the window
 SUMMARY_SHARE: Final = 8  # R-LONG-1: a summary takes at most an eighth of it
@@ -120,6 +118,12 @@ class LimitsReply(Protocol):
 
 class SummaryFailed(Exception):
     """The summarizer gave no usable summary; the compactor falls back (R-SUM-10)."""
+
+
+def cut_to(text: str, limit: int) -> str:
+    """``text`` cut at its end to at most ``limit`` UTF-8 bytes of whole characters (R-FOLD-6), as a
+    server's ``max_tokens`` cuts a reply: a summary's first lines are its goal and progress."""
+    return text.encode("utf-8")[:limit].decode("utf-8", "ignore")
 
 
 def _fill(template: str, **values: str) -> str:
@@ -252,9 +256,9 @@ class SummarizationCompactor:
         timeout: seconds one summarizer call may take.
         request_limit: the most tokens one summarizer request may estimate; a longer head is
             summarised in pieces (R-FOLD). 0 sends one request whatever its size (R-SUM-7).
-        summary_limit: the most tokens a summary may estimate; a longer one, or one not shorter
-            than the messages it replaces, is a failed summary (R-FOLD-6). It is also the
-            reply limit asked of a summarizer that takes one (R-FOLD-7). 0: no limit (R-SUM).
+        summary_limit: the most tokens a summary may estimate; a longer one is cut to it, and one
+            not shorter than the messages it replaces is a failed summary (R-FOLD-6). It is also
+            the reply limit asked of a summarizer that takes one (R-FOLD-7). 0: no limit (R-SUM).
     """
 
     provider: Summarizer | None
@@ -386,7 +390,7 @@ class SummarizationCompactor:
         if not reply.content.strip():
             raise SummaryFailed("the summarizer returned an empty summary")
         if self.summary_limit > 0 and bytes_to_tokens(utf8_len(reply.content)) > self.summary_limit:
-            raise SummaryFailed(SUMMARY_OVER_LIMIT.format(limit=self.summary_limit))
+            return cut_to(reply.content, CHARS_PER_TOKEN * self.summary_limit)  # R-FOLD-6
         return reply.content
 
 
