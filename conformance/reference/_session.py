@@ -131,10 +131,11 @@ def _save_checkpoint(run: _Run, name: str, step: Mapping[str, Any]) -> None:
 
 
 def context_state_from_json(value: object) -> ContextState:
-    """R-CKP-10: ContextState's own checks, then the protocol's bound of 2^53, as for a checkpoint."""
+    """R-CKP-10: ContextState's own checks, then the protocol's bound of 2^53 on its integers, as
+    for a checkpoint; the members after the first three are optional (R-CKP-9)."""
     state = ContextState.from_dict(value)
     for member, number in state.to_dict().items():
-        if number >= JSON_EXACT_LIMIT:
+        if isinstance(number, int) and number >= JSON_EXACT_LIMIT:
             raise SchemaError(f"context_state.{member}", f"must be below 2^53, got {number}")
     return state
 

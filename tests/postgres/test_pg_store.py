@@ -1,4 +1,7 @@
-"""PostgreSQL sessions: URLs, errors, the schema, round trips, search, copy (SPEC R-PG-1 … R-PG-6, R-PG-9, R-PG-10, R-CKP-12)."""
+"""PostgreSQL sessions: URLs, errors, the schema, round trips, search, copy.
+
+SPEC R-PG-1 … R-PG-6, R-PG-9, R-PG-10, R-CKP-9, R-CKP-12.
+"""
 
 from __future__ import annotations
 
@@ -37,6 +40,10 @@ ODD = [
 ]
 
 
+# Every member of a context state away from its default, the integers at BIGINT's limit (R-CKP-9, R-CKP-10).
+STATE = ContextState(2**63 - 1, 0, 3, 2**63 - 1, 7, 2**63 - 1, "truncation", "org/模型-𝄞 q4")
+
+
 def column(url: str, sql: str) -> list[tuple[Any, ...]]:
     with psycopg.connect(url) as conn:
         return conn.execute(sql).fetchall()
@@ -47,7 +54,7 @@ def fill(manager: Manager) -> str:
     session.add_messages(ODD)
     session.save_todos([TodoItem("t\x00", "do 🧑‍💻", "in_progress"), TodoItem("t", "", "pending")])
     session.save_checkpoint(Checkpoint(2, "anchor\x00", "summary\n𝄞"))
-    session.save_context_state(ContextState(2**63 - 1, 0, 3))
+    session.save_context_state(STATE)
     return session.session_id
 
 
@@ -70,7 +77,7 @@ def test_messages_times_and_the_tool_calls_column_match_sqlite_exactly(pg_url: s
     rows = column(pg_url, "SELECT tool_calls, created_at FROM messages ORDER BY id")
     with sqlite3.connect(tmp_path / "s.db") as conn:
         assert rows == conn.execute("SELECT tool_calls, created_at FROM messages ORDER BY id").fetchall()
-    assert column(pg_url, "SELECT version FROM harness9_schema") == [(4,)]
+    assert column(pg_url, "SELECT version FROM harness9_schema") == [(5,)]
 
 
 def test_other_schemes_are_refused_and_never_taken_for_a_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -116,6 +123,11 @@ SCHEMA_COLUMNS = [
     ("context_state", "estimate", "bigint", "NO", None),
     ("context_state", "cleared_below", "bigint", "NO", None),
     ("context_state", "saved_at", "bigint", "NO", None),
+    ("context_state", "summary_failures", "bigint", "NO", None),
+    ("context_state", "summary_paused", "bigint", "NO", None),
+    ("context_state", "window_tokens", "bigint", "NO", None),
+    ("context_state", "window_source", "text", "NO", None),
+    ("context_state", "window_model", "text", "NO", None),
     ("harness9_schema", "version", "integer", "NO", None),
     ("harness9_schema", "unicode", "text", "NO", None),
     ("messages", "id", "bigint", "NO", None),
@@ -148,9 +160,9 @@ def test_the_schema_the_code_creates_is_the_one_spec_gives() -> None:
     assert statements(blocks[0]) == statements(PG_SCHEMA)
 
 
-def test_a_new_schema_holds_the_tables_of_the_spec_and_version_4(pg_url: str) -> None:
+def test_a_new_schema_holds_the_tables_of_the_spec_and_version_5(pg_url: str) -> None:
     Manager(pg_url).close()
-    assert column(pg_url, "SELECT version, unicode FROM harness9_schema") == [(4, unicodedata.unidata_version)]
+    assert column(pg_url, "SELECT version, unicode FROM harness9_schema") == [(5, unicodedata.unidata_version)]
     found = column(
         pg_url,
         "SELECT table_name, column_name, data_type, is_nullable, collation_name FROM information_schema.columns"
@@ -161,9 +173,20 @@ def test_a_new_schema_holds_the_tables_of_the_spec_and_version_4(pg_url: str) ->
     assert column(pg_url, index)[0][0].endswith("(session_id, id)")
 
 
+STATE_COLUMNS_ADDED = ("summary_failures", "summary_paused", "window_tokens", "window_source", "window_model")
+
+
+def as_version_4(url: str) -> None:
+    """Make a schema the Manager created into version 4: context_state without its columns after saved_at (R-PG-4)."""
+    with psycopg.connect(url) as conn:
+        conn.execute("ALTER TABLE context_state " + ", ".join(f"DROP COLUMN {c}" for c in STATE_COLUMNS_ADDED))
+        conn.execute("UPDATE harness9_schema SET version = 4")
+
+
 def as_version_3(url: str) -> None:
-    """Make a schema the Manager created into version 3: no derived columns of messages, no
-    recorded Unicode version (R-PG-4); their indexes go with the columns."""
+    """Make a schema the Manager created into version 3: version 4 without the derived columns of
+    messages and without the recorded Unicode version (R-PG-4); their indexes go with the columns."""
+    as_version_4(url)
     with psycopg.connect(url) as conn:
         conn.execute("ALTER TABLE messages DROP COLUMN body, DROP COLUMN folded")
         conn.execute("DROP INDEX idx_messages_prompts")
@@ -189,10 +212,31 @@ def test_a_version_2_schema_is_upgraded_in_place_keeping_every_row(pg_url: str) 
         session = manager.open_session(session_id)
         assert session.get_context_state() is None
         session.save_context_state(ContextState(10, 9, 1))
-    assert column(pg_url, "SELECT version FROM harness9_schema") == [(4,)]
+    assert column(pg_url, "SELECT version FROM harness9_schema") == [(5,)]
     assert column(pg_url, "SELECT input_tokens, estimate, cleared_below, saved_at FROM context_state") == [
         (10, 9, 1, 1_700_000_500)
     ]
+
+
+def test_a_version_4_schema_gains_the_breaker_and_window_columns_keeping_every_row(pg_url: str) -> None:
+    """R-PG-4, R-CKP-12: a version-4 state reads with the defaults, its row and saved_at kept; the
+    recorded Unicode version stays (its folded column was made by that mapping)."""
+    with Manager(pg_url, clock=lambda: 1_700_000_000) as manager:
+        session_id = fill(manager)
+        before = snapshot(manager)
+    as_version_4(pg_url)
+    with psycopg.connect(pg_url) as conn:
+        conn.execute("UPDATE harness9_schema SET unicode = '1.0.0'")
+        conn.execute("UPDATE messages SET folded = 'as the old mapping made it'")
+    with Manager(pg_url, clock=lambda: 1_700_000_500) as manager:
+        assert [s[:4] for s in snapshot(manager)] == [s[:4] for s in before]
+        assert manager.open_session(session_id).get_context_state() == ContextState(2**63 - 1, 0, 3)
+    assert column(pg_url, "SELECT version, unicode FROM harness9_schema") == [(5, "1.0.0")]
+    assert column(pg_url, "SELECT DISTINCT folded FROM messages") == [("as the old mapping made it",)]
+    assert column(pg_url, "SELECT * FROM context_state") == [(session_id, 2**63 - 1, 0, 3, 1_700_000_000, 0, 0, 0, "", "")]
+    with Manager(pg_url, clock=lambda: 1_700_000_900) as manager:  # version 5 now: used as it is
+        manager.open_session(session_id).save_context_state(STATE)
+        assert manager.open_session(session_id).get_context_state() == STATE
 
 
 def test_a_version_2_schema_that_already_has_a_context_state_table_is_refused_untouched(pg_url: str) -> None:
@@ -209,10 +253,10 @@ def test_a_version_2_schema_that_already_has_a_context_state_table_is_refused_un
 def test_a_schema_of_another_version_or_of_another_program_is_refused_untouched(pg_url: str) -> None:
     Manager(pg_url).close()
     with psycopg.connect(pg_url) as conn:
-        conn.execute("UPDATE harness9_schema SET version = 5")
-    with pytest.raises(UnsupportedSchema, match="format version 5"):
+        conn.execute("UPDATE harness9_schema SET version = 6")
+    with pytest.raises(UnsupportedSchema, match="format version 6"):
         Manager(pg_url)
-    assert column(pg_url, "SELECT version FROM harness9_schema") == [(5,)]
+    assert column(pg_url, "SELECT version FROM harness9_schema") == [(6,)]
     with psycopg.connect(pg_url) as conn:
         conn.execute("DROP TABLE harness9_schema")
     with pytest.raises(UnsupportedSchema, match="tables of another program"):
@@ -225,7 +269,10 @@ def context_state_story(manager: Manager) -> list[ContextState | None]:
     seen: list[ContextState | None] = []
     session = manager.new_session()
     session.add_messages([Message("user", "a"), Message("assistant", "b"), Message("user", "c")])
-    session.save_context_state(ContextState(300, 250, 2))
+    session.save_context_state(STATE)
+    seen.append(session.get_context_state())
+    session.save_context_state(ContextState(300, 250, 2))  # replaces the whole state, breaker and window too
+    seen.append(session.get_context_state())
     session.pop_message()  # 2 left: kept
     seen.append(session.get_context_state())
     session.pop_message()  # 1 left: removed
@@ -238,7 +285,9 @@ def context_state_story(manager: Manager) -> list[ContextState | None]:
 
 def test_the_context_state_follows_the_messages_as_on_sqlite(pg_url: str, tmp_path: Path) -> None:
     with Manager(pg_url) as pg, Manager(tmp_path / "s.db") as lite:
-        assert context_state_story(pg) == context_state_story(lite) == [ContextState(300, 250, 2), None, None]
+        assert context_state_story(pg) == context_state_story(lite) == [
+            STATE, ContextState(300, 250, 2), ContextState(300, 250, 2), None, None
+        ]
 
 
 def test_copy_round_trips_sqlite_to_postgresql_and_back_losslessly(pg_url: str, tmp_path: Path) -> None:

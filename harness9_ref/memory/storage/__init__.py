@@ -10,7 +10,7 @@ what the model sees and never imports this one.
 """
 
 from ._checkpoint import Checkpoint, checkpoint_problem, message_anchor
-from ._context_state import ContextState
+from ._context_state import WINDOW_MODEL_MAX, WINDOW_SOURCES, ContextState
 from ._find import TITLE_LIMIT, SessionSummary, make_title
 from ._manager import HOME_ENV, CopyResult, Manager, copy_sessions, default_db_path
 from ._prune import PruneResult
@@ -44,6 +44,8 @@ __all__ = (
     "POSTGRES_SCHEMES",
     "SESSION_ID_PATTERN",
     "TITLE_LIMIT",
+    "WINDOW_MODEL_MAX",
+    "WINDOW_SOURCES",
     "AmbiguousSessionId",
     "Checkpoint",
     "Clock",

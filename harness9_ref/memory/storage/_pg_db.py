@@ -44,7 +44,7 @@ __all__ = [
     "redact_url",
 ]
 
-FORMAT_VERSION: Final = 4  # R-PG-4: the one row of harness9_schema, the counterpart of R-DB-2's user_version
+FORMAT_VERSION: Final = 5  # R-PG-4: the one row of harness9_schema, the counterpart of R-DB-2's user_version
 UNICODE_VERSION: Final = unicodedata.unidata_version  # R-PG-4, R-PG-5: the case mapping of str.lower
 POOL_SIZE: Final = 4  # R-PG-12: connections of one Manager at most
 LOCK_TIMEOUT_MS: Final = BUSY_TIMEOUT_MS  # R-PG-7: as R-DB-3's busy timeout
@@ -92,11 +92,16 @@ CREATE TABLE checkpoints (
     created_at BIGINT NOT NULL
 );
 CREATE TABLE context_state (
-    session_id    TEXT COLLATE "C" PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
-    input_tokens  BIGINT NOT NULL,
-    estimate      BIGINT NOT NULL,
-    cleared_below BIGINT NOT NULL,
-    saved_at      BIGINT NOT NULL
+    session_id       TEXT COLLATE "C" PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+    input_tokens     BIGINT NOT NULL,
+    estimate         BIGINT NOT NULL,
+    cleared_below    BIGINT NOT NULL,
+    saved_at         BIGINT NOT NULL,
+    summary_failures BIGINT NOT NULL DEFAULT 0,
+    summary_paused   BIGINT NOT NULL DEFAULT 0,
+    window_tokens    BIGINT NOT NULL DEFAULT 0,
+    window_source    TEXT   NOT NULL DEFAULT '',
+    window_model     TEXT   NOT NULL DEFAULT ''
 );
 CREATE TABLE harness9_schema (
     version INTEGER NOT NULL,
@@ -105,11 +110,18 @@ CREATE TABLE harness9_schema (
 """
 _STATEMENTS: Final = [s.strip() for s in PG_SCHEMA.split(";") if s.strip()]
 _TABLES: Final = ("sessions", "messages", "todos", "checkpoints", "context_state", "harness9_schema")
-# R-PG-4: version 2 is version 3 without the context_state table (R-CKP-12); version 3 is this
-# schema without messages.body, messages.folded, the partial indexes and harness9_schema.unicode.
-# Both are upgraded in place, so every row stays.
-UPGRADABLE_VERSIONS: Final = (2, 3)
+# R-PG-4: version 4 is this schema without the last five columns of context_state (R-CKP-12);
+# version 3 is version 4 without messages.body, messages.folded, the partial indexes and
+# harness9_schema.unicode; version 2 is version 3 without the context_state table. All three are
+# upgraded in place, so every row stays.
+UPGRADABLE_VERSIONS: Final = (2, 3, 4)
 _ADD_CONTEXT_STATE: Final = next(s for s in _STATEMENTS if s.startswith("CREATE TABLE context_state"))
+# Version 4's context_state gains the columns after saved_at, their definitions read from the schema.
+_ADD_STATE_COLUMNS: Final = "ALTER TABLE context_state " + ", ".join(
+    "ADD COLUMN " + line.strip().rstrip(",")
+    for line in _ADD_CONTEXT_STATE.partition("saved_at")[2].splitlines()[1:]
+    if line.strip() != ")"
+)
 _ADD_UNFOLDED: Final = next(s for s in _STATEMENTS if s.startswith("CREATE INDEX idx_messages_unfolded"))
 # R-FIND-3's first prompt of a session, found in its own small index: through the primary key
 # PostgreSQL may walk every other session's messages first (40,000 rows for one search's title).
@@ -201,7 +213,7 @@ class PgDatabase:
         return conn  # type: ignore[no-any-return]
 
     def _migrate(self, cur: psycopg.Cursor[Any]) -> None:
-        """Create the schema in an empty schema, use a version-4 one, upgrade a version-2 or 3 one, refuse the rest (R-PG-4).
+        """Create the schema in an empty schema, use a version-5 one, upgrade a version-2, 3 or 4 one, refuse the rest (R-PG-4).
 
         The advisory lock makes two first opens of one empty schema take turns, so the second
         finds the first one's tables instead of failing on them. The upgrade runs in this one
@@ -236,11 +248,21 @@ class PgDatabase:
         cur.execute("INSERT INTO harness9_schema (version, unicode) VALUES (%s, %s)", (FORMAT_VERSION, UNICODE_VERSION))
 
     def _upgrade(self, cur: psycopg.Cursor[Any], version: int, found: set[str]) -> None:
-        """R-PG-4: version 2 gains ``context_state``, then version 3 the derived columns of every message."""
+        """R-PG-4: version 2 gains ``context_state`` whole, versions 3 and 4 its last five columns,
+        and versions 2 and 3 the derived columns of every message."""
         if version == 2:
             if "context_state" in found:
                 raise UnsupportedSchema(f"{self.name} has format version 2 and a context_state table of another program")
             cur.execute(_ADD_CONTEXT_STATE)
+        else:
+            cur.execute(_ADD_STATE_COLUMNS)
+        if version < 4:
+            self._add_derived(cur)
+        cur.execute("UPDATE harness9_schema SET version = %s", (FORMAT_VERSION,))
+
+    def _add_derived(self, cur: psycopg.Cursor[Any]) -> None:
+        """R-PG-4, R-PG-11: a schema of version 2 or 3 gains ``body`` and ``folded`` for every
+        message, their partial indexes, and the Unicode version of this program's case mapping."""
         cur.execute("ALTER TABLE messages ADD COLUMN body TEXT, ADD COLUMN folded TEXT")
         cur.execute("ALTER TABLE harness9_schema ADD COLUMN unicode TEXT")
         last = 0
@@ -256,7 +278,7 @@ class PgDatabase:
                 updates.append((body, body.lower(), row_id))
             cur.executemany("UPDATE messages SET body = %s, folded = %s WHERE id = %s", updates)
             last = rows[-1][0]
-        cur.execute("UPDATE harness9_schema SET version = %s, unicode = %s", (FORMAT_VERSION, UNICODE_VERSION))
+        cur.execute("UPDATE harness9_schema SET unicode = %s", (UNICODE_VERSION,))
         cur.execute("ALTER TABLE messages ALTER COLUMN body SET NOT NULL")
         cur.execute("ALTER TABLE harness9_schema ALTER COLUMN unicode SET NOT NULL")
         cur.execute(_ADD_UNFOLDED)

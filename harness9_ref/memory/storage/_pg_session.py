@@ -10,6 +10,7 @@ any string are BYTEA holding UTF-8 (R-PG-4).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import astuple
 from typing import TYPE_CHECKING, Any, Final
 
 from ...planning import TodoItem
@@ -28,6 +29,7 @@ from ._session import (
     check_start,
 )
 from ._sql import POSTGRES as SQL
+from ._sql import STATE_COLUMN_NAMES
 
 if TYPE_CHECKING:
     import psycopg
@@ -45,7 +47,7 @@ def _upsert(insert: str, *columns: str) -> str:
 
 
 _SAVE_CHECKPOINT: Final = _upsert(SQL.insert_checkpoint, "covered", "anchor", "summary", "created_at")
-_SAVE_CONTEXT_STATE: Final = _upsert(SQL.insert_context_state, "input_tokens", "estimate", "cleared_below", "saved_at")
+_SAVE_CONTEXT_STATE: Final = _upsert(SQL.insert_context_state, *STATE_COLUMN_NAMES, "saved_at")
 _DROP_UNCOVERED_CONTEXT_STATE: Final = (
     "DELETE FROM context_state WHERE session_id = %s"
     " AND cleared_below > (SELECT COUNT(*) FROM messages WHERE session_id = %s)"
@@ -210,4 +212,4 @@ class PostgresSession:
     def save_context_state(self, state: ContextState) -> None:
         """Replace the context state, leaving updated_at alone (R-CKP-9)."""
         checked = check_context_state(state)
-        self._replace_row(_SAVE_CONTEXT_STATE, (checked.input_tokens, checked.estimate, checked.cleared_below))
+        self._replace_row(_SAVE_CONTEXT_STATE, astuple(checked))

@@ -209,7 +209,7 @@ def _read_record(cur: psycopg.Cursor[Any], session_id: str, created_at: int, upd
         cp_where = f"the checkpoint of {where}"
         checkpoint = (found[0], record_text(as_text(found[1]), cp_where), record_text(as_text(found[2]), cp_where), found[3])
     found = cur.execute(SQL.export_context_state, (session_id,)).fetchone()
-    state = None if found is None else (found[0], found[1], found[2], found[3])  # BIGINT: integers already
+    state = None if found is None else tuple(found)  # BIGINT and TEXT: integers and text already
     return SessionRecord(session_id, created_at, updated_at, messages, todos, checkpoint, state)
 
 

@@ -22,8 +22,9 @@ from ...planning import TodoItem
 from ...schema import Message, SchemaError, ToolCall, canonical_json
 from ...schema.strict_json import JSONError, describe, element_spans, loads, members, value_start
 from ._checkpoint import Checkpoint
-from ._context_state import CONTEXT_STATE_FIELDS, ContextState
+from ._context_state import CONTEXT_STATE_FIELDS, FIELD_KINDS, ContextState
 from ._session import CorruptRow
+from ._sql import STATE_COLUMN_NAMES
 
 __all__ = [
     "ColumnDecodeError",
@@ -116,6 +117,8 @@ def decode_tool_calls(text: str | None) -> tuple[ToolCall, ...]:
 
 
 _SQLITE_TYPES: Final = {int: "an integer", float: "a real", str: "text", bytes: "a blob"}  # for CorruptRow messages
+# R-CKP-13: the context_state column of each ContextState member.
+_STATE_COLUMN: Final = dict(zip(CONTEXT_STATE_FIELDS, STATE_COLUMN_NAMES))
 
 
 def decode_message_row(row_id: int, role: object, content: object, tool_calls: object, tool_call_id: object) -> Message:
@@ -162,19 +165,21 @@ def decode_checkpoint_row(session_id: str, covered: object, anchor: object, summ
 
 
 def decode_context_state_row(session_id: str, *values: object) -> ContextState:
-    """A ``context_state`` row ``(input_tokens, estimate, cleared_below)`` as a ContextState (R-CKP-13).
+    """A ``context_state`` row (its columns STATE_COLUMN_NAMES, in order) as a ContextState (R-CKP-13).
 
-    CorruptRow names the session when a value is not an integer (another program's text, real
-    or blob, which SQLite's INTEGER affinity keeps) or is negative.
+    CorruptRow names the session when an integer column holds anything else (another program's
+    text, real or blob, which SQLite's INTEGER affinity keeps), a text column anything but text
+    (a blob, which TEXT affinity keeps), or the values fail R-CKP-10 (a negative count, a
+    ``window_source`` outside its set, text that is not UTF-8, …): what a save would refuse.
     """
     wrong = [
-        f"{name} is {_SQLITE_TYPES.get(type(value), 'NULL')}"
-        for name, value in zip(CONTEXT_STATE_FIELDS, values)
-        if not isinstance(value, int)
+        f"{column} is {_SQLITE_TYPES.get(type(value), 'NULL')}"
+        for column, value, kind in zip(STATE_COLUMN_NAMES, values, FIELD_KINDS)
+        if not isinstance(value, kind)
     ]
     if not wrong:
         try:
             return ContextState(*values)  # type: ignore[arg-type]
         except SchemaError as exc:
-            wrong = [f"{exc.path.rpartition('.')[2]} {exc.problem}"]  # a negative value
+            wrong = [f"{_STATE_COLUMN[exc.path.rpartition('.')[2]]} {exc.problem}"]
     raise CorruptRow(f"the context state of session {session_id} cannot be read: {', '.join(wrong)}")

@@ -11,14 +11,14 @@ import re
 import threading
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, ClassVar, Final, Protocol
 
 from ..._errors import Harness9Error, Said
 from ...planning import TodoItem
 from ...schema import Message, SchemaError
 from ._checkpoint import Checkpoint
-from ._context_state import CONTEXT_STATE_FIELDS, ContextState
+from ._context_state import COUNT_FIELDS, ContextState
 
 __all__ = [
     "INT64_MAX",
@@ -185,13 +185,13 @@ def check_context_state(state: object) -> ContextState:
     """The context state to store, checked again as ``check_checkpoint`` checks a checkpoint (R-CKP-10).
 
     Raises:
-        SchemaError: not a ContextState, or a member that is not an integer, is negative or is
-            outside the 64-bit range SQLite stores.
+        SchemaError: not a ContextState, a member that fails R-CKP-10, or an integer outside
+            the 64-bit range SQLite stores.
     """
     if not isinstance(state, ContextState):
         raise SchemaError("context_state", f"expected a ContextState, got {type(state).__name__}")
-    checked = ContextState(state.input_tokens, state.estimate, state.cleared_below)
-    for name in CONTEXT_STATE_FIELDS:
+    checked = replace(state)  # made anew, so its own checks run again
+    for name in COUNT_FIELDS:
         if getattr(checked, name) > INT64_MAX:
             raise SchemaError(f"context_state.{name}", "is outside the 64-bit range SQLite stores")
     return checked

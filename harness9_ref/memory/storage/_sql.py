@@ -15,9 +15,31 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["FIRST_PROMPT", "MESSAGE_COUNT", "POSTGRES", "SESSION_ORDER", "SQLITE", "Statements"]
+__all__ = [
+    "FIRST_PROMPT",
+    "MESSAGE_COUNT",
+    "POSTGRES",
+    "SESSION_ORDER",
+    "SQLITE",
+    "STATE_COLUMNS",
+    "STATE_COLUMN_NAMES",
+    "Statements",
+]
 
 SESSION_ORDER: Final = "ORDER BY s.updated_at DESC, s.created_at DESC, s.id DESC"  # R-MGR-5
+# R-CKP-12: the context_state columns of ContextState's members, in its field order; window_tokens
+# holds ``window`` (WINDOW is a reserved word of SQL).
+STATE_COLUMN_NAMES: Final = (
+    "input_tokens",
+    "estimate",
+    "cleared_below",
+    "summary_failures",
+    "summary_paused",
+    "window_tokens",
+    "window_source",
+    "window_model",
+)
+STATE_COLUMNS: Final = ", ".join(STATE_COLUMN_NAMES)
 MESSAGE_COUNT: Final = "(SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id)"
 # R-FIND-3: the first message with role user that is not a result (R-DB-5: NULL or '' is empty;
 # PostgreSQL reads '' as an empty BYTEA here, R-PG-4).
@@ -79,11 +101,11 @@ class Statements:
             f"INSERT INTO checkpoints (session_id, covered, anchor, summary, created_at) VALUES ({p}, {p}, {p}, {p}, {p})"
         )
         self.delete_checkpoint = f"DELETE FROM checkpoints WHERE session_id = {p}"
-        # context state (R-CKP-9, R-CKP-11, R-CKP-12)
-        self.context_state = f"SELECT input_tokens, estimate, cleared_below FROM context_state WHERE session_id = {p}"
+        # context state (R-CKP-9, R-CKP-11, R-CKP-12): its members' columns, then saved_at
+        self.context_state = f"SELECT {STATE_COLUMNS} FROM context_state WHERE session_id = {p}"
         self.insert_context_state = (
-            "INSERT INTO context_state (session_id, input_tokens, estimate, cleared_below, saved_at)"
-            f" VALUES ({p}, {p}, {p}, {p}, {p})"
+            f"INSERT INTO context_state (session_id, {STATE_COLUMNS}, saved_at)"
+            f" VALUES ({', '.join([p] * (len(STATE_COLUMN_NAMES) + 2))})"
         )
         self.delete_context_state = f"DELETE FROM context_state WHERE session_id = {p}"
         # forking a session (R-MGR-10): the new row's copies of the first ``at`` messages, in their
@@ -108,8 +130,8 @@ class Statements:
             f" SELECT {p}, covered, anchor, summary, created_at FROM checkpoints WHERE session_id = {p} AND covered <= {p}"
         )
         self.fork_context_state = (
-            "INSERT INTO context_state (session_id, input_tokens, estimate, cleared_below, saved_at)"
-            f" SELECT {p}, input_tokens, estimate, cleared_below, saved_at FROM context_state"
+            f"INSERT INTO context_state (session_id, {STATE_COLUMNS}, saved_at)"
+            f" SELECT {p}, {STATE_COLUMNS}, saved_at FROM context_state"
             f" WHERE session_id = {p} AND cleared_below <= {p}"
         )
         # copying every session (R-PG-9)
@@ -119,9 +141,7 @@ class Statements:
             f" WHERE session_id = {p} ORDER BY id"
         )
         self.export_checkpoint = f"SELECT covered, anchor, summary, created_at FROM checkpoints WHERE session_id = {p}"
-        self.export_context_state = (
-            f"SELECT input_tokens, estimate, cleared_below, saved_at FROM context_state WHERE session_id = {p}"
-        )
+        self.export_context_state = f"SELECT {STATE_COLUMNS}, saved_at FROM context_state WHERE session_id = {p}"
 
 
 SQLITE: Final = Statements("?")

@@ -28,11 +28,11 @@ from ._session import ForeignDatabase, SessionClosed, SessionDatabaseError, Unsu
 
 __all__ = ["BUSY_TIMEOUT_MS", "FORMAT_VERSION", "NOT_OURS", "SCHEMA", "Database"]
 
-FORMAT_VERSION: Final = 3  # R-DB-2: PRAGMA user_version of a file in this format
-# R-DB-2: version 2 is this format before the context_state table (R-CKP-12), version 1 before
-# the checkpoints table too (R-CKP-6); version 0 is a new file or one in the design document's
-# schema. All three are upgraded in place.
-UPGRADABLE_VERSIONS: Final = (0, 1, 2)
+FORMAT_VERSION: Final = 4  # R-DB-2: PRAGMA user_version of a file in this format
+# R-DB-2: version 3 is this format before the last five columns of context_state (R-CKP-12),
+# version 2 before the context_state table, version 1 before the checkpoints table too (R-CKP-6);
+# version 0 is a new file or one in the design document's schema. All four are upgraded in place.
+UPGRADABLE_VERSIONS: Final = (0, 1, 2, 3)
 BUSY_TIMEOUT_MS: Final = 5000  # R-DB-3
 DIR_MODE: Final = 0o700  # R-DB-9
 FILE_MODE: Final = 0o600  # R-DB-9
@@ -40,7 +40,7 @@ FILE_MODE: Final = 0o600  # R-DB-9
 NOT_OURS: Final = "not a harness9 database (it has tables of its own)"
 
 # R-DB-1: the design document's schema plus the todos table, the checkpoints table (R-CKP-6) and
-# the context_state table (R-CKP-12).
+# the context_state table (R-CKP-12), whose columns after saved_at format version 4 added.
 SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS sessions (
     id         TEXT    PRIMARY KEY,
@@ -76,17 +76,25 @@ CREATE TABLE IF NOT EXISTS checkpoints (
     FOREIGN KEY (session_id) REFERENCES sessions(id) ON DELETE CASCADE
 );
 CREATE TABLE IF NOT EXISTS context_state (
-    session_id    TEXT    PRIMARY KEY,
-    input_tokens  INTEGER NOT NULL,
-    estimate      INTEGER NOT NULL,
-    cleared_below INTEGER NOT NULL,
-    saved_at      INTEGER NOT NULL,
+    session_id       TEXT    PRIMARY KEY,
+    input_tokens     INTEGER NOT NULL,
+    estimate         INTEGER NOT NULL,
+    cleared_below    INTEGER NOT NULL,
+    saved_at         INTEGER NOT NULL,
+    summary_failures INTEGER NOT NULL DEFAULT 0,
+    summary_paused   INTEGER NOT NULL DEFAULT 0,
+    window_tokens    INTEGER NOT NULL DEFAULT 0,
+    window_source    TEXT    NOT NULL DEFAULT '',
+    window_model     TEXT    NOT NULL DEFAULT '',
     FOREIGN KEY (session_id) REFERENCES sessions(id) ON DELETE CASCADE
 );
 """
 _SCHEMA_STATEMENTS: Final = [s.strip() for s in SCHEMA.split(";") if s.strip()]
 # The tables a file being upgraded may already hold in a form of its own: every table of R-DB-1 (R-DB-2).
 _CHECKED_TABLES: Final = ("sessions", "messages", "todos", "checkpoints", "context_state")
+# R-DB-2: tables an earlier format made with only their first columns, and how many: a file being
+# upgraded may hold either form, and the upgrade adds the columns after those (R-CKP-12).
+_EARLIER_FORMS: Final = {"context_state": 5}
 
 
 def _prepare_path(path: Path) -> None:
@@ -125,21 +133,42 @@ def _has_objects(cur: sqlite3.Cursor) -> bool:
 
 
 @functools.cache
-def _expected_columns() -> dict[str, tuple[_Column, ...]]:
-    """The columns SCHEMA gives each checked table, read from SCHEMA itself so the two agree."""
+def _reference() -> tuple[dict[str, tuple[_Column, ...]], dict[str, tuple[str, ...]]]:
+    """What SCHEMA makes, read from SCHEMA itself so the two agree: the columns of each checked
+    table, and for each table of _EARLIER_FORMS the ``ALTER TABLE`` statements that complete its
+    earlier form (each later column, NOT NULL with its default)."""
     conn = sqlite3.connect(":memory:")
     try:
         conn.executescript(SCHEMA)
         cur = conn.cursor()
-        return {table: _columns(cur, table) for table in _CHECKED_TABLES}
+        expected = {table: _columns(cur, table) for table in _CHECKED_TABLES}
+        added = {}
+        for table, kept in _EARLIER_FORMS.items():
+            defaults = [row[0] for row in cur.execute("SELECT dflt_value FROM pragma_table_info(?)", (table,))]
+            added[table] = tuple(
+                f"ALTER TABLE {table} ADD COLUMN {name} {declared} NOT NULL DEFAULT {default}"
+                for (name, declared, _, _), default in zip(expected[table][kept:], defaults[kept:], strict=True)
+            )
+        return expected, added
     finally:
         conn.close()
 
 
+def _is_ours(table: str, columns: tuple[_Column, ...]) -> bool:
+    """Whether a table of a file being upgraded has R-DB-1's columns, or those of its earlier form (R-DB-2)."""
+    expected = _reference()[0][table]
+    return columns == expected or (table in _EARLIER_FORMS and columns == expected[: _EARLIER_FORMS[table]])
+
+
 def _upgrade(cur: sqlite3.Cursor) -> None:
-    """Create whatever R-DB-1 has and the file lacks, then set the format version (R-DB-2)."""
+    """Create whatever R-DB-1 has and the file lacks, complete a table of an earlier form, then
+    set the format version (R-DB-2)."""
     for statement in _SCHEMA_STATEMENTS:
         cur.execute(statement)
+    for table, kept in _EARLIER_FORMS.items():
+        if len(_columns(cur, table)) == kept:
+            for statement in _reference()[1][table]:
+                cur.execute(statement)
     cur.execute(f"PRAGMA user_version = {FORMAT_VERSION}")
 
 
@@ -199,7 +228,8 @@ class Database:
         Runs inside ``_configure``'s one write transaction, and every check that can refuse runs
         before the first statement that writes, so an upgrade is all or nothing and a refusal
         leaves the file byte for byte as it was. The upgrade only creates what is missing (every
-        statement is ``IF NOT EXISTS``), so every existing row stays where it is.
+        statement is ``IF NOT EXISTS``) and adds columns with their defaults to a table of an
+        earlier form, so every existing row stays where it is, its values as stored.
         """
         if self._check_format(cur) != FORMAT_VERSION:
             _upgrade(cur)
@@ -220,10 +250,9 @@ class Database:
             )
         if version == 0 and not _columns(cur, "sessions") and _has_objects(cur):
             raise ForeignDatabase(f"{self.path}: {NOT_OURS}")
-        expected = _expected_columns()
         for table in _CHECKED_TABLES:
             columns = _columns(cur, table)
-            if columns and columns != expected[table]:
+            if columns and not _is_ours(table, columns):
                 names = ", ".join(column[0] for column in columns)
                 raise UnsupportedSchema(f"{self.path} has a {table} table of another format (columns {names})")
         return version

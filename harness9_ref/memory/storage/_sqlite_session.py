@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import astuple
 
 from ...planning import TodoItem
 from ...schema import Message
@@ -260,8 +261,8 @@ class SQLiteSession:
         conversation, so it must not reorder ``list_sessions``; ``saved_at`` is the save's time.
 
         Raises:
-            SchemaError: a member that is not an integer, negative or too large; nothing is saved (R-CKP-10).
+            SchemaError: a member that fails R-CKP-10 or is too large; nothing is saved.
             SessionNotFound: the session was deleted.
         """
         checked = check_context_state(state)
-        self._replace_row(_SAVE_CONTEXT_STATE, (checked.input_tokens, checked.estimate, checked.cleared_below))
+        self._replace_row(_SAVE_CONTEXT_STATE, astuple(checked))

@@ -19,7 +19,15 @@ from ._session import Clock, SessionDatabaseError, SessionInfo, SessionNotFound
 from ._sql import SQLITE as SQL
 from ._sqlite_db import Database
 from ._sqlite_session import SQLiteSession
-from ._store import SessionRecord, fork_length, record_int, record_optional_text, record_text, refuse_existing
+from ._store import (
+    SessionRecord,
+    fork_length,
+    record_int,
+    record_optional_text,
+    record_state,
+    record_text,
+    refuse_existing,
+)
 
 __all__ = ["SQLiteStore"]
 
@@ -175,11 +183,7 @@ def _read_record(cur: sqlite3.Cursor, session_id: str, created_at: object, updat
             record_int(found[3], cp_where),
         )
     found = cur.execute(SQL.export_context_state, (session_id,)).fetchone()
-    state = None
-    if found is not None:
-        cs_where = f"the context state of {where}"
-        input_tokens, estimate, cleared_below, saved_at = (record_int(value, cs_where) for value in found)
-        state = (input_tokens, estimate, cleared_below, saved_at)
+    state = None if found is None else record_state(found, f"the context state of {where}")
     return SessionRecord(
         session_id, record_int(created_at, where), record_int(updated_at, where), messages, todos, checkpoint, state
     )

@@ -23,12 +23,13 @@ stores.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Protocol
 
 from ..._errors import Said
+from ._context_state import FIELD_KINDS
 from ._find import SessionSummary
 from ._prune import PruneResult
 from ._search import SearchHit
@@ -39,9 +40,11 @@ __all__ = [
     "SessionRecord",
     "Store",
     "StoredMessage",
+    "StoredState",
     "fork_length",
     "record_int",
     "record_optional_text",
+    "record_state",
     "record_text",
     "refuse_existing",
     "url_scheme",
@@ -53,6 +56,8 @@ _LISTED: Final = 3  # ids named in a refusal to copy
 
 StoredMessage = tuple[str, str, "str | None", "str | None", int]
 """A ``messages`` row as copied (R-PG-9): role, content, tool_calls column text, tool_call_id, created_at."""
+StoredState = tuple[object, ...]
+"""A ``context_state`` row as copied (R-PG-9): its members' column values, then saved_at; each checked by ``record_state``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +66,7 @@ class SessionRecord:
 
     Messages keep their order, not their ids; todos are ``(id, content, status)`` in position
     order; ``checkpoint`` is ``(covered, anchor, summary, created_at)`` or None; ``context_state``
-    is ``(input_tokens, estimate, cleared_below, saved_at)`` or None (R-CKP-12).
+    is the values of its columns STATE_COLUMN_NAMES followed by ``saved_at``, or None (R-CKP-12).
     """
 
     id: str
@@ -70,7 +75,7 @@ class SessionRecord:
     messages: tuple[StoredMessage, ...]
     todos: tuple[tuple[str, str, str], ...]
     checkpoint: tuple[int, str, str, int] | None
-    context_state: tuple[int, int, int, int] | None
+    context_state: StoredState | None
 
 
 class Store(Protocol):
@@ -144,6 +149,19 @@ def record_int(value: object, where: str) -> int:
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     raise CorruptRow(f"{where} cannot be copied: a value is not an integer")
+
+
+def record_state(row: Sequence[object], where: str) -> StoredState:
+    """A ``context_state`` row (STATE_COLUMN_NAMES, then saved_at) to copy, each value as its
+    column holds it: CorruptRow when one is not (R-PG-9, R-CKP-12). Values are not checked
+    against R-CKP-10 (a ``window_source`` outside its set is copied as it is), as a copy never
+    decodes a row."""
+    *members, saved_at = row
+    checked = [
+        record_int(value, where) if kind is int else record_text(value, where)
+        for value, kind in zip(members, FIELD_KINDS, strict=True)
+    ]
+    return (*checked, record_int(saved_at, where))
 
 
 def fork_length(source_id: str, count: int, at: int | None, result_at: Callable[[int], bool]) -> int:

@@ -1,4 +1,4 @@
-"""Context-state storage (SPEC R-CKP-9 … R-CKP-13, R-DB-2).
+"""Context-state storage (SPEC R-CKP-9 … R-CKP-13, R-DB-2, R-DB-12, R-PG-9).
 
 The code under test: harness9_ref/memory/storage/_context_state.py, _session.py (MemorySession,
 check_context_state), _sqlite_session.py, _rows.py and _sqlite_store.py (copy).
@@ -23,12 +23,13 @@ from harness9_ref.memory import (
     Manager,
     Session,
     SessionInfo,
+    UnsupportedSchema,
     copy_sessions,
 )
 from harness9_ref.planning import TodoItem
 from harness9_ref.schema import SchemaError
 from tests.memory.helpers import START, Clock, numbered, raw
-from tests.memory.storage.test_checkpoints import A, B, C, fixture_copy
+from tests.memory.storage.test_checkpoints import A, B, C, assert_spec_schema, fixture_copy, table_rows, user_version
 
 D = "dddddddd-dddd-4ddd-8ddd-dddddddddddd"
 E = "eeeeeeee-eeee-4eee-8eee-eeeeeeeeeeee"
@@ -273,3 +274,261 @@ def test_copy_refuses_a_row_it_cannot_copy_losslessly(tmp_path: Path, session_id
         with pytest.raises(CorruptRow, match=f"the context state of session {session_id} cannot be copied"):
             copy_sessions(source, target)
         assert target.list_sessions() == []
+
+
+# --- The breaker and the learned window (R-CKP-9, R-CKP-10, R-CKP-12, R-CKP-13, R-DB-2) ---
+
+FULL = ContextState(1200, 1000, 2, 3, 9, 4096, "server", "SmolLM2-135M-Instruct 𝄞")
+FULL_DICT = {
+    "input_tokens": 1200,
+    "estimate": 1000,
+    "cleared_below": 2,
+    "summary_failures": 3,
+    "summary_paused": 9,
+    "window": 4096,
+    "window_source": "server",
+    "window_model": "SmolLM2-135M-Instruct 𝄞",
+}
+
+
+def full_rows(path: Path) -> list[tuple[object, ...]]:
+    with raw(path) as conn:
+        return conn.execute("SELECT * FROM context_state ORDER BY session_id").fetchall()
+
+
+def test_the_optional_members_default_and_leave_the_dict_only_when_set() -> None:
+    """R-CKP-9: a state of three members is one with nothing of the breaker and no window; the
+    protocol's object shows a member after the first three only when it differs from its default."""
+    assert FULL.to_dict() == FULL_DICT
+    assert ContextState.from_dict(FULL_DICT) == FULL
+    assert ContextState(5, 4, 1) == ContextState.from_dict({"input_tokens": 5, "estimate": 4, "cleared_below": 1})
+    assert ContextState(5, 4, 1) == ContextState(5, 4, 1, 0, 0, 0, "", "")
+    assert ContextState(5, 4, 1, summary_paused=2).to_dict() == {
+        "input_tokens": 5, "estimate": 4, "cleared_below": 1, "summary_paused": 2,
+    }
+    assert ContextState(0, 0, 0, window=1, window_source="truncation").to_dict() == {
+        "input_tokens": 0, "estimate": 0, "cleared_below": 0, "window": 1, "window_source": "truncation",
+    }
+
+
+@pytest.mark.parametrize("source", ["server", "error", "truncation"])
+def test_each_window_source_is_allowed_with_any_model_name_up_to_200_code_points(source: str) -> None:
+    for model in ("", "m" * 200, "𝄞" * 200, "org/模型:q4_K_M"):  # 200 astral code points are 400 UTF-16 units
+        assert ContextState.from_dict({**FULL_DICT, "window_source": source, "window_model": model}).window_model == model
+
+
+@pytest.mark.parametrize(
+    ("change", "path"),
+    [
+        ({"window_source": "guess"}, "context_state.window_source"),
+        ({"window_source": "Server"}, "context_state.window_source"),
+        ({"window_source": " server"}, "context_state.window_source"),
+        ({"window_source": ""}, "context_state.window_source"),
+        ({"window_source": None}, "context_state.window_source"),
+        ({"window": 0}, "context_state.window_source"),
+        ({"window": 0, "window_source": ""}, "context_state.window_model"),
+        ({"window_model": "m" * 201}, "context_state.window_model"),
+        ({"window_model": "𝄞" * 201}, "context_state.window_model"),
+        ({"window_model": "smol\nlm2"}, "context_state.window_model"),
+        ({"window_model": "nul\x00"}, "context_state.window_model"),
+        ({"window_model": "del\x7f"}, "context_state.window_model"),
+        ({"window_model": "next line\x85"}, "context_state.window_model"),
+        ({"window_model": "lone \ud800"}, "context_state.window_model"),
+        ({"window_model": 7}, "context_state.window_model"),
+        ({"summary_failures": -1}, "context_state.summary_failures"),
+        ({"summary_paused": True}, "context_state.summary_paused"),
+        ({"window": 4096.0}, "context_state.window"),
+        ({"window": "4096"}, "context_state.window"),
+        ({"window_size": 4096}, "context_state.window_size"),
+    ],
+)
+def test_a_state_that_fails_r_ckp_10_is_refused_naming_the_member(change: dict[str, object], path: str) -> None:
+    with pytest.raises(SchemaError) as excinfo:
+        ContextState.from_dict({**FULL_DICT, **change})
+    assert excinfo.value.path == path
+    if "window_size" not in change:  # the constructor checks the same, whatever made the value
+        values = {**FULL_DICT, **change}
+        with pytest.raises(SchemaError):
+            ContextState(**values)  # type: ignore[arg-type]
+
+
+def test_every_member_round_trips_and_a_shorter_save_resets_the_others(
+    new_session: Callable[[], Session],
+) -> None:
+    session = new_session()
+    session.save_context_state(FULL)
+    assert session.get_context_state() == FULL
+    session.save_context_state(ContextState(7, 6, 0))
+    assert session.get_context_state() == ContextState(7, 6, 0)
+    top = ContextState(1, 1, 0, 2**63 - 1, 2**63 - 1, 2**63 - 1, "error", "x")
+    session.save_context_state(top)
+    assert session.get_context_state() == top
+
+
+@pytest.mark.parametrize("member", ["summary_failures", "summary_paused", "window"])
+def test_a_breaker_or_window_past_64_bits_is_refused_and_nothing_saved(
+    new_session: Callable[[], Session], member: str
+) -> None:
+    session = new_session()
+    session.save_context_state(FULL)
+    with pytest.raises(SchemaError, match=f"{member}: is outside the 64-bit range"):
+        session.save_context_state(ContextState.from_dict({**FULL_DICT, member: 2**63}))
+    assert session.get_context_state() == FULL
+
+
+def test_an_altered_window_source_is_checked_again_and_nothing_saved(new_session: Callable[[], Session]) -> None:
+    session = new_session()
+    session.save_context_state(FULL)
+    altered = ContextState(1, 1, 1)
+    object.__setattr__(altered, "window_model", "set behind its back")
+    with pytest.raises(SchemaError, match="window_model"):
+        session.save_context_state(altered)
+    assert session.get_context_state() == FULL
+
+
+def test_the_row_holds_each_member_in_its_column(db_path: Path, clock: Clock) -> None:
+    with Manager(db_path, clock=clock) as manager:
+        session = manager.new_session()
+        session.save_context_state(FULL)
+        plain = manager.new_session()
+        plain.save_context_state(ContextState(7, 6, 0))
+    assert sorted(full_rows(db_path)) == sorted(
+        [
+            (session.session_id, 1200, 1000, 2, START, 3, 9, 4096, "server", "SmolLM2-135M-Instruct 𝄞"),
+            (plain.session_id, 7, 6, 0, START, 0, 0, 0, "", ""),
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    ("session_id", "why"),
+    [
+        ("aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa", "summary_failures is text"),
+        ("bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb", "summary_paused must be 0 or more, got -1"),
+        ("cccccccc-cccc-4ccc-8ccc-cccccccccccc", "window_tokens is a real"),
+        ("dddddddd-dddd-4ddd-8ddd-dddddddddddd", "window_source must be one of server, error, truncation, got 'guess'"),
+        ("eeeeeeee-eeee-4eee-8eee-eeeeeeeeeeee", "window_source must be one of server, error, truncation, got ''"),
+        ("ffffffff-ffff-4fff-8fff-ffffffffffff", "window_source must be empty when no window is learned, got 'server'"),
+        ("11111111-1111-4111-8111-111111111111", "window_model is a blob"),
+        ("22222222-2222-4222-8222-222222222222", "window_model must be 200 characters at most, got 201"),
+        ("33333333-3333-4333-8333-333333333333", "window_model holds the control character U+000A"),
+        ("44444444-4444-4444-8444-444444444444", "window_model lone surrogate U+DCE9 at index 4 is not Unicode"),
+        ("55555555-5555-4555-8555-555555555555", "window_source is a blob"),
+    ],
+)
+def test_a_breaker_or_window_column_that_fails_r_ckp_10_is_corrupt_row(tmp_path: Path, session_id: str, why: str) -> None:
+    with Manager(fixture_copy("corrupt-window-state.db", tmp_path)) as manager:
+        with pytest.raises(CorruptRow) as excinfo:
+            manager.open_session(session_id).get_context_state()
+        assert str(excinfo.value) == f"the context state of session {session_id} cannot be read: {why}"
+        readable = manager.open_session("66666666-6666-4666-8666-666666666666").get_context_state()
+        assert readable == ContextState(1200, 1000, 2, 1, 0, 4096, "server", "smollm2")
+
+
+@pytest.mark.parametrize(
+    ("session_id", "copied"),
+    [
+        ("dddddddd-dddd-4ddd-8ddd-dddddddddddd", True),  # text outside the set is text: copied as it is
+        ("33333333-3333-4333-8333-333333333333", True),
+        ("aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa", False),  # text in an integer column
+        ("11111111-1111-4111-8111-111111111111", False),  # a blob
+        ("44444444-4444-4444-8444-444444444444", False),  # not UTF-8
+    ],
+)
+def test_copy_moves_the_window_columns_as_stored_or_refuses_what_it_cannot(
+    tmp_path: Path, session_id: str, copied: bool
+) -> None:
+    """R-PG-9: values are copied without being decoded; only what cannot be copied losslessly is CorruptRow."""
+    source_path = fixture_copy("corrupt-window-state.db", tmp_path)
+    with Manager(source_path) as source, Manager(tmp_path / "b.db") as target:
+        for info in source.list_sessions():
+            if info.id != session_id:
+                source.delete_session(info.id)
+        if not copied:
+            with pytest.raises(CorruptRow, match=f"the context state of session {session_id} cannot be copied"):
+                copy_sessions(source, target)
+            assert target.list_sessions() == []
+            return
+        copy_sessions(source, target)
+    assert full_rows(tmp_path / "b.db") == full_rows(source_path)
+
+
+def test_copy_carries_every_member(tmp_path: Path) -> None:
+    with Manager(tmp_path / "a.db", clock=lambda: START + 40) as source, Manager(tmp_path / "b.db") as target:
+        session = source.new_session()
+        session.save_context_state(FULL)
+        copy_sessions(source, target)
+        assert target.open_session(session.session_id).get_context_state() == FULL
+    assert full_rows(tmp_path / "b.db") == full_rows(tmp_path / "a.db")
+
+
+V3_STATES = [(A, 1200, 1000, 2, START + 130), (B, 0, 0, 0, START + 140)]
+
+
+def test_a_version_3_file_gains_the_columns_with_their_defaults_keeping_every_row(tmp_path: Path) -> None:
+    """R-DB-2, R-CKP-12: every state reads as one with nothing of the breaker and no window."""
+    path = fixture_copy("context-state-v3.db", tmp_path)
+    assert user_version(path) == 3
+    before = table_rows(path)
+    assert before["context_state"] == V3_STATES
+    with Manager(path, clock=lambda: START + 900) as manager:
+        assert manager.open_session(A).get_context_state() == ContextState(1200, 1000, 2)
+        assert manager.open_session(B).get_context_state() == ContextState(0, 0, 0)
+        assert manager.open_session(C).get_context_state() is None
+    assert user_version(path) == 4
+    assert_spec_schema(path)
+    after = table_rows(path)
+    assert after.pop("context_state") == [(*row, 0, 0, 0, "", "") for row in V3_STATES]
+    before.pop("context_state")
+    assert after == before
+    with Manager(path, clock=lambda: START + 900) as manager:  # version 4 now: used as it is
+        manager.open_session(C).save_context_state(FULL)
+        assert manager.open_session(C).get_context_state() == FULL
+
+
+def test_a_version_3_file_is_read_only_through_an_upgraded_copy(tmp_path: Path) -> None:
+    """R-DB-12: the states read with their defaults, the file stays version 3 byte for byte."""
+    path = fixture_copy("context-state-v3.db", tmp_path)
+    before = path.read_bytes()
+    with Manager(path, read_only=True) as manager:
+        assert manager.open_session(A).get_context_state() == ContextState(1200, 1000, 2)
+    assert path.read_bytes() == before and user_version(path) == 3
+
+
+@pytest.mark.parametrize("version", [0, 1, 2])
+def test_an_older_file_holding_a_version_3_context_state_table_completes_it(db_path: Path, version: int) -> None:
+    """R-DB-2: version 3's form of the table counts as R-DB-1's in any file being upgraded."""
+    with Manager(db_path) as manager:
+        session = manager.new_session()
+        session.save_context_state(FULL)
+    with raw(db_path) as conn:
+        for column in ("summary_failures", "summary_paused", "window_tokens", "window_source", "window_model"):
+            conn.execute(f"ALTER TABLE context_state DROP COLUMN {column}")
+        conn.execute(f"PRAGMA user_version = {version}")
+    with Manager(db_path) as manager:
+        assert manager.open_session(session.session_id).get_context_state() == ContextState(1200, 1000, 2)
+    assert user_version(db_path) == 4
+    assert_spec_schema(db_path)
+
+
+@pytest.mark.parametrize(
+    "setup",
+    [
+        pytest.param(("DROP COLUMN window_model",), id="four of the five columns"),
+        pytest.param(("DROP COLUMN window_model", "DROP COLUMN window_source", "ADD COLUMN model TEXT"), id="another column"),
+        pytest.param(("RENAME COLUMN window_tokens TO window",), id="window instead of window_tokens"),
+    ],
+)
+def test_a_version_3_file_whose_context_state_is_of_neither_form_is_refused_untouched(
+    db_path: Path, setup: tuple[str, ...]
+) -> None:
+    with Manager(db_path) as manager:
+        manager.new_session().save_context_state(ContextState(1, 1, 0))
+    with raw(db_path) as conn:
+        for change in setup:
+            conn.execute(f"ALTER TABLE context_state {change}")
+        conn.execute("PRAGMA user_version = 3")
+    before = db_path.read_bytes()
+    with pytest.raises(UnsupportedSchema, match="context_state table of another format"):
+        Manager(db_path)
+    assert db_path.read_bytes() == before

@@ -31,6 +31,7 @@ HISTORY = [
     Message("assistant", "done"),
 ]
 TABLES = ("sessions", "messages", "todos", "checkpoints", "context_state")
+STATE = ContextState(100, 80, 4, 2, 10, 8192, "error", "qwen2.5 𝄞")  # every member away from its default
 
 
 def rows_of(path: Path, session_id: str) -> dict[str, list[tuple[Any, ...]]]:
@@ -62,7 +63,7 @@ def source(manager: Manager, clock: Clock) -> str:
     session.add_messages(HISTORY)
     session.save_todos([TodoItem("1", "plan", "in_progress")])
     session.save_checkpoint(Checkpoint(1, message_anchor(HISTORY[0]), "summary"))
-    session.save_context_state(ContextState(100, 80, 4))
+    session.save_context_state(STATE)
     clock.tick(60)
     return session.session_id
 
@@ -84,6 +85,14 @@ def test_a_fork_is_created_now_and_its_messages_keep_their_own_times(
     assert manager.list_sessions()[0].id == fork.session_id  # the newest first (R-MGR-5)
     copied, original = rows_of(db_path, fork.session_id)["messages"], rows_of(db_path, source)["messages"]
     assert [row[4:] for row in copied] == [row[4:] for row in original]  # every column but the id and session
+
+
+def test_a_fork_copies_the_whole_context_state_row_as_stored(manager: Manager, db_path: Path, source: str) -> None:
+    """R-MGR-10, R-CKP-12: every column of the row, the breaker and the learned window included."""
+    fork = manager.fork_session(source)
+    assert fork.get_context_state() == STATE
+    copied, original = rows_of(db_path, fork.session_id)["context_state"], rows_of(db_path, source)["context_state"]
+    assert [row[2:] for row in copied] == [row[2:] for row in original]  # every column but the session
 
 
 def test_a_fork_that_fails_midway_creates_nothing(manager: Manager, db_path: Path, source: str) -> None:
