@@ -242,6 +242,7 @@ def op_engine_run(inp: Mapping[str, Any]) -> dict[str, Any]:
             retry=retry,
             durable=bool(inp.get("durable", False)),
             window_source=str(inp.get("window_source", "")),
+            model=str(inp.get("model", "")),
         )
 
     engine = new_engine()

@@ -239,4 +239,5 @@ def build_engine(
         retry=RetryPolicy(settings.max_retries),
         durable=True,
         window_source=source,
+        model=settings.model,
     )

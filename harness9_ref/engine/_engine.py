@@ -146,6 +146,8 @@ class AgentEngine:
         window_source: where ``context_window`` comes from (``option``, ``registry``,
             ``default``, ``server``, R-WIN-7), for ``context_report``; in long-session mode the
             engine may learn a smaller window from the server (R-WIN-5, R-WIN-8).
+        model: the model name as configured; a window learned for it is kept with the session
+            and taken up again by a later run with the same model (R-LONG-16).
 
     Raises:
         ValueError: ``max_turns`` is below 1, ``context_window`` or ``reply_reserve`` is
@@ -174,6 +176,7 @@ class AgentEngine:
         retry: RetryPolicy | None = None,
         durable: bool = False,
         window_source: str = "",
+        model: str = "",
     ) -> None:
         if max_turns < 1:
             raise ValueError(f"max_turns must be at least 1, got {max_turns}")
@@ -193,14 +196,15 @@ class AgentEngine:
         self._compactor = compactor
         self._active: RunState | None = None
         self._long = (
-            LongSession(context_window, compact_at, reply_reserve, token_counter, window_source) if long_session else None
+            LongSession(context_window, compact_at, reply_reserve, token_counter, window_source, model)
+            if long_session
+            else None
         )
         self._carry = carry
         self._own_tools = own_tools
         self._retry = retry if retry is not None else RetryPolicy()
         self._durable = durable
         self._summary_retry = _retrying_summarizer(compactor, self._retry)
-        self._last_session: Session | None = None  # whose summarizer failures the breaker counts (R-LONG-15)
 
     @property
     def context_window(self) -> int:
@@ -343,7 +347,7 @@ class AgentEngine:
         try:
             turn = self._turn_inputs(session)
             try:
-                history, context = self._load_history_with(session, self._system_prompt())
+                history, context = self._load_history_with(session, self._system_prompt(), self._compactor)
             except SessionError as exc:
                 raise engine_error(exc.code, one_line(str(exc))) from exc
             long = self._long
@@ -384,7 +388,7 @@ class AgentEngine:
     def _execute(self, run: RunState) -> Generator[Event, None, None]:
         try:
             try:
-                run.history, run.context = self._load_history_with(run.session, self._system_prompt())
+                run.history, run.context = self._load_history_with(run.session, self._system_prompt(), run.compactor)
                 run.start_len = run.saved = len(run.history)
                 run.history.append(run.prompt)
             except SessionError as exc:  # R-ENG-4: no provider call, nothing saved
@@ -602,7 +606,9 @@ class AgentEngine:
 
     # The three auxiliary methods of the run loop, each on the run's snapshot (R-ENG-2).
 
-    def _load_history_with(self, session: Session | None, system: str) -> tuple[list[Message], Context]:
+    def _load_history_with(
+        self, session: Session | None, system: str, compactor: Compactor | None = None
+    ) -> tuple[list[Message], Context]:
         """``[system] + stored`` and the checkpoint in effect (R-ENG-3, R-ENG-4, R-LONG-2).
 
         Without a session: ``[system]``. In long-session mode a valid checkpoint replaces the
@@ -611,10 +617,7 @@ class AgentEngine:
         if session is None:
             return [Message(ROLE_SYSTEM, system)], Context()
         if self._long is not None:
-            if session is not self._last_session:
-                self._long.reset_breaker()
-                self._last_session = session
-            return self._long.load(session, system)
+            return self._long.load(session, system, compactor)
         return [Message(ROLE_SYSTEM, system), *session.get_messages(0)], Context()
 
 

@@ -306,8 +306,10 @@ class LongSession:
         reserve: int = 0,
         counter: TokenCounter | None = None,
         window_source: str = "",
+        model: str = "",
     ) -> None:
         self._compact_at = compact_at
+        self._model = model  # whose window a session's state may keep (R-WIN-5)
         self._window_source = window_source
         self._reserve = reserve
         self.window = self.budget = self._recovery_budget = 0
@@ -319,8 +321,7 @@ class LongSession:
         self._sent = PRIOR_SENT  # S: what the engine estimated for that call
         self._anchor: tuple[tuple[Message, ...], int] | None = None  # the view and tool tokens U counted
         self._failures = 0  # summaries failed in a row (R-LONG-15)
-        self._paused = 0  # turns the summarizer is still not asked
-        self._announced = False  # the first paused turn says so
+        self._paused = 0  # turns the summarizer is still not asked; the first of them says so
 
     @property
     def window_source(self) -> str:
@@ -356,28 +357,45 @@ class LongSession:
             self._used, self._sent = used, sent
             self._anchor = None
 
-    def load(self, session: Session, system: str) -> tuple[list[Message], Context]:
-        """``load_context``, taking the session's stored calibration (R-LONG-2, R-LONG-16)."""
+    def load(
+        self, session: Session, system: str, compactor: Compactor | None = None
+    ) -> tuple[list[Message], Context]:
+        """``load_context``, taking what the session's context state keeps (R-LONG-2, R-LONG-16).
+
+        The calibration, the summarizer's breaker (R-LONG-15: a session without a readable
+        state starts with none) and a window learned from the server for this model, when it
+        is smaller than the window in force (R-WIN-5).
+        """
         history, context = load_context(session, system)
-        if context.stored_state is not None:
-            self.restore(context.stored_state.input_tokens, context.stored_state.estimate)
+        state = context.stored_state
+        self._failures, self._paused = (state.summary_failures, state.summary_paused) if state is not None else (0, 0)
+        if state is not None:
+            self.restore(state.input_tokens, state.estimate)
+            if state.window > 0 and state.window_model == self._model:
+                self.learn(state.window, state.window_source, compactor)
         return history, context
 
     def state(self, context: Context) -> ContextState | None:
-        """What R-LONG-16 stores with the session: the calibration and the run's watermark.
+        """What R-LONG-16 stores with the session: the calibration, the run's watermark, the
+        breaker and a window learned from the server.
 
         None when there is nothing to store: no state was read and nothing was learned (the
-        prior calibration, nothing cleared).
+        prior calibration, nothing cleared, no failed summary, no window learned).
         """
-        state = ContextState(self._used, self._sent, context.watermark)
+        window, source = self.learned if self.learned is not None else (0, "")
+        state = ContextState(
+            self._used,
+            self._sent,
+            context.watermark,
+            summary_failures=self._failures,
+            summary_paused=self._paused,
+            window=window,
+            window_source=source,
+            window_model=self._model if window else "",
+        )
         if context.stored_state is None and state == ContextState(PRIOR_USED, PRIOR_SENT, 0):
             return None
         return state
-
-    def reset_breaker(self) -> None:
-        """A new session starts with a summarizer nobody has given up on (R-LONG-15)."""
-        self._failures = self._paused = 0
-        self._announced = False
 
     def measured(self, tokens: int) -> int:
         """``tokens`` scaled by the last call's real count (R-LONG-3)."""
@@ -484,7 +502,7 @@ class LongSession:
                 nothing was changed.
         """
         try:
-            history, context = self.load(session, system)
+            history, context = self.load(session, system, compactor)
             working = context.working(history)
             shown, _ = context.shown(working)
             estimate_tokens(shown)
@@ -608,9 +626,8 @@ class LongSession:
     def _summarize_turn(self, context: Context, step: _Step, compactor: SummarizingCompactor, turn: Turn) -> _Step:
         """Tier 1, or tier 2 when the summary fails or the summarizer is paused (R-LONG-5, R-LONG-15)."""
         if self._paused:
+            tier = TIER_PAUSED if self._paused == SUMMARY_PAUSE_TURNS else TIER_FALLBACK
             self._paused -= 1
-            tier = TIER_FALLBACK if self._announced else TIER_PAUSED
-            self._announced = True
             return _Step(compactor.fall_back(step.view), tier, step.cleared)
         failures = len(compactor.failures)
         view = self._summarize(context, step.view, compactor, compactor.tail_messages, turn)
@@ -621,7 +638,7 @@ class LongSession:
             return _Step(view, TIER_SUMMARY, step.cleared)
         self._failures += 1
         if self._failures >= SUMMARY_FAILURE_LIMIT:
-            self._failures, self._paused, self._announced = 0, SUMMARY_PAUSE_TURNS, False
+            self._failures, self._paused = 0, SUMMARY_PAUSE_TURNS
             _log.warning(
                 "the summarizer failed %d times in a row; using the fallback for the next %d turns",
                 SUMMARY_FAILURE_LIMIT,
