@@ -21,8 +21,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, TextIO
 
 from .._errors import Said
-from ..memory import POSTGRES_SCHEMES, Manager, SessionDatabaseError, copy_sessions, format_token_count, url_scheme
-from ..text import STRINGS, history_lines, strings_for, terminal_safe
+from ..memory import (
+    POSTGRES_SCHEMES,
+    CorruptRow,
+    Manager,
+    SessionDatabaseError,
+    copy_sessions,
+    format_token_count,
+    url_scheme,
+)
+from ..text import STRINGS, history_lines, learned_window_line, strings_for, terminal_safe
 from ..tools import AllowRules, command_words, rule_text, rules_directory
 from ._output import Filter, line_filter, stream_filter
 from ._parser import DEFAULT_LIMIT
@@ -109,6 +117,12 @@ def _show(manager: Manager, target: str, lang: str, clean: Filter, out: TextIO) 
     session = manager.open_session(manager.resolve_session_id(target))
     for line in history_lines(session.get_messages(0), lang):
         out.write(clean(line.text) + "\n")
+    try:
+        state = session.get_context_state()
+    except CorruptRow:  # the engine ignores such a row too (R-CKP-13)
+        state = None
+    if state is not None and state.window > 0:  # R-WIN-7: the window the server revealed
+        out.write(clean(learned_window_line(state, lang)) + "\n")
     return 0
 
 

@@ -29,7 +29,7 @@ from ..engine import (
     WindowData,
     one_line,
 )
-from ..memory import format_token_count
+from ..memory import ContextState, format_token_count
 from ._strings import (
     COMPACTION_TIERS,
     CONTEXT_COUNTED,
@@ -245,6 +245,16 @@ def context_lines(
     if report.window_source in WINDOW_SOURCES:
         lines.append(texts["context_window_line"].format(source=texts[f"context_window_{report.window_source}"]))
     return lines
+
+
+def learned_window_line(state: ContextState, lang: str = DEFAULT_LANG) -> str:
+    """``show``'s line for a window the session learned from its server (R-WIN-7): ``show_window``."""
+    texts = strings_for(lang)
+    return texts["show_window"].format(
+        window=format_token_count(state.window),
+        source=texts[f"context_window_{state.window_source}"],
+        model=state.window_model,
+    )
 
 
 def window_notice(data: WindowData | Mapping[str, Any], lang: str = DEFAULT_LANG) -> str:
