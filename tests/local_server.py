@@ -40,6 +40,9 @@ class LocalServer:
 
             def do_POST(self) -> None:
                 self.rfile.read(int(self.headers["Content-Length"]))
+                if not self.path.endswith(("/chat/completions", "/v1/messages")):  # a window probe (R-WIN-2)
+                    self.send_error(404)
+                    return
                 server.headers.append({k.lower(): v for k, v in self.headers.items()})
                 if server.stop.wait(server.delay):
                     return

@@ -42,6 +42,8 @@ STRICTER = {
     "anthropic/stream-cut-off": "stream_cut_off",  # R-PRV-18: no message_stop
     "openai/custom-tool-call": "malformed_response",  # R-PRV-13: only function calls
     "openai/legacy-function-call": "malformed_response",  # R-PRV-13
+    # R-PRV-17 and R-PRV-28: an empty stream is no answer; the SDK reads it as an empty reply
+    "openai/local-llama-cpp-python-silent-stream": "stream_cut_off",
 }
 
 
