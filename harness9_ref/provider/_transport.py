@@ -86,17 +86,9 @@ class _ExchangeConnection(http.client.HTTPConnection):
             self._exchange.attach(self.sock)
 
 
-class _ExchangeHTTPSConnection(http.client.HTTPSConnection):
-    """The same for HTTPS: the socket is handed over after the TLS handshake."""
-
-    def __init__(self, *args: Any, exchange: Exchange | None = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._exchange = exchange
-
-    def connect(self) -> None:
-        super().connect()
-        if self._exchange is not None:
-            self._exchange.attach(self.sock)
+class _ExchangeHTTPSConnection(_ExchangeConnection, http.client.HTTPSConnection):
+    """The same for HTTPS: the socket is handed over after the TLS handshake (HTTPSConnection's
+    ``connect``, which comes after this class's in the method order, wraps it first)."""
 
 
 class _Request(urllib.request.Request):
