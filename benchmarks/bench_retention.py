@@ -80,6 +80,8 @@ from typing import Any, Final
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench_long_session import source_file  # the same generated source file as the long-session benchmark
+
 from harness9_ref.engine import (
     DEFAULT_SYSTEM_PROMPT,
     LOGGER_NAME,
@@ -363,23 +365,6 @@ def ledger_test_run(failing: bool) -> str:
     )
 
 
-def module_source(name: str, salt: int, size: int) -> str:
-    """A source file of another module, about ``size`` bytes."""
-    lines = [f'"""The {name} module (revision {salt})."""', "", "from __future__ import annotations", ""]
-    k = 0
-    while sum(len(line) + 1 for line in lines) < size:
-        lines += [
-            f"def {name}_step_{k}(items: list[str], limit: int = {k + 8}) -> list[str]:",
-            f'    """Step {k} of the {name} pipeline: the first {k + 8} items, sorted."""',
-            "    if not items:",
-            "        return []",
-            f"    return sorted(items, key=_{name}_key)[:limit]",
-            "",
-        ]
-        k += 1
-    return "\n".join(lines)
-
-
 def verbose_test_run(name: str, salt: int, size: int) -> str:
     """``pytest -v`` of another module, about ``size`` bytes, with one failure of its own."""
     out = ["============================= test session starts ==============================", ""]
@@ -473,12 +458,13 @@ def other_prompt(i: int) -> Prompt:
         text = (
             f"While that waits for review: read src/{name}.py and explain how {name}_step_0 handles an empty input (prompt {i})."
         )
-        return Prompt(text, ((read(f"src/{name}.py", module_source(name, i, 2500)),),), explanation(f"{name}_step_0", i))
+        path = f"src/{name}.py"
+        return Prompt(text, ((read(path, source_file(path, i, 2500)),),), explanation(f"{name}_step_0", i))
     if kind == 1:
         text = f"Where is {name}_step_1 called from? Show me the caller (prompt {i})."
         steps = (
             (bash(f"grep -rn {name}_step_1 src", grep_output(f"{name}_step_1", i)),),
-            (read(f"src/{other}.py", module_source(other, i, 2500)),),
+            (read(f"src/{other}.py", source_file(f"src/{other}.py", i, 2500)),),
         )
         return Prompt(text, steps, explanation(f"the caller in src/{other}.py", i))
     if kind == 2:
