@@ -36,8 +36,8 @@ from ._strings import (
     CONTEXT_INDENT,
     CONTEXT_PARTS,
     CONTEXT_SOURCES,
+    CONTEXT_WINDOW_SOURCES,
     DEFAULT_LANG,
-    WINDOW_SOURCES,
     strings_for,
 )
 
@@ -242,7 +242,7 @@ def context_lines(
             lines.append(texts["context_trigger"].format(budget=format_token_count(report.budget), pct=pct(report.budget)))
         else:
             lines.append(texts["context_trigger_off"])
-    if report.window_source in WINDOW_SOURCES:
+    if report.window_source in CONTEXT_WINDOW_SOURCES:
         lines.append(texts["context_window_line"].format(source=texts[f"context_window_{report.window_source}"]))
     return lines
 

@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
+from ..memory import WINDOW_SOURCES
+
 __all__ = [  # gets re-exported
     "BUSY_COMMAND",
     "BUSY_PROMPT",
@@ -33,6 +35,7 @@ __all__ = [  # gets re-exported
     "CONTEXT_INDENT",
     "CONTEXT_PARTS",
     "CONTEXT_SOURCES",
+    "CONTEXT_WINDOW_SOURCES",
     "CURSES_MISSING",
     "DEFAULT_LANG",
     "ELLIPSIS",
@@ -67,7 +70,6 @@ __all__ = [  # gets re-exported
     "STRINGS_TABLE",
     "UNKNOWN_COMMAND",
     "WARN_PERCENT",
-    "WINDOW_SOURCES",
     "parse_strings",
     "strings_for",
 ]
@@ -486,7 +488,8 @@ COMPACTION_TIERS: Final = ("cleared", "summary", "fallback", "paused", "shortene
 CONTEXT_PARTS: Final = ("system", "tools", "summary", "messages", "tool_results", "cleared")
 CONTEXT_COUNTED: Final = ("tools", "messages", "tool_results", "cleared")
 CONTEXT_SOURCES: Final = ("exact", "anchored", "estimate")
-WINDOW_SOURCES: Final = ("option", "registry", "default", "server", "error", "truncation")  # R-WIN-7
+# R-WIN-7: where the window in force comes from: as the agent started it, or as learned (R-CKP-9)
+CONTEXT_WINDOW_SOURCES: Final = ("option", "registry", "default", *WINDOW_SOURCES)
 CONTEXT_INDENT: Final = "  "
 
 # R-TUI-6, R-TUI-14: the one table of commands, in completion order.
