@@ -6,7 +6,8 @@ server is given to the runner only on request, a killed writer or a restarted se
 step of a case), so its seeded bugs live in conformance/mutants/pytest/: the catalogue's edit
 format, with ``tests`` naming the pytest tests that must fail instead of ``kills``.
 
-Run as ``python -m tests.pending_bugs`` (a step of CI): the project is copied once; the named
+Run as ``python -m tests.pending_bugs`` (a step of CI; ``--only ID …`` judges just those bugs,
+while one is being written): the project is copied once; the named
 tests must pass, none skipped, on the unmutated copy (the baseline), and each bug is applied to
 it in turn, its tests run in a child pytest process, and the file restored. The exit status is
 0 when every bug was caught, 1 otherwise. The children's PostgreSQL tests share one server,
@@ -17,6 +18,7 @@ tests/postgres/ are skipped.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -83,17 +85,18 @@ def _server() -> PgServer | None:
     return None if bindir is None else PgServer(bindir)
 
 
-def judge() -> PendingVerdicts:
-    """Copy the project, run the baseline, then each bug's tests."""
+def judge(only: frozenset[str] | None = None) -> PendingVerdicts:
+    """Copy the project, run the baseline, then each bug's tests (those named in ``only``, or all)."""
+    chosen = {n: m for n, m in MUTANTS.items() if only is None or n in only}
     given = os.environ.get(POSTGRES_ENV)
-    server = None if given or not any(map(needs_postgres, MUTANTS.values())) else _server()
+    server = None if given or not any(map(needs_postgres, chosen.values())) else _server()
     folder = Path(tempfile.mkdtemp(prefix="h9-pending-"))
     try:
         if server is not None:
             server.start()
         postgres = given or (server.url if server is not None else None)
         verdicts = PendingVerdicts(postgres is not None)
-        runnable = {n: m for n, m in MUTANTS.items() if postgres is not None or not needs_postgres(m)}
+        runnable = {n: m for n, m in chosen.items() if postgres is not None or not needs_postgres(m)}
         copy = folder / "project"
         copy_project(PROJECT_ROOT, copy)
         shutil.copytree(PROJECT_ROOT / "tests", copy / "tests", ignore=shutil.ignore_patterns("__pycache__"))
@@ -137,8 +140,14 @@ def problems(verdicts: PendingVerdicts) -> list[str]:
     return found
 
 
-def main() -> int:
-    verdicts = judge()
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.pending_bugs", description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="+", metavar="ID", help="judge just these bugs")
+    args = parser.parse_args(argv)
+    unknown = sorted(set(args.only or ()) - MUTANTS.keys())
+    if unknown:
+        parser.error(f"no seeded bug named {', '.join(unknown)}")
+    verdicts = judge(frozenset(args.only) if args.only else None)
     found = problems(verdicts)
     for problem in found:
         print(problem)
