@@ -4,18 +4,24 @@ A change is made in two halves with the user's approval between them: ``plan_edi
 ``plan_write`` check everything that can be checked without writing and return a ``Plan`` (the
 bytes the file holds, the bytes it will hold, the diff shown for approval) or the observation
 that says why not; ``apply`` writes an approved plan, after making sure the file still holds
-what the diff was made from (the user may have edited it while the question waited).
+what the diff was made from (the user may have edited it while the question waited) and that
+its path still leads to the same folders and file (R-TOOL-14): the path is resolved once, when
+the change is checked, and written by walking it again from the working directory without
+following any link (``_walk``), each folder and the file compared by device and inode with what
+the check saw. A folder swapped for a link, or for another folder, while the user reads the diff
+cannot send the write elsewhere.
 
 Edits work on bytes, not on decoded text: the UTF-8 bytes of ``old_text`` are found in the
 file's bytes and only they are replaced, so a file with an invalid byte somewhere after its
 first block (text by R-TOOL-9's test) keeps that byte. Files are written in place, not replaced
-by a new file, so an existing file keeps its mode, owner and hard links.
+by a new file, so an existing file keeps its mode and owner; a file with more than one hard link
+is not changed at all (R-TOOL-15), since writing it would change it under its other names too,
+which may lie outside the working directory.
 """
 
 from __future__ import annotations
 
 import difflib
-import errno
 import os
 import stat
 from dataclasses import dataclass
@@ -29,9 +35,10 @@ from ._read_file import (
     NOT_A_REGULAR_FILE,
     OPEN_FLAGS,
     READ_FAILED,
-    confine,
     is_text,
+    locate,
 )
+from ._walk import Identity, LinkOnPath, Replaced, Where, identity, open_at, open_file, open_folder
 
 __all__ = [
     "AMBIGUOUS",
@@ -39,9 +46,12 @@ __all__ = [
     "EDITED",
     "EDIT_FILE_TOOL",
     "EMPTY_OLD_TEXT",
+    "HARD_LINKED",
+    "LINK_ON_PATH",
     "NOT_FOUND",
     "NOT_TEXT",
     "NO_CHANGE",
+    "PATH_REPLACED",
     "WRITE_FAILED",
     "WRITE_FILE_TOOL",
     "WROTE_NEW",
@@ -99,10 +109,18 @@ WRITE_FAILED: Final = "error: cannot write {path}: {reason}"  # R-TOOL-11, R-TOO
 CHANGED_WHILE_ASKING: Final = (  # R-APPR-4
     "error: {path} changed while the change waited for approval; nothing was written, read it again"
 )
+LINK_ON_PATH: Final = "error: {part} is now a symbolic link; nothing was written to {path}"  # R-TOOL-14
+PATH_REPLACED: Final = (  # R-TOOL-14
+    "error: {part} was replaced while the change waited for approval; nothing was written, read {path} again"
+)
+HARD_LINKED: Final = (  # R-TOOL-15
+    "error: {path} has {n} hard links; writing it would change it under its other names too, so it is not changed"
+)
 NO_NEWLINE: Final = "\\ No newline at end of file\n"  # R-TOOL-12, as diff and git write it
 NEW_FILE_HEADER: Final = "/dev/null"  # R-TOOL-12: the "from" name of a new file
 
-_WRITE_FLAGS: Final = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_CREATE_FLAGS: Final = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_REWRITE_FLAGS: Final = os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 @dataclass(frozen=True)
@@ -111,10 +129,12 @@ class Plan:
 
     tool: str
     path: str  # as the call gave it (R-TOOL-13)
-    target: str  # resolved, inside the working directory
+    where: Where  # resolved, inside the working directory
     before: bytes | None
     after: bytes
     diff: str
+    # R-TOOL-14: the working directory's, each folder's and the file's, None for a missing one
+    identities: tuple[Identity | None, ...]
 
     def counts(self) -> tuple[int, int]:
         """Lines added and removed: the diff's ``+`` and ``-`` lines, headers excluded (R-TOOL-13)."""
@@ -154,42 +174,42 @@ def unified_diff(before: bytes | None, after: bytes, rel: str) -> str:
     return "".join(out)
 
 
-def _resolve(workdir: str, path: str) -> tuple[str, str] | str:
-    """The resolved target and its path relative to the working directory, or R-TOOL-3's refusal."""
-    confined = confine(workdir, path)
-    if isinstance(confined, str):
-        return confined
-    root, target = confined
-    return target, os.path.relpath(target, root).replace(os.sep, "/")
-
-
-def _read(target: str, path: str) -> bytes | str | None:
-    """The file's bytes, None when it does not exist, or the observation refusing it."""
+def _read(where: Where, path: str) -> tuple[bytes | None, tuple[Identity | None, ...]] | str:
+    """The file's bytes (None when it does not exist) and the identities on its path, or the
+    observation refusing it."""
     try:
-        fd = os.open(target, OPEN_FLAGS)
-    except (FileNotFoundError, NotADirectoryError):  # "a.txt/b" with a.txt a file is missing too
-        return None
+        fd, folders = open_file(where, OPEN_FLAGS)
     except IsADirectoryError:
         return IS_A_DIRECTORY.format(path=path)
+    except LinkOnPath as exc:
+        return LINK_ON_PATH.format(part=exc.part, path=path)
     except OSError as exc:
         return READ_FAILED.format(path=path, reason=exc.strerror or str(exc))
+    if fd is None:
+        return None, (*folders, None)
     try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
             return IS_A_DIRECTORY.format(path=path)
         if not stat.S_ISREG(info.st_mode):
             return NOT_A_REGULAR_FILE.format(path=path)
-        parts = []
-        while part := os.read(fd, 1 << 20):
-            parts.append(part)
+        if info.st_nlink > 1:
+            return HARD_LINKED.format(path=path, n=info.st_nlink)
+        data = _read_all(fd)
     except OSError as exc:
         return READ_FAILED.format(path=path, reason=exc.strerror or str(exc))
     finally:
         os.close(fd)
-    data = b"".join(parts)
     if not is_text(data[:BINARY_SNIFF_BYTES]):
         return NOT_TEXT.format(path=path)
-    return data
+    return data, (*folders, identity(info))
+
+
+def _read_all(fd: int) -> bytes:
+    parts = []
+    while part := os.read(fd, 1 << 20):
+        parts.append(part)
+    return b"".join(parts)
 
 
 def _encoded(text: str) -> bytes:
@@ -212,13 +232,13 @@ def plan_edit(workdir: str, path: str, old_text: str, new_text: str) -> Plan | s
         return EMPTY_OLD_TEXT
     if old == new:
         return NO_CHANGE
-    resolved = _resolve(workdir, path)
-    if isinstance(resolved, str):
-        return resolved
-    target, rel = resolved
-    before = _read(target, path)
-    if isinstance(before, str):
-        return before
+    where = locate(workdir, path)
+    if isinstance(where, str):
+        return where
+    read = _read(where, path)
+    if isinstance(read, str):
+        return read
+    before, identities = read
     if before is None:
         return NO_SUCH_FILE.format(path=path)
     n = _occurrences(before, old)
@@ -227,44 +247,73 @@ def plan_edit(workdir: str, path: str, old_text: str, new_text: str) -> Plan | s
     if n > 1:
         return AMBIGUOUS.format(n=n, path=path)
     after = before.replace(old, new, 1)
-    return Plan(EDIT_FILE_TOOL.name, path, target, before, after, unified_diff(before, after, rel))
+    return Plan(EDIT_FILE_TOOL.name, path, where, before, after, unified_diff(before, after, where.rel), identities)
 
 
 def plan_write(workdir: str, path: str, content: str) -> Plan | str:
     """The checked write of R-TOOL-11, or the observation naming why it cannot be made."""
-    resolved = _resolve(workdir, path)
-    if isinstance(resolved, str):
-        return resolved
-    target, rel = resolved
-    before = _read(target, path)  # under a file: missing now, the write says why
-    if isinstance(before, str):
-        return before
+    where = locate(workdir, path)
+    if isinstance(where, str):
+        return where
+    read = _read(where, path)  # under a file: missing now, the write says why
+    if isinstance(read, str):
+        return read
+    before, identities = read
     after = _encoded(content)
-    return Plan(WRITE_FILE_TOOL.name, path, target, before, after, unified_diff(before, after, rel))
+    return Plan(WRITE_FILE_TOOL.name, path, where, before, after, unified_diff(before, after, where.rel), identities)
 
 
 def apply(plan: Plan) -> str:
-    """Write an approved plan and return its observation (R-TOOL-13, R-APPR-4).
+    """Write an approved plan and return its observation (R-TOOL-13, R-TOOL-14, R-APPR-4).
 
-    The file is read again first: when it no longer holds what the diff was made from, nothing
-    is written. Missing parent folders are made (R-TOOL-11); an operating-system failure is
-    ``WRITE_FAILED``.
+    The path is walked again from the working directory without following links, each folder
+    compared with the one the check saw and missing ones made (R-TOOL-11); the file is then
+    opened once, compared (its identity, its links, its bytes) and written through that one
+    descriptor, so nothing can come between the last check and the write. Whatever differs
+    leaves everything as it was; an operating-system failure is ``WRITE_FAILED``.
     """
-    now = _read(plan.target, plan.path)
-    if now != plan.before:
-        return CHANGED_WHILE_ASKING.format(path=plan.path)
     try:
+        folder, _ = open_folder(plan.where, plan.identities[:-1], make=True)
+        assert folder is not None  # made when missing
         try:
-            os.makedirs(os.path.dirname(plan.target), exist_ok=True)
-        except FileExistsError:  # a parent is a file: say so, not that it exists
-            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)) from None
-        fd = os.open(plan.target, _WRITE_FLAGS, 0o666)
-        try:
-            view = memoryview(plan.after)
-            while view:
-                view = view[os.write(fd, view) :]
+            return _write_in(folder, plan)
         finally:
-            os.close(fd)
+            os.close(folder)
+    except LinkOnPath as exc:
+        return LINK_ON_PATH.format(part=exc.part, path=plan.path)
+    except Replaced as exc:
+        return PATH_REPLACED.format(part=exc.part, path=plan.path)
     except OSError as exc:
         return WRITE_FAILED.format(path=plan.path, reason=exc.strerror or str(exc))
+
+
+def _write_in(folder: int, plan: Plan) -> str:
+    """Write the plan's file in its folder, open as ``folder``, unless it changed since the check."""
+    name = plan.where.parts[-1]
+    if plan.before is None:
+        try:
+            fd = os.open(name, _CREATE_FLAGS, 0o666, dir_fd=folder)
+        except FileExistsError:  # a file, or a link, now exists where none did
+            return CHANGED_WHILE_ASKING.format(path=plan.path)
+    else:
+        try:
+            fd = open_at(name, _REWRITE_FLAGS, folder, plan.where.rel)
+        except FileNotFoundError:
+            return CHANGED_WHILE_ASKING.format(path=plan.path)
+    try:
+        if plan.before is not None:
+            info = os.fstat(fd)
+            if identity(info) != plan.identities[-1]:
+                raise Replaced(plan.where.rel)
+            if info.st_nlink > 1:
+                return HARD_LINKED.format(path=plan.path, n=info.st_nlink)
+            if _read_all(fd) != plan.before:
+                return CHANGED_WHILE_ASKING.format(path=plan.path)
+            os.ftruncate(fd, 0)
+            os.lseek(fd, 0, os.SEEK_SET)
+        view = memoryview(plan.after)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
     return plan.result()

@@ -1,10 +1,11 @@
-"""The ``read_file`` tool (SPEC R-TOOL-1, R-TOOL-3, R-TOOL-4, R-TOOL-7, R-TOOL-9).
+"""The ``read_file`` tool (SPEC R-TOOL-1, R-TOOL-3, R-TOOL-4, R-TOOL-7, R-TOOL-9, R-TOOL-16).
 
 Confinement: the path is resolved with every symbolic link followed (``os.path.realpath``) and
-must be the working directory's own resolved path or lie below it. The file is then opened by
-its resolved path with ``O_NOFOLLOW``, so the last component cannot be swapped for a link in
-between. This guards against a model's mistakes, not against an adversary on the machine:
-``bash`` can read any file the user can (R-TOOL-8).
+must be the working directory's own resolved path or lie below it. The file is then opened
+component by component from the working directory without following any link (``_walk``,
+R-TOOL-16), so no folder on the way swapped for a link in between can lead the read out of it.
+This keeps the model's reads where the user put it; it is no sandbox: ``bash`` can read any file
+the user can (R-TOOL-8).
 
 A file that is not text (a NUL byte or invalid UTF-8 in its first block) is described in one line
 instead of being sent: its bytes decoded would be thousands of U+FFFD and control characters,
@@ -20,6 +21,7 @@ from typing import Final
 from ..memory import format_token_count
 from ..schema import ToolDefinition
 from ._output import capped_text
+from ._walk import Where, open_file
 
 __all__ = [
     "BINARY_FILE",
@@ -33,6 +35,7 @@ __all__ = [
     "READ_FILE_TOOL",
     "confine",
     "is_text",
+    "locate",
     "read_file",
     "size_text",
     "within",
@@ -81,6 +84,17 @@ def confine(workdir: str, path: str) -> tuple[str, str] | str:
     if not within(root, target):
         return ESCAPES_WORKDIR.format(path=path)
     return root, target
+
+
+def locate(workdir: str, path: str) -> Where | str:
+    """``path`` confined (R-TOOL-3) as a ``Where``: its resolved components below the resolved
+    working directory, or the observation refusing it."""
+    confined = confine(workdir, path)
+    if isinstance(confined, str):
+        return confined
+    root, target = confined
+    rel = os.path.relpath(target, root)
+    return Where(root, () if rel == os.curdir else tuple(rel.split(os.sep)))
 
 
 def within(root: str, target: str) -> bool:
@@ -143,20 +157,19 @@ def read_file(workdir: str, path: str, cap: int) -> str:
         The file's text, capped, or an observation starting with ``error: ``. Never raises an
         ``OSError`` or ``ValueError``.
     """
-    confined = confine(workdir, path)
-    if isinstance(confined, str):
-        return confined
-    _, target = confined
+    where = locate(workdir, path)
+    if isinstance(where, str):
+        return where
     try:
-        fd = os.open(target, OPEN_FLAGS)
-    except FileNotFoundError:
-        return NO_SUCH_FILE.format(path=path)
+        fd, _ = open_file(where, OPEN_FLAGS)
     except IsADirectoryError:
         return IS_A_DIRECTORY.format(path=path)
     except OSError as exc:
         return READ_FAILED.format(path=path, reason=_reason(exc))
     except ValueError as exc:
         return READ_FAILED.format(path=path, reason=exc)
+    if fd is None:
+        return NO_SUCH_FILE.format(path=path)
     try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):

@@ -71,16 +71,17 @@ def test_a_file_made_while_a_new_file_waits_is_not_overwritten(tmp_path: Path) -
     assert target.read_text(encoding="utf-8") == "made meanwhile"
 
 
-def test_a_replaced_file_keeps_its_mode_and_its_hard_links(tmp_path: Path) -> None:
+def test_a_replaced_file_keeps_its_mode_and_its_inode(tmp_path: Path) -> None:
     target = tmp_path / "run.sh"
     target.write_text("echo one\n", encoding="utf-8")
     target.chmod(0o751)
-    os.link(target, tmp_path / "alias.sh")
+    inode = target.stat().st_ino
     registry = Registry(tmp_path)
     assert write(registry, "run.sh", "echo two\n") == "wrote run.sh: 1 line, 9 bytes (replaced: +1 -1 lines)"
     assert edit(registry, "run.sh", "two", "three") == "edited run.sh: +1 -1 lines"
     assert stat.S_IMODE(target.stat().st_mode) == 0o751
-    assert (tmp_path / "alias.sh").read_text(encoding="utf-8") == "echo three\n"
+    assert target.stat().st_ino == inode
+    assert target.read_text(encoding="utf-8") == "echo three\n"
 
 
 def test_declined_and_refused_changes_write_nothing_and_run_mode_names_the_subject(tmp_path: Path) -> None:
