@@ -70,6 +70,7 @@ class Replaced(Exception):
 
 
 def identity(info: os.stat_result) -> Identity:
+    """The identity of the file ``info`` describes (from ``fstat``, so of the file open, not of a name)."""
     return info.st_dev, info.st_ino
 
 

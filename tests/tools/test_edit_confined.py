@@ -258,3 +258,26 @@ def test_read_file_does_not_follow_a_folder_swapped_after_resolving(
     monkeypatch.setattr(_read_file, "locate", locate_then_swap)
     observation = Registry(work).execute("read_file", json.dumps({"path": "sub/notes.txt"}))
     assert observation == f"error: cannot read sub/notes.txt: {os.strerror(errno.ELOOP)}"
+
+
+def test_the_working_directory_replaced_while_asking_is_named_as_dot(tree: tuple[Path, Path]) -> None:
+    work, _ = tree
+
+    def swap() -> None:
+        os.rename(work, work.with_name("work.moved"))
+        shutil.copytree(work.with_name("work.moved"), work)
+
+    registry = Registry(work, approve=swapping(swap))
+    assert edit(registry, "sub/notes.txt", "old", "new") == PATH_REPLACED.format(part=".", path="sub/notes.txt")
+    assert (work / "sub" / "notes.txt").read_text(encoding="utf-8") == "old\n"
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors in /proc")
+def test_refusals_leave_no_descriptor_open(tree: tuple[Path, Path]) -> None:
+    work, outside = tree
+    before = len(os.listdir("/proc/self/fd"))
+    assert write(Registry(work, approve=swapping(link_out(work, outside))), "sub/a/b.txt", "x").startswith("error: ")
+    assert write(Registry(work, approve=swapping(lambda: (work / "new").mkdir())), "new/c.txt", "x").startswith("error: ")
+    assert write(Registry(work), "sub.moved/notes.txt/x", "x").startswith("error: cannot write")  # a file where a folder goes
+    assert edit(Registry(work), "sub.moved/notes.txt", "old", "new") == "edited sub.moved/notes.txt: +1 -1 lines"
+    assert len(os.listdir("/proc/self/fd")) == before
