@@ -1,9 +1,10 @@
-"""The SQLite file: opening, schema version, transactions and row decoding (SPEC R-DB-1 … R-DB-12, R-CKP-6, R-CKP-12).
+"""The SQLite file: opening, schema version, transactions and row decoding (SPEC R-DB-1 … R-DB-12, R-CKP-6, R-CKP-12, R-SES-8).
 
 One ``Database`` is one connection, shared by a Manager and all its sessions under one lock
 (R-MGR-2). Every write is ``BEGIN IMMEDIATE … COMMIT`` and rolls back on any error (R-DB-8);
-reads run in a deferred transaction so that they see one snapshot. SQLite's own busy handler
-waits up to BUSY_TIMEOUT_MS for another process's lock.
+reads run in a deferred transaction so that they see one snapshot. A write waits for another
+connection's lock in short tries for as long as the others commit (``_begin_write``, R-SES-8);
+reads keep SQLite's own busy handler, up to BUSY_TIMEOUT_MS (R-DB-3).
 
 A read-only ``Database`` (R-DB-12) is what the commands that only read open: it writes nothing
 to the file or its folder, so they work on a file or a file system that cannot be written. A
