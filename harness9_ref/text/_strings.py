@@ -240,6 +240,7 @@ rewind_prompt_next = 输入序号回到该条输入之前，n 更晚的输入（
 rewind_prompt_pages = 输入序号回到该条输入之前，p 更早的输入，n 更晚的输入（其他 Enter 取消）：
 rewind_empty = 没有可以回到之前的输入
 rewind_done = 已回到第 {k} 条输入之前，新会话 {session}；该输入已放回输入行，可修改后发送
+err_pool_timeout = {db}：{seconds} 秒内连接池没有空出连接
 [en]
 status_name = [harness9]
 status_workdir = workdir: {workdir}
@@ -402,7 +403,8 @@ rewind_prompt_previous = Type a number to go back to before that prompt, p for e
 rewind_prompt_next = Type a number to go back to before that prompt, n for later ones (anything else and Enter cancels):
 rewind_prompt_pages = Type a number to go back to before that prompt, p for earlier ones, n for later ones (anything else and Enter cancels):
 rewind_empty = no prompt to go back to
-rewind_done = back to before prompt {k}, in new session {session}; the prompt is in the input line to edit and send"""
+rewind_done = back to before prompt {k}, in new session {session}; the prompt is in the input line to edit and send
+err_pool_timeout = {db}: no connection of the pool came free within {seconds} s"""
 
 
 def parse_strings(table: str) -> dict[str, dict[str, str]]:

@@ -16,10 +16,13 @@ Modes:
     newest batch already in the session, printing each number after ``add_messages`` returns.
     It is meant to be killed; the limits only stop a writer nobody killed.
 
-``concurrent DB --writer W --shared ID --own ID … --batches N [--manager-per-thread]``
+``concurrent DB --writer W --shared ID --own ID … --batches N [--manager-per-thread] [--busy-timeout-ms MS]``
     One thread per ``--own`` session. Each thread waits for a line on stdin, then writes
     ``--batches`` batches to the shared session and as many to its own, alternating. Prints one
-    JSON object: the error of every thread that failed (an empty list when none did).
+    JSON object: the error of every thread that failed (an empty list when none did) and the
+    longest any one batch took, in seconds. ``--busy-timeout-ms`` shortens R-DB-3's busy
+    timeout in this process, so that a test of many writers can be short and still tell a
+    writer that waits while the others commit from one that gives up (R-SES-8).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 from typing import NamedTuple
 
+import harness9_ref.memory.storage._sqlite_db
 from harness9_ref.memory import Manager, Session
 from harness9_ref.schema import ROLE_ASSISTANT, ROLE_USER, Message, ToolCall
 
@@ -119,8 +123,11 @@ def _append(args: argparse.Namespace) -> None:
 
 
 def _concurrent(args: argparse.Namespace) -> None:
+    if args.busy_timeout_ms is not None:
+        harness9_ref.memory.storage._sqlite_db.BUSY_TIMEOUT_MS = args.busy_timeout_ms  # type: ignore[misc]
     shared_manager = None if args.manager_per_thread else Manager(args.db)
     errors: list[str] = []
+    longest = [0.0]
     start = threading.Event()
 
     def write(thread: int, own_id: str) -> None:
@@ -132,7 +139,10 @@ def _concurrent(args: argparse.Namespace) -> None:
                 start.wait()
                 for batch in range(args.batches):
                     for session in (shared, own):
-                        session.add_messages(batch_messages(writer, batch, batch_size(writer, batch)))
+                        msgs = batch_messages(writer, batch, batch_size(writer, batch))
+                        started = time.monotonic()
+                        session.add_messages(msgs)
+                        longest[0] = max(longest[0], time.monotonic() - started)
         except BaseException:
             errors.append(f"{writer}: {traceback.format_exc()}")
 
@@ -146,7 +156,7 @@ def _concurrent(args: argparse.Namespace) -> None:
         thread.join()
     if shared_manager is not None:
         shared_manager.close()
-    print(json.dumps({"errors": errors}), flush=True)
+    print(json.dumps({"errors": errors, "longest": longest[0]}), flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -165,6 +175,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     concurrent.add_argument("--own", nargs="+", required=True)
     concurrent.add_argument("--batches", type=int, required=True)
     concurrent.add_argument("--manager-per-thread", action="store_true")
+    concurrent.add_argument("--busy-timeout-ms", type=int)
     args = parser.parse_args(argv)
     if args.mode == "append":
         _append(args)

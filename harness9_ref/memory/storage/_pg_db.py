@@ -1,5 +1,5 @@
 """The PostgreSQL database: connecting, the schema and its version, transactions, the pool,
-reconnecting (SPEC R-PG-1 … R-PG-8, R-PG-11, R-PG-12).
+reconnecting (SPEC R-PG-1 … R-PG-8, R-PG-11 … R-PG-13).
 
 One ``PgDatabase`` is a Manager's pool of connections: each transaction takes one, so the
 threads of one Manager (a web service, many agents) work at once, while SQLite's Manager shares
@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import threading
 import unicodedata
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qsl, urlsplit
 
+from ..._errors import Said
 from ._index import searchable_text
 from ._session import SessionClosed, SessionDatabaseError, UnsupportedSchema
 from ._sqlite_db import BUSY_TIMEOUT_MS
@@ -36,6 +38,7 @@ __all__ = [
     "LOCK_TIMEOUT_MS",
     "PG_SCHEMA",
     "POOL_SIZE",
+    "POOL_TIMEOUT_S",
     "TRGM_INDEX",
     "UNICODE_VERSION",
     "PgDatabase",
@@ -47,6 +50,7 @@ __all__ = [
 FORMAT_VERSION: Final = 5  # R-PG-4: the one row of harness9_schema, the counterpart of R-DB-2's user_version
 UNICODE_VERSION: Final = unicodedata.unidata_version  # R-PG-4, R-PG-5: the case mapping of str.lower
 POOL_SIZE: Final = 4  # R-PG-12: connections of one Manager at most
+POOL_TIMEOUT_S: Final = 30.0  # R-PG-13: the longest a call waits in line for a connection
 LOCK_TIMEOUT_MS: Final = BUSY_TIMEOUT_MS  # R-PG-7: as R-DB-3's busy timeout
 CONNECT_TIMEOUT_S: Final = 10
 # R-PG-2: the one line a user sees when psycopg is missing.
@@ -177,15 +181,16 @@ class PgDatabase:
 
     ``folding`` says whether this program's case mapping is the one the schema records, so its
     writes fill ``folded`` and its searches may decide on it (R-PG-5, R-PG-11); ``indexed``
-    whether the trigram index exists.
+    whether the trigram index exists. ``pool_size`` and ``pool_timeout`` are the pool's
+    connections and the longest a call waits in line for one (R-PG-12, R-PG-13).
     """
 
-    def __init__(self, url: str, pool_size: int = POOL_SIZE) -> None:
+    def __init__(self, url: str, pool_size: int = POOL_SIZE, pool_timeout: float = POOL_TIMEOUT_S) -> None:
         self.url = url
         self.name = redact_url(url)
         self._secret = urlsplit(url).password or ""
         self._psycopg = _psycopg()
-        self._pool = _Pool(self._connect, pool_size, self._psycopg.Error, f"the session database {self.name} is closed")
+        self._pool = _Pool(self._connect, pool_size, self._psycopg.Error, self.name, pool_timeout)
         self.folding = True
         self.indexed = False
         with self.write() as cur:
@@ -370,56 +375,134 @@ def _identifier(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-class _Pool:
-    """At most ``size`` connections, made when first needed and shared by the calls in turn (R-PG-12).
+_SLOT: Final = object()  # handed to a waiter: it may connect, in the place of a connection that went
+_CLOSED: Final = object()  # handed to every waiter when the pool closes
 
-    A dropped connection (``broken``) is closed instead of kept, and takes every idle one with
-    it: a server restart drops them all, and handing them out one by one would fail one call
-    each. A connection given back after ``close`` is closed.
+
+class _Waiter:
+    """One call waiting in line for a connection (R-PG-12).
+
+    ``given`` is what the pool handed it: a connection, ``_SLOT`` or ``_CLOSED``; None while it
+    still waits.
+    """
+
+    __slots__ = ("given", "ready")
+
+    def __init__(self) -> None:
+        self.given: object = None
+        self.ready = threading.Event()
+
+
+class _Pool:
+    """At most ``size`` connections, made when first needed and handed to the calls first come,
+    first served (R-PG-12).
+
+    A call that finds none free waits in line; a connection given back goes straight to the
+    oldest waiter, never back to the pool while someone waits, so a thread that gives one back
+    and asks again queues behind the others instead of taking it again at once, and no call
+    starves. A wait longer than ``timeout`` seconds ends in SessionDatabaseError
+    (``err_pool_timeout``), so a pool held by stuck calls fails its callers instead of hanging
+    them. A dropped connection (``broken``) is closed instead of kept, and takes every idle one
+    with it: a server restart drops them all, and handing them out one by one would fail one call
+    each; each place freed goes to the oldest waiter, which connects again. A connection given
+    back after ``close`` is closed.
     """
 
     def __init__(
-        self, connect: Callable[[], psycopg.Connection[Any]], size: int, driver_error: type[Exception], closed: str
+        self,
+        connect: Callable[[], psycopg.Connection[Any]],
+        size: int,
+        driver_error: type[Exception],
+        name: str,
+        timeout: float,
     ) -> None:
         self._connect = connect
-        self._closed_message = closed
+        self._name = name
         self._size = size
+        self._timeout = timeout
         self._driver_error = driver_error
         self._idle: list[psycopg.Connection[Any]] = []
-        self._open = 0
+        self._waiters: deque[_Waiter] = deque()
+        self._open = 0  # connections open or being made
         self._closed = False
-        self._changed = threading.Condition()
+        self._lock = threading.Lock()
+
+    def _closed_error(self) -> SessionClosed:
+        return SessionClosed(f"the session database {self._name} is closed")
 
     def take(self) -> psycopg.Connection[Any]:
-        with self._changed:
-            while True:
-                if self._closed:
-                    raise SessionClosed(self._closed_message)
-                if self._idle:
-                    return self._idle.pop()
-                if self._open < self._size:
-                    self._open += 1
-                    break
-                self._changed.wait()
+        """A connection for one call: an idle one, a new one while fewer than ``size`` are open,
+        else the next one given back, in the order the calls asked."""
+        with self._lock:
+            if self._closed:
+                raise self._closed_error()
+            if self._idle:
+                return self._idle.pop()
+            if self._open < self._size:
+                self._open += 1
+                given: object = _SLOT
+            else:
+                given = self._wait_in_line()
+        if given is _CLOSED:
+            raise self._closed_error()
+        if given is not _SLOT:
+            return given  # type: ignore[return-value]
         try:
             return self._connect()
         except BaseException:
-            with self._changed:
-                self._open -= 1
-                self._changed.notify()
+            with self._lock:
+                self._release(1)
             raise
 
+    def _wait_in_line(self) -> object:
+        """Queue behind the calls already waiting and return what the pool hands over.
+
+        Called holding the lock, which it lets go of while it waits.
+
+        Raises:
+            SessionDatabaseError: nothing was handed over within the timeout.
+        """
+        waiter = _Waiter()
+        self._waiters.append(waiter)
+        self._lock.release()
+        try:
+            waiter.ready.wait(self._timeout)
+        finally:
+            self._lock.acquire()
+        if waiter.given is None:  # still in line: nothing came in time (a hand-over after the wait is kept)
+            self._waiters.remove(waiter)
+            raise SessionDatabaseError(Said("err_pool_timeout", db=self._name, seconds=f"{self._timeout:g}"))
+        return waiter.given
+
+    def _hand(self, given: object) -> bool:
+        """Give ``given`` to the oldest waiter; False when nobody waits. Called holding the lock."""
+        if not self._waiters:
+            return False
+        waiter = self._waiters.popleft()
+        waiter.given = given
+        waiter.ready.set()
+        return True
+
+    def _release(self, places: int) -> None:
+        """``places`` connections went: each place goes to a waiter, which connects, or is freed."""
+        for _ in range(places):
+            if not self._hand(_SLOT):
+                self._open -= 1
+
     def give(self, conn: psycopg.Connection[Any]) -> None:
-        with self._changed:
-            if self._closed or conn.closed:  # closed by us, or dropped: psycopg's broken is closed too
-                dropped = [conn] if self._closed else [conn, *self._idle]
-                if not self._closed:
-                    self._idle.clear()
-                self._open -= len(dropped)
+        """Take back a call's connection: to the oldest waiter, else idle; closed when dropped."""
+        with self._lock:
+            if self._closed:
+                self._open -= 1
+                dropped = [conn]
+            elif conn.closed:  # dropped: psycopg's broken is closed too, and so are the idle ones
+                dropped = [conn, *self._idle]
+                self._idle.clear()
+                self._release(len(dropped))
             else:
-                self._idle.append(conn)
-                dropped = []
-            self._changed.notify_all()
+                if not self._hand(conn):
+                    self._idle.append(conn)
+                return
         for each in dropped:
             try:
                 each.close()
@@ -427,10 +510,11 @@ class _Pool:
                 pass
 
     def close(self) -> None:
-        with self._changed:
+        with self._lock:
             self._closed = True
             idle, self._idle = self._idle, []
             self._open -= len(idle)
-            self._changed.notify_all()
+            while self._hand(_CLOSED):
+                pass
         for conn in idle:
             conn.close()

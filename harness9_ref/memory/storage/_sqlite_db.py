@@ -1,9 +1,10 @@
-"""The SQLite file: opening, schema version, transactions and row decoding (SPEC R-DB-1 … R-DB-12, R-CKP-6, R-CKP-12).
+"""The SQLite file: opening, schema version, transactions and row decoding (SPEC R-DB-1 … R-DB-12, R-CKP-6, R-CKP-12, R-SES-8).
 
 One ``Database`` is one connection, shared by a Manager and all its sessions under one lock
 (R-MGR-2). Every write is ``BEGIN IMMEDIATE … COMMIT`` and rolls back on any error (R-DB-8);
-reads run in a deferred transaction so that they see one snapshot. SQLite's own busy handler
-waits up to BUSY_TIMEOUT_MS for another process's lock.
+reads run in a deferred transaction so that they see one snapshot. A write waits for another
+connection's lock in short tries for as long as the others commit (``_begin_write``, R-SES-8);
+reads keep SQLite's own busy handler, up to BUSY_TIMEOUT_MS (R-DB-3).
 
 A read-only ``Database`` (R-DB-12) is what the commands that only read open: it writes nothing
 to the file or its folder, so they work on a file or a file system that cannot be written. A
@@ -17,6 +18,7 @@ import functools
 import os
 import sqlite3
 import threading
+import time
 import urllib.parse
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -26,7 +28,7 @@ from typing import Final
 from ._index import index_available, index_state, index_tail, install_index, mark_damaged, reconcile_index, watermark
 from ._session import ForeignDatabase, SessionClosed, SessionDatabaseError, UnsupportedSchema
 
-__all__ = ["BUSY_TIMEOUT_MS", "FORMAT_VERSION", "NOT_OURS", "SCHEMA", "Database"]
+__all__ = ["BUSY_SLICE_MS", "BUSY_TIMEOUT_MS", "FORMAT_VERSION", "NOT_OURS", "SCHEMA", "WRITE_WAIT_S", "Database"]
 
 FORMAT_VERSION: Final = 4  # R-DB-2: PRAGMA user_version of a file in this format
 # R-DB-2: version 3 is this format before the last five columns of context_state (R-CKP-12),
@@ -34,6 +36,12 @@ FORMAT_VERSION: Final = 4  # R-DB-2: PRAGMA user_version of a file in this forma
 # version 0 is a new file or one in the design document's schema. All four are upgraded in place.
 UPGRADABLE_VERSIONS: Final = (0, 1, 2, 3)
 BUSY_TIMEOUT_MS: Final = 5000  # R-DB-3
+# R-SES-8: a writer asks SQLite for the lock in slices of this many milliseconds, so that it keeps
+# polling as often as a newcomer does (SQLite's own wait polls every 100 ms after 228 ms, and so
+# loses the lock to writers that have waited less), and sees between two slices whether the others
+# commit. It fails after BUSY_TIMEOUT_MS with no commit by anyone, or after WRITE_WAIT_S in all.
+BUSY_SLICE_MS: Final = 100
+WRITE_WAIT_S: Final = 30.0
 DIR_MODE: Final = 0o700  # R-DB-9
 FILE_MODE: Final = 0o600  # R-DB-9
 # R-DB-2: why a version-0 file without a sessions table that is not empty is refused.
@@ -170,6 +178,52 @@ def _upgrade(cur: sqlite3.Cursor) -> None:
             for statement in _reference()[1][table]:
                 cur.execute(statement)
     cur.execute(f"PRAGMA user_version = {FORMAT_VERSION}")
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    """Whether SQLite refused for a lock another connection holds (SQLITE_BUSY and its extended codes)."""
+    name = getattr(exc, "sqlite_errorname", None)  # Python 3.11 and later
+    return str(name).startswith("SQLITE_BUSY") if name is not None else str(exc) == "database is locked"
+
+
+def _data_version(conn: sqlite3.Connection) -> int | None:
+    """``PRAGMA data_version``: it changes when another connection commits; None when it cannot be read."""
+    try:
+        return int(conn.execute("PRAGMA data_version").fetchone()[0])
+    except sqlite3.OperationalError:
+        return None
+
+
+def _begin_write(conn: sqlite3.Connection) -> sqlite3.Cursor:
+    """``BEGIN IMMEDIATE``, waiting for the write lock as long as other writers commit (R-SES-8).
+
+    SQLite's busy handler sleeps longer and longer between tries (up to 100 ms), so under many
+    writers one that has waited long tries seldom and keeps losing the lock to newcomers,
+    until its busy timeout ends in "database is locked" although every writer ahead of it
+    finished at once. Here each try waits at most BUSY_SLICE_MS, so every waiter polls as often
+    as a newcomer, and between tries ``data_version`` tells whether anyone committed: the wait
+    fails only when nobody has for BUSY_TIMEOUT_MS (a holder that is stuck, R-DB-3), or after
+    WRITE_WAIT_S in all. The connection's own busy timeout is R-DB-3's again afterwards.
+    """
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_SLICE_MS}")
+    try:
+        started = progress = time.monotonic()
+        seen: int | None = None
+        while True:
+            try:
+                return conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc):
+                    raise
+                now, version = time.monotonic(), _data_version(conn)
+                if version is not None:
+                    if seen is not None and version != seen:
+                        progress = now
+                    seen = version
+                if now - progress >= BUSY_TIMEOUT_MS / 1000 or now - started >= WRITE_WAIT_S:
+                    raise
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
 
 class Database:
@@ -376,11 +430,11 @@ class Database:
         return self._conn
 
     @contextmanager
-    def _transaction(self, begin: str) -> Iterator[sqlite3.Cursor]:
+    def _transaction(self, write: bool) -> Iterator[sqlite3.Cursor]:
         with self._lock:
             conn = self._live()
             try:
-                cur = conn.execute(begin)
+                cur = _begin_write(conn) if write else conn.execute("BEGIN")
                 yield cur
                 conn.execute("COMMIT")
             except BaseException as exc:
@@ -394,12 +448,13 @@ class Database:
                 raise
 
     def write(self) -> AbstractContextManager[sqlite3.Cursor]:
-        """``with db.write() as cur:`` one BEGIN IMMEDIATE transaction, rolled back on any error."""
-        return self._transaction("BEGIN IMMEDIATE")
+        """``with db.write() as cur:`` one BEGIN IMMEDIATE transaction, rolled back on any error;
+        it waits for the lock as R-SES-8 says (``_begin_write``)."""
+        return self._transaction(write=True)
 
     def read(self) -> AbstractContextManager[sqlite3.Cursor]:
         """``with db.read() as cur:`` one snapshot of the file."""
-        return self._transaction("BEGIN")
+        return self._transaction(write=False)
 
     def reclaim(self) -> None:
         """VACUUM, then checkpoint the WAL into the file and truncate it, so freed pages leave the files (R-PRUNE-1).

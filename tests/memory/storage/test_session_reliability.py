@@ -38,6 +38,9 @@ MAX_KILL_DELAY = 0.15  # seconds between "ready" and SIGKILL
 THREADS = 4
 BATCHES_PER_THREAD = 100
 CHILD_TIMEOUT = 60.0
+WRITER_PROCESSES = 12  # of six threads each: 72 writers of one file (R-SES-8)
+WRITER_BATCHES = 12  # per thread and session: 1,728 batches in all
+WRITER_BUSY_TIMEOUT_MS = 300
 
 
 def start_worker(*args: str) -> subprocess.Popen[bytes]:
@@ -76,18 +79,25 @@ def finish(proc: subprocess.Popen[bytes]) -> tuple[str, str]:
     return out.decode(), err.decode()
 
 
-def run_together(workers: list[subprocess.Popen[bytes]]) -> None:
-    """Start the ready workers at once, and require each to end cleanly with no error reported."""
+def run_together(workers: list[subprocess.Popen[bytes]]) -> list[float]:
+    """Start the ready workers at once, and require each to end cleanly with no error reported.
+
+    Returns the longest any one batch of each worker took, in seconds.
+    """
     for worker in workers:
         wait_for_line(worker, "ready")
     for worker in workers:
         assert worker.stdin is not None
         worker.stdin.write(b"go\n")
         worker.stdin.flush()
+    longest = []
     for worker in workers:
         out, err = finish(worker)
         assert worker.returncode == 0, err
-        assert json.loads(out.splitlines()[-1]) == {"errors": []}
+        report = json.loads(out.splitlines()[-1])
+        assert report["errors"] == [], "\n".join(report["errors"])
+        longest.append(report["longest"])
+    return longest
 
 
 def integrity(path: Path) -> list[tuple[str]]:
@@ -165,6 +175,52 @@ def test_two_processes_of_four_threads_lose_nothing_and_never_interleave_batches
             assert split_batches(manager.open_session(session_id).get_messages()) == {writer: expected[writer]}
         counts = {info.id: info.message_count for info in manager.list_sessions()}
     assert counts[shared] == sum(size for batches in expected.values() for _, size in batches)
+
+
+def test_seventy_two_writers_wait_while_the_others_commit_and_none_is_refused(db_path: Path) -> None:
+    """R-SES-8: twelve processes of six threads, one file: no batch fails "database is locked".
+
+    Each process shortens the busy timeout to WRITER_BUSY_TIMEOUT_MS, so that a few seconds of
+    writing tell the two behaviours apart: with SQLite's own wait, a writer that has waited a
+    while polls every 100 ms and loses the lock to the writers polling more often, and some
+    writer gives up after the busy timeout although every writer ahead of it finished at once
+    (under this test, before R-SES-8's rule, one to four of the 72 writers failed in each of three runs);
+    waiting while the others commit, none does. Half the processes give each thread a Manager
+    of its own (72 connections), half share one per process.
+    """
+    with Manager(db_path) as manager:
+        shared = manager.new_session().session_id
+        own = {f"p{p}.{t}": manager.new_session().session_id for p in range(WRITER_PROCESSES) for t in range(6)}
+    workers = [
+        start_worker(
+            "concurrent",
+            str(db_path),
+            "--writer",
+            f"p{p}",
+            "--shared",
+            shared,
+            "--batches",
+            str(WRITER_BATCHES),
+            "--busy-timeout-ms",
+            str(WRITER_BUSY_TIMEOUT_MS),
+            "--own",
+            *(own[f"p{p}.{t}"] for t in range(6)),
+            *(["--manager-per-thread"] if p % 2 else []),
+        )
+        for p in range(WRITER_PROCESSES)
+    ]
+    try:
+        longest = run_together(workers)
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.kill()
+                worker.wait()
+    assert max(longest) > WRITER_BUSY_TIMEOUT_MS / 1000, "no writer waited past the busy timeout: the test proved nothing"
+    assert integrity(db_path) == [("ok",)]
+    expected = {w: [(b, batch_size(w, b)) for b in range(WRITER_BATCHES)] for w in own}
+    with Manager(db_path) as manager:
+        assert split_batches(manager.open_session(shared).get_messages()) == expected
 
 
 def test_engine_and_ui_threads_share_one_manager(db_path: Path) -> None:
@@ -301,6 +357,81 @@ def test_a_lock_held_past_the_busy_timeout_raises_database_error_and_changes_not
         assert session.get_messages() == [user("before")]
         session.add_messages([user("later")])
         assert session.get_messages() == [user("before"), user("later")]
+
+
+# Holds the write lock for argv[3] seconds, committing every 0.1 s and taking the lock again in
+# the same call; a process of its own, so that no lock of this one's (the GIL) widens the gap.
+_COMMITTER = """
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+print("holding", flush=True)
+end = time.monotonic() + float(sys.argv[3])
+while time.monotonic() < end:
+    conn.execute("UPDATE sessions SET updated_at = updated_at + 1 WHERE id = ?", (sys.argv[2],))
+    time.sleep(0.1)
+    conn.executescript("BEGIN IMMEDIATE")  # commits first, in the same call
+conn.execute("COMMIT")
+"""
+
+
+def _commit_while_holding(db_path: Path, session_id: str, seconds: float) -> subprocess.Popen[bytes]:
+    """Another process that holds the write lock for ``seconds`` and commits ten times a second,
+    so that a waiting writer sees the others commit but (almost) never finds the lock free."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _COMMITTER, str(db_path), session_id, str(seconds)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    wait_for_line(proc, "holding")
+    return proc
+
+
+def test_a_writer_waits_past_the_busy_timeout_while_another_connection_commits(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R-SES-8: the busy timeout counts time in which nobody commits, not the whole wait."""
+    monkeypatch.setattr(harness9_ref.memory.storage._sqlite_db, "BUSY_TIMEOUT_MS", 300)
+    with Manager(db_path) as manager:
+        session = manager.new_session()
+        holder = _commit_while_holding(db_path, session.session_id, 1.2)
+        try:
+            session.add_messages([user("after the commits")])
+        finally:
+            assert finish(holder)[1] == ""
+        assert session.get_messages() == [user("after the commits")]
+
+
+def test_a_writer_gives_up_after_the_longest_wait_even_while_others_commit(
+    db_path: Path, locker: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R-SES-8: however often others commit, a write waits at most WRITE_WAIT_S, then fails cleanly.
+
+    Another connection holds the lock throughout, and ``data_version`` is made to change at
+    every look, as if the others committed all the while: a real writer that commits must let
+    go of the lock, and the waiting writer may then take it.
+    """
+    assert harness9_ref.memory.storage._sqlite_db.WRITE_WAIT_S == 30.0
+    assert harness9_ref.memory.storage._sqlite_db.BUSY_SLICE_MS == 100
+    monkeypatch.setattr(harness9_ref.memory.storage._sqlite_db, "WRITE_WAIT_S", 0.5)
+    commits = iter(range(1_000_000))
+    monkeypatch.setattr(harness9_ref.memory.storage._sqlite_db, "_data_version", lambda conn: next(commits))
+    with Manager(db_path) as manager:
+        session = manager.new_session()
+        locker.execute("BEGIN IMMEDIATE")
+        release = threading.Timer(3.0, lambda: locker.execute("ROLLBACK"))
+        release.start()
+        started = time.monotonic()
+        try:
+            with pytest.raises(SessionDatabaseError) as excinfo:
+                session.add_messages([user("never stored")])
+            waited = time.monotonic() - started
+        finally:
+            release.join()
+        assert excinfo.value.code == "database_error"
+        assert "locked" in str(excinfo.value)
+        assert 0.45 <= waited < 2.5, f"waited {waited:.2f} s instead of the 0.5 s longest wait"
+        assert session.get_messages() == []
 
 
 # --- A full disk (R-DB-8) ---
