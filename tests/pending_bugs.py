@@ -56,6 +56,7 @@ class PendingVerdicts:
     """What the judging saw: the baseline's output, and each judged bug's child pytest run."""
 
     postgres: bool
+    chosen: frozenset[str]
     baseline: CompletedProcess[str] | None = None
     runs: dict[str, CompletedProcess[str]] = field(default_factory=dict)
 
@@ -95,7 +96,7 @@ def judge(only: frozenset[str] | None = None) -> PendingVerdicts:
         if server is not None:
             server.start()
         postgres = given or (server.url if server is not None else None)
-        verdicts = PendingVerdicts(postgres is not None)
+        verdicts = PendingVerdicts(postgres is not None, frozenset(chosen))
         runnable = {n: m for n, m in chosen.items() if postgres is not None or not needs_postgres(m)}
         copy = folder / "project"
         copy_project(PROJECT_ROOT, copy)
@@ -151,8 +152,9 @@ def main(argv: list[str] | None = None) -> int:
     found = problems(verdicts)
     for problem in found:
         print(problem)
-    unjudged = "" if verdicts.postgres else ", those of tests/postgres/ not judged: no PostgreSQL server binaries or psycopg"
-    print(f"{len(verdicts.runs)} of {len(MUTANTS)} seeded bugs judged, {len(found)} problems{unjudged}")
+    left = not verdicts.postgres and any(needs_postgres(MUTANTS[n]) for n in verdicts.chosen)
+    unjudged = ", those of tests/postgres/ not judged: no PostgreSQL server binaries or psycopg" if left else ""
+    print(f"{len(verdicts.runs)} of {len(verdicts.chosen)} seeded bugs judged, {len(found)} problems{unjudged}")
     return 1 if found else 0
 
 
