@@ -263,7 +263,12 @@ def _open(request: HttpRequest, timeout: float, provider: str, exchange: Exchang
             return _Response(exc.code, list(exc.headers.items()), exc)
         return _Response(raw.status, list(raw.headers.items()), raw)
 
-    return _guard(provider, request, timeout, _SENDING, attempt, exchange)
+    response = _guard(provider, request, timeout, _SENDING, attempt, exchange)
+    ended = _ended(exchange, provider, request, _SENDING)  # a head cut short reads as a whole one
+    if ended is not None:
+        response.close()
+        raise ended
+    return response
 
 
 def _too_long(provider: str, request: HttpRequest, status: int) -> MalformedResponse:
