@@ -132,7 +132,7 @@ def test_a_line_up_to_its_bound_is_kept_and_one_beyond_it_is_refused_in_every_ch
         events = [e for c in chunks for e in decoder.feed(c)] + decoder.close()
         assert [e.data for e in events] == ["x" * 94], name
     for body in (b"data: " + b"x" * 95 + b"\n\n", b"data: " + b"x" * 95, b": " + b"x" * 99 + b"\r\n"):
-        for name, chunks in chunkings(body):
+        for _name, chunks in chunkings(body):
             decoder = SSEDecoder(line_max=100)
             with pytest.raises(SSELimitExceeded, match=r"^a line longer than 100 characters$"):
                 for chunk in chunks:
