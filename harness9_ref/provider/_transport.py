@@ -15,8 +15,8 @@ until it is done) or for the next piece of the body. The connection classes belo
 socket to the exchange as soon as it is connected, so no blocking read happens before the
 exchange can reach it.
 
-The same shutdown ends a call at its deadline (R-PRV-33): every exchange given a ``deadline``
-starts a timer that expires it, wherever its read blocks, so a server that drips a byte within
+The same shutdown ends a call at its deadline (R-PRV-33): every exchange starts a timer that
+expires it, wherever its read blocks, so a server that drips a byte within
 each per-read timeout cannot hold a call longer. A whole body is read in pieces up to its bound
 (R-PRV-32): an error body's first ``ERROR_BODY_MAX_BYTES``, the rest left unread; a success
 body beyond ``BODY_MAX_BYTES`` is refused without being held.
@@ -32,7 +32,7 @@ import urllib.request
 from collections.abc import Callable, Generator
 from typing import Any, Final, TypeVar
 
-from ._bounds import BODY_MAX_BYTES, ERROR_BODY_MAX_BYTES
+from ._bounds import BODY_MAX_BYTES, ERROR_BODY_MAX_BYTES, deadline_for
 from ._errors import MalformedResponse, ProviderConnectionError, ProviderError, ProviderTimeout
 from ._http import HttpRequest
 from ._streaming import is_success
@@ -288,7 +288,7 @@ def send(
         request: the request to send.
         timeout: seconds allowed for connecting and for each read (R-PRV-3).
         provider: ``"openai"`` or ``"anthropic"``, for the error messages and attributes.
-        deadline: seconds allowed for the whole call (R-PRV-33); None: no bound but the reads'.
+        deadline: seconds allowed for the whole call (R-PRV-33); None: ``deadline_for(timeout)``.
 
     Returns:
         The status, the headers in their order, and the body: for an error status its first
@@ -301,8 +301,7 @@ def send(
         MalformedResponse: a success body longer than ``BODY_MAX_BYTES``.
     """
     exchange = Exchange()
-    if deadline is not None:
-        exchange.start_deadline(deadline)
+    exchange.start_deadline(deadline_for(timeout) if deadline is None else deadline)
     try:
         response = _open(request, timeout, provider, exchange)
         try:
@@ -335,7 +334,8 @@ def open_stream(
     A connection that breaks in the middle of the body ends the chunks; the stream assembler
     then reports the missing terminal event (``StreamCutOff``). Close the generator to close the
     connection early. ``exchange.interrupt()`` from another thread ends it at once (R-PRV-3);
-    ``deadline`` seconds after the call began it ends too (R-PRV-33; None: no such bound).
+    ``deadline`` seconds after the call began it ends too (R-PRV-33; None:
+    ``deadline_for(timeout)``).
 
     Raises:
         ProviderTimeout: connecting took longer than ``timeout`` (when opening), or one read did
@@ -344,8 +344,7 @@ def open_stream(
             exchange was interrupted, before the response's head or while iterating.
     """
     ours = exchange if exchange is not None else Exchange()
-    if deadline is not None:
-        ours.start_deadline(deadline)
+    ours.start_deadline(deadline_for(timeout) if deadline is None else deadline)
     try:
         response = _open(request, timeout, provider, ours)
     except ProviderError:

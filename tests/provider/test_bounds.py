@@ -31,11 +31,13 @@ from harness9_ref.provider import (
     AnthropicProvider,
     MalformedResponse,
     OpenAIProvider,
+    Probe,
     ProviderTimeout,
     ServerError,
     SSEDecoder,
     SSELimitExceeded,
     anthropic,
+    ask_window,
     deadline_for,
     openai,
 )
@@ -412,6 +414,15 @@ def test_a_whole_body_or_a_head_dripping_ends_at_the_deadline(status_line_too: b
         f"anthropic: no complete answer within 1.2 s, the deadline of one call, while {during} POST {server.url}/v1/messages"
     )
     assert 1.1 < took < 3
+
+
+def test_a_window_probe_dripping_ends_at_thirty_of_its_timeouts() -> None:
+    with loopback(drip(b'{"data":[', 0.02)) as server:
+        started = time.monotonic()
+        found = ask_window(server.url, "m", timeout=0.05, requests=[Probe("vllm", "POST", server.url, None)])
+        took = time.monotonic() - started
+    assert found is None
+    assert 1.4 < took < 3  # the deadline: 30 times 0.05 s; the server drips for 5 s
 
 
 def test_the_deadline_is_thirty_timeouts_unless_given() -> None:
