@@ -161,11 +161,18 @@ class _Response:
 
     def read_upto(self, limit: int) -> tuple[bytes, bool]:
         """At most ``limit`` bytes of the body, read in pieces (no buffer of ``limit`` made
-        ahead), and whether more followed them; the rest is left unread."""
+        ahead), and whether more followed them; the rest is left unread.
+
+        Raises:
+            http.client.IncompleteRead: the body ended before its ``Content-Length``: the
+                connection broke (``read1`` itself reports that as an end).
+        """
         body = bytearray()
         while len(body) <= limit:
             data = self._raw.read1(READ_SIZE)
             if not data:
+                if getattr(self._raw, "length", None):
+                    raise http.client.IncompleteRead(bytes(body))
                 return bytes(body), False
             body += data
         return bytes(body[:limit]), True

@@ -32,6 +32,7 @@ from harness9_ref.provider import (
     MalformedResponse,
     OpenAIProvider,
     Probe,
+    ProviderConnectionError,
     ProviderTimeout,
     ServerError,
     SSEDecoder,
@@ -289,6 +290,18 @@ def test_a_whole_success_body_beyond_its_bound_is_refused_unread() -> None:
             provider.generate(ASK, [])
     assert str(info.value) == f"openai: the response to POST {server.url}/chat/completions is longer than {BODY_MAX_BYTES} bytes"
     assert SENT and SENT[0] < total
+
+
+def test_a_whole_body_cut_short_is_still_a_broken_connection() -> None:
+    def cut(handler: BaseHTTPRequestHandler, server: Loopback) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Length", "1000")
+        handler.end_headers()
+        handler.wfile.write(b'{"choices":')
+        handler.close_connection = True
+
+    with loopback(cut) as server, pytest.raises(ProviderConnectionError, match="connection failed while reading"):
+        OpenAIProvider("m", "", base_url=server.url, timeout=5).generate(ASK, [])
 
 
 # --- R-PRV-31, R-PRV-32: a 50 MB reply over a real connection ---
