@@ -159,8 +159,8 @@ class SSEDecoder:
         if self._data:
             events.append(SSEEvent(self._event, "\n".join(self._data)))
             self._data = []
-        self._data_len = 0
         self._event = ""
+        self._data_len = 0
 
     def _interpret(self, line: str, events: list[SSEEvent]) -> None:
         if not line:
