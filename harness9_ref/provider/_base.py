@@ -19,7 +19,7 @@ from ._bounds import deadline_for
 from ._endpoint import request_model
 from ._errors import REDACTED, ProviderError, StreamCutOff, error_chunk
 from ._http import HttpRequest
-from ._streaming import Assembler, ErrorParser, stream_chunks
+from ._streaming import Assembler, ErrorParser, bound_reply, stream_chunks
 from ._transport import Exchange, open_stream, send
 
 __all__ = [
@@ -213,12 +213,15 @@ class HttpProvider:
     def generate(
         self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]
     ) -> tuple[Message, Usage | None]:
-        """Send one non-streaming request and return the reply and its usage (R-PRV-1).
+        """Send one non-streaming request and return the reply and its usage (R-PRV-1); a reply
+        beyond its bound is cut as a stream is (R-PRV-31).
 
         Raises:
             ProviderError: the typed error of R-ERR-1 (R-ERR-3, R-ERR-5).
         """
-        return self._exchange(lambda: self._request(messages, available_tools, stream=False), self._wire.parse_response)
+        return bound_reply(
+            *self._exchange(lambda: self._request(messages, available_tools, stream=False), self._wire.parse_response)
+        )
 
     def generate_stream(
         self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]

@@ -22,7 +22,16 @@ from ._bounds import ERROR_BODY_MAX_BYTES, REPLY_CUT_NOTE, REPLY_MAX_CHARS
 from ._errors import ProviderError, ProviderStreamError, error_chunk
 from ._sse import SSEDecoder, SSEEvent, SSELimitExceeded
 
-__all__ = ["Assembler", "ErrorParser", "assemble_stream", "is_success", "read_head", "stream_chunks"]
+__all__ = [
+    "Assembler",
+    "ErrorParser",
+    "assemble_stream",
+    "bound_reply",
+    "cut_reply",
+    "is_success",
+    "read_head",
+    "stream_chunks",
+]
 
 ErrorParser = Callable[[int, Sequence[tuple[str, str]], bytes], ProviderError]
 
@@ -67,6 +76,20 @@ def read_head(chunks: Iterable[bytes], limit: int) -> bytes:
         if len(head) >= limit:
             break
     return bytes(head)
+
+
+def cut_reply(text: str, reply_max: int) -> Message:
+    """The message of a reply cut at ``reply_max`` (R-PRV-31): its text up to the bound and the
+    note, without tool calls (arguments cut short must not run)."""
+    return Message(ROLE_ASSISTANT, text[:reply_max] + REPLY_CUT_NOTE.format(limit=reply_max))
+
+
+def bound_reply(
+    message: Message, usage: Usage | None, reply_max: int = REPLY_MAX_CHARS
+) -> tuple[Message, Usage | None]:
+    """A whole reply within its bound as it is, one beyond it cut as a stream is (R-PRV-31)."""
+    held = len(message.content) + sum(len(call.arguments) for call in message.tool_calls)
+    return (message, usage) if held <= reply_max else (cut_reply(message.content, reply_max), None)
 
 
 def _events(assembler: Assembler, chunks: Iterable[bytes]) -> Iterator[SSEEvent]:
@@ -121,9 +144,8 @@ def assemble_stream(
                 yield StreamChunk(CHUNK_TEXT, delta=chunk.delta[: reply_max - yielded])
                 yielded = reply_max
         if assembler.held > reply_max:
-            note = REPLY_CUT_NOTE.format(limit=reply_max)
-            yield StreamChunk(CHUNK_TEXT, delta=note)
-            cut = Message(ROLE_ASSISTANT, assembler.text()[:reply_max] + note)
+            cut = cut_reply(assembler.text(), reply_max)
+            yield StreamChunk(CHUNK_TEXT, delta=cut.content[yielded:])  # the note
             yield StreamChunk(CHUNK_DONE, message=cut, usage=None)
             return
         if assembler.done:

@@ -204,6 +204,21 @@ def test_a_reply_beyond_its_bound_keeps_the_text_up_to_it_and_ends_cut_off(provi
         assert chunks[-1] == StreamChunk(CHUNK_DONE, message=Message("assistant", kept + note), usage=None), name
 
 
+def test_a_whole_reply_beyond_its_bound_is_cut_as_a_stream_is() -> None:
+    call = {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}
+
+    def generate(text: str) -> tuple[Message, object]:
+        message = {"role": "assistant", "content": text, "tool_calls": [call]}
+        body = json.dumps({"choices": [{"message": message}], "usage": {"prompt_tokens": 1, "completion_tokens": 1}})
+        with loopback(reply(200, body.encode())) as server:
+            return OpenAIProvider("m", "", base_url=server.url, timeout=5).generate(ASK, [])
+
+    at_bound, usage = generate("x" * (REPLY_MAX_CHARS - 2))  # and 2 characters of arguments
+    assert len(at_bound.content) == REPLY_MAX_CHARS - 2 and at_bound.tool_calls and usage is not None
+    beyond = "x" * (REPLY_MAX_CHARS - 1)
+    assert generate(beyond) == (Message("assistant", beyond + REPLY_CUT_NOTE.format(limit=REPLY_MAX_CHARS)), None)
+
+
 def test_an_injected_bound_cuts_the_same_way() -> None:
     body = openai_body(("text", "abc"), ("text", "def"))
     chunks = list(
