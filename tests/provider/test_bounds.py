@@ -174,6 +174,17 @@ def test_a_line_or_an_event_beyond_the_pinned_bounds_ends_the_stream_with_a_stre
         assert chunks[-1].error.startswith(f"malformed_stream: {provider}: the stream sent {what}")
 
 
+def test_a_durable_run_keeps_the_text_before_a_line_beyond_its_bound(tmp_path: Path) -> None:
+    body = openai_body(("text", "kept"))
+    body = body[: body.index(b"data: [DONE]")] + b"data: " + b"x" * LINE_MAX_CHARS
+    session = MemorySession()
+    with loopback(reply(200, body, [("Content-Type", "text/event-stream")])) as server, Registry(tmp_path) as registry:
+        engine = AgentEngine(OpenAIProvider("m", "", base_url=server.url, timeout=5), registry, session=session, durable=True)
+        list(engine.run_stream("go"))
+    message = f"openai: the stream sent a line longer than {LINE_MAX_CHARS} characters"
+    assert session.get_messages()[-1] == Message("assistant", "kept" + PARTIAL_MARKER + message + "]")
+
+
 # --- R-PRV-31: a reply beyond its bound ends cut off ---
 
 
