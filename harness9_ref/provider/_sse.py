@@ -18,8 +18,10 @@ Theory of operation:
    line dispatches, ``:`` starts a comment, ``data`` lines accumulate, the last ``event`` wins,
    other fields (``id``, ``retry``) are ignored.
 4. A line longer than ``line_max`` characters, or an event whose data buffer grows beyond
-   ``event_max``, raises ``SSELimitExceeded`` as soon as it does, whatever the chunking: a
-   server that never ends a line cannot make the decoder hold more than that (R-PRV-30).
+   ``event_max``, raises ``SSELimitExceeded`` as soon as it does: a server that never ends a
+   line cannot make the decoder hold more than that (R-PRV-30). The error carries the events
+   the same text completed before it, so what comes before the bound is the same whatever the
+   chunking (R-PRV-16).
 """
 
 from __future__ import annotations
@@ -52,7 +54,12 @@ class SSEEvent(NamedTuple):
 
 
 class SSELimitExceeded(ValueError):
-    """A line or an event's data beyond the decoder's bounds (R-PRV-30); the message says which."""
+    """A line or an event's data beyond the decoder's bounds (R-PRV-30); the message says which,
+    and ``events`` are those the fed text completed before it."""
+
+    def __init__(self, message: str, events: list[SSEEvent]) -> None:
+        super().__init__(message)
+        self.events = events
 
 
 class SSEDecoder:
@@ -115,43 +122,38 @@ class SSEDecoder:
         self._after_cr = text.endswith("\r")
         lines = _LINE_END.split(text) if "\r" in text else text.split("\n")
         tail = lines.pop()  # the unfinished last line ("" after a line end)
-        if lines:
-            self._check_lines(lines, len(text))
-            if self._pending:
-                self._pending.append(lines[0])
-                lines[0] = "".join(self._pending)
-                self._pending = []
-                self._pending_len = 0
-        if tail:
-            self._pending.append(tail)
-            self._pending_len += len(tail)
-            if self._pending_len > self._line_max:
-                raise SSELimitExceeded(self._long_line())
+        if lines and self._pending:
+            self._pending.append(lines[0])
+            lines[0] = "".join(self._pending)
+            self._pending = []
+            self._pending_len = 0
+        # Only the first line (joined with the pieces before it) can be longer than the text;
+        # the others need a look only when the text itself is longer than a line may be.
+        check = bool(lines) and (len(lines[0]) > self._line_max or len(text) > self._line_max)
         for line in lines:  # the two common lines first: "data: <value>" and the empty line
+            if check and len(line) > self._line_max:
+                raise SSELimitExceeded(self._long_line(), events)
             if line.startswith(_DATA_PREFIX):
-                self._add_data(line[len(_DATA_PREFIX) :])
+                self._add_data(line[len(_DATA_PREFIX) :], events)
             elif not line:
                 self._dispatch(events)
             else:
                 self._interpret(line, events)
+        if tail:
+            self._pending.append(tail)
+            self._pending_len += len(tail)
+            if self._pending_len > self._line_max:
+                raise SSELimitExceeded(self._long_line(), events)
         return events
-
-    def _check_lines(self, lines: list[str], text_len: int) -> None:
-        """Raise for a complete line beyond ``line_max``: the first with the pending pieces
-        before it; the others lie within this text, so they need a look only when it is longer."""
-        if self._pending_len + len(lines[0]) > self._line_max or (
-            text_len > self._line_max and any(len(line) > self._line_max for line in lines)
-        ):
-            raise SSELimitExceeded(self._long_line())
 
     def _long_line(self) -> str:
         return f"a line longer than {self._line_max} characters"
 
-    def _add_data(self, value: str) -> None:
+    def _add_data(self, value: str, events: list[SSEEvent]) -> None:
         """A ``data`` value joins the buffer, which may not grow beyond ``event_max`` (R-PRV-30)."""
         self._data_len += len(value) + 1
         if self._data_len > self._event_max:
-            raise SSELimitExceeded(f"an event's data longer than {self._event_max} characters")
+            raise SSELimitExceeded(f"an event's data longer than {self._event_max} characters", events)
         self._data.append(value)
 
     def _dispatch(self, events: list[SSEEvent]) -> None:
@@ -172,6 +174,6 @@ class SSEDecoder:
         if value.startswith(" "):
             value = value[1:]
         if name == FIELD_DATA:
-            self._add_data(value)
+            self._add_data(value, events)
         elif name == FIELD_EVENT:
             self._event = value

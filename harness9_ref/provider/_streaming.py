@@ -93,15 +93,19 @@ def bound_reply(
 
 
 def _events(assembler: Assembler, chunks: Iterable[bytes]) -> Iterator[SSEEvent]:
-    """The body's events; a line or an event beyond its bound is a stream error (R-PRV-30)."""
+    """The body's events; a line or an event beyond its bound is a stream error after the
+    events before it (R-PRV-30)."""
     decoder = SSEDecoder()
     try:
         for raw in chunks:
             yield from decoder.feed(raw)
         yield from decoder.close()
+        return
     except SSELimitExceeded as exc:
-        provider = assembler.provider
-        raise ProviderStreamError(f"{provider}: the stream sent {exc}", provider=provider) from None
+        failure = exc
+    yield from failure.events
+    provider = assembler.provider
+    raise ProviderStreamError(f"{provider}: the stream sent {failure}", provider=provider)
 
 
 def assemble_stream(

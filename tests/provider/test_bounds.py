@@ -150,6 +150,13 @@ def test_a_line_that_never_ends_is_refused_once_past_its_bound_not_at_its_end() 
         decoder.feed(b"x" * 10)  # the body goes on, but nothing more is held
 
 
+def test_the_events_before_a_line_beyond_its_bound_come_with_the_error() -> None:
+    for body in (b"data: a\n\ndata: " + b"x" * 100 + b"\n", b"data: a\n\ndata: " + b"x" * 100):
+        with pytest.raises(SSELimitExceeded) as info:
+            SSEDecoder(line_max=100).feed(body)
+        assert [e.data for e in info.value.events] == ["a"]
+
+
 def test_an_event_up_to_its_bound_is_dispatched_and_one_beyond_it_is_refused() -> None:
     decoder = SSEDecoder(event_max=10)
     assert [e.data for e in decoder.feed(b"data: abcd\ndata: efgh\n\ndata: abcd\ndata: efgh\n\n")] == [
@@ -168,10 +175,11 @@ def test_a_line_or_an_event_beyond_the_pinned_bounds_ends_the_stream_with_a_stre
     long_line = head + b"data: " + b"x" * (LINE_MAX_CHARS - 5) + b"\n"
     long_event = head + (b"data: " + b"x" * MIB + b"\n") * (EVENT_MAX_CHARS // MIB)
     for body, what in ((long_line, f"a line longer than {LINE_MAX_CHARS}"), (long_event, "an event's data longer")):
-        chunks = parse(200, [], in_pieces(body))
-        assert texts_of(chunks) == "kept"  # what came before stays
-        assert chunks[-1].type == CHUNK_ERROR
-        assert chunks[-1].error.startswith(f"malformed_stream: {provider}: the stream sent {what}")
+        for pieces in (in_pieces(body), [body]):  # the text before the bound in the same piece or not
+            chunks = parse(200, [], pieces)
+            assert texts_of(chunks) == "kept"  # what came before stays
+            assert chunks[-1].type == CHUNK_ERROR
+            assert chunks[-1].error.startswith(f"malformed_stream: {provider}: the stream sent {what}")
 
 
 def test_a_durable_run_keeps_the_text_before_a_line_beyond_its_bound(tmp_path: Path) -> None:
