@@ -18,6 +18,16 @@ from ._base import (
     WireFormat,
     reserved_output_tokens_of,
 )
+from ._bounds import (
+    BODY_MAX_BYTES,
+    DEADLINE_FACTOR,
+    ERROR_BODY_MAX_BYTES,
+    EVENT_MAX_CHARS,
+    LINE_MAX_CHARS,
+    REPLY_CUT_NOTE,
+    REPLY_MAX_CHARS,
+    deadline_for,
+)
 from ._classify import ANTHROPIC_OVERFLOW_PHRASES, ERROR_EXCERPT_CHARS, OPENAI_OVERFLOW_PHRASES
 from ._endpoint import OFFICIAL_BASE_URLS, is_official_endpoint, request_model, server_name
 from ._errors import (
@@ -49,7 +59,7 @@ from ._limits import (
     normalize_model_name,
 )
 from ._providers import DEFAULT_ANTHROPIC_BASE_URL, DEFAULT_OPENAI_BASE_URL, AnthropicProvider, OpenAIProvider
-from ._sse import SSEDecoder, SSEEvent
+from ._sse import SSEDecoder, SSEEvent, SSELimitExceeded
 from ._streaming import assemble_stream
 from ._window import (
     OLLAMA_DEFAULT_CONTEXT,
@@ -66,17 +76,24 @@ from ._window import (
 
 __all__ = (
     "ANTHROPIC_OVERFLOW_PHRASES",
+    "BODY_MAX_BYTES",
+    "DEADLINE_FACTOR",
     "DEFAULT_ANTHROPIC_BASE_URL",
     "DEFAULT_CONTEXT_TOKENS",
     "DEFAULT_OPENAI_BASE_URL",
     "DEFAULT_OUTPUT_TOKENS",
     "DEFAULT_TIMEOUT",
+    "ERROR_BODY_MAX_BYTES",
     "ERROR_EXCERPT_CHARS",
+    "EVENT_MAX_CHARS",
+    "LINE_MAX_CHARS",
     "MODEL_REGISTRY",
     "OFFICIAL_BASE_URLS",
     "OLLAMA_DEFAULT_CONTEXT",
     "OPENAI_OVERFLOW_PHRASES",
     "PROBE_TIMEOUT",
+    "REPLY_CUT_NOTE",
+    "REPLY_MAX_CHARS",
     "WINDOW_MAX",
     "WINDOW_MIN",
     "AnthropicProvider",
@@ -101,6 +118,7 @@ __all__ = (
     "ReservesOutput",
     "SSEDecoder",
     "SSEEvent",
+    "SSELimitExceeded",
     "ScriptExhausted",
     "ServerError",
     "StreamCutOff",
@@ -109,6 +127,7 @@ __all__ = (
     "anthropic",
     "ask_window",
     "assemble_stream",
+    "deadline_for",
     "error_chunk",
     "get_model_limits",
     "is_official_endpoint",

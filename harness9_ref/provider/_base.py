@@ -1,5 +1,5 @@
 """The provider protocols and the one HTTP provider shell both vendors share (SPEC R-PRV-1,
-R-PRV-2, R-PRV-3, R-PRV-19, R-PRV-22, R-PRV-25, R-PRV-26, R-PRV-27).
+R-PRV-2, R-PRV-3, R-PRV-19, R-PRV-22, R-PRV-25, R-PRV-26, R-PRV-27, R-PRV-33).
 
 ``HttpProvider`` knows nothing of either API: it is given a ``WireFormat`` (the pure build,
 parse and assemble functions of one vendor) and does the I/O through ``_transport``. So
@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from typing import Final, Protocol, TypeVar, runtime_checkable
 
 from ..schema import CHUNK_DONE, CHUNK_ERROR, CHUNK_TEXT, Message, StreamChunk, ToolDefinition, Usage
+from ._bounds import deadline_for
 from ._endpoint import request_model
 from ._errors import REDACTED, ProviderError, StreamCutOff, error_chunk
 from ._http import HttpRequest
-from ._streaming import Assembler, ErrorParser, stream_chunks
+from ._streaming import Assembler, ErrorParser, bound_reply, stream_chunks
 from ._transport import Exchange, open_stream, send
 
 __all__ = [
@@ -131,19 +132,38 @@ class HttpProvider:
     The API key is kept private, left out of ``repr``, and replaced by ``[redacted]`` in any
     error message that should ever quote it (R-PRV-3); an empty key sends none (R-PRV-4,
     R-PRV-8). Nothing is retried (R-PRV-22). ``interrupt()`` ends the streamed exchanges in
-    progress from any thread (R-PRV-3); the whole-body ones (a summary, a count) finish.
+    progress from any thread (R-PRV-3); the whole-body ones (a summary, a count) finish. Every
+    exchange ends by ``deadline`` seconds (R-PRV-33; None: ``deadline_for(timeout)``).
     """
 
-    __slots__ = ("_api_key", "_exchanges", "_lock", "_wire", "base_url", "model", "reply_limit", "timeout")
+    __slots__ = (
+        "_api_key",
+        "_exchanges",
+        "_lock",
+        "_wire",
+        "base_url",
+        "deadline",
+        "model",
+        "reply_limit",
+        "timeout",
+    )
 
     def __init__(
-        self, wire: WireFormat, model: str, api_key: str, base_url: str, timeout: float, reply_limit: int = 0
+        self,
+        wire: WireFormat,
+        model: str,
+        api_key: str,
+        base_url: str,
+        timeout: float,
+        reply_limit: int = 0,
+        deadline: float | None = None,
     ) -> None:
         self._wire = wire
         self.model = model
         self._api_key = api_key
         self.base_url = base_url
         self.timeout = timeout
+        self.deadline = deadline_for(timeout) if deadline is None else deadline  # R-PRV-33
         self.reply_limit = reply_limit  # R-PRV-29: 0 sends the wire format's own limit, if any
         self._lock = threading.Lock()
         self._exchanges: set[Exchange] = set()  # the streamed exchanges in progress
@@ -182,7 +202,9 @@ class HttpProvider:
     ) -> Answer:
         """One non-streaming exchange: build, send, parse; any provider error with the key redacted."""
         try:
-            status, headers, body = send(build(), timeout=self.timeout, provider=self._wire.name)
+            status, headers, body = send(
+                build(), timeout=self.timeout, provider=self._wire.name, deadline=self.deadline
+            )
             return parse(status, headers, body)
         except ProviderError as exc:
             exc.redact(self._api_key)
@@ -191,12 +213,15 @@ class HttpProvider:
     def generate(
         self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]
     ) -> tuple[Message, Usage | None]:
-        """Send one non-streaming request and return the reply and its usage (R-PRV-1).
+        """Send one non-streaming request and return the reply and its usage (R-PRV-1); a reply
+        beyond its bound is cut as a stream is (R-PRV-31).
 
         Raises:
             ProviderError: the typed error of R-ERR-1 (R-ERR-3, R-ERR-5).
         """
-        return self._exchange(lambda: self._request(messages, available_tools, stream=False), self._wire.parse_response)
+        return bound_reply(
+            *self._exchange(lambda: self._request(messages, available_tools, stream=False), self._wire.parse_response)
+        )
 
     def generate_stream(
         self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]
@@ -214,7 +239,7 @@ class HttpProvider:
             try:
                 request = self._request(messages, available_tools, stream=True)
                 status, headers, chunks = open_stream(
-                    request, timeout=self.timeout, provider=self._wire.name, exchange=exchange
+                    request, timeout=self.timeout, provider=self._wire.name, exchange=exchange, deadline=self.deadline
                 )
             except ProviderError as exc:
                 exc.redact(self._api_key)

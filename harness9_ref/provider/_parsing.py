@@ -9,6 +9,9 @@ h11, which converts its protocol errors in one place:
 - ``EventAssembler.feed`` for one stream event gives ``ProviderStreamError`` naming the event
   number (counting from 1), and ``finish`` the ``StreamCutOff`` of a stream without its
   terminal event.
+
+An assembler also counts what it holds (``held``: the characters of text and tool-call
+arguments), so that the stream loop can cut a reply that grows beyond its bound (R-PRV-31).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, TypeVar
 
-from ..schema import Message, StreamChunk, Usage
+from ..schema import CHUNK_TEXT, Message, StreamChunk, Usage
 from ..schema.strict_json import JSONError
 from ._errors import MalformedResponse, ProviderError, ProviderStreamError, StreamCutOff
 from ._shape import ShapeError, decode_body, loads
@@ -73,11 +76,33 @@ class EventAssembler(ABC):
     def __init__(self) -> None:
         self._done = False
         self._events = 0
+        self._text: list[str] = []  # the text pieces in arrival order
+        self._held = 0  # characters of text and tool-call arguments held (R-PRV-31)
 
     @property
     def done(self) -> bool:
         """True once the terminal event has arrived; events after it are ignored."""
         return self._done
+
+    @property
+    def held(self) -> int:
+        """The characters of text and tool-call arguments taken so far (R-PRV-31)."""
+        return self._held
+
+    def text(self) -> str:
+        """The text taken so far: the concatenation of the text chunks' deltas."""
+        return "".join(self._text)
+
+    def _keep_text(self, piece: str) -> StreamChunk:
+        """Take a non-empty text piece and return its text chunk."""
+        self._text.append(piece)
+        self._held += len(piece)
+        return StreamChunk(CHUNK_TEXT, delta=piece)
+
+    def _keep_arguments(self, parts: list[str], piece: str) -> None:
+        """Take a piece of a tool call's arguments into ``parts``."""
+        parts.append(piece)
+        self._held += len(piece)
 
     def feed(self, event: SSEEvent) -> list[StreamChunk]:
         """Take one event and return the text chunks it carries.

@@ -50,6 +50,7 @@ class OpenAIProvider(HttpProvider):
         base_url: the API root, DEFAULT_OPENAI_BASE_URL unless a compatible server is used.
         timeout: seconds for connecting and for each read.
         reply_limit: when positive, each request limits the reply to this many tokens (R-PRV-29).
+        deadline: seconds one call may take in all (R-PRV-33); None: ``deadline_for(timeout)``.
     """
 
     __slots__ = ()
@@ -62,8 +63,9 @@ class OpenAIProvider(HttpProvider):
         timeout: float = DEFAULT_TIMEOUT,
         *,
         reply_limit: int = 0,
+        deadline: float | None = None,
     ) -> None:
-        super().__init__(OPENAI_WIRE, model, api_key, base_url, timeout, reply_limit)
+        super().__init__(OPENAI_WIRE, model, api_key, base_url, timeout, reply_limit, deadline)
 
 
 class AnthropicProvider(HttpProvider):
@@ -76,6 +78,7 @@ class AnthropicProvider(HttpProvider):
         base_url: the API root, DEFAULT_ANTHROPIC_BASE_URL unless a proxy is used.
         timeout: seconds for connecting and for each read.
         reply_limit: when positive, ``max_tokens`` is at most this (R-PRV-29).
+        deadline: seconds one call may take in all (R-PRV-33); None: ``deadline_for(timeout)``.
     """
 
     __slots__ = ()
@@ -88,8 +91,9 @@ class AnthropicProvider(HttpProvider):
         timeout: float = DEFAULT_TIMEOUT,
         *,
         reply_limit: int = 0,
+        deadline: float | None = None,
     ) -> None:
-        super().__init__(ANTHROPIC_WIRE, model, api_key, base_url, timeout, reply_limit)
+        super().__init__(ANTHROPIC_WIRE, model, api_key, base_url, timeout, reply_limit, deadline)
 
     def count_tokens(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:
         """The input tokens of the request ``generate`` would send for this conversation (R-PRV-24).

@@ -1,5 +1,5 @@
 """The HTTP exchange over urllib: the only module that does network I/O (SPEC R-PRV-2, R-PRV-3,
-R-PRV-22, R-ERR-5).
+R-PRV-22, R-PRV-32, R-PRV-33, R-ERR-5).
 
 It sends an ``HttpRequest`` and hands back the status, the headers and the body: whole
 (``send``) or as the byte chunks the socket delivered (``open_stream``). An HTTP error status is
@@ -14,6 +14,12 @@ whether it waits for the response's head (a local server reading a long prompt s
 until it is done) or for the next piece of the body. The connection classes below hand their
 socket to the exchange as soon as it is connected, so no blocking read happens before the
 exchange can reach it.
+
+The same shutdown ends a call at its deadline (R-PRV-33): every exchange starts a timer that
+expires it, wherever its read blocks, so a server that drips a byte within
+each per-read timeout cannot hold a call longer. A whole body is read in pieces up to its bound
+(R-PRV-32): an error body's first ``ERROR_BODY_MAX_BYTES``, the rest left unread; a success
+body beyond ``BODY_MAX_BYTES`` is refused without being held.
 """
 
 from __future__ import annotations
@@ -26,8 +32,10 @@ import urllib.request
 from collections.abc import Callable, Generator
 from typing import Any, Final, TypeVar
 
-from ._errors import ProviderConnectionError, ProviderTimeout
+from ._bounds import BODY_MAX_BYTES, ERROR_BODY_MAX_BYTES, deadline_for
+from ._errors import MalformedResponse, ProviderConnectionError, ProviderError, ProviderTimeout
 from ._http import HttpRequest
+from ._streaming import is_success
 
 __all__ = ["READ_SIZE", "Exchange", "Headers", "open_stream", "send"]
 
@@ -37,29 +45,49 @@ _T = TypeVar("_T")
 
 
 class Exchange:
-    """One streamed exchange that another thread may end at once (R-PRV-3).
+    """One exchange that another thread, or its deadline, may end at once (R-PRV-3, R-PRV-33).
 
     ``interrupt()`` marks it and shuts its socket down (both directions), which makes a read
     blocked on that socket return; a socket attached later, still connecting when the interrupt
-    came, is shut down as it is attached. Thread-safe.
+    came, is shut down as it is attached. ``start_deadline(seconds)`` does the same after that
+    many seconds, marking it ``expired`` instead; ``stop_deadline()`` cancels that. Thread-safe.
     """
 
-    __slots__ = ("_lock", "_socket", "interrupted")
+    __slots__ = ("_lock", "_socket", "_timer", "deadline", "expired", "interrupted")
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._socket: socket.socket | None = None
+        self._timer: threading.Timer | None = None
+        self.deadline = 0.0  # seconds, once start_deadline has been called
         self.interrupted = False
+        self.expired = False
 
     def attach(self, sock: socket.socket) -> None:
         with self._lock:
             self._socket = sock
-            if self.interrupted:
+            if self.interrupted or self.expired:
                 _shut(sock)
 
     def interrupt(self) -> None:
         with self._lock:
             self.interrupted = True
+            if self._socket is not None:
+                _shut(self._socket)
+
+    def start_deadline(self, seconds: float) -> None:
+        self.deadline = seconds
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def stop_deadline(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
             if self._socket is not None:
                 _shut(self._socket)
 
@@ -94,7 +122,7 @@ class _ExchangeHTTPSConnection(_ExchangeConnection, http.client.HTTPSConnection)
 class _Request(urllib.request.Request):
     """A urllib request that carries the ``Exchange`` its connection reports to."""
 
-    def __init__(self, request: HttpRequest, exchange: Exchange | None) -> None:
+    def __init__(self, request: HttpRequest, exchange: Exchange) -> None:
         super().__init__(request.url, data=request.body, headers=dict(request.headers), method=request.method)
         self.exchange = exchange
 
@@ -131,8 +159,23 @@ class _Response:
         self.headers = headers
         self._raw = raw
 
-    def read_all(self) -> bytes:
-        return self._raw.read()
+    def read_upto(self, limit: int) -> tuple[bytes, bool]:
+        """At most ``limit`` bytes of the body, read in pieces (no buffer of ``limit`` made
+        ahead), and whether more followed them; the rest is left unread.
+
+        Raises:
+            http.client.IncompleteRead: the body ended before its ``Content-Length``: the
+                connection broke (``read1`` itself reports that as an end).
+        """
+        body = bytearray()
+        while len(body) <= limit:
+            data = self._raw.read1(READ_SIZE)
+            if not data:
+                if getattr(self._raw, "length", None):
+                    raise http.client.IncompleteRead(bytes(body))
+                return bytes(body), False
+            body += data
+        return bytes(body[:limit]), True
 
     def read1(self) -> bytes:
         return self._raw.read1(READ_SIZE)
@@ -146,6 +189,25 @@ def _timeout(provider: str, request: HttpRequest, timeout: float, during: str) -
         f"{provider}: no answer within {timeout:g} s while {during} {request.method} {request.url}",
         provider=provider,
     )
+
+
+def _expired(provider: str, request: HttpRequest, deadline: float, during: str) -> ProviderTimeout:
+    """R-PRV-33: the call's deadline passed, however often the server sent within the timeout."""
+    return ProviderTimeout(
+        f"{provider}: no complete answer within {deadline:g} s, the deadline of one call, "
+        f"while {during} {request.method} {request.url}",
+        provider=provider,
+    )
+
+
+def _ended(exchange: Exchange, provider: str, request: HttpRequest, during: str) -> ProviderError | None:
+    """Why a read failed or ended early when the exchange was ended on our side: its deadline
+    (R-PRV-33) or an interrupt (R-PRV-3); None when it was not."""
+    if exchange.expired:
+        return _expired(provider, request, exchange.deadline, during)
+    if exchange.interrupted:
+        return _interrupted(provider, request, during)
+    return None
 
 
 def _interrupted(provider: str, request: HttpRequest, during: str) -> ProviderConnectionError:
@@ -164,8 +226,21 @@ def _broken(provider: str, request: HttpRequest, during: str, exc: BaseException
     )
 
 
-def _guard(provider: str, request: HttpRequest, timeout: float, during: str, action: Callable[[], _T]) -> _T:
-    """Run one blocking step, mapping socket failures to the errors of R-ERR-5."""
+def _guard(
+    provider: str, request: HttpRequest, timeout: float, during: str, action: Callable[[], _T], exchange: Exchange
+) -> _T:
+    """Run one blocking step, mapping socket failures to the errors of R-ERR-5, or to the
+    deadline's or the interrupt's when the exchange was ended on our side."""
+    try:
+        return _unguarded(provider, request, timeout, during, action)
+    except (ProviderConnectionError, ProviderTimeout):
+        ended = _ended(exchange, provider, request, during)
+        if ended is not None:
+            raise ended from None
+        raise
+
+
+def _unguarded(provider: str, request: HttpRequest, timeout: float, during: str, action: Callable[[], _T]) -> _T:
     try:
         return action()
     except TimeoutError:
@@ -182,9 +257,10 @@ def _guard(provider: str, request: HttpRequest, timeout: float, during: str, act
 
 _SENDING: Final = "sending"
 _STREAMING: Final = "streaming the response to"
+_READING: Final = "reading the response to"
 
 
-def _open(request: HttpRequest, timeout: float, provider: str, exchange: Exchange | None = None) -> _Response:
+def _open(request: HttpRequest, timeout: float, provider: str, exchange: Exchange) -> _Response:
     req = _Request(request, exchange)
 
     def attempt() -> _Response:
@@ -194,54 +270,93 @@ def _open(request: HttpRequest, timeout: float, provider: str, exchange: Exchang
             return _Response(exc.code, list(exc.headers.items()), exc)
         return _Response(raw.status, list(raw.headers.items()), raw)
 
-    try:
-        return _guard(provider, request, timeout, _SENDING, attempt)
-    except (ProviderConnectionError, ProviderTimeout):
-        if exchange is not None and exchange.interrupted:
-            raise _interrupted(provider, request, _SENDING) from None
-        raise
+    response = _guard(provider, request, timeout, _SENDING, attempt, exchange)
+    ended = _ended(exchange, provider, request, _SENDING)  # a head cut short reads as a whole one
+    if ended is not None:
+        response.close()
+        raise ended
+    return response
 
 
-def send(request: HttpRequest, *, timeout: float, provider: str) -> tuple[int, Headers, bytes]:
-    """Send ``request`` and read the whole response.
+def _too_long(provider: str, request: HttpRequest, status: int) -> MalformedResponse:
+    return MalformedResponse(
+        f"{provider}: the response to {request.method} {request.url} is longer than {BODY_MAX_BYTES} bytes",
+        provider=provider,
+        status=status,
+    )
+
+
+def send(
+    request: HttpRequest, *, timeout: float, provider: str, deadline: float | None = None
+) -> tuple[int, Headers, bytes]:
+    """Send ``request`` and read the whole response, within its bounds (R-PRV-32).
 
     Args:
         request: the request to send.
         timeout: seconds allowed for connecting and for each read (R-PRV-3).
         provider: ``"openai"`` or ``"anthropic"``, for the error messages and attributes.
+        deadline: seconds allowed for the whole call (R-PRV-33); None: ``deadline_for(timeout)``.
 
     Returns:
-        The status, the headers in their order, and the body.
+        The status, the headers in their order, and the body: for an error status its first
+        ``ERROR_BODY_MAX_BYTES`` bytes.
 
     Raises:
-        ProviderTimeout: connecting or a read took longer than ``timeout``.
+        ProviderTimeout: connecting or a read took longer than ``timeout``, or the whole call
+            longer than ``deadline``.
         ProviderConnectionError: no connection, or it broke before the whole response arrived.
+        MalformedResponse: a success body longer than ``BODY_MAX_BYTES``.
     """
-    response = _open(request, timeout, provider)
+    exchange = Exchange()
+    exchange.start_deadline(deadline_for(timeout) if deadline is None else deadline)
     try:
-        body = _guard(provider, request, timeout, "reading the response to", response.read_all)
+        response = _open(request, timeout, provider, exchange)
+        try:
+            success = is_success(response.status)
+            limit = BODY_MAX_BYTES if success else ERROR_BODY_MAX_BYTES
+            body, more = _guard(provider, request, timeout, _READING, lambda: response.read_upto(limit), exchange)
+        finally:
+            response.close()
+        ended = _ended(exchange, provider, request, _READING)  # a shut socket reads as the end
+        if ended is not None:
+            raise ended
     finally:
-        response.close()
+        exchange.stop_deadline()
+    if more and success:
+        raise _too_long(provider, request, response.status)
     return response.status, response.headers, body
 
 
 def open_stream(
-    request: HttpRequest, *, timeout: float, provider: str, exchange: Exchange | None = None
+    request: HttpRequest,
+    *,
+    timeout: float,
+    provider: str,
+    exchange: Exchange | None = None,
+    deadline: float | None = None,
 ) -> tuple[int, Headers, Generator[bytes, None, None]]:
     """Send ``request`` and return the body as the chunks that arrive from the socket.
 
     The chunks are what each ``read1`` returned, so a parser sees data as soon as it arrives.
     A connection that breaks in the middle of the body ends the chunks; the stream assembler
     then reports the missing terminal event (``StreamCutOff``). Close the generator to close the
-    connection early. ``exchange.interrupt()`` from another thread ends it at once (R-PRV-3).
+    connection early. ``exchange.interrupt()`` from another thread ends it at once (R-PRV-3);
+    ``deadline`` seconds after the call began it ends too (R-PRV-33; None:
+    ``deadline_for(timeout)``).
 
     Raises:
         ProviderTimeout: connecting took longer than ``timeout`` (when opening), or one read did
-            (while iterating).
+            (while iterating); or the deadline passed.
         ProviderConnectionError: no connection, or it broke before a response arrived; or the
             exchange was interrupted, before the response's head or while iterating.
     """
-    response = _open(request, timeout, provider, exchange)
+    ours = exchange if exchange is not None else Exchange()
+    ours.start_deadline(deadline_for(timeout) if deadline is None else deadline)
+    try:
+        response = _open(request, timeout, provider, ours)
+    except ProviderError:
+        ours.stop_deadline()
+        raise
 
     def chunks() -> Generator[bytes, None, None]:
         try:
@@ -253,11 +368,13 @@ def open_stream(
                 except (OSError, http.client.HTTPException):
                     data = b""  # the connection broke mid-body: the stream simply ends
                 if not data:
-                    if exchange is not None and exchange.interrupted:
-                        raise _interrupted(provider, request, _STREAMING)
+                    ended = _ended(ours, provider, request, _STREAMING)
+                    if ended is not None:
+                        raise ended
                     return
                 yield data
         finally:
+            ours.stop_deadline()
             response.close()
 
     return response.status, response.headers, chunks()

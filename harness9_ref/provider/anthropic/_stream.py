@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from ...schema import CHUNK_TEXT, ROLE_ASSISTANT, Message, StreamChunk, ToolCall, Usage
+from ...schema import ROLE_ASSISTANT, Message, StreamChunk, ToolCall, Usage
 from .._classify import error_from_object
 from .._parsing import EventAssembler
 from .._shape import ShapeError, expect_object, loads, optional_int, optional_object, optional_str
@@ -52,7 +52,6 @@ class StreamAssembler(EventAssembler):
 
     def __init__(self) -> None:
         super().__init__()
-        self._text: list[str] = []
         self._blocks: dict[int, _Block] = {}
         self._usage: dict[str, int] = {}
         self._has_usage = False
@@ -76,13 +75,12 @@ class StreamAssembler(EventAssembler):
             if b.type == BLOCK_TOOL_USE
         )
         usage = usage_from_fields(self._usage) if self._has_usage else None
-        return Message(ROLE_ASSISTANT, "".join(self._text), calls), usage
+        return Message(ROLE_ASSISTANT, self.text(), calls), usage
 
     def _append_text(self, piece: str) -> list[StreamChunk]:
         if not piece:
             return []
-        self._text.append(piece)
-        return [StreamChunk(CHUNK_TEXT, delta=piece)]
+        return [self._keep_text(piece)]
 
     def _record_usage(self, usage: object, path: str) -> None:
         found = optional_object(usage, path)
@@ -131,7 +129,7 @@ class StreamAssembler(EventAssembler):
         if kind == DELTA_TEXT:
             return self._append_text(optional_str(delta.get("text"), "delta.text") or "")
         if kind == DELTA_INPUT_JSON and block.type == BLOCK_TOOL_USE:
-            block.arguments.append(optional_str(delta.get("partial_json"), "delta.partial_json") or "")
+            self._keep_arguments(block.arguments, optional_str(delta.get("partial_json"), "delta.partial_json") or "")
         return []  # thinking_delta, signature_delta, citations_delta, server-tool input, …
 
     def _on_block_stop(self, payload: Mapping[str, Any]) -> list[StreamChunk]:

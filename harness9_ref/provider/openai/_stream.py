@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
 
-from ...schema import CHUNK_TEXT, ROLE_ASSISTANT, Message, StreamChunk, ToolCall, Usage
+from ...schema import ROLE_ASSISTANT, Message, StreamChunk, ToolCall, Usage
 from ...schema.strict_json import describe
 from .._classify import error_from_object
 from .._parsing import EventAssembler
@@ -73,7 +73,6 @@ class StreamAssembler(EventAssembler):
 
     def __init__(self) -> None:
         super().__init__()
-        self._text: list[str] = []
         self._calls: dict[int, _Call] = {}
         self._usage: Usage | None = None
 
@@ -100,7 +99,7 @@ class StreamAssembler(EventAssembler):
     def _result(self) -> tuple[Message, Usage | None]:
         """The assembled message (calls ordered by index) and usage."""
         calls = tuple(ToolCall(c.id, c.name, "".join(c.arguments)) for _, c in sorted(self._calls.items()))
-        return Message(ROLE_ASSISTANT, "".join(self._text), calls), self._usage
+        return Message(ROLE_ASSISTANT, self.text(), calls), self._usage
 
     def _delta(self, delta: Mapping[str, Any], paths: _ChoicePaths, out: list[StreamChunk]) -> None:
         if delta.get(LEGACY_FUNCTION_CALL) is not None:  # as R-PRV-13 refuses it in a whole body
@@ -108,8 +107,7 @@ class StreamAssembler(EventAssembler):
         for name, path in paths.texts:
             piece = delta.get(name)
             if piece is not None and expect_str(piece, path):
-                self._text.append(piece)
-                out.append(StreamChunk(CHUNK_TEXT, delta=piece))
+                out.append(self._keep_text(piece))
         fragments = delta.get("tool_calls")
         if fragments is None:
             return
@@ -129,7 +127,7 @@ class StreamAssembler(EventAssembler):
         call.name = call.name or optional_str(function.get("name"), f"{path}.function.name") or ""
         piece = optional_str(function.get("arguments"), f"{path}.function.arguments")
         if piece:
-            call.arguments.append(piece)
+            self._keep_arguments(call.arguments, piece)
 
 
 def parse_stream(status: int, headers: Sequence[tuple[str, str]], chunks: Iterable[bytes]) -> list[StreamChunk]:
