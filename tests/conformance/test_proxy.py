@@ -171,7 +171,9 @@ def test_no_secret_header_value_reaches_disk_and_redact_patterns_apply_to_bodies
         ("set-cookie", "sid=Cookie-Mm3Nn4Bb5; Path=/"),
         ("openai-organization", "org-Rr5Ee4Ww3Qq2"),
         ("anthropic-organization-id", "6f1c2d3e-aaaa-bbbb-cccc-0123456789ab"),
-        ("x-echo-key", KEY),
+        ("x-echo", KEY),
+        ("x-session-token", "Tt-Fresh-9921"),  # its name says secret: not written (R-REC-15)
+        ("x-ratelimit-remaining-tokens", "149984"),
         ("x-request-id", "req_123"),
     ]
     body = {"user": "alice@example.com", "messages": [{"role": "user", "content": f"my key {KEY}"}]}
@@ -185,7 +187,7 @@ def test_no_secret_header_value_reaches_disk_and_redact_patterns_apply_to_bodies
     written = [p for p in (tmp_path / "c").rglob("*") if p.is_file()]
     assert sorted(p.name for p in written) == ["exchange.json", "response.body"]
     forbidden = [KEY, "sk-ant-api03-Pp9Oo8Ii7Uu6Yy5Tt4", "Cookie-Mm3Nn4Bb5", "dark-mode-on",
-                 "org-Rr5Ee4Ww3Qq2", "proj_Ll8Kk7Jj6Hh5", "6f1c2d3e", "alice@example.com"]
+                 "org-Rr5Ee4Ww3Qq2", "proj_Ll8Kk7Jj6Hh5", "6f1c2d3e", "alice@example.com", "Tt-Fresh-9921"]
     for file in written:
         data = file.read_bytes()
         found = [secret for secret in forbidden if secret.encode() in data]
@@ -196,7 +198,9 @@ def test_no_secret_header_value_reaches_disk_and_redact_patterns_apply_to_bodies
     assert exchange.request_body["messages"][0]["content"] == "my key <redacted>"
     assert dict(exchange.request_headers) == {"content-type": "application/json"}
     kept = [(n, v) for n, v in exchange.headers if n not in ("server", "date")]
-    assert kept == [("x-echo-key", "<redacted>"), ("x-request-id", "req_123")]
+    assert kept == [
+        ("x-echo", "<redacted>"), ("x-ratelimit-remaining-tokens", "149984"), ("x-request-id", "req_123")
+    ]
     assert exchange.body.count(b"<redacted>") == 3
     assert sum(exchange.chunks) == len(exchange.body) and len(exchange.chunks) == 2
 
