@@ -115,22 +115,23 @@ def _secrets(path: str, headers: Iterable[tuple[str, str]]) -> list[str]:
 
 
 def _forms(secret: str) -> set[str]:
-    """A secret as it may be written back (SPEC R-REC-15): JSON-escaped (non-ASCII as ``\\u``
-    escapes or not, ``/`` as ``\\/`` or not), percent-encoded as ``quote`` and ``quote_plus``
-    make it (``/`` kept or encoded, hex digits in either case), and in standard and URL-safe
-    base64, padded or not."""
+    """A secret as it may be written back (SPEC R-REC-15): as it is, percent-encoded as
+    ``quote`` and ``quote_plus`` make it (``/`` kept or encoded, hex digits in either case), in
+    standard and URL-safe base64 (padded or not), and each of these JSON-escaped (non-ASCII as
+    ``\\u`` escapes or not, ``/`` as ``\\/`` or not)."""
     forms = {secret}
-    for ascii_only in (True, False):
-        escaped = json.dumps(secret, ensure_ascii=ascii_only)[1:-1]
-        forms |= {escaped, escaped.replace("/", "\\/")}
     for quoted in (
         urllib.parse.quote(secret, safe=""), urllib.parse.quote(secret),
-        urllib.parse.quote_plus(secret, safe=""), urllib.parse.quote_plus(secret),
+        urllib.parse.quote_plus(secret, safe=""), urllib.parse.quote_plus(secret, safe="/"),
     ):
         forms |= {quoted, re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), quoted)}
     for encode in (base64.b64encode, base64.urlsafe_b64encode):
         encoded = encode(secret.encode("utf-8")).decode("ascii")
         forms |= {encoded, encoded.rstrip("=")}
+    for form in list(forms):
+        for ascii_only in (True, False):
+            escaped = json.dumps(form, ensure_ascii=ascii_only)[1:-1]
+            forms |= {escaped, escaped.replace("/", "\\/")}
     return forms
 
 

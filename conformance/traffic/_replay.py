@@ -68,7 +68,9 @@ MAX_BODY: Final = 64 * 1024 * 1024
 # suite's parallel clients all connect at once (SPEC R-REC-16); the kernel caps it at somaxconn.
 _BACKLOG: Final = 1024
 _CHUNK_LINE: Final = 1024  # bytes of one chunk-size or trailer line of a chunked request body
-_LINGER: Final = 1.0  # seconds a refused body is still read, so closing resets no client
+# A refused body is still read, so closing resets no client before it reads the refusal: until
+# the client is silent this long, or for this long in all.
+_LINGER: Final = (1.0, 10.0)
 # Characters of a mismatch message: it quotes the request, which may be megabytes (R-REC-17).
 DIFFERENCE_LIMIT: Final = 2000
 _REFUSALS: Final = MappingProxyType({400: "invalid_request_error", 413: "request_too_large", 500: "internal_error"})
@@ -284,13 +286,14 @@ class _Handler(BaseHTTPRequestHandler):
         self._whole(Faulted(self, None), refused.status, error_body(provider, line, _REFUSALS[refused.status]))
 
     def _discard_unread(self) -> None:
-        """Read what the client is still sending, for up to ``_LINGER``, so that closing the
-        connection with a body unread does not reset it before it reads the refusal."""
+        """Read what the client is still sending (``_LINGER``), so that closing the connection
+        with a body unread does not reset it before it reads the refusal."""
+        silence, longest = _LINGER
         with contextlib.suppress(OSError):
             self.connection.shutdown(socket.SHUT_WR)
-            deadline = time.monotonic() + _LINGER
+            deadline = time.monotonic() + longest
             while (left := deadline - time.monotonic()) > 0:
-                self.connection.settimeout(left)
+                self.connection.settimeout(min(silence, left))
                 if not self.connection.recv(65536):
                     break
 
