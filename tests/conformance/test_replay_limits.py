@@ -26,7 +26,7 @@ import pytest
 
 from conformance.runner._cases import PROJECT_ROOT
 from conformance.traffic import _replay
-from conformance.traffic._matching import MAX_DEPTH
+from conformance.traffic._matching import MAX_DEPTH, distance
 from conformance.traffic._record import Exchange, load_exchange
 from conformance.traffic._replay import DIFFERENCE_LIMIT, MAX_BODY, MISMATCH_STATUS, ReplayServer
 from tests.fakes import ctrl_c_default
@@ -179,7 +179,7 @@ def held_search(monkeypatch: pytest.MonkeyPatch) -> Iterator[HeldSearch]:
     until released (ten seconds at most), as a search over a large body takes its time: another
     request is answered meanwhile only if the search holds no lock."""
     held = HeldSearch()
-    search = _replay.distance
+    search = distance
 
     def slow(recorded: Any, got: Any) -> float:
         if "x" * 1000 in json.dumps(got)[:2000]:
