@@ -329,8 +329,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._whole(answer, fault.status, status_body(provider, fault), retry)
             return
         if exchange is not None:
-            self._note(dataclasses.replace(seen, exchange=exchange.name))
             pieces = split_body(exchange.body, replay.chunking, exchange.chunks)
+            self._note(dataclasses.replace(seen, exchange=exchange.name))
             whole = replay.chunking == "whole"
             answer.begin(exchange.status, exchange.headers, sum(map(len, pieces)) if whole else None)
             for number, wait in enumerate(paced(exchange, pieces, replay.timing)):

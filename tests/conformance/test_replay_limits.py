@@ -221,3 +221,28 @@ def test_the_closest_match_of_a_large_body_is_found_at_a_bounded_cost_and_report
     assert "closest is openai/custom, body /messages/0/content" in message
     assert len(message) <= DIFFERENCE_LIMIT and len(server.unexpected[0]) <= DIFFERENCE_LIMIT
     assert took < 15, f"the search took {took:.1f} s"
+
+
+def test_a_mismatch_line_is_cut_to_its_limit() -> None:
+    with ReplayServer([TEXT]) as server:
+        long_path = "/v1/" + "a" * 10_000
+        status, answer = raw(server.port, f"POST {long_path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n", b"{}")
+    message = json.loads(answer)["error"]["message"]
+    assert status == MISMATCH_STATUS
+    assert len(message) == DIFFERENCE_LIMIT and message.endswith("…")
+    assert message.startswith(f"POST {long_path[:100]}")
+    assert server.unexpected == [message]
+
+
+def test_a_failure_of_the_server_is_a_500_counted_as_unexpected(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: Any) -> list[bytes]:
+        raise RuntimeError("the body cannot be cut")
+
+    monkeypatch.setattr(_replay, "split_body", broken)
+    with ReplayServer([TEXT]) as server:
+        status, answer = post(server.port, json.dumps(TEXT.request_body).encode())
+    assert status == 500
+    error = json.loads(answer)["error"]
+    assert error["type"] == "internal_error"
+    assert error["message"] == f"POST {PATH}: the server failed: RuntimeError: the body cannot be cut"
+    assert server.unexpected == [error["message"]] and len(server.requests_seen) == 1
