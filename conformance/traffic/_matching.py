@@ -33,10 +33,11 @@ _SECRET_NAME: Final = re.compile(
 # for the recursive comparison and the cassette's writer, at two frames a level, to stay far
 # inside Python's recursion limit of 1000 in a handler thread (SPEC R-REC-16).
 MAX_DEPTH: Final = 256
-# Characters of two different strings that ``distance`` compares: difflib's cost grows with the
-# product of the lengths, so a long body would hold its request for minutes (SPEC R-REC-17).
-_COMPARED: Final = 1024
-
+# Characters of two different strings that ``distance`` compares for likeness, and of one whole
+# comparison: difflib's cost grows with the product of the lengths, so a long body would hold
+# its request for minutes and a body of many strings for as long (SPEC R-REC-17).
+_COMPARED: Final = 256
+_LIKENESS_BUDGET: Final = 16384
 
 class DepthError(ValueError):
     """A request body is JSON nested deeper than ``MAX_DEPTH`` (SPEC R-REC-16)."""
@@ -129,15 +130,25 @@ def distance(a: Any, b: Any) -> float:
     """Roughly how many members, items and values differ between two JSON values (0: equal).
 
     Two different strings count as less than 1 the more their first ``_COMPARED`` characters
-    have in common, and more than 0 always; the cost stays linear in the values' size.
+    have in common, and more than 0 always, until ``_LIKENESS_BUDGET`` characters have been
+    compared so; after that they count as 1. The cost stays linear in the values' size.
     """
+    return _distance(a, b, [_LIKENESS_BUDGET])
+
+
+def _distance(a: Any, b: Any, budget: list[int]) -> float:
     if isinstance(a, dict) and isinstance(b, dict):
-        return sum(distance(a[k], b[k]) if k in a and k in b else 1 for k in a.keys() | b.keys())
+        keys = [*a, *(k for k in b if k not in a)]  # in order: the budget is spent alike every time
+        return sum(_distance(a[k], b[k], budget) if k in a and k in b else 1 for k in keys)
     if isinstance(a, list) and isinstance(b, list):
-        return abs(len(a) - len(b)) + sum(distance(x, y) for x, y in zip(a, b))
+        return abs(len(a) - len(b)) + sum(_distance(x, y, budget) for x, y in zip(a, b))
     if isinstance(a, str) and isinstance(b, str):
         if a == b:
             return 0
-        similar = difflib.SequenceMatcher(None, a[:_COMPARED], b[:_COMPARED], autojunk=False).ratio()
+        a, b = a[:_COMPARED], b[:_COMPARED]
+        budget[0] -= len(a) + len(b)
+        if budget[0] < 0:
+            return 1
+        similar = difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
         return max(1 - similar, 1 / _COMPARED)
     return 0 if first_difference(a, b) is None else 1

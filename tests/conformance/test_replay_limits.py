@@ -223,6 +223,20 @@ def test_the_closest_match_of_a_large_body_is_found_at_a_bounded_cost_and_report
     assert took < 15, f"the search took {took:.1f} s"
 
 
+def test_a_body_of_many_strings_is_compared_at_a_bounded_cost() -> None:
+    # Strings of one letter repeated are difflib's slowest case; 8 MB hold some 26,000 of them.
+    count = (8 << 20) // 320
+    recorded = exchange_with({"messages": [{"content": "a" * 300}] * count})
+    sent = json.dumps({"messages": [{"content": "a" * 299 + "b"}] * count}).encode()
+    with ReplayServer([recorded, dataclasses.replace(recorded, name="openai/second")]) as server:
+        began = time.monotonic()
+        status, answer = post(server.port, sent, timeout=20)
+        took = time.monotonic() - began
+    assert status == MISMATCH_STATUS
+    assert "closest is openai/custom, body /messages/0/content" in json.loads(answer)["error"]["message"]
+    assert took < 15, f"the search took {took:.1f} s"
+
+
 def test_a_mismatch_line_is_cut_to_its_limit() -> None:
     with ReplayServer([TEXT]) as server:
         long_path = "/v1/" + "a" * 10_000
