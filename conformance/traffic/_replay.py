@@ -216,16 +216,15 @@ class _Handler(BaseHTTPRequestHandler):
         """
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
             return self._read_chunked()
-        lengths = {value.strip() for value in self.headers.get_all("Content-Length") or ()}
+        lengths = sorted({value.strip() for value in self.headers.get_all("Content-Length") or ()})
         if not lengths:
             return b""
-        [length] = lengths if len(lengths) == 1 else [""]
-        if not re.fullmatch(r"[0-9]+", length):
-            shown = ", ".join(sorted(lengths))
-            raise _Refused(400, f"Content-Length {shown!r} is not one whole number of bytes")
-        if int(length) > MAX_BODY:
-            raise _Refused(413, f"the request body of {int(length)} bytes is over the limit of {MAX_BODY}")
-        return self.rfile.read(int(length))
+        if len(lengths) > 1 or not re.fullmatch(r"[0-9]+", lengths[0]):
+            raise _Refused(400, f"Content-Length {', '.join(lengths)!r} is not one whole number of bytes")
+        length = int(lengths[0])
+        if length > MAX_BODY:
+            raise _Refused(413, f"the request body of {length} bytes is over the limit of {MAX_BODY}")
+        return self.rfile.read(length)
 
     def _read_chunked(self) -> bytes:
         parts: list[bytes] = []
@@ -234,15 +233,16 @@ class _Handler(BaseHTTPRequestHandler):
             line = self.rfile.readline(_CHUNK_LINE + 1)
             if not line:
                 raise ConnectionResetError("the client closed the connection inside the body")
-            size = line.split(b";")[0].strip()
-            if len(line) > _CHUNK_LINE or not re.fullmatch(rb"[0-9A-Fa-f]+", size):
+            digits = line.split(b";")[0].strip()
+            if len(line) > _CHUNK_LINE or not re.fullmatch(rb"[0-9A-Fa-f]+", digits):
                 raise _Refused(400, f"the chunk size {line[:40]!r} is not a hexadecimal number")
-            total += int(size, 16)
+            size = int(digits, 16)
+            total += size
             if total > MAX_BODY:
                 raise _Refused(413, f"the chunked request body is over the limit of {MAX_BODY} bytes")
-            if not int(size, 16):
+            if not size:
                 break
-            parts.append(self.rfile.read(int(size, 16)))
+            parts.append(self.rfile.read(size))
             self.rfile.readline(_CHUNK_LINE + 1)
         while (line := self.rfile.readline(_CHUNK_LINE + 1)) not in (b"\r\n", b"\n", b""):
             total += len(line)  # trailers count, so an endless one is refused too
@@ -260,12 +260,13 @@ class _Handler(BaseHTTPRequestHandler):
                 self._refuse(_Refused(500, f"the server failed: {type(exc).__name__}: {exc}"))
 
     def _seen(self, body: bytes = b"") -> SeenRequest:
-        """This request as the server keeps and prints it: its secret query values hidden, and,
-        in the proxy, every form of its secrets (SPEC R-REC-15)."""
+        """This request as the server compares and keeps it: the values of its secret query
+        parameters hidden (SPEC R-REC-15); ``_note`` hides the rest of its secrets in the proxy."""
         headers = tuple((k.lower(), v) for k, v in self.headers.items())
         return SeenRequest(self.command, conceal_query(self.path), headers, body, None)
 
     def _note(self, seen: SeenRequest) -> None:
+        """Keep (and so print) a request; the proxy hides every form of its secrets first."""
         forward = self.server.replay.forward
         if forward is not None:
             path, headers = self.path, seen.headers

@@ -101,6 +101,15 @@ def test_a_bad_request_gets_its_status_in_the_provider_shape_and_counts_as_unexp
     assert [seen.status for seen in server.requests_seen] == [status, None]
 
 
+def test_a_chunked_body_with_a_trailer_and_a_body_without_a_length_are_read() -> None:
+    body = json.dumps(TEXT.request_body).encode()
+    chunked = b"%x;ext=1\r\n%s\r\n%x\r\n%s\r\n0\r\nX-Trailer: 1\r\n\r\n" % (5, body[:5], len(body) - 5, body[5:])
+    with ReplayServer([TEXT, exchange_with(None, "openai/empty")], replay="once") as server:
+        assert raw(server.port, post_head("Transfer-Encoding: chunked\r\n"), chunked)[0] == 200
+        assert raw(server.port, post_head(""))[0] == 200  # no length: an empty body, null
+    assert [seen.exchange for seen in server.requests_seen] == ["openai/text", "openai/empty"]
+
+
 def test_a_client_still_sending_a_refused_body_reads_the_refusal() -> None:
     body = b"x" * (MAX_BODY + 1)
     with ReplayServer([TEXT]) as server:
