@@ -50,6 +50,9 @@ from ._record import (
 
 __all__ = ["Cassette", "CassetteError", "compile_redactions", "load_cassette"]
 
+# A secret this long is also found inside a longer base64 text; a shorter one's few characters
+# there could be found by chance in any base64 body, such as an image (SPEC R-REC-15).
+_EMBEDDED_MIN: Final = 16
 # Renamed to exchange.json once its folder is in place.
 _PART: Final = EXCHANGE_FILE + ".part"
 _NUMBER: Final = re.compile(r"(\d+)-")
@@ -117,7 +120,9 @@ def _secrets(path: str, headers: Iterable[tuple[str, str]]) -> list[str]:
 def _forms(secret: str) -> set[str]:
     """A secret as it may be written back (SPEC R-REC-15): as it is, percent-encoded as
     ``quote`` and ``quote_plus`` make it (``/`` kept or encoded, hex digits in either case), in
-    standard and URL-safe base64 (padded or not), and each of these JSON-escaped (non-ASCII as
+    standard and URL-safe base64 (padded or not; from ``_EMBEDDED_MIN`` bytes on also the
+    characters that encode only the secret inside a longer base64 text, whatever precedes it),
+    and each of these JSON-escaped (non-ASCII as
     ``\\u`` escapes or not, ``/`` as ``\\/`` or not)."""
     forms = {secret}
     for quoted in (
@@ -125,9 +130,14 @@ def _forms(secret: str) -> set[str]:
         urllib.parse.quote_plus(secret, safe=""), urllib.parse.quote_plus(secret, safe="/"),
     ):
         forms |= {quoted, re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), quoted)}
+    raw = secret.encode("utf-8")
     for encode in (base64.b64encode, base64.urlsafe_b64encode):
-        encoded = encode(secret.encode("utf-8")).decode("ascii")
+        encoded = encode(raw).decode("ascii")
         forms |= {encoded, encoded.rstrip("=")}
+        if len(raw) >= _EMBEDDED_MIN:  # inside a longer text (``user:pass``), at any of 3 offsets
+            for shift in range(3):
+                shifted = encode(b"\0" * shift + raw).decode("ascii")
+                forms.add(shifted[(8 * shift + 5) // 6 : 8 * (shift + len(raw)) // 6])
     for form in list(forms):
         for ascii_only in (True, False):
             escaped = json.dumps(form, ensure_ascii=ascii_only)[1:-1]
