@@ -47,8 +47,8 @@ from ._matching import DepthError, conceal_query, distance, error_body, parse_bo
 from ._record import FRAMING_HEADERS, Exchange
 
 __all__ = [
-    "CHUNKINGS", "DIFFERENCE_LIMIT", "MAX_BODY", "MISMATCH_STATUS", "REPLAYS", "Chunking", "Forward", "Replay", "ReplayServer",
-    "Responder", "SeenRequest", "paced", "parse_timing", "split_body",
+    "CHUNKINGS", "DIFFERENCE_LIMIT", "MAX_BODY", "MISMATCH_STATUS", "REPLAYS", "Chunking", "Forward",
+    "Replay", "ReplayServer", "Responder", "SeenRequest", "paced", "parse_timing", "split_body",
 ]
 
 Chunking = Literal["whole", "recorded", "lines", "bytes"]
@@ -464,7 +464,8 @@ class ReplayServer:
         self._bodies = [without_members(e.request_body, self.ignore) for e in self.exchanges]
         self._routes: dict[str, list[int]] = {}
         for index, exchange in enumerate(self.exchanges):
-            self._routes.setdefault(f"{exchange.method} {exchange.path}", []).append(index)
+            route = f"{exchange.method} {conceal_query(exchange.path)}"  # as requests are (R-REC-15)
+            self._routes.setdefault(route, []).append(index)
         self._received = 0
         self._lock = threading.RLock()
         self.faults: list[FaultRule] = []
