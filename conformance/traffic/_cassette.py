@@ -4,16 +4,19 @@ A cassette is a folder of fixture folders (``fixtures/README.md``), one per requ
 ``<number>-<method>-<path>`` (``0001-post-v1-chat-completions``) so that their order is the
 order the requests arrived in (SPEC R-REC-3); ``python -m conformance serve`` replays it.
 
-What is written never holds a secret (SPEC R-REC-2): the request keeps only the headers a
-fixture keeps, the response loses the secret, account and framing headers, and the values of
-the request's secret headers, with whatever ``--redact`` patterns match, are replaced by
-``<redacted>`` in the path, the bodies and the header values. Each exchange is written into a
+What is written never holds a secret (SPEC R-REC-2, R-REC-15): the request keeps only the
+headers a fixture keeps, the response loses the secret, account and framing headers and those
+whose names say secret, and the request's secrets (the values of its secret headers and of its
+query parameters named like a key), in every escaped form an upstream may echo them in, with
+whatever ``--redact`` patterns match, are replaced by ``<redacted>`` in the path, the bodies
+and the header values. Each exchange is written into a
 hidden temporary folder that is renamed into place, and ``exchange.json`` appears last, so a
 recording stopped at any moment leaves only complete exchanges behind (SPEC R-REC-6).
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import datetime
 import hashlib
@@ -24,11 +27,12 @@ import re
 import shutil
 import tempfile
 import threading
+import urllib.parse
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from ._matching import provider_of
+from ._matching import conceal_query, provider_of, says_secret
 from ._record import (
     ACCOUNT_HEADERS,
     BODY_FILE,
@@ -46,9 +50,18 @@ from ._record import (
 
 __all__ = ["Cassette", "CassetteError", "compile_redactions", "load_cassette"]
 
+# A secret this long is also found inside a longer base64 text; a shorter one's few characters
+# there could be found by chance in any base64 body, such as an image (SPEC R-REC-15).
+_EMBEDDED_MIN: Final = 16
 # Renamed to exchange.json once its folder is in place.
 _PART: Final = EXCHANGE_FILE + ".part"
 _NUMBER: Final = re.compile(r"(\d+)-")
+
+
+def _dropped(name: str) -> bool:
+    """Whether a response header is left out of the recording: a secret, account or framing
+    header, or one whose name says secret (SPEC R-REC-2, R-REC-15)."""
+    return name in DROPPED_HEADERS or says_secret(name)
 
 
 class CassetteError(Exception):
@@ -78,28 +91,70 @@ def compile_redactions(patterns: Iterable[str]) -> list[re.Pattern[str]]:
     return compiled
 
 
-def _secrets(headers: Iterable[tuple[str, str]]) -> list[str]:
-    """The values of the request's secret headers, with the token of ``Bearer <token>`` and the
-    value of each cookie on their own."""
+def _decoded_basic(token: str) -> list[str]:
+    """``user:pass`` and ``pass`` of a Basic credential, none when it is not one."""
+    try:
+        text = base64.b64decode(token, validate=True).decode("utf-8")
+    except ValueError:
+        return []
+    return [text, text.partition(":")[2]] if ":" in text else []
+
+
+def _secrets(path: str, headers: Iterable[tuple[str, str]]) -> list[str]:
+    """The secrets a request carries (SPEC R-REC-15): the values of its secret and account
+    headers and of every header whose name says secret, with the credential of ``Bearer <token>``
+    or ``Basic <token>`` (and the ``user:pass`` and password inside the latter) and the value of
+    each cookie on their own, and the values of its query parameters whose names say secret."""
     found: list[str] = []
     for name, value in headers:
-        if name.lower() not in SECRET_HEADERS | ACCOUNT_HEADERS:
+        if name.lower() not in SECRET_HEADERS | ACCOUNT_HEADERS and not says_secret(name):
             continue
-        found.append(value.strip())
-        found.append(value.strip().partition(" ")[2].strip())
+        credential = value.strip().partition(" ")[2].strip()
+        found += [value.strip(), credential, *_decoded_basic(credential)]
         found.extend(part.partition("=")[2].strip() for part in value.split(";"))
+    query = urllib.parse.urlsplit(path).query
+    found.extend(v for n, v in urllib.parse.parse_qsl(query, keep_blank_values=True) if says_secret(n))
     return sorted({s for s in found if len(s) >= 4}, key=len, reverse=True)
+
+
+def _forms(secret: str) -> set[str]:
+    """A secret as it may be written back (SPEC R-REC-15): as it is, percent-encoded as
+    ``quote`` and ``quote_plus`` make it (``/`` kept or encoded, hex digits in either case), in
+    standard and URL-safe base64 (padded or not; from ``_EMBEDDED_MIN`` bytes on also the
+    characters that encode only the secret inside a longer base64 text, whatever precedes it),
+    and each of these JSON-escaped (non-ASCII as
+    ``\\u`` escapes or not, ``/`` as ``\\/`` or not)."""
+    forms = {secret}
+    for quoted in (
+        urllib.parse.quote(secret, safe=""), urllib.parse.quote(secret),
+        urllib.parse.quote_plus(secret, safe=""), urllib.parse.quote_plus(secret, safe="/"),
+    ):
+        forms |= {quoted, re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), quoted)}
+    raw = secret.encode("utf-8")
+    for encode in (base64.b64encode, base64.urlsafe_b64encode):
+        encoded = encode(raw).decode("ascii")
+        forms |= {encoded, encoded.rstrip("=")}
+        if len(raw) >= _EMBEDDED_MIN:  # inside a longer text (``user:pass``), at any of 3 offsets
+            for shift in range(3):
+                shifted = encode(b"\0" * shift + raw).decode("ascii")
+                forms.add(shifted[(8 * shift + 5) // 6 : 8 * (shift + len(raw)) // 6])
+    for form in list(forms):
+        for ascii_only in (True, False):
+            escaped = json.dumps(form, ensure_ascii=ascii_only)[1:-1]
+            forms |= {escaped, escaped.replace("/", "\\/")}
+    return forms
 
 
 class _Redactor:
     """Replaces the secrets and the ``--redact`` patterns in text, bytes and JSON values."""
 
     def __init__(self, secrets: Sequence[str], patterns: Sequence[re.Pattern[str]]) -> None:
-        alternatives = [re.escape(secret) for secret in secrets] + [p.pattern for p in patterns]
+        forms = sorted({form for secret in secrets for form in _forms(secret)}, key=len, reverse=True)
+        alternatives = [re.escape(form) for form in forms] + [p.pattern for p in patterns]
         joined = "|".join(f"(?:{alternative})" for alternative in alternatives)
         self.text = re.compile(joined) if alternatives else None
         self.bytes = re.compile(joined.encode("utf-8")) if alternatives else None
-        self.secrets = [secret.encode("utf-8") for secret in secrets]
+        self.secrets = [form.encode("utf-8") for form in forms]
 
     def __call__(self, text: str) -> str:
         return self.text.sub(REDACTED.decode(), text) if self.text else text
@@ -198,6 +253,15 @@ class Cassette:
             with contextlib.suppress(OSError):
                 self.folder.rmdir()
 
+    def redactor(self, path: str, headers: Sequence[tuple[str, str]]) -> _Redactor:
+        """What hides the secrets of one request (SPEC R-REC-15) and the ``--redact`` matches."""
+        return _Redactor(_secrets(path, headers), self.redact)
+
+    def conceal(self, text: str, path: str, headers: Sequence[tuple[str, str]]) -> str:
+        """``text`` (a request's path, or a line about it) as it may be printed: without the
+        request's secrets, in any of their forms, nor the ``--redact`` matches (SPEC R-REC-15)."""
+        return self.redactor(path, headers)(conceal_query(text))
+
     def write(
         self,
         number: int,
@@ -215,13 +279,13 @@ class Cassette:
         on any clock, from which the gaps between reads are written (SPEC R-REC-13).
         """
         method, path, request_headers, request_body = request
-        redactor = _Redactor(_secrets(request_headers), self.redact)
+        redactor = self.redactor(path, request_headers)
         body, chunks, ending = redactor.pieces(pieces)
         times = [arrivals[i] for i in ending] if arrivals else []
         gaps = gaps_between(times)
         kept = {n.lower(): v for n, v in request_headers if n.lower() in REQUEST_HEADERS}
         recorded_body = redactor.json(_request_body(request_body))
-        route = redactor(path)
+        route = redactor(conceal_query(path))
         slug = re.sub(r"[^a-z0-9]+", "-", route.partition("?")[0].lower()).strip("-")[:60]
         name = f"{number:04d}-{method.lower()}-{slug}"
         today = datetime.date.today().isoformat()
@@ -233,7 +297,7 @@ class Cassette:
             "request": {"method": method, "path": route, "headers": kept, "body": recorded_body},
             "response": {
                 "status": status,
-                "headers": [[n, redactor(v)] for n, v in headers if n not in DROPPED_HEADERS],
+                "headers": [[n, redactor(v)] for n, v in headers if not _dropped(n)],
                 "body_file": BODY_FILE,
                 "sha256": hashlib.sha256(body).hexdigest(),
                 "chunks": chunks,

@@ -59,6 +59,8 @@ class Upstream:
             raise ValueError(f"{url!r} is not an http:// or https:// URL with a host")
         if parts.query or parts.fragment:
             raise ValueError(f"{url!r}: an upstream URL has no query or fragment")
+        if parts.username is not None or parts.password is not None:  # printed and recorded
+            raise ValueError("an upstream URL has no user or password; the client sends its own key")
         secure = parts.scheme == "https"
         default = 443 if secure else 80
         return cls(url, secure, parts.hostname, port or default, parts.path.rstrip("/"))
@@ -89,6 +91,10 @@ class Forwarder:
         self.upstreams = dict(upstreams)
         self.cassette = cassette
         self.timeout = timeout
+
+    def conceal(self, text: str, path: str, headers: Sequence[tuple[str, str]]) -> str:
+        """``text`` without the request's secrets, as the cassette hides them (SPEC R-REC-15)."""
+        return self.cassette.conceal(text, path, headers)
 
     def __call__(
         self,

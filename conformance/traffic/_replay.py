@@ -16,8 +16,14 @@ port's own error message shows it; the same line is kept in ``ReplayServer.unexp
 recording proxy of ``conformance.traffic._proxy``) an unmatched request goes upstream instead.
 
 Faults on demand (``conformance.traffic._faults``, SPEC R-REC-8 … R-REC-12) are decided with the
-match, under one lock, so that a status fault uses up no exchange; ``--timing`` paces a body by
-the gaps the proxy recorded between its reads (R-REC-13).
+match, so that a status fault uses up no exchange; ``--timing`` paces a body by the gaps the
+proxy recorded between its reads (R-REC-13).
+
+Every request gets an answer (SPEC R-REC-16): a length that is not one whole number, a body over
+``MAX_BODY`` or nested deeper than ``_matching.MAX_DEPTH`` is refused with 400 or 413, and a
+failure of the server itself with 500, each counted as unexpected. The search for the closest
+recorded request runs outside the lock, with a bounded cost, and its line is cut to
+``DIFFERENCE_LIMIT`` characters (R-REC-17), so one large request holds up no other.
 """
 
 from __future__ import annotations
@@ -25,7 +31,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import itertools
-import json
 import re
 import socket
 import threading
@@ -38,12 +43,12 @@ from typing import Any, Final, Literal, Protocol, get_args
 
 from ..runner._compare import describe_difference, first_difference
 from ._faults import FAULT_HEADER, Fault, Faulted, FaultError, FaultRule, parse_fault, parse_rule, status_body
-from ._matching import distance, error_body, provider_of, without_members
+from ._matching import DepthError, conceal_query, distance, error_body, parse_body, provider_of, without_members
 from ._record import FRAMING_HEADERS, Exchange
 
 __all__ = [
-    "CHUNKINGS", "MISMATCH_STATUS", "REPLAYS", "Chunking", "Forward", "Replay", "ReplayServer",
-    "Responder", "SeenRequest", "paced", "parse_timing", "split_body",
+    "CHUNKINGS", "DIFFERENCE_LIMIT", "MAX_BODY", "MISMATCH_STATUS", "REPLAYS", "Chunking", "Forward",
+    "Replay", "ReplayServer", "Responder", "SeenRequest", "paced", "parse_timing", "split_body",
 ]
 
 Chunking = Literal["whole", "recorded", "lines", "bytes"]
@@ -56,6 +61,19 @@ BASE_PATHS: Final = MappingProxyType({"openai": "/v1", "anthropic": ""})
 MISMATCH_STATUS: Final = 418
 _REASONS: Final = MappingProxyType({MISMATCH_STATUS: "Replay Mismatch", 529: "Overloaded"})
 _HANDLER_TIMEOUT: Final = 30.0  # seconds a silent client may hold a handler thread
+# The largest request body read (SPEC R-REC-16): above the providers' own limits (32 MB for
+# Anthropic's Messages, 50 MB of images in one OpenAI request), so no real request is refused.
+MAX_BODY: Final = 64 * 1024 * 1024
+# Connections the kernel queues before the server accepts them (Python's default is 5): a test
+# suite's parallel clients all connect at once (SPEC R-REC-16); the kernel caps it at somaxconn.
+_BACKLOG: Final = 1024
+_CHUNK_LINE: Final = 1024  # bytes of one chunk-size or trailer line of a chunked request body
+# A refused body is still read, so closing resets no client before it reads the refusal: until
+# the client is silent this long, or for this long in all.
+_LINGER: Final = (1.0, 10.0)
+# Characters of a mismatch message: it quotes the request, which may be megabytes (R-REC-17).
+DIFFERENCE_LIMIT: Final = 2000
+_REFUSALS: Final = MappingProxyType({400: "invalid_request_error", 413: "request_too_large", 500: "internal_error"})
 _DRAIN_SECONDS: Final = 1.0  # how long stop() waits for answers (and recordings) in flight
 _TIMING: Final = re.compile(r"x(\d+(?:\.\d+)?)")
 FAULT_ERROR_STATUS: Final = 400
@@ -92,6 +110,20 @@ def parse_timing(text: str) -> float:
     if found is None:
         raise ValueError(f"--timing should be fast, recorded or xF (x0.5, x2), got {text!r}")
     return float(found.group(1))
+
+
+def _cut(line: str) -> str:
+    """A mismatch line cut to ``DIFFERENCE_LIMIT`` characters (SPEC R-REC-17)."""
+    return line if len(line) <= DIFFERENCE_LIMIT else line[: DIFFERENCE_LIMIT - 1] + "…"
+
+
+class _Refused(Exception):
+    """A request the server answers itself with ``status`` and why (SPEC R-REC-16)."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
 
 
 def paced(exchange: Exchange, pieces: Sequence[bytes], factor: float) -> list[float]:
@@ -148,9 +180,14 @@ class Forward(Protocol):
         body: bytes,
     ) -> str: ...
 
+    def conceal(self, text: str, path: str, headers: Sequence[tuple[str, str]]) -> str:
+        """``text`` without the secrets of the request to ``path`` with ``headers``, to be
+        printed (SPEC R-REC-15)."""
+
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = _BACKLOG
     replay: ReplayServer
 
 
@@ -159,6 +196,7 @@ class _Handler(BaseHTTPRequestHandler):
     timeout = _HANDLER_TIMEOUT
     server: _Server
     _chunked = False
+    _begun = False
 
     def setup(self) -> None:
         super().setup()
@@ -169,44 +207,131 @@ class _Handler(BaseHTTPRequestHandler):
         """Quiet: ``ReplayServer.on_request`` is the place to report requests."""
 
     def _read_body(self) -> bytes:
+        """The request body: chunked, or as long as its one Content-Length says, or empty when
+        it has neither (RFC 9112 section 6.3).
+
+        Raises:
+            _Refused: 400 for a length that is not one whole number of bytes or a chunk size
+                that is not hexadecimal, 413 for a body over ``MAX_BODY`` (SPEC R-REC-16).
+        """
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            parts: list[bytes] = []
-            while True:
-                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
-                if size == 0:
-                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
-                        pass
-                    return b"".join(parts)
-                parts.append(self.rfile.read(size))
-                self.rfile.readline()
-        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            return self._read_chunked()
+        lengths = sorted({value.strip() for value in self.headers.get_all("Content-Length") or ()})
+        if not lengths:
+            return b""
+        if len(lengths) > 1 or not re.fullmatch(r"[0-9]+", lengths[0]):
+            raise _Refused(400, f"Content-Length {', '.join(lengths)!r} is not one whole number of bytes")
+        length = int(lengths[0])
+        if length > MAX_BODY:
+            raise _Refused(413, f"the request body of {length} bytes is over the limit of {MAX_BODY}")
+        return self.rfile.read(length)
+
+    def _read_chunked(self) -> bytes:
+        parts: list[bytes] = []
+        total = 0
+        while True:
+            line = self.rfile.readline(_CHUNK_LINE + 1)
+            if not line:
+                raise ConnectionResetError("the client closed the connection inside the body")
+            digits = line.split(b";")[0].strip()
+            if len(line) > _CHUNK_LINE or not re.fullmatch(rb"[0-9A-Fa-f]+", digits):
+                raise _Refused(400, f"the chunk size {line[:40]!r} is not a hexadecimal number")
+            size = int(digits, 16)
+            total += size
+            if total > MAX_BODY:
+                raise _Refused(413, f"the chunked request body is over the limit of {MAX_BODY} bytes")
+            if not size:
+                break
+            parts.append(self.rfile.read(size))
+            self.rfile.readline(_CHUNK_LINE + 1)
+        while (line := self.rfile.readline(_CHUNK_LINE + 1)) not in (b"\r\n", b"\n", b""):
+            total += len(line)  # trailers count, so an endless one is refused too
+            if total > MAX_BODY:
+                raise _Refused(413, f"the chunked request body is over the limit of {MAX_BODY} bytes")
+        return b"".join(parts)
 
     def _answer(self) -> None:
         with self.server.replay.in_flight():
-            self._respond()
+            try:
+                self._respond()
+            except (TimeoutError, BrokenPipeError, ConnectionResetError):
+                raise
+            except Exception as exc:  # a bug is one unexpected request, not a traceback
+                self._refuse(_Refused(500, f"the server failed: {type(exc).__name__}: {exc}"))
+
+    def _seen(self, body: bytes = b"") -> SeenRequest:
+        """This request as the server compares and keeps it: the values of its secret query
+        parameters hidden (SPEC R-REC-15); ``_note`` hides the rest of its secrets in the proxy."""
+        headers = tuple((k.lower(), v) for k, v in self.headers.items())
+        return SeenRequest(self.command, conceal_query(self.path), headers, body, None)
+
+    def _note(self, seen: SeenRequest) -> None:
+        """Keep (and so print) a request; the proxy hides every form of its secrets first."""
+        forward = self.server.replay.forward
+        if forward is not None:
+            path, headers = self.path, seen.headers
+            hidden = forward.conceal(seen.path, path, headers)
+            seen = dataclasses.replace(seen, path=hidden, difference=forward.conceal(seen.difference, path, headers))
+        self.server.replay.note(seen)
+
+    def _refuse(self, refused: _Refused, body: bytes = b"") -> None:
+        """Answer a request the server will not take with its status, in the provider's shape,
+        counted as unexpected (SPEC R-REC-16); an answer already begun is only cut short."""
+        seen = self._seen(body)
+        line = _cut(f"{seen.method} {seen.path}: {refused.reason}")
+        self._note(dataclasses.replace(seen, difference=line, status=refused.status))
+        if self._begun:
+            self.close_connection = True
+            return
+        provider = provider_of(self.path, seen.headers)
+        self._whole(Faulted(self, None), refused.status, error_body(provider, line, _REFUSALS[refused.status]))
+
+    def _discard_unread(self) -> None:
+        """Read what the client is still sending (``_LINGER``), so that closing the connection
+        with a body unread does not reset it before it reads the refusal."""
+        silence, longest = _LINGER
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_WR)
+            deadline = time.monotonic() + longest
+            while (left := deadline - time.monotonic()) > 0:
+                self.connection.settimeout(min(silence, left))
+                if not self.connection.recv(65536):
+                    break
 
     def _respond(self) -> None:
-        body = self._read_body()
-        replay = self.server.replay
-        headers = tuple((k.lower(), v) for k, v in self.headers.items())
-        provider = provider_of(self.path, headers)
-        seen = SeenRequest(self.command, self.path, headers, body, None)
         try:
-            exchange, difference, fault = replay.decide(self.command, self.path, body, headers)
+            body = self._read_body()
+        except _Refused as refused:
+            self._refuse(refused)
+            self._discard_unread()
+            return
+        replay = self.server.replay
+        seen = self._seen(body)
+        headers = seen.headers
+        provider = provider_of(self.path, headers)
+        try:
+            got, not_json = parse_body(body), ""
+        except DepthError as exc:
+            self._refuse(_Refused(400, str(exc)), body)
+            return
+        except ValueError as exc:
+            got, not_json = None, str(exc)
+        try:
+            exchange, difference, fault = replay.decide(self.command, seen.path, got, headers, not_json)
         except FaultError as exc:  # a header the grammar refuses (SPEC R-REC-8)
-            replay.note(dataclasses.replace(seen, difference=str(exc), status=FAULT_ERROR_STATUS))
+            self._note(dataclasses.replace(seen, difference=str(exc), status=FAULT_ERROR_STATUS))
             self._whole(Faulted(self, None), FAULT_ERROR_STATUS, error_body(provider, str(exc), "fault_error"))
             return
         seen = dataclasses.replace(seen, difference=difference, fault=fault)
         answer = Faulted(self, fault)
         if fault is not None and fault.status is not None:
-            replay.note(dataclasses.replace(seen, status=fault.status))
+            self._note(dataclasses.replace(seen, status=fault.status))
             retry = [] if fault.retry_after is None else [("retry-after", str(fault.retry_after))]
             self._whole(answer, fault.status, status_body(provider, fault), retry)
             return
         if exchange is not None:
-            replay.note(dataclasses.replace(seen, exchange=exchange.name))
             pieces = split_body(exchange.body, replay.chunking, exchange.chunks)
+            self._note(dataclasses.replace(seen, exchange=exchange.name))
             whole = replay.chunking == "whole"
             answer.begin(exchange.status, exchange.headers, sum(map(len, pieces)) if whole else None)
             for number, wait in enumerate(paced(exchange, pieces, replay.timing)):
@@ -226,9 +351,9 @@ class _Handler(BaseHTTPRequestHandler):
                 seen = dataclasses.replace(seen, difference=f"not recorded: {exc}")
             else:
                 seen = dataclasses.replace(seen, exchange=name, difference="", recorded=True)
-            replay.note(seen)
+            self._note(seen)
             return
-        replay.note(dataclasses.replace(seen, status=MISMATCH_STATUS))
+        self._note(dataclasses.replace(seen, status=MISMATCH_STATUS))
         self._whole(answer, MISMATCH_STATUS, error_body(provider, difference))
 
     def _whole(
@@ -242,6 +367,7 @@ class _Handler(BaseHTTPRequestHandler):
     def begin(self, status: int, headers: Iterable[tuple[str, str]], length: int | None) -> None:
         """Send the status line and headers; the connection closes after this one answer."""
         self.close_connection = True
+        self._begun = True
         self.send_response_only(status, _REASONS.get(status))
         for name, value in headers:
             if name not in FRAMING_HEADERS:
@@ -334,6 +460,12 @@ class ReplayServer:
         self.requests_seen: list[SeenRequest] = []
         self.unexpected: list[str] = []
         self._served = [0] * len(self.exchanges)
+        # What a request is compared with, computed once: exchanges never change (SPEC R-REC-17).
+        self._bodies = [without_members(e.request_body, self.ignore) for e in self.exchanges]
+        self._routes: dict[str, list[int]] = {}
+        for index, exchange in enumerate(self.exchanges):
+            route = f"{exchange.method} {conceal_query(exchange.path)}"  # as requests are (R-REC-15)
+            self._routes.setdefault(route, []).append(index)
         self._received = 0
         self._lock = threading.RLock()
         self.faults: list[FaultRule] = []
@@ -422,11 +554,15 @@ class ReplayServer:
             self.faults.append(parsed)
 
     def decide(
-        self, method: str, path: str, body: bytes, headers: Sequence[tuple[str, str]]
+        self, method: str, path: str, got: Any, headers: Sequence[tuple[str, str]], not_json: str = ""
     ) -> tuple[Exchange | None, str, Fault | None]:
-        """Number a request, pick its exchange and its fault (SPEC R-REC-8), all under one lock.
+        """Number a request, pick its exchange and its fault (SPEC R-REC-8).
 
-        A status fault takes the answer's place, so it uses up no exchange (SPEC R-REC-9).
+        ``got`` is the request's JSON body, or ``not_json`` says why it has none. The search
+        for equal and closest recorded bodies reads only what never changes and runs without
+        the lock, which is held only to number the request, use up an exchange and count a
+        rule (SPEC R-REC-17). A status fault takes the answer's place, so it uses up no
+        exchange (SPEC R-REC-9).
 
         Raises:
             FaultError: the request's ``x-harness9-fault`` header is not a fault.
@@ -434,63 +570,49 @@ class ReplayServer:
         asked = [value for name, value in headers if name == FAULT_HEADER]
         with self._lock:
             self._received += 1
-            fault = parse_fault(asked[0]) if asked else None
-            index, difference = self._pick(method, path, body)
+            number = self._received
+        fault = parse_fault(asked[0]) if asked else None
+        equal, difference = self._search(method, path, got, not_json)
+        with self._lock:
+            usable = [i for i in equal if self.replay == "repeat" or not self._served[i]]
+            index = min(usable, key=lambda i: (self._served[i], i)) if usable else None
+            if equal and index is None:
+                names = ", ".join(self.exchanges[i].name for i in equal)
+                difference = f"{method} {path}: {names} answered this body already (replay once)"
             if fault is None:
                 name = None if index is None else self.exchanges[index].name
-                rule = next((r for r in self.faults if r.selects(self._received, name)), None)
+                rule = next((r for r in self.faults if r.selects(number, name)), None)
                 if rule is not None:
                     rule.given += 1
                     fault = rule.fault
             if fault is not None and fault.status is not None:
                 return None, "", fault
             if index is None:
-                return None, difference, fault
+                return None, _cut(difference), fault
             self._served[index] += 1
             return self.exchanges[index], "", fault
 
-    def match(self, method: str, path: str, body: bytes) -> tuple[Exchange | None, str]:
-        """Pick the exchange answering a request, or explain why there is none.
-
-        Returns:
-            ``(exchange, "")``, or ``(None, difference)`` with one readable line.
-        """
-        with self._lock:
-            index, difference = self._pick(method, path, body)
-            if index is None:
-                return None, difference
-            self._served[index] += 1
-            return self.exchanges[index], ""
-
-    def _pick(self, method: str, path: str, body: bytes) -> tuple[int | None, str]:
-        """The index of the exchange ``match`` would choose, without using it up."""
+    def _search(self, method: str, path: str, got: Any, not_json: str) -> tuple[list[int], str]:
+        """The exchanges whose request equals this one, or, when none does, why: the closest
+        one and the first difference from it (SPEC R-REC-5, R-REC-17)."""
         where = f"{method} {path}"
-        routes = [f"{e.method} {e.path}" for e in self.exchanges]
-        same_route = [i for i, route in enumerate(routes) if route == where]
+        same_route = self._routes.get(where, [])
         if not same_route:
-            known = ", ".join(sorted(set(routes))) or "none"
-            return None, f"{where}: no recorded exchange has this method and path (recorded: {known})"
-        try:
-            got = without_members(json.loads(body.decode("utf-8")) if body else None, self.ignore)
-        except ValueError as exc:
-            return None, f"{where}: the request body is not JSON ({exc})"
-        recorded = [without_members(e.request_body, self.ignore) for e in self.exchanges]
-        bodies = {i: recorded[i] for i in same_route}
-        differences = {i: first_difference(value, got) for i, value in bodies.items()}
-        with self._lock:
-            equal = [i for i, found in differences.items() if found is None]
-            usable = [i for i in equal if self.replay == "repeat" or not self._served[i]]
-            if usable:
-                return min(usable, key=lambda i: (self._served[i], i)), ""
+            known = ", ".join(sorted(self._routes)) or "none"
+            return [], f"{where}: no recorded exchange has this method and path (recorded: {known})"
+        if not_json:
+            return [], f"{where}: the request body is not JSON ({not_json})"
+        got = without_members(got, self.ignore)
+        differences = {i: first_difference(self._bodies[i], got) for i in same_route}
+        equal = [i for i, found in differences.items() if found is None]
         if equal:
-            names = ", ".join(self.exchanges[i].name for i in equal)
-            return None, f"{where}: {names} answered this body already (replay once)"
+            return equal, ""
         # The closest recorded request differs in the fewest places.
-        index = min(same_route, key=lambda i: distance(bodies[i], got))
+        index = min(same_route, key=lambda i: distance(self._bodies[i], got))
         found = differences[index]
         assert found is not None
         closest = f"closest is {self.exchanges[index].name}, body {describe_difference(*found)}"
-        return None, f"{where}: the body matches no recorded request; {closest}"
+        return [], f"{where}: the body matches no recorded request; {closest}"
 
     def unused(self) -> list[str]:
         """The names of the exchanges no request has received yet, in recorded order."""

@@ -6,6 +6,7 @@ disk), R-REC-6 (Ctrl+C leaves complete exchanges only) and the one-line refusals
 
 from __future__ import annotations
 
+import base64
 import http.client
 import json
 import os
@@ -16,6 +17,7 @@ import socket
 import subprocess
 import sys
 import threading
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -171,7 +173,9 @@ def test_no_secret_header_value_reaches_disk_and_redact_patterns_apply_to_bodies
         ("set-cookie", "sid=Cookie-Mm3Nn4Bb5; Path=/"),
         ("openai-organization", "org-Rr5Ee4Ww3Qq2"),
         ("anthropic-organization-id", "6f1c2d3e-aaaa-bbbb-cccc-0123456789ab"),
-        ("x-echo-key", KEY),
+        ("x-echo", KEY),
+        ("x-session-token", "Tt-Fresh-9921"),  # its name says secret: not written (R-REC-15)
+        ("x-ratelimit-remaining-tokens", "149984"),
         ("x-request-id", "req_123"),
     ]
     body = {"user": "alice@example.com", "messages": [{"role": "user", "content": f"my key {KEY}"}]}
@@ -185,7 +189,7 @@ def test_no_secret_header_value_reaches_disk_and_redact_patterns_apply_to_bodies
     written = [p for p in (tmp_path / "c").rglob("*") if p.is_file()]
     assert sorted(p.name for p in written) == ["exchange.json", "response.body"]
     forbidden = [KEY, "sk-ant-api03-Pp9Oo8Ii7Uu6Yy5Tt4", "Cookie-Mm3Nn4Bb5", "dark-mode-on",
-                 "org-Rr5Ee4Ww3Qq2", "proj_Ll8Kk7Jj6Hh5", "6f1c2d3e", "alice@example.com"]
+                 "org-Rr5Ee4Ww3Qq2", "proj_Ll8Kk7Jj6Hh5", "6f1c2d3e", "alice@example.com", "Tt-Fresh-9921"]
     for file in written:
         data = file.read_bytes()
         found = [secret for secret in forbidden if secret.encode() in data]
@@ -196,7 +200,9 @@ def test_no_secret_header_value_reaches_disk_and_redact_patterns_apply_to_bodies
     assert exchange.request_body["messages"][0]["content"] == "my key <redacted>"
     assert dict(exchange.request_headers) == {"content-type": "application/json"}
     kept = [(n, v) for n, v in exchange.headers if n not in ("server", "date")]
-    assert kept == [("x-echo-key", "<redacted>"), ("x-request-id", "req_123")]
+    assert kept == [
+        ("x-echo", "<redacted>"), ("x-ratelimit-remaining-tokens", "149984"), ("x-request-id", "req_123")
+    ]
     assert exchange.body.count(b"<redacted>") == 3
     assert sum(exchange.chunks) == len(exchange.body) and len(exchange.chunks) == 2
 
@@ -308,3 +314,105 @@ def test_a_refusing_upstream_and_an_unwritable_folder_are_one_line_errors(
     assert process.returncode == 2 and err.count("\n") == 1, err
     assert err.startswith(f"error: cannot write in {tmp_path / 'file' / 'c'}: ")
     assert "Traceback" not in err
+
+
+# ---------------------------------------------------------------- secrets in every form (R-REC-15)
+
+SECRET = "sk/Ab+Cd=Ef/9x Yz-QwErTy"  # a slash, a plus, an equals sign and a space to escape
+
+
+def percent_lower(text: str) -> str:
+    return re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), text)
+
+
+def forms_of(secret: str) -> dict[str, str]:
+    """How an upstream may echo a secret, each written out here by hand."""
+    raw = secret.encode()
+    return {
+        "plain": secret,
+        "quote": urllib.parse.quote(secret, safe=""),
+        "quote-keeping-slash": urllib.parse.quote(secret),
+        "quote-plus": urllib.parse.quote_plus(secret),
+        "quote-plus-keeping-slash": urllib.parse.quote_plus(secret, safe="/"),
+        "quote-lower-hex": percent_lower(urllib.parse.quote(secret, safe="")),
+        "base64": base64.b64encode(raw).decode(),
+        "base64-url-safe": base64.urlsafe_b64encode(raw).decode(),
+        "base64-unpadded": base64.b64encode(raw).decode().rstrip("="),
+        "base64-inside-user-pass": base64.b64encode(b"alice:" + raw).decode(),
+        "base64-inside-json": base64.urlsafe_b64encode(b'{"k": "' + raw + b'"}').decode(),
+    }
+
+
+BASIC = base64.b64encode(f"alice:{SECRET}".encode()).decode()
+CARRIERS: dict[str, tuple[str, dict[str, str]]] = {
+    **{
+        f"query-{name}": (f"/v1/chat/completions?api-version=2024-10-21&{name}={urllib.parse.quote_plus(SECRET)}", {})
+        for name in ("key", "api_key", "access_token", "sig", "X-Amz-Signature", "Password")
+    },
+    "header-api-key": ("/v1/chat/completions", {"api-key": SECRET}),
+    "header-x-goog-api-key": ("/v1/chat/completions", {"x-goog-api-key": SECRET}),
+    "header-x-auth-token": ("/v1/chat/completions", {"x-auth-token": SECRET}),
+    "header-bearer": ("/v1/chat/completions", {"authorization": f"Bearer {SECRET}"}),
+    "header-basic": ("/v1/chat/completions", {"authorization": f"Basic {BASIC}"}),
+}
+
+
+@pytest.mark.parametrize(("path", "headers"), CARRIERS.values(), ids=CARRIERS.keys())
+def test_no_form_of_a_secret_reaches_the_cassette_or_the_output(
+    stand_in: StandIn, tmp_path: Path, path: str, headers: dict[str, str]
+) -> None:
+    forms = forms_of(SECRET)
+    # each form as text, then as JSON whose slashes are escaped, as PHP writes it
+    echo = "\n".join(forms.values()).encode() + json.dumps(list(forms.values())).replace("/", "\\/").encode()
+    written = len(forms)
+    forms |= {f"{name}, JSON-escaped": form.replace("/", "\\/") for name, form in forms.items() if "/" in form}
+    stand_in.answers = [(echo[:50], echo[50:])]
+    stand_in.headers = [("content-type", "application/json"), ("x-echo", SECRET),
+                        ("x-echo-quoted", forms["quote"]), ("x-goog-api-key", SECRET)]
+    out = tmp_path / "cassette"
+    process = proxy_command("--upstream", stand_in.url, "--out", out)
+    try:
+        assert process.stdout is not None
+        head = [process.stdout.readline() for _ in range(4)]
+        match = re.fullmatch(r"OpenAI base URL: http://127\.0\.0\.1:(\d+)/v1\n", head[1])
+        assert match, head
+        body = {"model": "m", "note": SECRET, "encoded": forms["quote"], "packed": forms["base64"]}
+        assert send(int(match.group(1)), body, path=path, headers=headers) == (200, echo)
+        head.append(process.stdout.readline())
+        assert "-> recorded" in head[-1]
+    finally:
+        process.send_signal(signal.SIGINT)
+        out_text, err_text = process.communicate(timeout=10)
+    out_text = "".join(head) + out_text
+    assert process.returncode == 0 and err_text == ""
+    assert stand_in.received[0][1] == path  # the secret itself went upstream
+    places = {file.name: file.read_bytes() for file in out.rglob("*") if file.is_file()}
+    places |= {"stdout": out_text.encode(), "stderr": err_text.encode()}
+    leaked = [f"{form} in {place}" for form, text in forms.items() for place, data in places.items()
+              if text.encode() in data]
+    assert not leaked, leaked
+    [exchange] = load_cassette(out)
+    assert exchange.body.count(b"<redacted>") >= 2 * written
+    if "?" in path:
+        assert exchange.path.endswith("&" + path.rpartition("&")[2].partition("=")[0] + "=<redacted>")
+        assert exchange.path in out_text
+
+
+def test_a_recorded_key_in_the_query_matches_any_key_on_replay(stand_in: StandIn, tmp_path: Path) -> None:
+    with recording(stand_in.url, tmp_path / "c") as proxy:
+        assert send(proxy.port, {"a": 1}, path=f"/v1/models/m?key={KEY}&alt=json")[0] == 200
+    [exchange] = load_cassette(tmp_path / "c")
+    assert exchange.path == "/v1/models/m?key=<redacted>&alt=json"
+    with ReplayServer([exchange]) as server:
+        assert send(server.port, {"a": 1}, path="/v1/models/m?key=another&alt=json")[0] == 200
+        assert send(server.port, {"a": 1}, path="/v1/models/m?key=another&alt=xml")[0] == MISMATCH_STATUS
+    assert [seen.path for seen in server.requests_seen] == [
+        "/v1/models/m?key=<redacted>&alt=json", "/v1/models/m?key=<redacted>&alt=xml"
+    ]
+
+
+def test_an_upstream_url_with_a_user_or_password_is_refused(tmp_path: Path) -> None:
+    process = proxy_command("--upstream", f"https://me:{KEY}@127.0.0.1:1", "--out", tmp_path / "c")
+    out, err = process.communicate(timeout=10)
+    assert process.returncode == 2 and out == "" and KEY not in err
+    assert err == "error: --upstream an upstream URL has no user or password; the client sends its own key\n"
