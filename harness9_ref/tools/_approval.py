@@ -8,8 +8,9 @@ through, nor the other way round. The callback, not the registry, knows how to a
 prompt (R-APPR-2), ``run`` mode refuses without ``--yes`` (``require_yes``, R-APPR-3). A refusal
 may carry its own observation (``Refusal``) so the model learns *why* nothing ran: "the user
 said no" and "nobody was there to ask" call for different next steps. For a command it may also
-be ``AllowRule(words)``: yes, and from now on every command starting with those words in this
-directory (R-APPR-7), which the registry keeps in its ``AllowRules``.
+be ``AllowRule(words)``: yes, and from now on every command those words cover in this directory
+(R-APPR-7: the same words, or any further ones after a last ``*``), which the registry keeps in
+its ``AllowRules``.
 """
 
 from __future__ import annotations

@@ -76,8 +76,8 @@ class AllowFileError(Harness9Error):
 
 
 class AllowRule:
-    """An approval callback's answer: run this command and allow its first ``words`` here from
-    now on (R-APPR-7). The registry checks that they are the command's first words."""
+    """An approval callback's answer: run this command and allow the rule ``words`` here from
+    now on (R-APPR-7). The registry checks that the rule covers the command."""
 
     __slots__ = ("words",)
 

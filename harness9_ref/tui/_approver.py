@@ -9,7 +9,8 @@ is cancelled), every request is answered, by "no" if nobody else does: a command
 without a yes, and the worker never hangs.
 
 ``a`` to a command asks a second question (R-APPR-8): which allow rule to keep, among the
-command's first words (``allow_line``, ``allow_answer``), or every command of this session.
+command itself or its first words and the wildcard ``*`` (``allow_line``, ``allow_answer``),
+or every command of this session.
 
 A command is shown whole and as it runs (R-APPR-11, ``command_rows``): every line on rows of its
 own behind a numbered gutter, control characters as escapes, and the question on a row after
