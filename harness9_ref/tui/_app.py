@@ -276,7 +276,7 @@ class App:
             rows.extend((row, "notice") for row in wrap_cells(waiting, width))
         self.scroll = max(0, min(self.scroll, len(rows) - height))
         end = len(rows) - self.scroll
-        if header_row is not None and header_row >= end - height:
+        if header_row is not None and end - height <= header_row < end:
             self._ask_at = None  # R-APPR-11: the command has been shown from its first row
         return rows[max(0, end - height) : end]
 
