@@ -29,8 +29,10 @@ from harness9_ref.tui import (
     allow_answer,
     allow_line,
     approval_answer,
+    approval_header,
     approval_line,
     classify_input,
+    command_rows,
     compaction_notice,
     complete_command,
     context_estimate,
@@ -46,6 +48,8 @@ from harness9_ref.tui import (
 )
 
 __all__ = ["TUI_OPS"]
+
+APPROVE_WIDTH: Final = 80  # R-APPR-11: the width of approve_prompt's rows when the case gives none
 
 
 def _lang(inp: Mapping[str, Any]) -> str:
@@ -111,7 +115,8 @@ def op_tui_input(inp: Mapping[str, Any]) -> Any:
     """Tab completion (``complete``), /rewind's listing and choice (``rewind``, R-FORK-4, R-FORK-5),
     what a submitted line is (``submit``), /help's lines
     (``help``), the whole table of strings (``strings``) in ``lang``, what a key means while a
-    command waits for approval (``approve``), the question for a command (``approve_prompt``),
+    command waits for approval (``approve``), the lines asking about a command (``approve_prompt``,
+    R-APPR-11, its rows ``width`` cells wide),
     the lines shown for a change (``approve_change``, R-APPR-5), the rule question for the
     command ``text`` in ``workdir`` (``allow_prompt``) and what a key ``text`` means while it
     waits for the command ``command`` (``allow_key``, R-APPR-8)
@@ -130,8 +135,10 @@ def op_tui_input(inp: Mapping[str, Any]) -> Any:
         return dict(STRINGS[_lang(inp)])
     if inp["action"] == "approve":
         return approval_answer(inp["text"])
-    if inp["action"] == "approve_prompt":
-        return approval_line(inp["text"], _lang(inp))
+    if inp["action"] == "approve_prompt":  # R-APPR-11: the header, the command's rows, the question
+        command = inp["text"]
+        rows = command_rows(command, inp.get("width", APPROVE_WIDTH))
+        return [approval_header(command, _lang(inp)), *rows, approval_line(command, _lang(inp))]
     if inp["action"] == "approve_change":  # R-APPR-5: the diff's pane lines, then the question
         change = FileChange(inp["tool"], inp["path"], inp["diff"])
         return [*diff_lines(change, _lang(inp)), approval_line(change, _lang(inp))]

@@ -5,6 +5,7 @@ installed ``harness9-ref`` script call it. The settings rules are pure functions
 ``resolve_settings`` and ``choose_provider``.
 """
 
+from ._agent import not_run_lines
 from ._main import main
 from ._parser import DEFAULT_LIMIT, EXIT_USAGE, MAX_CONTEXT_WINDOW, USAGE, parse_args
 from ._prompt import piped_input, read_prompt
@@ -143,6 +144,7 @@ __all__ = (
     "keyless_notice",
     "locale_language",
     "main",
+    "not_run_lines",
     "offline_notice",
     "open_manager",
     "open_session",

@@ -17,10 +17,10 @@ from contextlib import contextmanager
 from functools import partial
 from typing import TYPE_CHECKING, Final, TextIO
 
-from ..engine import LOGGER_NAME, one_line
+from ..engine import LOGGER_NAME
 from ..memory import SessionNotFound
 from ..text import run_error, strings_for, terminal_safe
-from ..tools import INTERRUPT_GRACE_SECONDS, require_yes
+from ..tools import INTERRUPT_GRACE_SECONDS, FileChange, command_lines, require_yes, subject, visible
 from ._run import SESSION_LINE, Note, RunItem, run_prompt
 from ._settings import Settings
 from ._subcommands import prune_line
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from ..memory import Manager
     from ._signals import SignalState
 
-__all__ = ["run_mode", "tui_mode"]
+__all__ = ["not_run_lines", "run_mode", "tui_mode"]
 
 # R-INT-4: how long the UI's cancelled turn may take to end its command (the grace of R-INT-1
 # and a little) before the program goes on; Registry.close() only asks the running command's
@@ -62,14 +62,29 @@ def _pruned(manager: Manager, settings: Settings) -> str | None:
     return line
 
 
+def not_run_lines(request: str | FileChange, lang: str) -> list[str]:
+    """What standard error says of a command or change refused for want of ``--yes`` (R-APPR-12):
+    ``cli_not_run`` naming it, made visible (R-APPR-11); a command of several lines gets
+    ``cli_not_run_lines`` and then each of its lines behind the numbered gutter, as the terminal
+    UI shows them, so a second line can never pass for part of the first."""
+    from ..tui import command_rows  # no curses: the rows are text
+
+    texts = strings_for(lang)
+    if isinstance(request, FileChange) or "\n" not in request:
+        return [texts["cli_not_run"].format(command=visible(subject(request)))]
+    rows = command_rows(request)
+    return [texts["cli_not_run_lines"].format(n=len(command_lines(request))), *rows]
+
+
 def run_mode(settings: Settings, signals: SignalState) -> int:
     """``run PROMPT`` (R-CLI-7): commands run only with ``--yes`` (R-APPR-3)."""
     assert settings.prompt is not None
     provider = build_provider(settings)
     items: queue.Queue[RunItem] = queue.Queue()
 
-    def refused(command: str) -> None:  # on the worker thread: in the order of the events
-        items.put(Note(strings_for(settings.lang)["cli_not_run"].format(command=one_line(command))))
+    def refused(request: str | FileChange) -> None:  # on the worker thread: in the order of the events
+        for line in not_run_lines(request, settings.lang):
+            items.put(Note(line))
 
     with open_manager(settings) as manager, _warnings_to(sys.stderr, settings.lang) as warnings:
         _pruned(manager, settings)

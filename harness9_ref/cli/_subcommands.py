@@ -31,7 +31,7 @@ from ..memory import (
     url_scheme,
 )
 from ..text import STRINGS, history_lines, learned_window_line, strings_for, terminal_safe
-from ..tools import AllowRules, command_words, rule_text, rules_directory
+from ..tools import AllowRules, rule_text, rule_words, rules_directory
 from ._output import Filter, line_filter, stream_filter
 from ._parser import DEFAULT_LIMIT
 from ._run import silence
@@ -295,7 +295,7 @@ def run_allow(settings: Settings, out: TextIO, err: TextIO) -> int:
     texts = strings_for(settings.lang)
     if settings.allow_remove is not None:
         typed = " ".join(settings.allow_remove)
-        words = command_words(typed)
+        words = rule_words(typed)  # R-APPR-10: a last unquoted * is the wildcard
         if words is None or not rules.remove(directory, words):
             shown = rule_text(words) if words is not None else typed
             raise CliError(Said("err_no_such_rule", rule=shown, workdir=directory))

@@ -25,7 +25,7 @@ __all__ = [  # gets re-exported
     "user_line",
 ]
 
-LineKind = Literal["user", "assistant", "tool", "notice", "error"]
+LineKind = Literal["user", "assistant", "tool", "notice", "error", "command"]  # command: R-APPR-11
 
 USER_PREFIX: Final = INPUT_PROMPT  # the user's prompt, as it was typed after the input prompt
 TOOL_CALL_PREFIX: Final = "\u2192 "  # "→ read_file {...}"

@@ -17,8 +17,10 @@ from ._approval import (
     Approve,
     FileChange,
     Refusal,
+    command_lines,
     require_yes,
     subject,
+    visible,
 )
 from ._arguments import INVALID_ARGUMENTS, ArgumentsError, parse_object, required_string
 from ._bash import (
@@ -67,6 +69,7 @@ from ._registry import TOOL_FAILED, UNKNOWN_TOOL, Registry
 from ._rules import (
     ALLOW_FILE,
     RULE_NOT_KEPT,
+    WILDCARD,
     AllowFileError,
     AllowRule,
     AllowRules,
@@ -75,6 +78,7 @@ from ._rules import (
     covering_rule,
     rule_offers,
     rule_text,
+    rule_words,
     rules_directory,
 )
 
@@ -118,6 +122,7 @@ __all__ = (
     "TOOL_FAILED",
     "TRUNCATED_NOTE",
     "UNKNOWN_TOOL",
+    "WILDCARD",
     "WRITE_FAILED",
     "WRITE_FILE_TOOL",
     "WROTE_NEW",
@@ -132,6 +137,7 @@ __all__ = (
     "Refusal",
     "Registry",
     "Rule",
+    "command_lines",
     "command_words",
     "covering_rule",
     "is_text",
@@ -140,8 +146,10 @@ __all__ = (
     "required_string",
     "rule_offers",
     "rule_text",
+    "rule_words",
     "rules_directory",
     "size_text",
     "subject",
     "unified_diff",
+    "visible",
 )

@@ -220,7 +220,7 @@ class Registry:
             answer = self._approve(request)
         except Exception:
             return declined
-        if isinstance(answer, AllowRule):  # R-APPR-7: only the command's own first words
+        if isinstance(answer, AllowRule):  # R-APPR-7: only a rule that covers this command
             if covering_rule([answer.words], words) is None:
                 return declined
             self._keep_rule(answer.words)

@@ -79,6 +79,7 @@ from ..text import (
 from ._app import App, QueueItem
 from ._approver import (
     DIFF_PANE_LINES,
+    GUTTER,
     AllowKey,
     ApprovalRequest,
     Approver,
@@ -86,7 +87,9 @@ from ._approver import (
     allow_answer,
     allow_line,
     approval_answer,
+    approval_header,
     approval_line,
+    command_rows,
     diff_lines,
 )
 from ._commands import HELP_KEYS, Input, InputKind, classify_input, complete_command, help_lines
@@ -115,6 +118,7 @@ __all__ = (
     "ELLIPSIS",
     "ERROR_PREFIX",
     "FORK_COMMAND",
+    "GUTTER",
     "HELP_COMMAND",
     "HELP_KEYS",
     "HIGH_PERCENT",
@@ -168,11 +172,13 @@ __all__ = (
     "allow_answer",
     "allow_line",
     "approval_answer",
+    "approval_header",
     "approval_line",
     "cell_width",
     "char_cells",
     "classify_input",
     "clean_line",
+    "command_rows",
     "compaction_notice",
     "complete_command",
     "context_estimate",

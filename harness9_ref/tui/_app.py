@@ -68,7 +68,7 @@ from ..text import (
     window_notice,
     wrap_cells,
 )
-from ..tools import AllowRule, FileChange, Rule, command_words, rule_offers, rule_text, rules_directory
+from ..tools import AllowRule, FileChange, Rule, command_words, rule_offers, rule_text, rules_directory, visible
 from ._approver import (
     Answer,
     ApprovalRequest,
@@ -76,7 +76,9 @@ from ._approver import (
     allow_answer,
     allow_line,
     approval_answer,
+    approval_header,
     approval_line,
+    command_rows,
     diff_lines,
 )
 from ._commands import classify_input, help_lines
@@ -193,6 +195,7 @@ class App:
         self.listing: Listing | Rewind | None = None  # set while a listing waits for a number, n or p
         self.asking: ApprovalRequest | None = None  # set while a command waits for y, n or a
         self.choosing: list[Rule] | None = None  # the offers, while the rule question waits (R-APPR-8)
+        self._ask_at: int | None = None  # the header line of a command not yet shown from its top (R-APPR-11)
         self.approver = approver if approver is not None else Approver()
         self.exiting = False
         self.scroll = 0  # rows scrolled up from the bottom of the pane
@@ -252,9 +255,14 @@ class App:
             self._wrapped, self._wrap_width = [], width
         del self._wrapped[len(self.lines) :]
         rows: list[tuple[str, LineKind]] = []
+        header_row = None
         for i, line in enumerate(self.lines):
-            if i < len(self._wrapped) and self._wrapped[i][0] == line.text:
+            if i == self._ask_at:  # R-APPR-11: where the command's header row is
+                header_row = len(rows)
+            if i < len(self._wrapped) and self._wrapped[i][0] == line.text and line.kind != "command":
                 wrapped = self._wrapped[i][1]
+            elif line.kind == "command":  # R-APPR-11: shown exactly, behind a numbered gutter
+                wrapped = command_rows(line.text, width)
             else:
                 wrapped = wrap_cells(clean_line(line.text), width)
                 entry = (line.text, wrapped)
@@ -268,6 +276,8 @@ class App:
             rows.extend((row, "notice") for row in wrap_cells(waiting, width))
         self.scroll = max(0, min(self.scroll, len(rows) - height))
         end = len(rows) - self.scroll
+        if header_row is not None and end - height <= header_row < end:
+            self._ask_at = None  # R-APPR-11: the command has been shown from its first row
         return rows[max(0, end - height) : end]
 
     def page(self, rows: int) -> None:
@@ -317,6 +327,10 @@ class App:
         answer = approval_answer(key)
         if answer is None:
             return True  # swallowed: a stray key neither answers nor edits the input line
+        if answer in ("yes", "always") and self._ask_at is not None:  # R-APPR-11: read it first
+            self._add(self.texts["approve_read_first"], "notice")
+            self._add(approval_line(self.asking.command, self.lang), "notice")
+            return True
         if answer == "cancel":
             self.interrupt()
         elif answer == "always" and isinstance(self.asking.command, str):
@@ -346,12 +360,12 @@ class App:
 
     def answer(self, answer: Answer) -> None:
         """Answer the waiting approval request and say so in the pane."""
-        request, self.asking, self.choosing = self.asking, None, None
+        request, self.asking, self.choosing, self._ask_at = self.asking, None, None, None
         if request is None:
             return
         request.answer(answer)
         if isinstance(answer, AllowRule):
-            rule, workdir = rule_text(answer.words), rules_directory(self.workdir)
+            rule, workdir = visible(rule_text(answer.words)), rules_directory(self.workdir)
             self._add(self.texts["allow_added"].format(rule=rule, workdir=workdir), "notice")
         else:
             self._add(self.texts[f"approve_{answer}"], "notice")
@@ -438,6 +452,10 @@ class App:
         if isinstance(request.command, FileChange):  # R-APPR-5: the diff, then the question
             for line in diff_lines(request.command, self.lang):
                 self._add(line, "tool")
+        else:  # R-APPR-11: the header, every line of the command, then the question
+            self._ask_at = len(self.lines)
+            self._add(approval_header(request.command, self.lang), "notice")
+            self._add(request.command, "command")
         self._add(approval_line(request.command, self.lang), "notice")
 
     def _event(self, event: Event) -> None:
@@ -553,9 +571,7 @@ class App:
         """/compact [focus]: clear or summarise now on a thread, then show the tier's notice and
         its figure in the status bar, as for a compaction event (R-TUI-21, R-LONG-9)."""
         self._add(self.texts["compacting"], "notice")
-        self._in_background(
-            "harness9-compact", lambda: [Event(EventType.COMPACTION, self.engine.compact_now(focus))]
-        )
+        self._in_background("harness9-compact", lambda: [Event(EventType.COMPACTION, self.engine.compact_now(focus))])
 
     def _context(self) -> None:
         """/context: what the next request holds (R-TUI-20), on a thread, since counting it
@@ -585,9 +601,7 @@ class App:
         if not query:
             self._add(self.texts["search_usage"], "error")
             return
-        self._open_listing(
-            Listing("search", lambda limit, offset: self.manager.search(query, offset + limit)[offset:])
-        )
+        self._open_listing(Listing("search", lambda limit, offset: self.manager.search(query, offset + limit)[offset:]))
 
     def _open_listing(self, listing: Listing, page: int = 1) -> None:
         listing.load(page)

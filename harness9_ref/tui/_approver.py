@@ -9,7 +9,12 @@ is cancelled), every request is answered, by "no" if nobody else does: a command
 without a yes, and the worker never hangs.
 
 ``a`` to a command asks a second question (R-APPR-8): which allow rule to keep, among the
-command's first words (``allow_line``, ``allow_answer``), or every command of this session.
+command itself or its first words and the wildcard ``*`` (``allow_line``, ``allow_answer``),
+or every command of this session.
+
+A command is shown whole and as it runs (R-APPR-11, ``command_rows``): every line on rows of its
+own behind a numbered gutter, control characters as escapes, and the question on a row after
+it, so no line of a command can pass for the question's own text or hide behind it.
 """
 
 from __future__ import annotations
@@ -19,11 +24,12 @@ from collections.abc import Callable
 from typing import Final, Literal
 
 from ..engine import one_line
-from ..text import DEFAULT_LANG, strings_for
-from ..tools import AllowRule, FileChange, Rule, rule_text
+from ..text import DEFAULT_LANG, char_cells, strings_for
+from ..tools import AllowRule, FileChange, Rule, command_lines, rule_text, visible
 
 __all__ = [  # gets re-exported
     "DIFF_PANE_LINES",
+    "GUTTER",
     "AllowKey",
     "Answer",
     "ApprovalRequest",
@@ -32,11 +38,14 @@ __all__ = [  # gets re-exported
     "allow_answer",
     "allow_line",
     "approval_answer",
+    "approval_header",
     "approval_line",
+    "command_rows",
     "diff_lines",
 ]
 
 DIFF_PANE_LINES: Final = 40  # R-APPR-5: diff lines shown before the question; the rest are counted
+GUTTER: Final = " | "  # R-APPR-11: after a command line's number on each of its rows
 
 Answer = Literal["yes", "no", "always"] | AllowRule
 KeyAnswer = Literal["yes", "no", "always", "cancel"]
@@ -75,11 +84,49 @@ def approval_answer(key: str) -> KeyAnswer | None:
 
 
 def approval_line(request: str | FileChange, lang: str = DEFAULT_LANG) -> str:
-    """The question shown for a command (R-TUI-18: ``approve_prompt``) or a change (R-APPR-5:
-    ``approve_change_prompt``), what it names made one line."""
+    """The question shown after a command (R-APPR-11: ``approve_prompt``, the command being on the
+    rows above it) or a change (R-APPR-5: ``approve_change_prompt`` with the subject made one line)."""
     if isinstance(request, FileChange):
         return strings_for(lang)["approve_change_prompt"].format(subject=one_line(request.subject))
-    return strings_for(lang)["approve_prompt"].format(command=one_line(request))
+    return strings_for(lang)["approve_prompt"]
+
+
+def approval_header(command: str, lang: str = DEFAULT_LANG) -> str:
+    """The row above a command's rows (R-APPR-11): ``approve_header`` with its number of lines."""
+    return strings_for(lang)["approve_header"].format(n=len(command_lines(command)))
+
+
+def command_rows(command: str, width: int | None = None) -> list[str]:
+    """The rows showing ``command`` (R-APPR-11): each line of ``command_lines`` after its number
+    (1 first, right-aligned to the widest) and ``GUTTER``; with a ``width``, a line longer than
+    the rest of the row goes on over more rows, every character kept, each such row's number
+    left blank. A row of the command always starts with a gutter, so it never reads as a
+    question, and a new line of the shell always has a number of its own."""
+    lines = command_lines(command)
+    digits = len(str(len(lines)))
+    rows: list[str] = []
+    for number, line in enumerate(lines, 1):
+        first, more = f"{number:>{digits}}{GUTTER}", " " * digits + GUTTER
+        pieces = [line] if width is None else _cut(line, max(width - len(first), 2))
+        rows.extend((more if k else first) + piece for k, piece in enumerate(pieces))
+    return rows
+
+
+def _cut(text: str, width: int) -> list[str]:
+    """``text`` in rows of at most ``width`` cells, broken between any two characters (no space
+    dropped, unlike the pane's word wrapping: the command is shown exactly)."""
+    rows: list[str] = []
+    row: list[str] = []
+    cells = 0
+    for char in text:
+        size = char_cells(char)
+        if row and cells + size > width:
+            rows.append("".join(row))
+            row, cells = [], 0
+        row.append(char)
+        cells += size
+    rows.append("".join(row))
+    return rows
 
 
 def allow_answer(key: str, offers: list[Rule]) -> AllowKey | None:
@@ -96,7 +143,7 @@ def allow_line(offers: list[Rule], workdir: str, lang: str = DEFAULT_LANG) -> st
     texts = strings_for(lang)
     if not offers:
         return texts["allow_prompt_none"]
-    choices = "  ".join(texts["allow_choice"].format(k=k, rule=rule_text(rule)) for k, rule in enumerate(offers, 1))
+    choices = "  ".join(texts["allow_choice"].format(k=k, rule=visible(rule_text(rule))) for k, rule in enumerate(offers, 1))
     return texts["allow_prompt"].format(workdir=workdir, choices=choices)
 
 

@@ -96,6 +96,9 @@ class _Screen:
             key = self.stdscr.get_wch()
         except curses.error:  # no key within FRAME_MS
             return False
+        if self.app.asking is not None and key in (curses.KEY_PPAGE, curses.KEY_NPAGE):
+            self.keys[key]()  # R-APPR-11: a command taller than the pane is read before answering
+            return True
         if self.app.asking is not None:  # R-APPR-2: only the keys of approval_answer count
             self.app.approval_key("\n" if key == curses.KEY_ENTER else key if isinstance(key, str) else "")
             return True
@@ -157,6 +160,7 @@ class _Screen:
             "assistant": curses.A_NORMAL,
             "tool": curses.A_DIM,
             "notice": curses.A_NORMAL,
+            "command": curses.A_BOLD,
             "error": curses.A_BOLD,
         }
         self.colours = {c: curses.A_BOLD for c in _BASIC_COLOURS}
@@ -201,9 +205,7 @@ class _Screen:
             self.put(y, 0, text, self.kinds.get(kind, curses.A_NORMAL))
         x = 0
         for text, colour in self.app.status_segments(width):
-            x = self.put(
-                height - 2, x, text, curses.A_BOLD if colour is None else self.colours.get(colour, curses.A_BOLD)
-            )
+            x = self.put(height - 2, x, text, curses.A_BOLD if colour is None else self.colours.get(colour, curses.A_BOLD))
         prompt = self.app.input_prompt
         shown, cursor = self.app.editor.view(width - len(prompt))
         self.put(height - 1, 0, prompt, curses.A_BOLD)

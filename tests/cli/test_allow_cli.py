@@ -59,14 +59,17 @@ def test_list_shows_this_directorys_rules_and_all_shows_every_directory(
 
 
 def test_remove_takes_the_rule_as_words_or_as_one_text(env: dict[str, str], work: Path, allow_file: Path) -> None:
-    keep(allow_file, work, ["git", "status"], ["git", "commit", "-m", "fix it"])
+    keep(allow_file, work, ["git", "status"], ["git", "commit", "-m", "fix it"], ["git", "diff", "*"])
     result = cli(["--lang", "en", "allow", "--remove", "git", "status"], env, work)
     assert result.returncode == 0
     workdir = rules_directory(work)
     assert result.stdout == EN["allow_removed"].format(rule="git status", workdir=workdir) + "\n"
     assert cli(["allow", "--remove", "git commit -m 'fix it'"], env, work).returncode == 0  # a --list line as is
+    assert cli(["allow", "--list"], env, work).stdout == "git diff *\n"  # R-APPR-13: the wildcard as a bare *
+    assert cli(["allow", "--remove", "git diff '*'"], env, work).returncode == 1  # a word *: no such rule
+    assert cli(["allow", "--remove", "git", "diff", "*"], env, work).returncode == 0
     document = json.loads(allow_file.read_text(encoding="utf-8"))
-    assert document == {"format": "harness9-allow", "version": 1, "directories": {}}
+    assert document == {"format": "harness9-allow", "version": 2, "directories": {}}
 
 
 def test_an_unknown_rule_is_one_line_and_changes_nothing(env: dict[str, str], work: Path, allow_file: Path) -> None:
@@ -96,7 +99,7 @@ def test_the_action_is_exactly_one_of_list_and_remove(env: dict[str, str], work:
     [
         (b"not json", "not JSON: "),
         (b'{"format": "something-else", "version": 1, "directories": {}}', 'no "format": "harness9-allow"'),
-        (b'{"format": "harness9-allow", "version": 2, "directories": {}}', "version 2, not 1"),
+        (b'{"format": "harness9-allow", "version": 3, "directories": {}}', "version 3, not 2"),
         (b'{"format": "harness9-allow", "version": 1, "directories": {"/x": ["git"]}}', "the rules of /x are not lists of words"),
         (b"\xff\xfe", "not UTF-8"),
     ],
@@ -114,7 +117,7 @@ def test_an_unusable_file_is_an_error_and_left_as_it_is(
 
 
 def test_run_mode_runs_a_covered_command_without_yes(env: dict[str, str], work: Path, allow_file: Path) -> None:
-    keep(allow_file, work, ["echo", "hello"])
+    keep(allow_file, work, ["echo", "hello", "*"])
     result = cli([*OFFLINE, "run", "run echo hello world"], env, work)
     assert result.returncode == 0
     assert "\u2190 bash: hello world" in result.stderr.splitlines() and "not run" not in result.stderr
@@ -136,8 +139,8 @@ def test_run_mode_follows_a_linked_working_directory(
 ) -> None:
     link = tmp_path / "link"
     os.symlink(work, link)
-    keep(allow_file, link, ["echo"])  # kept for the resolved directory
-    assert json.loads(allow_file.read_text(encoding="utf-8"))["directories"] == {str(work.resolve()): [["echo"]]}
+    keep(allow_file, link, ["echo", "*"])  # kept for the resolved directory
+    assert json.loads(allow_file.read_text(encoding="utf-8"))["directories"] == {str(work.resolve()): [["echo", "*"]]}
     result = cli([*OFFLINE, "run", "run echo hi"], env, work)
     assert "\u2190 bash: hi" in result.stderr.splitlines()
 

@@ -122,7 +122,7 @@ def test_a_declined_command_does_not_run(terminal: Callable[..., Terminal], db: 
     term = terminal("--lang", "en")
     term.wait_for(ready)
     term.type("run echo hi > made.txt\r")
-    term.wait_for(lambda text: "Run command? echo hi > made.txt" in text)
+    term.wait_for(lambda text: "1 | echo hi > made.txt" in text and "Run the command above?" in text)  # R-APPR-11
     term.type("n")
     term.wait_for(lambda text: "declined" in text)
     term.type("/exit\r")
@@ -140,7 +140,7 @@ def test_yes_runs_commands_without_asking(terminal: Callable[..., Terminal], wor
     term.wait_for(lambda text: (work / "made.txt").exists())
     term.type("/exit\r")
     assert term.finish() == 0
-    assert "运行命令" not in term.text
+    assert "运行上面的命令" not in term.text
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to find the command's processes")

@@ -77,7 +77,7 @@ def test_a_refusal_chooses_its_own_observation(tmp_path: Path) -> None:
 
 
 def test_require_yes_refuses_every_command_and_reports_each(tmp_path: Path) -> None:
-    refused: list[str] = []
+    refused: list[str | FileChange] = []
     registry = Registry(tmp_path, approve=require_yes(refused.append))
     assert bash(registry, touch("a")) == APPROVAL_REQUIRED
     assert bash(registry, touch("b")) == APPROVAL_REQUIRED
@@ -86,7 +86,7 @@ def test_require_yes_refuses_every_command_and_reports_each(tmp_path: Path) -> N
 
 
 def test_require_yes_whose_report_fails_still_runs_nothing(tmp_path: Path) -> None:
-    def report(command: str) -> None:
+    def report(request: str | FileChange) -> None:
         raise OSError("standard error is closed")
 
     registry = Registry(tmp_path, approve=require_yes(report))

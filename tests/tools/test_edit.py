@@ -24,6 +24,7 @@ from harness9_ref.tools import (
     FileChange,
     Registry,
     require_yes,
+    subject,
     unified_diff,
 )
 from tests.tools.test_approval import Answers
@@ -85,11 +86,11 @@ def test_a_replaced_file_keeps_its_mode_and_its_inode(tmp_path: Path) -> None:
 
 
 def test_declined_and_refused_changes_write_nothing_and_run_mode_names_the_subject(tmp_path: Path) -> None:
-    reported: list[str] = []
+    reported: list[str | FileChange] = []
     assert write(Registry(tmp_path, approve=Answers("no")), "a.txt", "x") == CHANGE_DECLINED
     assert write(Registry(tmp_path, approve=Answers(RuntimeError("gone"))), "a.txt", "x") == CHANGE_DECLINED
     assert write(Registry(tmp_path, approve=require_yes(reported.append)), "a.txt", "x") == CHANGE_APPROVAL_REQUIRED
-    assert reported == ["write_file a.txt"]
+    assert [subject(change) for change in reported] == ["write_file a.txt"]
     assert list(tmp_path.iterdir()) == []
 
 

@@ -1,5 +1,5 @@
 """The allow file and the registry's use of it, on real files and real commands
-(harness9_ref/tools/_rules.py; SPEC R-APPR-7, R-APPR-9).
+(harness9_ref/tools/_rules.py; SPEC R-APPR-7, R-APPR-9, R-APPR-13).
 
 The splitting and matching themselves are the conformance cases' (``approval_rule``); here is
 what only a file system shows: the file written whole through a rename, its modes, a foreign
@@ -51,7 +51,7 @@ def test_adding_writes_the_whole_file_sorted_with_private_modes(tmp_path: Path) 
     rules.add("/a", ["git"])  # kept once
     assert json.loads(path.read_text(encoding="utf-8")) == {
         "format": "harness9-allow",
-        "version": 1,
+        "version": 2,
         "directories": {"/a": [["git"], ["git", "status"]], "/b": [["npm", "test"]]},
     }
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
@@ -100,6 +100,7 @@ def test_a_linked_file_stays_linked(tmp_path: Path) -> None:
         b"{",
         b"[]",
         b'{"format": "harness9-allow", "version": 1}',
+        b'{"format": "harness9-allow", "version": 3, "directories": {}}',
         b'{"format": "harness9-allow", "version": true, "directories": {}}',
         b'{"format": "harness9-allow", "version": 1, "directories": {}, "more": 1}',
         b'{"format": "harness9-allow", "version": 1, "directories": {"/a": [[]]}}',
@@ -144,17 +145,17 @@ def test_the_registry_reads_the_rules_before_each_command(tmp_path: Path) -> Non
     work = tmp_path / "work"
     work.mkdir()
     asked, approve = answering()
-    AllowRules(path).add(rules_directory(work), ["echo"])
+    AllowRules(path).add(rules_directory(work), ["echo", "*"])
     with Registry(work, approve=approve, rules=AllowRules(path)) as registry:
         assert registry.execute("bash", bash("echo one")) == "one\n"
-        AllowRules(path).remove(rules_directory(work), ["echo"])  # as allow --remove does meanwhile
+        AllowRules(path).remove(rules_directory(work), ["echo", "*"])  # as allow --remove does meanwhile
         assert registry.execute("bash", bash("echo two")) == DECLINED
     assert asked == ["echo two"]
 
 
 def test_a_kept_rule_covers_later_commands_and_survives_the_registry(tmp_path: Path) -> None:
     path = tmp_path / "allow.json"
-    asked, approve = answering(AllowRule(["echo", "hi"]))
+    asked, approve = answering(AllowRule(["echo", "hi", "*"]))
     with Registry(tmp_path, approve=approve, rules=AllowRules(path)) as registry:
         assert registry.execute("bash", bash("echo hi there")) == "hi there\n"
         registry.reset_approval()  # /new: the rule is no session's "always"
@@ -169,7 +170,7 @@ def test_with_an_unusable_file_the_choice_runs_and_two_warnings_say_so(
 ) -> None:
     path = tmp_path / "allow.json"
     path.write_text("{}", encoding="utf-8")
-    asked, approve = answering(AllowRule(["echo"]), AllowRule(["echo"]))
+    asked, approve = answering(AllowRule(["echo", "*"]), AllowRule(["echo", "*"]))
     with (
         caplog.at_level(logging.WARNING, logger="harness9_ref"),
         Registry(tmp_path, approve=approve, rules=AllowRules(path)) as registry,
@@ -179,5 +180,114 @@ def test_with_an_unusable_file_the_choice_runs_and_two_warnings_say_so(
     unusable = ALLOW_FILE_UNUSABLE.format(path=path, reason='no "format": "harness9-allow"')
     messages = [record.getMessage() for record in caplog.records]
     assert messages.count(unusable) == 1  # said once, not at every command
-    assert messages.count(RULE_NOT_KEPT.format(rule="echo", message=unusable)) == 2
+    assert messages.count(RULE_NOT_KEPT.format(rule="echo *", message=unusable)) == 2
     assert asked == ["echo one", "echo two"] and path.read_text(encoding="utf-8") == "{}"
+
+
+def test_a_version_1_file_is_read_as_exact_rules_and_written_as_version_2(tmp_path: Path) -> None:
+    """R-APPR-13: a rule kept when rules covered every longer command now covers its own words
+    only; one ending in the word * goes; reading writes nothing, the next change writes version 2."""
+    path = tmp_path / "allow.json"
+    old = {"format": "harness9-allow", "version": 1, "directories": {"/a": [["git", "status"], ["ls", "*"], ["git"]]}}
+    path.write_text(json.dumps(old), encoding="utf-8")
+    rules = AllowRules(path)
+    assert rules.rules_for("/a") == [("git", "status"), ("git",)]
+    assert json.loads(path.read_text(encoding="utf-8")) == old  # reading changes nothing
+    rules.add("/a", ["npm", "test", "*"])
+    assert json.loads(path.read_text(encoding="utf-8")) == {
+        "format": "harness9-allow",
+        "version": 2,
+        "directories": {"/a": [["git"], ["git", "status"], ["npm", "test", "*"]]},
+    }
+
+
+def test_a_version_1_rule_no_longer_lets_options_ride_along(tmp_path: Path) -> None:
+    """R-APPR-13: the rule git kept by version 1 runs git alone, and asks about git with more."""
+    path = tmp_path / "home" / "allow.json"
+    work = tmp_path / "work"
+    work.mkdir()
+    path.parent.mkdir()
+    old = {"format": "harness9-allow", "version": 1, "directories": {rules_directory(work): [["echo", "hi"]]}}
+    path.write_text(json.dumps(old), encoding="utf-8")
+    asked, approve = answering()
+    with Registry(work, approve=approve, rules=AllowRules(path)) as registry:
+        assert registry.execute("bash", bash("echo hi")) == "hi\n"
+        assert registry.execute("bash", bash("echo hi > made.txt")) == DECLINED
+        assert registry.execute("bash", bash("echo hi there")) == DECLINED
+    assert asked == ["echo hi > made.txt", "echo hi there"]
+    assert not (work / "made.txt").exists()
+
+
+OUTSIDE_WRITES = [
+    # R-APPR-7: with the rules git diff and find ., each of these would write outside the
+    # working directory, or delete in it, if the words after a rule's rode along.
+    "git diff --output={outside}/diff.txt",
+    "git diff -o{outside}/diff.txt",
+    "find . -exec touch {outside}/touched '{{}}' ';'",
+    "find . -exec touch {outside}/touched {{}} \\;",
+    "find . -delete",
+    "find . -fprint {outside}/list.txt",
+    "git diff\ntouch {outside}/second-line",
+    "git diff; touch {outside}/semicolon",
+    "git diff && touch {outside}/and-and",
+    "git diff | tee {outside}/pipe",
+    "git diff $(touch {outside}/substitution)",
+    "git diff `touch {outside}/backticks`",
+    "git diff > {outside}/redirect",
+    "git diff 2> {outside}/redirect-stderr",
+    "git diff >> {outside}/append",
+    "find . -name x -fprintf {outside}/printf '%p'",
+]
+
+
+@pytest.mark.parametrize("command", OUTSIDE_WRITES)
+def test_exact_rules_never_cover_a_command_that_writes_elsewhere(tmp_path: Path, command: str) -> None:
+    """R-APPR-6, R-APPR-7: the rules git diff and find . (even git diff * and find . * for the
+    commands that are no single program) leave each of these asked about; declined, nothing is
+    written outside and nothing is deleted inside, checked on the disk."""
+    outside, work, home = tmp_path / "outside", tmp_path / "work", tmp_path / "home"
+    for folder in (outside, work, home):
+        folder.mkdir()
+    (work / "keep.txt").write_text("kept\n", encoding="utf-8")
+    rules = AllowRules(home / "allow.json")
+    rules.add(rules_directory(work), ["git", "diff"])
+    rules.add(rules_directory(work), ["find", "."])
+    line = command.format(outside=outside)
+    asked, approve = answering()
+    with Registry(work, approve=approve, rules=rules) as registry:
+        assert registry.execute("bash", bash(line)) == DECLINED
+    assert asked == [line]
+    assert os.listdir(outside) == [] and (work / "keep.txt").is_file()
+
+
+NO_SINGLE_PROGRAM = [c for c in OUTSIDE_WRITES if c.startswith("git diff") and " -o" not in c and "--output" not in c]
+
+
+@pytest.mark.parametrize("command", NO_SINGLE_PROGRAM)
+def test_a_wildcard_rule_still_never_covers_shell_operators(tmp_path: Path, command: str) -> None:
+    """R-APPR-6, R-APPR-7: git diff * allows any words after git diff, never a second command,
+    a substitution or a redirection."""
+    outside, work, home = tmp_path / "outside", tmp_path / "work", tmp_path / "home"
+    for folder in (outside, work, home):
+        folder.mkdir()
+    rules = AllowRules(home / "allow.json")
+    rules.add(rules_directory(work), ["git", "diff", "*"])
+    line = command.format(outside=outside)
+    asked, approve = answering()
+    with Registry(work, approve=approve, rules=rules) as registry:
+        assert registry.execute("bash", bash(line)) == DECLINED
+    assert asked == [line] and os.listdir(outside) == []
+
+
+def test_an_exact_rule_runs_its_command_unasked(tmp_path: Path) -> None:
+    """R-APPR-7: the rule covers its own command word for word, however it is quoted."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    work.mkdir()
+    rules = AllowRules(home / "allow.json")
+    rules.add(rules_directory(work), ["echo", "a b"])
+    asked, approve = answering()
+    with Registry(work, approve=approve, rules=rules) as registry:
+        assert registry.execute("bash", bash("echo 'a b'")) == "a b\n"
+        assert registry.execute("bash", bash('echo "a b"')) == "a b\n"
+        assert registry.execute("bash", bash("echo a b")) == DECLINED
+    assert asked == ["echo a b"]

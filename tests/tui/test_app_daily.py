@@ -1,5 +1,5 @@
 """The UI's daily-tool features without a terminal (harness9_ref/tui/_app.py;
-SPEC R-TUI-14 … R-TUI-19, R-APPR-2, R-INT-4).
+SPEC R-TUI-14 … R-TUI-19, R-APPR-2, R-APPR-8, R-APPR-11, R-INT-4).
 
 Driven as in test_app.py: type into ``editor``, ``submit()``, keys through ``approval_key`` and
 ``interrupt()``, and ``poll()`` until the worker is done. Commands are real ``bash`` commands of
@@ -15,8 +15,8 @@ import pytest
 
 from harness9_ref.memory import Manager
 from harness9_ref.schema import Message
-from harness9_ref.tools import DECLINED
-from harness9_ref.tui import STRINGS, App, help_lines
+from harness9_ref.tools import DECLINED, AllowRule
+from harness9_ref.tui import STRINGS, App, ApprovalRequest, PaneLine, approval_header, help_lines
 
 from .test_app import WAIT, make_app, send, settle, start_figure, texts
 
@@ -182,8 +182,13 @@ def asked(app: App, command: str) -> None:
     app.editor.set_text(f"run {command}")
     app.submit()
     wait_until(app, "the question", lambda: app.asking is not None)
-    assert texts(app)[-1] == STRINGS[app.lang]["approve_prompt"].format(command=command)
+    assert app.lines[-3:] == [  # R-APPR-11: the header, the command, the question
+        PaneLine(approval_header(command, app.lang), "notice"),
+        PaneLine(command, "command"),
+        PaneLine(STRINGS[app.lang]["approve_prompt"], "notice"),
+    ]
     assert app.input_prompt == "? "
+    app.pane_rows(80, 24)  # drawn, as the screen does: the command has been shown from its top
 
 
 def results(app: App) -> list[str]:
@@ -283,3 +288,91 @@ def test_ctrl_c_ends_a_running_command_within_three_seconds(manager: Manager, tm
     assert time.monotonic() - started < 3.0
     assert not app.running and app.input_prompt == "> " and not app.exiting
     assert results(app) and results(app)[0].startswith("\u2190 bash: (no output)")
+
+
+HIDDEN = "echo Cleaning up, will not touch: \nrm -rf important_dir"
+
+
+def test_every_line_of_a_command_has_a_numbered_row_of_its_own(manager: Manager, tmp_path: Path) -> None:
+    """R-APPR-11: the second line of a command is never joined to the first; the question has a
+    row of its own after the command, and y answers the command shown."""
+    app = make_app(manager, tmp_path, ask=True, lang="en")
+    request = ApprovalRequest(HIDDEN)
+    app.handle(request)
+    assert app.pane_rows(60, 20)[-4:] == [
+        ("Command to run, 2 line(s) (each after its number and |):", "notice"),
+        ("1 | echo Cleaning up, will not touch: ", "command"),
+        ("2 | rm -rf important_dir", "command"),
+        ("Run the command above? [y]es / [n]o / [a]lways…", "notice"),
+    ]
+    app.approval_key("y")
+    assert request.wait() == "yes"
+
+
+def test_control_characters_of_a_command_are_shown_escaped(manager: Manager, tmp_path: Path) -> None:
+    """R-APPR-11: an escape sequence, a tab and a right-to-left override are shown, not obeyed."""
+    app = make_app(manager, tmp_path, ask=True, lang="en")
+    app.handle(ApprovalRequest("echo safe\x1b[2K\r\trm -rf x \u202eesrever"))
+    rows = [row for row, kind in app.pane_rows(80, 20) if kind == "command"]
+    assert rows == ["1 | echo safe\\x1b[2K\\r\\trm -rf x \\u202eesrever"]
+
+
+def tall(lines: int) -> str:
+    return "\n".join(f"echo line {k}" for k in range(1, lines)) + "\nrm -rf important_dir"
+
+
+def test_y_and_a_wait_until_a_tall_command_has_been_shown_from_its_top(manager: Manager, tmp_path: Path) -> None:
+    """R-APPR-11: a command taller than the pane is read from its first line before y or a
+    counts; paging up shows it, and then y answers."""
+    app = make_app(manager, tmp_path, ask=True, lang="en")
+    request = ApprovalRequest(tall(30))
+    app.handle(request)
+    app.pane_rows(60, 10)  # the bottom of the pane: the last rows of the command and the question
+    for key in ("y", "a"):
+        assert app.approval_key(key)
+        assert not request.answered and app.choosing is None
+        assert texts(app)[-2:] == [STRINGS["en"]["approve_read_first"], STRINGS["en"]["approve_prompt"]]
+    app.page(7)
+    app.pane_rows(60, 10)  # not yet the top
+    app.approval_key("y")
+    assert not request.answered
+    app.page(100)
+    assert (approval_header(tall(30), "en"), "notice") in app.pane_rows(60, 10)
+    app.page(-100)
+    app.pane_rows(60, 10)
+    app.approval_key("y")
+    assert request.wait() == "yes"
+
+
+@pytest.mark.parametrize("key", ["n", "\x1b", "\n"])
+def test_declining_a_tall_command_needs_no_reading(manager: Manager, tmp_path: Path, key: str) -> None:
+    """R-APPR-11: no, Enter and Esc answer at once, the command unread."""
+    app = make_app(manager, tmp_path, ask=True, lang="en")
+    request = ApprovalRequest(tall(30))
+    app.handle(request)
+    app.pane_rows(60, 10)
+    app.approval_key(key)
+    assert request.wait() == "no"
+
+
+def test_a_command_that_fits_is_answered_at_once(manager: Manager, tmp_path: Path) -> None:
+    """R-APPR-11: a command whose header row is on the screen at the first drawing needs no paging."""
+    app = make_app(manager, tmp_path, ask=True, lang="en")
+    request = ApprovalRequest(tall(5))
+    app.handle(request)
+    app.pane_rows(60, 10)
+    app.approval_key("y")
+    assert request.wait() == "yes"
+
+
+def test_the_rule_offered_and_added_shows_a_tab_escaped(manager: Manager, tmp_path: Path) -> None:
+    """R-APPR-8, R-APPR-11: a rule's word holding a tab is offered and named with \\t."""
+    app = make_app(manager, tmp_path, ask=True, lang="en")
+    request = ApprovalRequest("printf 'a\tb'")
+    app.handle(request)
+    app.pane_rows(80, 20)
+    app.approval_key("a")
+    assert "[1] printf 'a\\tb'  [2] printf 'a\\tb' *" in texts(app)[-1]
+    app.approval_key("1")
+    assert request.wait() == AllowRule(["printf", "a\tb"])
+    assert texts(app)[-1].startswith("allowed; commands matching printf 'a\\tb' now run")

@@ -305,7 +305,8 @@ def test_ctrl_c_interrupts_a_running_turn_and_keeps_the_conversation(screen: Scr
     screen.type("run sleep 1; echo late")
     screen.keys("Enter")
     screen.wait_text('\u2192 bash {"command": "sleep 1; echo late"}')
-    screen.wait_text("运行命令？sleep 1; echo late")
+    screen.wait_text("1 | sleep 1; echo late")  # R-APPR-11: the command's row, then the question
+    screen.wait_text("运行上面的命令？")
     screen.type("y")
     screen.wait_text("已允许")
     screen.keys("C-c")

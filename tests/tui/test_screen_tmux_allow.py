@@ -32,19 +32,19 @@ def test_a_rule_chosen_after_a_covers_later_commands_of_its_directory_only(scree
     answer_question(screen, "echo rule-one", "a")
     directory = os.path.realpath(screen.workdir)
     screen.wait_text(ZH["allow_prompt"].split("{")[0])
-    assert ZH["allow_choice"].format(k=1, rule="echo") in " ".join(screen.text().split())
-    screen.keys("1")  # the first offer: the command's first word
+    assert ZH["allow_choice"].format(k=3, rule="echo *") in " ".join(screen.text().split())
+    screen.keys("3")  # R-APPR-8: the third offer, the command's first word and the wildcard
     screen.wait_text("\u2190 bash: rule-one")
     screen.wait_idle()
     kept = json.loads((screen.db.parent / "allow.json").read_text(encoding="utf-8"))
-    assert kept["directories"] == {directory: [["echo"]]}  # R-APPR-9
+    assert kept["directories"] == {directory: [["echo", "*"]]}  # R-APPR-9
     screen.say("run echo rule-two")
     assert "\u2190 bash: rule-two" in rows(screen)
-    assert ZH["approve_prompt"].format(command="echo rule-two") not in rows(screen)  # R-APPR-7
+    assert "1 | echo rule-two" not in rows(screen)  # R-APPR-7
     restart(screen)  # the rule outlives the program
     screen.say("run echo rule-three")
     assert "\u2190 bash: rule-three" in rows(screen)
-    assert ZH["approve_prompt"].format(command="echo rule-three") not in rows(screen)
+    assert "1 | echo rule-three" not in rows(screen)
     other = screen.tmp_path / "other"
     other.mkdir()
     restart(screen, "--workdir", str(other))  # R-APPR-7: never another directory's
