@@ -1,4 +1,4 @@
-"""The ``bash`` tool (SPEC R-TOOL-1, R-TOOL-5 … R-TOOL-8, R-INT-1).
+"""The ``bash`` tool (SPEC R-TOOL-1, R-TOOL-5 … R-TOOL-8, R-TOOL-14, R-INT-1).
 
 ``bash -c <command>`` runs in a new session (so a new process group whose id is the shell's
 pid), in the working directory, with standard input from ``/dev/null`` and standard error
@@ -11,7 +11,9 @@ within that plus the grace.
 
 The command is over when the shell exits: what it wrote is read, and processes it left running
 in the background keep running (they may hold the pipe open; we stop reading it) until the
-registry is closed, which ends them (R-INT-2): ``keep`` hands such a shell to the registry. This
+registry is closed, which ends them (R-INT-2): ``keep`` hands such a shell to the registry. Each
+group is also listed with the program's watchdog from its start until its shell is collected,
+so it ends with the program even when no ``close()`` runs (R-TOOL-14, ``_process.py``). This
 is not a sandbox: the working directory is only where the command starts (R-TOOL-8). POSIX only.
 """
 
@@ -28,7 +30,7 @@ from typing import Final
 
 from ..schema import ToolDefinition
 from ._output import capped_text
-from ._process import INTERRUPT_GRACE_SECONDS, end_groups, exit_status, group_alive, signal_group
+from ._process import INTERRUPT_GRACE_SECONDS, end_groups, exit_status, group_alive, reap, signal_group, watch
 
 __all__ = [
     "BASH_PROGRAM",
@@ -176,7 +178,7 @@ def _end(proc: subprocess.Popen[bytes], reader: _Reader, grace: float) -> None:
         proc.poll()  # a collected shell no longer counts as a member of the group
 
     end_groups([proc.pid], wait, grace)
-    proc.wait()
+    reap(proc)
     reader.drain(time.monotonic() + _POLL_SECONDS)  # what the group wrote as it ended
 
 
@@ -224,6 +226,7 @@ def run_bash(
     except ValueError as exc:  # an embedded NUL byte
         return START_FAILED.format(reason=exc)
     assert proc.stdout is not None
+    watch(proc.pid)  # R-TOOL-14: ended with the program, even one killed by SIGKILL
     kept = False
     try:
         reader = _Reader(proc.stdout.fileno(), cap, proc.pid)
@@ -240,7 +243,7 @@ def run_bash(
         if exit_status(proc) is None:  # an exception (KeyboardInterrupt included) left it running
             signal_group(proc.pid, signal.SIGKILL)
         if not kept:
-            proc.wait()
+            reap(proc)
         proc.stdout.close()
     text = reader.out.text() or NO_OUTPUT
     if ended == _INTERRUPTED:
