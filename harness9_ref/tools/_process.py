@@ -21,9 +21,10 @@ A program killed by SIGKILL runs no ``close()``, so a *watchdog* ends its groups
 this file run as a script by the same Python (``-I -S``: standard library only, nothing of the
 user's environment), in a session of its own (no terminal signal reaches it) and at ``/``, one
 per program, started with the first command. It reads ``+<pgid>`` and ``-<pgid>`` lines from
-a pipe whose only writer is the program: ``watch`` before a group can run anything of the
-user's, ``reap`` before the shell that reserves the group's id is collected, so the watchdog
-never signals a group whose id may have been given to another. When the program ends in any
+a pipe whose only writer is the program: ``watch`` before the shell runs anything of the
+command (``_bash.py`` holds it at a gate until then), ``reap`` before the shell that reserves
+the group's id is collected, so the watchdog never signals a group whose id may have been
+given to another. When the program ends in any
 way, the kernel closes the pipe; at its end the watchdog ends the groups still listed as
 R-INT-2 does, and exits. ``PR_SET_PDEATHSIG`` would reach the shell only, not the jobs it
 starts, and fires when the thread that started it ends, so it is not used.
@@ -38,7 +39,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "reap",
     "signal_group",
     "watch",
+    "watch_pipe",
     "watchdog_pid",
 ]
 
@@ -227,21 +229,22 @@ def watchdog_pid() -> int | None:
     return None if proc is None or proc.poll() is not None else proc.pid
 
 
-def _watch_pipe() -> None:
-    """The watchdog's life: follow the list on standard input; at its end, end what is listed."""
+def watch_pipe(lines: Iterable[bytes]) -> None:
+    """The watchdog's life: follow the list of groups in ``lines`` (its standard input); at
+    their end, end the groups still listed (R-TOOL-14). A line that is not ``+<n>`` or ``-<n>``
+    is ignored."""
     groups: set[int] = set()
-    for line in sys.stdin.buffer:
+    for line in lines:
         try:
             pgid = int(line[1:])
         except ValueError:
             continue
         if line.startswith(b"+"):
             groups.add(pgid)
-        else:
+        elif line.startswith(b"-"):
             groups.discard(pgid)
     end_groups(sorted(groups), time.sleep)
 
 
 if __name__ == "__main__":  # the watchdog (R-TOOL-14)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _watch_pipe()
+    watch_pipe(sys.stdin.buffer)

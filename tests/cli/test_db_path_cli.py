@@ -33,6 +33,16 @@ BESIDE: Final = ("-journal", "-wal", "-shm")
 
 
 @pytest.fixture
+def beside_null() -> Iterator[list[Path]]:
+    """The files SQLite would make beside ``/dev/null`` that are not there now; after the test,
+    any it made (it failed: only root can write in ``/dev``) are removed, so none stays."""
+    made = [path for path in (Path(os.devnull + suffix) for suffix in BESIDE) if not path.exists()]
+    yield made
+    for path in made:
+        path.unlink(missing_ok=True)
+
+
+@pytest.fixture
 def fifo(tmp_path: Path) -> Path:
     path = tmp_path / "spool" / "pipe"
     path.parent.mkdir()
@@ -50,11 +60,11 @@ def unix_socket(tmp_path: Path) -> Iterator[Path]:
 
 
 @pytest.mark.parametrize("args", COMMANDS, ids=lambda args: args[-2] if args[0] == "--provider" else args[0])
-def test_the_null_device_is_refused_and_nothing_is_made_beside_it(env: dict[str, str], work: Path, args: list[str]) -> None:
-    before = sorted(os.listdir("/dev"))
+def test_the_null_device_is_refused_and_nothing_is_made_beside_it(
+    env: dict[str, str], work: Path, args: list[str], beside_null: list[Path]
+) -> None:
     assert one_error(cli(["--db", os.devnull, *args], env, work)) == f"--db {os.devnull}: {SPECIAL}"
-    assert sorted(os.listdir("/dev")) == before
-    assert not any(Path(os.devnull + suffix).exists() for suffix in BESIDE)
+    assert not any(path.exists() for path in beside_null)
 
 
 @pytest.mark.parametrize("args", COMMANDS, ids=lambda args: args[-2] if args[0] == "--provider" else args[0])
@@ -85,3 +95,13 @@ def test_the_refusal_is_in_the_language_of_the_program(env: dict[str, str], work
         f"harness9-ref: 错误：--db {fifo}：不是普通文件（设备、FIFO、套接字或文件夹都不能作数据库）；"
         "请给出 SQLite 文件的路径或 postgresql:// URL\n"
     )
+
+
+def test_copy_refuses_a_destination_that_is_no_regular_file(
+    env: dict[str, str], work: Path, fifo: Path, db: Path, beside_null: list[Path]
+) -> None:
+    cli(["--provider", "offline", "run", "hi"], env, work)
+    for target in (Path(os.devnull), fifo):
+        assert one_error(cli(["copy", str(db), str(target)], env, work)) == f"copy DST {target}: {SPECIAL}"
+    assert not any(path.exists() for path in beside_null)
+    assert os.listdir(fifo.parent) == ["pipe"]

@@ -277,6 +277,19 @@ def test_writing_commands_on_a_read_only_file_system_name_the_database(
     assert _listing(db.parent) == before
 
 
+def test_copy_into_a_read_only_file_system_names_the_destination(
+    env: dict[str, str], work: Path, db: Path, tmp_path: Path
+) -> None:
+    cli(["run", "first"], env, work)
+    shelf = tmp_path / "shelf"
+    shelf.mkdir()
+    target = shelf / "copy.db"
+    result = _read_only(shelf, ["copy", str(db), str(target)], env, work)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == f"harness9-ref: error: copy DST {target}: the database cannot be written: Read-only file system\n"
+    assert os.listdir(shelf) == []
+
+
 def test_the_read_only_refusal_is_in_the_language_of_the_program(env: dict[str, str], work: Path, db: Path) -> None:
     cli(["run", "first"], env, work)
     result = _read_only(db.parent, ["prune", "--older-than", "1"], env, work, HARNESS9_LANG="zh")
