@@ -80,7 +80,7 @@ def test_jobs_left_running_end_with_a_program_killed_by_sigkill(tmp_path: Path, 
     assert wait_gone(watchdog, 5.0)  # and it ends itself
 
 
-def test_one_watchdog_serves_every_command_and_outlives_none(tmp_path: Path) -> None:
+def test_one_watchdog_serves_every_command(tmp_path: Path) -> None:
     with Registry(tmp_path) as registry:
         assert bash(registry, "true") == "(no output)"
         watchdog = watchdog_pid()
