@@ -1,7 +1,7 @@
-"""The ``bash`` tool (SPEC R-TOOL-1, R-TOOL-5 … R-TOOL-8, R-TOOL-14, R-INT-1).
+"""The ``bash`` tool (SPEC R-TOOL-1, R-TOOL-5 … R-TOOL-8, R-TOOL-17, R-INT-1).
 
 ``bash -c <command>`` runs in a new session (so a new process group whose id is the shell's
-pid; it starts once the group is listed with the watchdog, R-TOOL-14), in the working
+pid; it starts once the group is listed with the watchdog, R-TOOL-17), in the working
 directory, with standard input from ``/dev/null`` and standard error merged into standard
 output, so the output keeps the order in which it was written. The pipe is read with
 ``select`` against a deadline. On the deadline (R-TOOL-6), or when ``stop`` is set by
@@ -14,7 +14,7 @@ The command is over when the shell exits: what it wrote is read, and processes i
 in the background keep running (they may hold the pipe open; we stop reading it) until the
 registry is closed, which ends them (R-INT-2): ``keep`` hands such a shell to the registry. Each
 group is also listed with the program's watchdog from its start until its shell is collected,
-so it ends with the program even when no ``close()`` runs (R-TOOL-14, ``_process.py``). This
+so it ends with the program even when no ``close()`` runs (R-TOOL-17, ``_process.py``). This
 is not a sandbox: the working directory is only where the command starts (R-TOOL-8). POSIX only.
 """
 
@@ -74,7 +74,7 @@ TIMEOUT_NOTE: Final = "\n[timed out after {seconds} s]"  # R-TOOL-6; seconds wri
 INTERRUPTED_NOTE: Final = "\n[interrupted]"  # R-INT-1: in place of any other note
 START_FAILED: Final = "error: cannot run bash: {reason}"  # R-TOOL-7
 
-# R-TOOL-14: wait for the go-ahead on the descriptor $2 (none: the program died, run nothing),
+# R-TOOL-17: wait for the go-ahead on the descriptor $2 (none: the program died, run nothing),
 # close it, and become `bash -c command` ($0 is bash, $1 the command).
 _GATE: Final = 'read -r -u "$2" _ || exit 1; eval "exec $2<&-"; exec "$0" -c "$1"'
 _READ_SIZE: Final = 65536
@@ -195,7 +195,7 @@ def _end(proc: subprocess.Popen[bytes], reader: _Reader, grace: float) -> None:
 
 
 def _start(command: str, workdir: str) -> subprocess.Popen[bytes]:
-    """Start ``bash -c command`` in a new session, listed with the watchdog before it runs (R-TOOL-14).
+    """Start ``bash -c command`` in a new session, listed with the watchdog before it runs (R-TOOL-17).
 
     The shell first waits at ``_GATE`` for one line on a pipe of its own, then closes it and
     replaces itself by ``bash -c command`` (same pid, so the same group). The line is written
@@ -223,7 +223,7 @@ def _start(command: str, workdir: str) -> subprocess.Popen[bytes]:
     finally:
         os.close(gate)
     try:
-        watch(proc.pid)  # R-TOOL-14: ended with the program, even one killed by SIGKILL
+        watch(proc.pid)  # R-TOOL-17: ended with the program, even one killed by SIGKILL
         os.write(opener, b"\n")
     except OSError:  # the shell is gone already: its status says so
         pass

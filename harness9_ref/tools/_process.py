@@ -1,4 +1,4 @@
-"""Ending a command's process group: SIGTERM, a grace, then SIGKILL (SPEC R-INT-1, R-INT-2, R-TOOL-6, R-TOOL-14).
+"""Ending a command's process group: SIGTERM, a grace, then SIGKILL (SPEC R-INT-1, R-INT-2, R-TOOL-6, R-TOOL-17).
 
 A command runs as the leader of its own process group (R-TOOL-5), so one ``killpg`` reaches the
 shell, its children and its grandchildren alike. SIGTERM comes first so that a program can clean
@@ -17,7 +17,7 @@ is never signalled after it was seen empty, and the registry keeps the zombie of
 group still has members (``exit_status`` reads its status without collecting it), which keeps
 the group's id reserved until ``close()`` (R-INT-2).
 
-A program killed by SIGKILL runs no ``close()``, so a *watchdog* ends its groups (R-TOOL-14):
+A program killed by SIGKILL runs no ``close()``, so a *watchdog* ends its groups (R-TOOL-17):
 this file run as a script by the same Python (``-I -S``: standard library only, nothing of the
 user's environment), in a session of its own (no terminal signal reaches it) and at ``/``, one
 per program, started with the first command. It reads ``+<pgid>`` and ``-<pgid>`` lines from
@@ -158,7 +158,7 @@ def exit_status(proc: subprocess.Popen[bytes]) -> int | None:
 
 
 class _Watchdog:
-    """The program's one watchdog process, the pipe it reads and the groups listed with it (R-TOOL-14)."""
+    """The program's one watchdog process, the pipe it reads and the groups listed with it (R-TOOL-17)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -213,7 +213,7 @@ _WATCHDOG: Final = _Watchdog()
 
 
 def watch(pgid: int) -> None:
-    """Have the watchdog end group ``pgid`` if the program ends before ``reap`` (R-TOOL-14)."""
+    """Have the watchdog end group ``pgid`` if the program ends before ``reap`` (R-TOOL-17)."""
     _WATCHDOG.watch(pgid)
 
 
@@ -231,7 +231,7 @@ def watchdog_pid() -> int | None:
 
 def watch_pipe(lines: Iterable[bytes]) -> None:
     """The watchdog's life: follow the list of groups in ``lines`` (its standard input); at
-    their end, end the groups still listed (R-TOOL-14). A line that is not ``+<n>`` or ``-<n>``
+    their end, end the groups still listed (R-TOOL-17). A line that is not ``+<n>`` or ``-<n>``
     is ignored."""
     groups: set[int] = set()
     for line in lines:
@@ -246,5 +246,5 @@ def watch_pipe(lines: Iterable[bytes]) -> None:
     end_groups(sorted(groups), time.sleep)
 
 
-if __name__ == "__main__":  # the watchdog (R-TOOL-14)
+if __name__ == "__main__":  # the watchdog (R-TOOL-17)
     watch_pipe(sys.stdin.buffer)

@@ -1,4 +1,4 @@
-"""No command outlives the agent, even one killed by SIGKILL (SPEC R-TOOL-14, R-INT-2).
+"""No command outlives the agent, even one killed by SIGKILL (SPEC R-TOOL-17, R-INT-2).
 
 The real program runs a real command tree through the offline provider's ``run <command>``
 (R-CLI-9): a shell whose child starts a background ``sleep`` and waits on another. The program

@@ -1,4 +1,4 @@
-"""The watchdog ends a program's command groups when the program dies without ``close()`` (SPEC R-TOOL-14).
+"""The watchdog ends a program's command groups when the program dies without ``close()`` (SPEC R-TOOL-17).
 
 A real program (a child Python) runs real commands through a ``Registry`` and leaves background
 jobs running, which ``close()`` would end (R-INT-2); it is killed with SIGKILL instead, so only
