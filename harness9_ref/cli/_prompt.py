@@ -1,4 +1,4 @@
-"""The prompt of ``run``, completed from standard input (SPEC R-CLI-11).
+"""The prompt of ``run``, completed from standard input (SPEC R-CLI-11, R-CLI-26).
 
 ``run -`` reads the whole prompt from standard input; ``run PROMPT`` with standard input a pipe
 or a regular file (``git diff | harness9-ref run "review this"``, ``run "fix it" < log.txt``)
@@ -15,7 +15,7 @@ import stat
 from typing import Final, TextIO
 
 from .._errors import Said
-from ._settings import CliError, UsageError
+from ._settings import CliError, UsageError, argument_text
 
 __all__ = ["FROM_STDIN", "piped_input", "read_prompt"]
 
@@ -73,10 +73,10 @@ def read_prompt(prompt: str, stdin: TextIO | None) -> str:
         fd = _stdin_fd(stdin)
         text = _read_all(stdin) if stdin is not None and fd is not None else ""
     else:
-        text = prompt
+        text = argument_text(prompt)  # R-CLI-26: bytes that are not UTF-8 as standard input's are
         extra = piped_input(stdin)
         if extra:
-            text = f"{prompt}\n\n{extra}"
+            text = f"{text}\n\n{extra}"
     if not text.strip():
         raise UsageError(Said("err_prompt_empty"))
     return text

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -517,13 +518,25 @@ def _json(options: Mapping[str, object], command: Command) -> bool:
     return True
 
 
+def argument_text(text: str) -> str:
+    """A text argument (a prompt, a search query) as standard input's text would be (R-CLI-26).
+
+    Python decodes the command line by the file-system encoding with ``surrogateescape``, so a
+    byte that is not valid there (``$'\\xff'`` under UTF-8) arrives as a lone surrogate, which
+    no message may hold (R-MSG-6). The bytes are taken back and decoded again with each invalid
+    sequence replaced by U+FFFD, as R-CLI-11 reads standard input. Paths are left as they are:
+    they name files by their bytes.
+    """
+    return os.fsencode(text).decode(sys.getfilesystemencoding(), errors="replace")
+
+
 def _query(words: object) -> str | None:
     """R-CLI-12: the words of ``search`` joined by one space."""
     if words is None:
         return None
     if isinstance(words, (list, tuple)):
-        return " ".join(str(word) for word in words)
-    return str(words)
+        return argument_text(" ".join(str(word) for word in words))
+    return argument_text(str(words))
 
 
 def _int_or_none(value: object) -> int | None:

@@ -36,7 +36,7 @@ from ._output import Filter, line_filter, stream_filter
 from ._parser import DEFAULT_LIMIT
 from ._run import silence
 from ._settings import CliError, Settings, expand_home
-from ._wiring import build_instructions, check_workdir, open_manager
+from ._wiring import build_instructions, check_db_file, check_workdir, open_manager
 
 if TYPE_CHECKING:
     from ..memory import PruneResult
@@ -219,6 +219,7 @@ def _location(text: str, name: str, cwd: str, *, must_exist: bool) -> str:
         raise CliError(Said("err_copy_missing", name=name, path=path))
     if not path.parent.is_dir():
         raise CliError(Said("err_db_folder", source=f"copy {name}", path=path, folder=path.parent))
+    check_db_file(path, f"copy {name} {path}", writing=True)  # R-CLI-24, R-CLI-25: both are opened for writing
     return str(path)
 
 

@@ -1,11 +1,15 @@
 """Building the program from its settings, as R-CLI-5 wires it
-(SPEC R-CLI-5, R-CLI-8, R-CLI-9, R-CLI-10, R-CLI-13, R-CLI-15, R-CLI-20, R-CLI-22, R-PRUNE-2, R-INST-4, R-LANG-3).
+(SPEC R-CLI-5, R-CLI-8, R-CLI-9, R-CLI-10, R-CLI-13, R-CLI-15, R-CLI-20, R-CLI-22, R-CLI-24, R-CLI-25, R-PRUNE-2,
+R-INST-4, R-LANG-3).
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from .._errors import Said
@@ -43,6 +47,7 @@ __all__ = [
     "build_provider",
     "build_registry",
     "build_summarizer",
+    "check_db_file",
     "check_workdir",
     "context_window",
     "open_manager",
@@ -119,6 +124,51 @@ def context_window(settings: Settings) -> tuple[int, str]:
     return window, source
 
 
+def _unwritable_reason(path: Path) -> str | None:
+    """Why ``path`` cannot be written (the operating system's words), None when it can."""
+    if os.access(path, os.W_OK):
+        return None
+    try:
+        read_only_mount = bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        read_only_mount = False
+    return os.strerror(errno.EROFS if read_only_mount else errno.EACCES)
+
+
+def _nearest_folder(folder: Path) -> Path:
+    """``folder`` or, when it does not exist yet (the default home, R-MGR-1), its nearest existing ancestor."""
+    while not folder.exists() and folder.parent != folder:
+        folder = folder.parent
+    return folder
+
+
+def check_db_file(db_path: Path, label: str, *, writing: bool) -> None:
+    """Refuse a database path SQLite must not be pointed at (R-CLI-24, R-CLI-25), before it is.
+
+    A device, FIFO, socket or folder is no database file: SQLite would open ``/dev/null`` and
+    leave ``/dev/null-journal`` beside it, and block on a FIFO. A command that writes (``run``,
+    the terminal UI, ``prune``) needs the file, when it exists, and its folder (SQLite's
+    ``-journal``, ``-wal`` and ``-shm`` files) to be writable; asked anyway, SQLite would answer
+    a read-only file system with ``unable to open database file``, and a run would call the
+    model only to lose its turn. ``label`` names the path as the user gave it.
+
+    Raises:
+        CliError: the path is not a regular file, or the database cannot be written.
+    """
+    try:
+        mode: int | None = db_path.stat().st_mode
+    except OSError:  # missing (created later), or not ours to look at: SQLite says why
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        raise CliError(Said("err_db_special", path=label))
+    if not writing:
+        return
+    for target in (db_path, _nearest_folder(db_path.parent)) if mode is not None else (_nearest_folder(db_path.parent),):
+        reason = _unwritable_reason(target)
+        if reason is not None:
+            raise CliError(Said("err_db_unwritable", path=label, reason=reason))
+
+
 def open_manager(settings: Settings, *, read_only: bool = False) -> Manager:
     """The Manager on the database of R-MGR-1, tool results in ``<home>/tool-results`` (R-CLI-5).
 
@@ -129,18 +179,21 @@ def open_manager(settings: Settings, *, read_only: bool = False) -> Manager:
         CliError: the folder of a ``--db`` or ``HARNESS9_DB`` file does not exist (R-CLI-13).
             The Manager would create it, but a typo in a path should not leave a new folder
             tree behind; only the default home folder is created. Also: the file holds tables
-            of its own and none of ours (R-DB-2), named by the option it came from.
+            of its own and none of ours (R-DB-2), it is no regular file (R-CLI-24), or it
+            cannot be written by a command that writes (R-CLI-25), each named by the option it
+            came from.
     """
     db_path = settings.db_path
     if settings.db_url is not None:  # R-PG-1: tool results stay in <home>/tool-results
         return Manager(settings.db_url, db_path.parent / TOOL_RESULTS_DIR)
     if settings.db_source is not None and not db_path.parent.is_dir():
         raise CliError(Said("err_db_folder", source=settings.db_source, path=db_path, folder=db_path.parent))
+    label = f"{settings.db_source} {db_path}" if settings.db_source is not None else str(db_path)
+    check_db_file(db_path, label, writing=not read_only)
     try:
         return Manager(db_path, db_path.parent / TOOL_RESULTS_DIR, read_only=read_only)
     except ForeignDatabase as exc:
-        source = f"{settings.db_source} " if settings.db_source is not None else ""
-        raise CliError(Said("err_not_ours", path=f"{source}{db_path}")) from exc
+        raise CliError(Said("err_not_ours", path=label)) from exc
 
 
 def prune_expired(manager: Manager, settings: Settings) -> PruneResult | None:

@@ -1,9 +1,10 @@
-"""The ``bash`` tool (SPEC R-TOOL-1, R-TOOL-5 … R-TOOL-8, R-INT-1).
+"""The ``bash`` tool (SPEC R-TOOL-1, R-TOOL-5 … R-TOOL-8, R-TOOL-17, R-INT-1).
 
 ``bash -c <command>`` runs in a new session (so a new process group whose id is the shell's
-pid), in the working directory, with standard input from ``/dev/null`` and standard error
-merged into standard output, so the output keeps the order in which it was written. The pipe is
-read with ``select`` against a deadline. On the deadline (R-TOOL-6), or when ``stop`` is set by
+pid; it starts once the group is listed with the watchdog, R-TOOL-17), in the working
+directory, with standard input from ``/dev/null`` and standard error merged into standard
+output, so the output keeps the order in which it was written. The pipe is read with
+``select`` against a deadline. On the deadline (R-TOOL-6), or when ``stop`` is set by
 ``Registry.interrupt()`` from another thread (R-INT-1), the whole process group is ended,
 grandchildren included: SIGTERM, then SIGKILL after the grace for whatever is still alive
 (``_process.py``). ``stop`` is looked at every ``_POLL_SECONDS``, so an interrupt takes effect
@@ -11,7 +12,9 @@ within that plus the grace.
 
 The command is over when the shell exits: what it wrote is read, and processes it left running
 in the background keep running (they may hold the pipe open; we stop reading it) until the
-registry is closed, which ends them (R-INT-2): ``keep`` hands such a shell to the registry. This
+registry is closed, which ends them (R-INT-2): ``keep`` hands such a shell to the registry. Each
+group is also listed with the program's watchdog from its start until its shell is collected,
+so it ends with the program even when no ``close()`` runs (R-TOOL-17, ``_process.py``). This
 is not a sandbox: the working directory is only where the command starts (R-TOOL-8). POSIX only.
 """
 
@@ -28,7 +31,15 @@ from typing import Final
 
 from ..schema import ToolDefinition
 from ._output import capped_text
-from ._process import INTERRUPT_GRACE_SECONDS, end_groups, exit_status, group_alive, signal_group
+from ._process import (
+    INTERRUPT_GRACE_SECONDS,
+    end_groups,
+    exit_status,
+    group_alive,
+    reap,
+    signal_group,
+    watch,
+)
 
 __all__ = [
     "BASH_PROGRAM",
@@ -63,6 +74,9 @@ TIMEOUT_NOTE: Final = "\n[timed out after {seconds} s]"  # R-TOOL-6; seconds wri
 INTERRUPTED_NOTE: Final = "\n[interrupted]"  # R-INT-1: in place of any other note
 START_FAILED: Final = "error: cannot run bash: {reason}"  # R-TOOL-7
 
+# R-TOOL-17: wait for the go-ahead on the descriptor $2 (none: the program died, run nothing),
+# close it, and become `bash -c command` ($0 is bash, $1 the command).
+_GATE: Final = 'read -r -u "$2" _ || exit 1; eval "exec $2<&-"; exec "$0" -c "$1"'
 _READ_SIZE: Final = 65536
 _POLL_SECONDS: Final = 0.05  # how often the shell's exit and an interrupt are checked
 _FIRST_NAP_SECONDS: Final = 0.001  # without a pidfd, a closed pipe is followed by short, growing naps
@@ -176,8 +190,46 @@ def _end(proc: subprocess.Popen[bytes], reader: _Reader, grace: float) -> None:
         proc.poll()  # a collected shell no longer counts as a member of the group
 
     end_groups([proc.pid], wait, grace)
-    proc.wait()
+    reap(proc)
     reader.drain(time.monotonic() + _POLL_SECONDS)  # what the group wrote as it ended
+
+
+def _start(command: str, workdir: str) -> subprocess.Popen[bytes]:
+    """Start ``bash -c command`` in a new session, listed with the watchdog before it runs (R-TOOL-17).
+
+    The shell first waits at ``_GATE`` for one line on a pipe of its own, then closes it and
+    replaces itself by ``bash -c command`` (same pid, so the same group). The line is written
+    once the group is listed; a program killed before that closes the pipe without one, and the
+    shell exits without running the command. So no command runs unwatched.
+
+    Raises:
+        OSError: bash cannot be started.
+        ValueError: the command holds a NUL byte.
+    """
+    gate, opener = os.pipe()
+    try:
+        proc = subprocess.Popen(
+            [BASH_PROGRAM, "-c", _GATE, BASH_PROGRAM, command, str(gate)],
+            cwd=workdir,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            pass_fds=(gate,),
+        )
+    except BaseException:
+        os.close(opener)
+        raise
+    finally:
+        os.close(gate)
+    try:
+        watch(proc.pid)  # R-TOOL-17: ended with the program, even one killed by SIGKILL
+        os.write(opener, b"\n")
+    except OSError:  # the shell is gone already: its status says so
+        pass
+    finally:
+        os.close(opener)
+    return proc
 
 
 def run_bash(
@@ -211,14 +263,7 @@ def run_bash(
     if stop is not None and stop.is_set():  # interrupted before it started (while being approved)
         return NO_OUTPUT + INTERRUPTED_NOTE
     try:
-        proc = subprocess.Popen(
-            [BASH_PROGRAM, "-c", command],
-            cwd=workdir,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        proc = _start(command, workdir)
     except OSError as exc:
         return START_FAILED.format(reason=exc.strerror or exc)
     except ValueError as exc:  # an embedded NUL byte
@@ -240,7 +285,7 @@ def run_bash(
         if exit_status(proc) is None:  # an exception (KeyboardInterrupt included) left it running
             signal_group(proc.pid, signal.SIGKILL)
         if not kept:
-            proc.wait()
+            reap(proc)
         proc.stdout.close()
     text = reader.out.text() or NO_OUTPUT
     if ended == _INTERRUPTED:

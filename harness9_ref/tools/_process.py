@@ -1,4 +1,4 @@
-"""Ending a command's process group: SIGTERM, a grace, then SIGKILL (SPEC R-INT-1, R-INT-2, R-TOOL-6).
+"""Ending a command's process group: SIGTERM, a grace, then SIGKILL (SPEC R-INT-1, R-INT-2, R-TOOL-6, R-TOOL-17).
 
 A command runs as the leader of its own process group (R-TOOL-5), so one ``killpg`` reaches the
 shell, its children and its grandchildren alike. SIGTERM comes first so that a program can clean
@@ -16,6 +16,18 @@ Process-group ids are process ids, and the kernel may give a free one to a new p
 is never signalled after it was seen empty, and the registry keeps the zombie of a shell whose
 group still has members (``exit_status`` reads its status without collecting it), which keeps
 the group's id reserved until ``close()`` (R-INT-2).
+
+A program killed by SIGKILL runs no ``close()``, so a *watchdog* ends its groups (R-TOOL-17):
+this file run as a script by the same Python (``-I -S``: standard library only, nothing of the
+user's environment), in a session of its own (no terminal signal reaches it) and at ``/``, one
+per program, started with the first command. It reads ``+<pgid>`` and ``-<pgid>`` lines from
+a pipe whose only writer is the program: ``watch`` before the shell runs anything of the
+command (``_bash.py`` holds it at a gate until then), ``reap`` before the shell that reserves
+the group's id is collected, so the watchdog never signals a group whose id may have been
+given to another. When the program ends in any
+way, the kernel closes the pipe; at its end the watchdog ends the groups still listed as
+R-INT-2 does, and exits. ``PR_SET_PDEATHSIG`` would reach the shell only, not the jobs it
+starts, and fires when the thread that started it ends, so it is not used.
 """
 
 from __future__ import annotations
@@ -24,11 +36,23 @@ import functools
 import os
 import signal
 import subprocess
+import sys
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 
-__all__ = ["INTERRUPT_GRACE_SECONDS", "end_groups", "exit_status", "group_alive", "signal_group"]
+__all__ = [
+    "INTERRUPT_GRACE_SECONDS",
+    "end_groups",
+    "exit_status",
+    "group_alive",
+    "reap",
+    "signal_group",
+    "watch",
+    "watch_pipe",
+    "watchdog_pid",
+]
 
 INTERRUPT_GRACE_SECONDS: Final = 1.0  # R-INT-1: SIGTERM, then SIGKILL this much later
 _POLL_SECONDS: Final = 0.02  # how often a group is looked at during the grace
@@ -131,3 +155,96 @@ def exit_status(proc: subprocess.Popen[bytes]) -> int | None:
     if result is None or result.si_pid == 0:  # some systems answer "nothing yet" with pid 0
         return None
     return result.si_status if result.si_code == os.CLD_EXITED else -result.si_status
+
+
+class _Watchdog:
+    """The program's one watchdog process, the pipe it reads and the groups listed with it (R-TOOL-17)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.listed: set[int] = set()
+
+    def watch(self, pgid: int) -> None:
+        """List ``pgid``, starting a watchdog when none runs: a first one, or another after one
+        was killed, which is told every group still listed. Without one (no Python to start, a
+        package not on disk) commands run unwatched."""
+        with self.lock:
+            self.listed.add(pgid)
+            if self.proc is None or self.proc.poll() is not None:
+                self.proc = _start_watchdog()
+                self._write(b"".join(b"+%d\n" % listed for listed in sorted(self.listed)))
+            else:
+                self._write(b"+%d\n" % pgid)
+
+    def unwatch(self, pgid: int) -> None:
+        with self.lock:
+            self.listed.discard(pgid)
+            if self.proc is not None and self.proc.poll() is None:
+                self._write(b"-%d\n" % pgid)
+
+    def _write(self, data: bytes) -> None:
+        if self.proc is None or self.proc.stdin is None:
+            return
+        try:
+            self.proc.stdin.write(data)
+            self.proc.stdin.flush()
+        except OSError:  # it was killed: the next group starts another
+            self.proc = None
+
+
+def _start_watchdog() -> subprocess.Popen[bytes] | None:
+    if not sys.executable or not os.path.isfile(__file__):
+        return None
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-I", "-S", __file__],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd="/",
+            start_new_session=True,
+        )
+    except OSError:
+        return None
+
+
+_WATCHDOG: Final = _Watchdog()
+
+
+def watch(pgid: int) -> None:
+    """Have the watchdog end group ``pgid`` if the program ends before ``reap`` (R-TOOL-17)."""
+    _WATCHDOG.watch(pgid)
+
+
+def reap(proc: subprocess.Popen[bytes]) -> None:
+    """Collect the shell of a watched group once its group is empty or ended (its id is then free)."""
+    _WATCHDOG.unwatch(proc.pid)
+    proc.wait()
+
+
+def watchdog_pid() -> int | None:
+    """The pid of the watchdog running now, if any (for tests)."""
+    proc = _WATCHDOG.proc
+    return None if proc is None or proc.poll() is not None else proc.pid
+
+
+def watch_pipe(lines: Iterable[bytes]) -> None:
+    """The watchdog's life: follow the list of groups in ``lines`` (its standard input); at
+    their end, end the groups still listed (R-TOOL-17). A line that is not ``+<n>`` or ``-<n>``
+    is ignored."""
+    groups: set[int] = set()
+    for line in lines:
+        try:
+            pgid = int(line[1:])
+        except ValueError:
+            continue
+        if line.startswith(b"+"):
+            groups.add(pgid)
+        elif line.startswith(b"-"):
+            groups.discard(pgid)
+    end_groups(sorted(groups), time.sleep)
+
+
+if __name__ == "__main__":  # the watchdog (R-TOOL-17)
+    watch_pipe(sys.stdin.buffer)

@@ -24,7 +24,7 @@ from ._arguments import INVALID_ARGUMENTS, ArgumentsError, parse_object, require
 from ._bash import BASH_TOOL, DEFAULT_BASH_TIMEOUT, run_bash
 from ._edit import EDIT_FILE_TOOL, WRITE_FILE_TOOL, Plan, apply, plan_edit, plan_write
 from ._output import DEFAULT_OUTPUT_CAP, clean_text
-from ._process import end_groups, group_alive
+from ._process import end_groups, group_alive, reap
 from ._read_file import READ_FILE_TOOL, read_file
 from ._rules import (
     RULE_NOT_KEPT,
@@ -186,7 +186,7 @@ class Registry:
         if alive:
             end_groups([proc.pid for proc in alive], wait)
         for proc in left:
-            proc.wait()
+            reap(proc)
 
     def __enter__(self) -> Registry:
         return self
@@ -272,7 +272,7 @@ class Registry:
             self._left = [proc for proc in left if group_alive(proc.pid)]
             ended = [proc for proc in left if proc not in self._left]
         for proc in ended:
-            proc.wait()
+            reap(proc)
 
     def _bash(self, command: str) -> str:
         stop = threading.Event()

@@ -1,9 +1,11 @@
-"""Nothing of a turn is lost, and the exit status tells the truth (SPEC R-ENG-23 … R-ENG-25, R-CLI-7, R-DB-12).
+"""Nothing of a turn is lost, and the exit status tells the truth (SPEC R-ENG-23 … R-ENG-25, R-CLI-7, R-CLI-25, R-DB-12).
 
 The real command runs against a real loopback server and a real SQLite file. ``kill -9`` in each
 phase of a turn (waiting for the model, while its answer streams, while a tool runs) leaves the
-prompt stored. A database that cannot be written makes ``run`` fail with one line saying what
-was lost; the read-only commands work on a read-only file system and create nothing there.
+prompt stored. A database that fails as the run goes on makes ``run`` fail with one line saying
+what was lost; one that cannot be written at all is refused before the model is asked, by
+``run`` and ``prune`` alike, in one line naming it (R-CLI-25); the read-only commands work on a
+read-only file system and create nothing there.
 Read-only files and file systems are real: a read-only bind mount in a private mount namespace
 (``unshare``), since a root process ignores file modes.
 """
@@ -226,11 +228,13 @@ def _unshare() -> list[str]:
     return base
 
 
-def _read_only(target: Path, args: list[str], env: dict[str, str], work: Path) -> subprocess.CompletedProcess[str]:
+def _read_only(
+    target: Path, args: list[str], env: dict[str, str], work: Path, **extra: str
+) -> subprocess.CompletedProcess[str]:
     """Run the command with ``target`` (a file or a folder) bind-mounted read-only over itself."""
     script = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"'
     command = [*_unshare(), "sh", "-c", script, str(target), sys.executable, "-m", "harness9_ref", *args]
-    result = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=60, check=False)
+    result = subprocess.run(command, cwd=work, env={**env, **extra}, capture_output=True, text=True, timeout=60, check=False)
     if "mount:" in result.stderr:
         pytest.skip(f"the read-only bind mount failed: {result.stderr.strip()}")
     assert EXCEPTION_NAME.search(result.stderr) is None, result.stderr
@@ -241,26 +245,56 @@ def _listing(folder: Path) -> dict[str, bytes]:
     return {path.name: path.read_bytes() for path in sorted(folder.iterdir())}
 
 
-def test_run_on_a_read_only_database_fails_and_names_no_session(env: dict[str, str], work: Path, db: Path) -> None:
+def test_run_on_a_read_only_database_is_refused_before_the_model_is_asked(env: dict[str, str], work: Path, db: Path) -> None:
     cli(["run", "first"], env, work)
-    result = _read_only(db, ["run", "second"], env, work)
-    assert result.returncode == 1
-    last = result.stderr.splitlines()[-1]
-    assert last.startswith("harness9-ref: error: 2 of 2 messages of this turn were not saved: ")
-    assert last.endswith("attempt to write a readonly database; no session was created")
-    assert "session: " not in result.stderr
-    assert len(_stored(db)) == 1
+    before = _listing(db.parent)
+    for args in (["run", "second"], ["--continue", "run", "second"]):  # R-CLI-25: no session named either
+        args = ["--provider", "offline", *args]
+        result = _read_only(db, args, env, work)
+        assert result.returncode == 1 and result.stdout == ""
+        assert result.stderr == f"harness9-ref: error: {db}: the database cannot be written: Read-only file system\n"
+    assert _listing(db.parent) == before
 
 
-def test_run_resuming_on_a_read_only_database_fails_and_names_the_session(env: dict[str, str], work: Path, db: Path) -> None:
-    sid = session_of(cli(["run", "first"], env, work))
-    result = _read_only(db, ["--continue", "run", "second"], env, work)
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--provider", "offline", "run", "second"],
+        ["--provider", "offline", "--continue", "run", "second"],
+        ["prune", "--older-than", "1"],
+        ["prune", "--older-than", "1", "--dry-run"],
+    ],
+    ids=["run", "continue", "prune", "dry-run"],
+)
+def test_writing_commands_on_a_read_only_file_system_name_the_database(
+    env: dict[str, str], work: Path, db: Path, args: list[str]
+) -> None:
+    cli(["run", "first"], env, work)
+    before = _listing(db.parent)
+    result = _read_only(db.parent, ["--db", str(db), *args], env, work)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == f"harness9-ref: error: --db {db}: the database cannot be written: Read-only file system\n"
+    assert _listing(db.parent) == before
+
+
+def test_copy_into_a_read_only_file_system_names_the_destination(
+    env: dict[str, str], work: Path, db: Path, tmp_path: Path
+) -> None:
+    cli(["run", "first"], env, work)
+    shelf = tmp_path / "shelf"
+    shelf.mkdir()
+    target = shelf / "copy.db"
+    result = _read_only(shelf, ["copy", str(db), str(target)], env, work)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == f"harness9-ref: error: copy DST {target}: the database cannot be written: Read-only file system\n"
+    assert os.listdir(shelf) == []
+
+
+def test_the_read_only_refusal_is_in_the_language_of_the_program(env: dict[str, str], work: Path, db: Path) -> None:
+    cli(["run", "first"], env, work)
+    result = _read_only(db.parent, ["prune", "--older-than", "1"], env, work, HARNESS9_LANG="zh")
     assert result.returncode == 1
-    lines = result.stderr.splitlines()
-    assert lines[-2].startswith("harness9-ref: error: 2 of 2 messages of this turn were not saved: ")
-    assert not lines[-2].endswith("; no session was created")
-    assert lines[-1] == f"session: {sid}"
-    assert _stored(db) == [[("user", "first"), ("assistant", _stored(db)[0][1][1])]]
+    assert result.stderr == f"harness9-ref: 错误：{db}：数据库无法写入：Read-only file system\n"
 
 
 def test_read_only_commands_work_on_a_read_only_file_system(env: dict[str, str], work: Path, db: Path) -> None:
