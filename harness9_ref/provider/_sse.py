@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import codecs
 import re
-from typing import Final, NamedTuple
+from typing import ClassVar, Final, NamedTuple
 
+from .._errors import Harness9Error
 from ._bounds import EVENT_MAX_CHARS, LINE_MAX_CHARS
 
 __all__ = ["SSEDecoder", "SSEEvent", "SSELimitExceeded"]  # gets re-exported
@@ -53,9 +54,12 @@ class SSEEvent(NamedTuple):
     data: str
 
 
-class SSELimitExceeded(ValueError):
+class SSELimitExceeded(Harness9Error, ValueError):
     """A line or an event's data beyond the decoder's bounds (R-PRV-30); the message says which,
-    and ``events`` are those the fed text completed before it."""
+    and ``events`` are those the fed text completed before it. Of the code of the stream error
+    a provider raises for it (R-ERR-1), for a caller of the decoder alone."""
+
+    code: ClassVar[str] = "malformed_stream"
 
     def __init__(self, message: str, events: list[SSEEvent]) -> None:
         super().__init__(message)
