@@ -32,14 +32,7 @@ from harness9_ref.tools import (
 )
 from harness9_ref.tools._walk import Where
 from tests.tools.test_approval import Answers
-
-
-def edit(registry: Registry, path: str, old: str, new: str) -> str:
-    return registry.execute("edit_file", json.dumps({"path": path, "old_text": old, "new_text": new}))
-
-
-def write(registry: Registry, path: str, content: str) -> str:
-    return registry.execute("write_file", json.dumps({"path": path, "content": content}))
+from tests.tools.test_edit import edit, write
 
 
 @pytest.fixture

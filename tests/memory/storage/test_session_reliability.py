@@ -53,6 +53,15 @@ def start_worker(*args: str) -> subprocess.Popen[bytes]:
     )
 
 
+def start_writer(
+    db_path: Path, writer: str, shared: str, own: list[str], batches: int, manager_per_thread: bool, *extra: str
+) -> subprocess.Popen[bytes]:
+    """A ``concurrent`` worker: one thread per session of ``own``, each writing its batches there and to ``shared``."""
+    per_thread = ["--manager-per-thread"] if manager_per_thread else []
+    options = ["--writer", writer, "--shared", shared, "--batches", str(batches), *extra]
+    return start_worker("concurrent", str(db_path), *options, "--own", *own, *per_thread)
+
+
 def wait_for_line(proc: subprocess.Popen[bytes], expected: str, timeout: float = CHILD_TIMEOUT) -> None:
     """Read one line byte by byte, so that nothing after it is buffered away from ``communicate``."""
     assert proc.stdout is not None
@@ -150,19 +159,7 @@ def test_two_processes_of_four_threads_lose_nothing_and_never_interleave_batches
         shared = manager.new_session().session_id
         own = {f"p{p}.{t}": manager.new_session().session_id for p in range(2) for t in range(THREADS)}
     workers = [
-        start_worker(
-            "concurrent",
-            str(db_path),
-            "--writer",
-            f"p{p}",
-            "--shared",
-            shared,
-            "--batches",
-            str(BATCHES_PER_THREAD),
-            "--own",
-            *(own[f"p{p}.{t}"] for t in range(THREADS)),
-            *(["--manager-per-thread"] if p == 1 else []),
-        )
+        start_writer(db_path, f"p{p}", shared, [own[f"p{p}.{t}"] for t in range(THREADS)], BATCHES_PER_THREAD, p == 1)
         for p in range(2)
     ]
     run_together(workers)
@@ -192,20 +189,9 @@ def test_seventy_two_writers_wait_while_the_others_commit_and_none_is_refused(db
         shared = manager.new_session().session_id
         own = {f"p{p}.{t}": manager.new_session().session_id for p in range(WRITER_PROCESSES) for t in range(6)}
     workers = [
-        start_worker(
-            "concurrent",
-            str(db_path),
-            "--writer",
-            f"p{p}",
-            "--shared",
-            shared,
-            "--batches",
-            str(WRITER_BATCHES),
-            "--busy-timeout-ms",
-            str(WRITER_BUSY_TIMEOUT_MS),
-            "--own",
-            *(own[f"p{p}.{t}"] for t in range(6)),
-            *(["--manager-per-thread"] if p % 2 else []),
+        start_writer(
+            db_path, f"p{p}", shared, [own[f"p{p}.{t}"] for t in range(6)], WRITER_BATCHES, p % 2 == 1,
+            "--busy-timeout-ms", str(WRITER_BUSY_TIMEOUT_MS),
         )
         for p in range(WRITER_PROCESSES)
     ]
