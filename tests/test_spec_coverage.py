@@ -157,7 +157,7 @@ _PLACEHOLDER_IDS: Final = frozenset(
 
 
 def _citing_files() -> list[Path]:
-    roots = ("harness9_ref", "conformance", "tests", "benchmarks", "fixtures")
+    roots = ("harness9_ref", "conformance", "tests", "benchmarks", "fixtures", "docs")
     found = [PROJECT_ROOT / "README.md"]
     for root in roots:
         for path in sorted((PROJECT_ROOT / root).rglob("*")):
