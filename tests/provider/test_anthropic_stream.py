@@ -227,6 +227,17 @@ def test_unknown_events_and_events_after_message_stop_are_ignored() -> None:
     assert final(chunks).message == Message("assistant", "x")
 
 
+def test_the_assembler_fed_directly_ignores_what_follows_message_stop() -> None:
+    # assemble_stream stops reading at the terminal event; the public StreamAssembler keeps the
+    # same promise for a caller that feeds it events itself (R-PRV-18).
+    assembler = anthropic.StreamAssembler()
+    for data in (message_start(None), *text_block(0, "x"), STOP):
+        assembler.feed(SSEEvent(data["type"], json.dumps(data)))
+    late = [*text_block(1, "late"), {"type": "error", "error": {"type": "overloaded_error", "message": "x"}}]
+    assert [assembler.feed(SSEEvent(data["type"], json.dumps(data))) for data in late] == [[]] * len(late)
+    assert assembler.finish()[0] == Message("assistant", "x")
+
+
 def test_an_error_event_mid_stream_is_overloaded() -> None:
     body = event_stream(message_start(None), *text_block(0, "partial")) + (
         b'event: error\ndata: {"type": "error", "error": {"details": null, "type": "overloaded_error", '
