@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     )
     from .runner._compare import first_difference, json_equal
     from .runner._ops import OPS, PROTOCOL_VERSION
-    from .runner._report import CaseResult, SuiteResult
+    from .runner._results import CaseResult, SuiteResult
     from .runner._runner import (
         DEFAULT_ADAPTER_COMMAND,
         DEFAULT_TIMEOUT,
@@ -49,7 +49,7 @@ _HOMES = {
     **dict.fromkeys(("Response", "Verdict", "evaluate"), "runner._verdicts"),
     **dict.fromkeys(("MutantResult", "run_mutants"), "mutation._mutants"),
     **dict.fromkeys(("OPS", "PROTOCOL_VERSION"), "runner._ops"),
-    **dict.fromkeys(("CaseResult", "SuiteResult"), "runner._report"),
+    **dict.fromkeys(("CaseResult", "SuiteResult"), "runner._results"),
     **dict.fromkeys(("DEFAULT_ADAPTER_COMMAND", "DEFAULT_TIMEOUT", "Adapter", "AdapterError", "run_case",
                      "run_suite"), "runner._runner"),
 }

@@ -44,9 +44,9 @@ from .runner._matrix import add_matrix_command
 from .runner._new_case import add_new_case_command
 from .runner._profiles import profile_line
 from .runner._report import (
-    CaseResult,
-    SuiteResult,
     format_result,
+    suite_ok,
+    suite_profiles,
     summary_line,
     write_json_report,
     write_junit_report,
@@ -57,6 +57,7 @@ from .runner._requirements import (
     requirement_titles,
     write_markdown_report,
 )
+from .runner._results import CaseResult, SuiteResult
 from .runner._runner import DEFAULT_ADAPTER_COMMAND, DEFAULT_TIMEOUT, AdapterError, run_suite
 from .runner._workspace import prepared
 from .traffic._cli_traffic import add_traffic_commands
@@ -179,7 +180,7 @@ def _run(args: argparse.Namespace) -> int:
     print(summary)
     if args.write_known_failures is not None:
         _write_known_failures(args.write_known_failures, suite)
-    profiles = profile_line(suite.profiles())  # SPEC R-PROF-2
+    profiles = profile_line(suite_profiles(suite))  # SPEC R-PROF-2
     print(profiles)
     for kind, path in args.report:
         _REPORT_WRITERS[kind](suite, Path(path))
@@ -187,7 +188,7 @@ def _run(args: argparse.Namespace) -> int:
         write_markdown_report(
             suite, args.markdown, requirement_titles(args.spec), f"{summary}\n\n{profiles}"
         )
-    return 0 if suite.ok else 1
+    return 0 if suite_ok(suite) else 1
 
 
 def _lint(args: argparse.Namespace) -> int:

@@ -25,7 +25,7 @@ from ._requirements import area_of
 
 if TYPE_CHECKING:
     from ._cases import Case
-    from ._report import CaseResult
+    from ._results import CaseResult
 
 __all__ = [
     "PROFILES",
