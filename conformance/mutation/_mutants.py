@@ -241,7 +241,7 @@ def run_mutants(
     mutants_dir: Path,
     cases: Sequence[Case],
     *,
-    only: str | None = None,
+    only: Collection[str] | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     on_result: Callable[[MutantResult], None] | None = None,
     workers: int | None = None,
@@ -254,7 +254,7 @@ def run_mutants(
         root: the project root holding ``harness9_ref/`` and ``conformance/``.
         mutants_dir: the directory of ``*.json`` mutant files.
         cases: the suite; the cases that count must pass on the unmutated copy.
-        only: run just the mutant with this id.
+        only: run just the mutants with these ids.
         timeout: seconds per adapter answer.
         on_result: called after each mutant, in catalogue order, e.g. to print progress.
         workers: mutants judged at once, each by its own adapter process (default: the
@@ -265,14 +265,15 @@ def run_mutants(
     Raises:
         BaselineError: cases fail before any mutant is applied ("full": checked before any
             mutant is judged; "targeted": as soon as a case that caught a mutant is found to).
-        LookupError: ``only`` names no mutant.
+        LookupError: ``only`` names an id no mutant has.
     """
     case_ids = frozenset(case.id for case in cases)
     mutants = [_read_mutant(path, case_ids) for path in sorted(mutants_dir.glob("*.json"))]
     if only is not None:
-        mutants = [mutant for mutant in mutants if mutant.id == only]
-        if not mutants:
-            raise LookupError(f"no mutant in {mutants_dir} has id {only!r}")
+        unknown = sorted(set(only) - {mutant.id for mutant in mutants})
+        if unknown:
+            raise LookupError(f"no mutant in {mutants_dir} has id {', '.join(unknown)}")
+        mutants = [mutant for mutant in mutants if mutant.id in only]
     env = isolated_environment()  # as it is now: tests running alongside may change os.environ
     with project_template(root) as copy, contextlib.closing(_Baseline(copy, timeout, env)) as baseline:
         if scope == "full":

@@ -33,8 +33,8 @@ from ._cases import PROJECT_ROOT, Case
 from ._compare import compact_json
 from ._jsonschema import Validator, load_schema
 from ._ops import PROTOCOL_VERSION
-from ._results import CaseResult, SuiteResult, case_result
 from ._requirements import is_requirement_id
+from ._results import CaseResult, SuiteResult, case_result
 from ._verdicts import Response, Verdict
 
 __all__ = [

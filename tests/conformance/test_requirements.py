@@ -12,13 +12,13 @@ import pytest
 
 from conformance import PROJECT_ROOT, SuiteResult, Verdict, load_cases
 from conformance._cli import main
-from conformance.runner._results import case_result
 from conformance.runner._requirements import (
     requirement_lines,
     requirement_results,
     requirement_titles,
     stale_requirements,
 )
+from conformance.runner._results import case_result
 
 from .toy import case_data, fake, write_json
 
