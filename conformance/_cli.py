@@ -24,10 +24,11 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from ._cli_args import Abort, add_postgres_option, count, seconds
+from ._suite import prepared, run_suite
 from .mutation._automut_command import run_auto_command
 from .mutation._mutants import BaselineError, MutantResult, mutant_counts, run_mutants
-from .mutation._pytest_mutants import PYTEST_DIR, judge, load_catalogue, problems, summary
-from .porting._backends import POSTGRES_ENV, check_server
+from .mutation._pytest_mutants import PYTEST_DIR, judge, load_catalogue, missing_tests, problems, summary
+from .runner._backends import POSTGRES_ENV, check_server
 from .runner._cases import (
     CASES_DIR,
     FIXTURES_DIR,
@@ -35,12 +36,12 @@ from .runner._cases import (
     SPEC_PATH,
     Case,
     CaseError,
-    lint_cases,
     load_cases,
     read_id_list,
     shipped_places,
 )
 from .runner._known_failures import updated_known_failures
+from .runner._lint import lint_cases
 from .runner._matrix import add_matrix_command
 from .runner._new_case import add_new_case_command
 from .runner._profiles import profile_line
@@ -59,8 +60,7 @@ from .runner._requirements import (
     write_markdown_report,
 )
 from .runner._results import CaseResult, SuiteResult
-from .runner._runner import DEFAULT_ADAPTER_COMMAND, DEFAULT_TIMEOUT, AdapterError, run_suite
-from .runner._workspace import prepared
+from .runner._runner import DEFAULT_ADAPTER_COMMAND, DEFAULT_TIMEOUT, AdapterError
 from .traffic._cli_traffic import add_traffic_commands
 
 __all__ = ["main"]
@@ -249,17 +249,19 @@ def _mutants(args: argparse.Namespace) -> int:
     by_tests = load_catalogue(mutants_dir / PYTEST_DIR) if catalogue != "cases" else {}
     only = None if args.only is None else frozenset(args.only)
     case_only = None if only is None else only - by_tests.keys()
+    pytest_only = None if only is None else only & by_tests.keys()
     if catalogue == "pytest" and case_only:
         raise Abort(f"no pytest-judged seeded bug in {mutants_dir / PYTEST_DIR} has id {', '.join(sorted(case_only))}")
-    if by_tests and not (root / "tests").is_dir():
-        raise Abort(f"the pytest-judged seeded bugs need the project's tests, and {root / 'tests'} does not exist "
-                    "(an installed conformance package has none): run from a checkout, or --catalogue cases")
+    judge_by_tests = bool(by_tests) and (pytest_only is None or bool(pytest_only))
+    missing = missing_tests(root) if judge_by_tests else None
+    if missing:
+        raise Abort(missing)
     caught = True
     if catalogue != "pytest" and (case_only is None or case_only):
         also = f" nor in {mutants_dir / PYTEST_DIR}" if by_tests else ""
         caught = _case_mutants(args, mutants_dir, case_only, also)
-    if by_tests and (only is None or only & by_tests.keys()):
-        verdicts = judge(root, by_tests, None if only is None else only & by_tests.keys())
+    if judge_by_tests:
+        verdicts = judge(root, by_tests, pytest_only)
         found = problems(verdicts)
         for problem in found:
             print(problem)

@@ -33,10 +33,10 @@ from pathlib import Path
 from subprocess import CompletedProcess
 from typing import Any, Final
 
-from ..porting._backends import POSTGRES_ENV
+from ..runner._backends import POSTGRES_ENV
 from ._mutant_copy import Edit, apply, copy_project
 
-__all__ = ["PYTEST_DIR", "PytestVerdicts", "judge", "load_catalogue", "needs_postgres", "problems", "summary"]
+__all__ = ["PYTEST_DIR", "PytestVerdicts", "judge", "load_catalogue", "missing_tests", "needs_postgres", "problems", "summary"]
 
 PYTEST_DIR: Final = "pytest"  # the catalogue's folder inside the case-judged one
 HIDDEN: Final = ("PYTHONSAFEPATH", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", POSTGRES_ENV)
@@ -140,17 +140,23 @@ def _copy(root: Path, copy: Path) -> None:
             shutil.copytree(root / "conformance" / data, copy / "conformance" / data)
 
 
+def missing_tests(root: Path) -> str | None:
+    """Why these bugs cannot be judged from ``root``, or None: the tests are the project's."""
+    if (root / "tests").is_dir():
+        return None
+    return (f"the pytest-judged seeded bugs need the project's tests, and {root / 'tests'} does not exist "
+            "(an installed conformance package has none): run from a checkout of the project")
+
+
 def judge(root: Path, catalogue: Mapping[str, Mapping[str, Any]], only: Collection[str] | None = None) -> PytestVerdicts:
     """Copy the project, run the baseline, then each bug's tests (those named in ``only``, or all).
 
     Raises:
         FileNotFoundError: ``root`` has no tests/ folder (an installed conformance package).
     """
-    if not (root / "tests").is_dir():
-        raise FileNotFoundError(
-            f"the pytest-judged seeded bugs need the project's tests, and {root / 'tests'} does not "
-            "exist (an installed conformance package has none): run from a checkout of the project"
-        )
+    missing = missing_tests(root)
+    if missing:
+        raise FileNotFoundError(missing)
     chosen = {n: m for n, m in catalogue.items() if only is None or n in only}
     with _postgres_for(root, chosen) as postgres, tempfile.TemporaryDirectory(prefix="h9-pytest-mutants-") as tmp:
         verdicts = PytestVerdicts(catalogue, postgres is not None, frozenset(chosen))

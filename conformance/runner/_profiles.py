@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from ..porting._backends import POSTGRES, POSTGRES_KEY, case_backends
+from ._backends import POSTGRES, POSTGRES_KEY, case_backends
 from ._ops import OPS
 from ._requirements import area_of
 

@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 import pytest
 
-from conformance.porting._backends import POSTGRES_ENV
+from conformance.runner._backends import POSTGRES_ENV
 from tests.postgres.server import PgServer, find_bindir
 
 
