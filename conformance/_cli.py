@@ -252,10 +252,11 @@ def _mutants(args: argparse.Namespace) -> int:
     pytest_only = None if only is None else only & by_tests.keys()
     if catalogue == "pytest" and case_only:
         raise Abort(f"no pytest-judged seeded bug in {mutants_dir / PYTEST_DIR} has id {', '.join(sorted(case_only))}")
-    judge_by_tests = bool(by_tests) and (pytest_only is None or bool(pytest_only))
-    missing = missing_tests(root) if judge_by_tests else None
+    wanted = catalogue != "cases" and (pytest_only is None or bool(pytest_only))
+    missing = missing_tests(root) if wanted else None  # an installed package has neither tests nor bugs
     if missing:
         raise Abort(missing)
+    judge_by_tests = wanted and bool(by_tests)
     caught = True
     if catalogue != "pytest" and (case_only is None or case_only):
         also = f" nor in {mutants_dir / PYTEST_DIR}" if by_tests else ""
