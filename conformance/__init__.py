@@ -17,49 +17,47 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ._suite import run_case, run_suite
     from .mutation._mutants import MutantResult, run_mutants
+    from .porting._porting import PortAdapter as Adapter
     from .runner._cases import (
         CASES_DIR,
         PROJECT_ROOT,
         SPEC_PATH,
         Case,
         CaseError,
-        lint_cases,
         load_cases,
         read_id_list,
         spec_requirement_ids,
     )
     from .runner._compare import first_difference, json_equal
+    from .runner._lint import lint_cases
     from .runner._ops import OPS, PROTOCOL_VERSION
-    from .runner._report import CaseResult, SuiteResult
-    from .runner._runner import (
-        DEFAULT_ADAPTER_COMMAND,
-        DEFAULT_TIMEOUT,
-        Adapter,
-        AdapterError,
-        run_case,
-        run_suite,
-    )
+    from .runner._results import CaseResult, SuiteResult
+    from .runner._runner import DEFAULT_ADAPTER_COMMAND, DEFAULT_TIMEOUT, AdapterError
     from .runner._verdicts import Response, Verdict, evaluate
 
 _HOMES = {
-    **dict.fromkeys(("CASES_DIR", "PROJECT_ROOT", "SPEC_PATH", "Case", "CaseError", "lint_cases", "load_cases",
+    **dict.fromkeys(("CASES_DIR", "PROJECT_ROOT", "SPEC_PATH", "Case", "CaseError", "load_cases",
                      "read_id_list", "spec_requirement_ids"), "runner._cases"),
     **dict.fromkeys(("first_difference", "json_equal"), "runner._compare"),
+    "lint_cases": "runner._lint",
     **dict.fromkeys(("Response", "Verdict", "evaluate"), "runner._verdicts"),
     **dict.fromkeys(("MutantResult", "run_mutants"), "mutation._mutants"),
     **dict.fromkeys(("OPS", "PROTOCOL_VERSION"), "runner._ops"),
-    **dict.fromkeys(("CaseResult", "SuiteResult"), "runner._report"),
-    **dict.fromkeys(("DEFAULT_ADAPTER_COMMAND", "DEFAULT_TIMEOUT", "Adapter", "AdapterError", "run_case",
-                     "run_suite"), "runner._runner"),
+    **dict.fromkeys(("CaseResult", "SuiteResult"), "runner._results"),
+    **dict.fromkeys(("DEFAULT_ADAPTER_COMMAND", "DEFAULT_TIMEOUT", "AdapterError"), "runner._runner"),
+    **dict.fromkeys(("run_case", "run_suite"), "_suite"),
+    "Adapter": "porting._porting",  # the runner's adapter with the port's declarations
 }
+_RENAMED = {"Adapter": "PortAdapter"}
 
 
 def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), _RENAMED.get(name, name))
     globals()[name] = value
     return value
 

@@ -24,9 +24,11 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from ._cli_args import Abort, add_postgres_option, count, seconds
+from ._suite import prepared, run_suite
 from .mutation._automut_command import run_auto_command
 from .mutation._mutants import BaselineError, MutantResult, mutant_counts, run_mutants
-from .porting._backends import POSTGRES_ENV, check_server
+from .mutation._pytest_mutants import PYTEST_DIR, judge, load_catalogue, missing_tests, problems, summary
+from .runner._backends import POSTGRES_ENV, check_server
 from .runner._cases import (
     CASES_DIR,
     FIXTURES_DIR,
@@ -34,19 +36,19 @@ from .runner._cases import (
     SPEC_PATH,
     Case,
     CaseError,
-    lint_cases,
     load_cases,
     read_id_list,
     shipped_places,
 )
 from .runner._known_failures import updated_known_failures
+from .runner._lint import lint_cases
 from .runner._matrix import add_matrix_command
 from .runner._new_case import add_new_case_command
 from .runner._profiles import profile_line
 from .runner._report import (
-    CaseResult,
-    SuiteResult,
     format_result,
+    suite_ok,
+    suite_profiles,
     summary_line,
     write_json_report,
     write_junit_report,
@@ -57,8 +59,8 @@ from .runner._requirements import (
     requirement_titles,
     write_markdown_report,
 )
-from .runner._runner import DEFAULT_ADAPTER_COMMAND, DEFAULT_TIMEOUT, AdapterError, run_suite
-from .runner._workspace import prepared
+from .runner._results import CaseResult, SuiteResult
+from .runner._runner import DEFAULT_ADAPTER_COMMAND, DEFAULT_TIMEOUT, AdapterError
 from .traffic._cli_traffic import add_traffic_commands
 
 __all__ = ["main"]
@@ -179,7 +181,7 @@ def _run(args: argparse.Namespace) -> int:
     print(summary)
     if args.write_known_failures is not None:
         _write_known_failures(args.write_known_failures, suite)
-    profiles = profile_line(suite.profiles())  # SPEC R-PROF-2
+    profiles = profile_line(suite_profiles(suite))  # SPEC R-PROF-2
     print(profiles)
     for kind, path in args.report:
         _REPORT_WRITERS[kind](suite, Path(path))
@@ -187,7 +189,7 @@ def _run(args: argparse.Namespace) -> int:
         write_markdown_report(
             suite, args.markdown, requirement_titles(args.spec), f"{summary}\n\n{profiles}"
         )
-    return 0 if suite.ok else 1
+    return 0 if suite_ok(suite) else 1
 
 
 def _lint(args: argparse.Namespace) -> int:
@@ -231,8 +233,8 @@ def _show(args: argparse.Namespace) -> int:
 def _mutants(args: argparse.Namespace) -> int:
     root: Path = args.root
     if args.auto:
-        if args.only is not None or args.mutants is not None:
-            raise Abort("--auto generates its mutants: --only and --mutants do not apply")
+        if args.only is not None or args.mutants is not None or args.catalogue is not None:
+            raise Abort("--auto generates its mutants: --only, --mutants and --catalogue do not apply")
         _check_postgres(args.postgres)
         try:
             return run_auto_command(args, _load(root / "conformance" / "cases"))
@@ -243,17 +245,48 @@ def _mutants(args: argparse.Namespace) -> int:
     mutants_dir: Path = args.mutants or root / "conformance" / "mutants"
     if not mutants_dir.is_dir():
         raise Abort(f"no such directory: {mutants_dir}")
-    cases = _load(root / "conformance" / "cases")
+    catalogue = args.catalogue or ("all" if args.only else "cases")
+    by_tests = load_catalogue(mutants_dir / PYTEST_DIR) if catalogue != "cases" else {}
+    only = None if args.only is None else frozenset(args.only)
+    case_only = None if only is None else only - by_tests.keys()
+    pytest_only = None if only is None else only & by_tests.keys()
+    if catalogue == "pytest" and case_only:
+        raise Abort(f"no pytest-judged seeded bug in {mutants_dir / PYTEST_DIR} has id {', '.join(sorted(case_only))}")
+    wanted = catalogue != "cases" and (pytest_only is None or bool(pytest_only))
+    missing = missing_tests(root) if wanted else None  # an installed package has neither tests nor bugs
+    if missing:
+        raise Abort(missing)
+    judge_by_tests = wanted and bool(by_tests)
+    caught = True
+    if catalogue != "pytest" and (case_only is None or case_only):
+        also = f" nor in {mutants_dir / PYTEST_DIR}" if by_tests else ""
+        caught = _case_mutants(args, mutants_dir, case_only, also)
+    if judge_by_tests:
+        verdicts = judge(root, by_tests, pytest_only)
+        found = problems(verdicts)
+        for problem in found:
+            print(problem)
+        print(summary(verdicts, found))
+        caught = caught and not found
+    return 0 if caught else 1
+
+
+def _case_mutants(args: argparse.Namespace, mutants_dir: Path, only: frozenset[str] | None, also: str) -> bool:
+    """The case-judged catalogue: each mutant and the counts printed; whether every one was killed.
+
+    ``also`` ends the error for an unknown id: the other catalogue searched, if any.
+    """
+    cases = _load(args.root / "conformance" / "cases")
 
     def show(result: MutantResult) -> None:
         print(f"{result.id}: {result.status}: {result.detail}", flush=True)
 
     try:
         results = run_mutants(
-            root,
+            args.root,
             mutants_dir,
             cases,
-            only=args.only,
+            only=only,
             timeout=args.timeout,
             on_result=show,
             workers=args.workers,
@@ -262,10 +295,10 @@ def _mutants(args: argparse.Namespace) -> int:
         failing = "\n".join(f"  {failure}" for failure in exc.failures)
         raise Abort(f"{exc}; fix them before judging mutants:\n{failing}") from None
     except LookupError as exc:
-        raise Abort(str(exc)) from None
+        raise Abort(f"{exc}{also}") from None
     counts = mutant_counts(results)
     print(", ".join(f"{count} {status}" for status, count in counts.items()))
-    return 0 if counts["killed"] == len(results) else 1
+    return counts["killed"] == len(results)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -357,9 +390,21 @@ def _parser() -> argparse.ArgumentParser:
     lint.set_defaults(handler=_lint)
 
     mutants = commands.add_parser("mutants", help="check that the suite catches seeded bugs")
-    mutants.add_argument("--only", metavar="ID", help="run only the mutant with this id")
     mutants.add_argument(
-        "--mutants", type=Path, metavar="DIR", help="default: <root>/conformance/mutants"
+        "--only",
+        nargs="+",
+        metavar="ID",
+        help="judge just these seeded bugs, from whichever catalogue holds each",
+    )
+    mutants.add_argument(
+        "--catalogue",
+        choices=("cases", "pytest", "all"),
+        help="the seeded bugs the cases must catch (<DIR>/*.json), those the project's tests must "
+        f"catch (<DIR>/{PYTEST_DIR}/*.json, each in a child pytest; needs tests/), or both "
+        "(default: cases; with --only, all)",
+    )
+    mutants.add_argument(
+        "--mutants", type=Path, metavar="DIR", help="the catalogue (default: <root>/conformance/mutants)"
     )
     mutants.add_argument(
         "--root",

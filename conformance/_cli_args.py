@@ -6,7 +6,7 @@ import argparse
 
 from harness9_ref.memory import POSTGRES_SCHEMES, url_scheme
 
-from .porting._backends import POSTGRES_ENV
+from .runner._backends import POSTGRES_ENV
 
 __all__ = ["Abort", "add_postgres_option", "count", "port", "postgres_url", "seconds"]
 

@@ -60,7 +60,7 @@ def start_answer() -> dict[str, Any]:
         "protocol": PROTOCOL_VERSION,
         "implementation": {"name": "harness9-ref", "version": harness9_ref.__version__, "language": "python"},
         "ops": sorted(OPS),
-        "backends": ["sqlite", "postgresql"],  # conformance/porting/_backends.py
+        "backends": ["sqlite", "postgresql"],  # conformance/runner/_backends.py
         # SPEC R-PROF-3: every profile with cases but PostgreSQL, which a run judges only when
         # it is given a server (without one its PostgreSQL-only cases are unsupported).
         "profiles": ["core", "sessions", "providers", "local", "engine", "long", "tui"],

@@ -15,8 +15,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from conformance import Case, Response, load_cases
+from conformance.porting._porting import read_port_start
 from conformance.reference_adapter import handle, start_answer
-from conformance.runner._runner import read_answer, read_start
+from conformance.runner._runner import read_answer
 from harness9_ref.schema import strict_json
 
 __all__ = ["InProcessReference", "suite_cases"]
@@ -37,7 +38,7 @@ class InProcessReference:
     """The reference adapter's handler, called in this process over JSON-round-tripped messages."""
 
     def __init__(self) -> None:
-        self.ops, self.declared, self.backends = read_start(_wire(start_answer(), ensure_ascii=False))
+        self.ops, self.declared, self.backends = read_port_start(_wire(start_answer(), ensure_ascii=False))
         self._seq = 0
 
     def run(self, op: str, input: Mapping[str, Any]) -> Response:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from conformance import DEFAULT_ADAPTER_COMMAND, PROJECT_ROOT, Adapter, Case, lint_cases, run_case
-from conformance.porting._backends import case_backends
+from conformance.runner._backends import case_backends
 from tests.reference import InProcessReference, suite_cases
 
 CASES = suite_cases()

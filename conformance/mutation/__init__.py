@@ -1,2 +1,3 @@
-"""Seeded bugs: the catalogue of ``conformance/mutants/`` and generated AST mutants, each judged
-on a patched copy of the project."""
+"""Seeded bugs, each judged on a patched copy of the project: the catalogue of
+``conformance/mutants/`` (caught by cases; its ``pytest/`` folder, by the project's tests) and
+generated AST mutants."""

@@ -13,7 +13,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import get_args
 
-from ..porting._backends import BACKENDS, per_backend
+from ..runner._backends import BACKENDS, per_backend
 from ..runner._cases import Case
 from ._automut import (
     EQUIVALENT_FILE,

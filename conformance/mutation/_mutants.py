@@ -31,9 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
+from .._suite import run_case
+from ..porting._porting import PortAdapter
 from ..runner._cases import Case, read_json
 from ..runner._jsonschema import Validator, load_schema
-from ..runner._runner import DEFAULT_ADAPTER_COMMAND, DEFAULT_TIMEOUT, Adapter, AdapterError, run_case
+from ..runner._runner import DEFAULT_ADAPTER_COMMAND, DEFAULT_TIMEOUT, AdapterError
 from ._mutant_copy import Broken, Edit, edited_file, patched, patched_copy
 from ._mutant_copy import template as project_template
 
@@ -135,10 +137,10 @@ def edit_problems(root: Path, mutants_dir: Path, case_ids: Collection[str]) -> d
     return problems
 
 
-def _isolated_adapter(copy: Path, timeout: float, env: dict[str, str] | None) -> Adapter:
+def _isolated_adapter(copy: Path, timeout: float, env: dict[str, str] | None) -> PortAdapter:
     """The reference adapter in ``copy``; ``env`` defaults to ``isolated_environment()``."""
     env = isolated_environment() if env is None else env
-    adapter = Adapter(DEFAULT_ADAPTER_COMMAND, cwd=copy, timeout=timeout, env=env)
+    adapter = PortAdapter(DEFAULT_ADAPTER_COMMAND, cwd=copy, timeout=timeout, env=env)
     try:
         adapter.start()
     except AdapterError as exc:
@@ -149,7 +151,7 @@ def _isolated_adapter(copy: Path, timeout: float, env: dict[str, str] | None) ->
 @contextlib.contextmanager
 def _patched_adapter(
     template: Path, edits: Sequence[Edit], timeout: float, env: dict[str, str] | None = None
-) -> Iterator[Adapter]:
+) -> Iterator[PortAdapter]:
     """The reference adapter running in a patched copy of ``template``, removed afterwards."""
     with patched_copy(template, edits) as copy:
         adapter = _isolated_adapter(copy, timeout, env)
@@ -159,7 +161,7 @@ def _patched_adapter(
             adapter.close()
 
 
-def _fails(adapter: Adapter, case: Case) -> bool:
+def _fails(adapter: PortAdapter, case: Case) -> bool:
     return run_case(adapter, case).status in ("failed", "errored")
 
 
@@ -172,7 +174,7 @@ class _Baseline:
 
     def __init__(self, template: Path, timeout: float, env: dict[str, str] | None = None) -> None:
         self._template, self._timeout, self._env = template, timeout, env
-        self._adapter: Adapter | None = None
+        self._adapter: PortAdapter | None = None
         self._passed: dict[str, bool] = {}
         self._lock = threading.Lock()
 
@@ -191,7 +193,7 @@ class _Baseline:
         if failures:
             raise BaselineError(failures)
 
-    def catches(self, adapter: Adapter, case: Case) -> bool:
+    def catches(self, adapter: PortAdapter, case: Case) -> bool:
         """Whether ``case`` fails under the mutant ``adapter`` runs, and only because of it."""
         if not _fails(adapter, case):
             return False
@@ -215,7 +217,7 @@ def _others(cases: Sequence[Case], mutant: _Mutant, scope: MutantScope) -> list[
 
 
 def _judge(
-    adapter: Adapter, cases: Sequence[Case], mutant: _Mutant, baseline: _Baseline, scope: MutantScope
+    adapter: PortAdapter, cases: Sequence[Case], mutant: _Mutant, baseline: _Baseline, scope: MutantScope
 ) -> MutantResult:
     by_id = {case.id: case for case in cases}
     failing = [kill for kill in mutant.kills if baseline.catches(adapter, by_id[kill])]
@@ -241,7 +243,7 @@ def run_mutants(
     mutants_dir: Path,
     cases: Sequence[Case],
     *,
-    only: str | None = None,
+    only: Collection[str] | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     on_result: Callable[[MutantResult], None] | None = None,
     workers: int | None = None,
@@ -254,7 +256,7 @@ def run_mutants(
         root: the project root holding ``harness9_ref/`` and ``conformance/``.
         mutants_dir: the directory of ``*.json`` mutant files.
         cases: the suite; the cases that count must pass on the unmutated copy.
-        only: run just the mutant with this id.
+        only: run just the mutants with these ids.
         timeout: seconds per adapter answer.
         on_result: called after each mutant, in catalogue order, e.g. to print progress.
         workers: mutants judged at once, each by its own adapter process (default: the
@@ -265,14 +267,15 @@ def run_mutants(
     Raises:
         BaselineError: cases fail before any mutant is applied ("full": checked before any
             mutant is judged; "targeted": as soon as a case that caught a mutant is found to).
-        LookupError: ``only`` names no mutant.
+        LookupError: ``only`` names an id no mutant has.
     """
     case_ids = frozenset(case.id for case in cases)
     mutants = [_read_mutant(path, case_ids) for path in sorted(mutants_dir.glob("*.json"))]
     if only is not None:
-        mutants = [mutant for mutant in mutants if mutant.id == only]
-        if not mutants:
-            raise LookupError(f"no mutant in {mutants_dir} has id {only!r}")
+        unknown = sorted(set(only) - {mutant.id for mutant in mutants})
+        if unknown:
+            raise LookupError(f"no mutant in {mutants_dir} has id {', '.join(unknown)}")
+        mutants = [mutant for mutant in mutants if mutant.id in only]
     env = isolated_environment()  # as it is now: tests running alongside may change os.environ
     with project_template(root) as copy, contextlib.closing(_Baseline(copy, timeout, env)) as baseline:
         if scope == "full":

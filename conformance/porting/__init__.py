@@ -1,2 +1,2 @@
 """What a port may declare about itself and how a case is fitted to it: wording, its own ids
-and clock, the session backends it runs."""
+and clock (built on the runner); and the Go original's known failures."""

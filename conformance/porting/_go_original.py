@@ -29,10 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from .._suite import run_suite
 from ..mutation._mutant_copy import Edit, patched_copy, template
 from ..mutation._mutants import isolated_environment
 from ..runner._cases import PROJECT_ROOT, Case, load_cases
-from ..runner._runner import DEFAULT_ADAPTER_COMMAND, DEFAULT_TIMEOUT, run_suite
+from ..runner._runner import DEFAULT_ADAPTER_COMMAND, DEFAULT_TIMEOUT
 
 __all__ = ["DIVERGENCES_DIR", "KNOWN_FAILURES", "Divergence", "known_failures_text", "main", "read_divergences"]
 

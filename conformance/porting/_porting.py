@@ -6,14 +6,14 @@ and reads its own clock. The start answer's optional members ``wording``, ``sess
 ``clock`` say so; ``plan`` turns a case into the case this adapter is judged by (rewritten
 texts, or "unsupported" with the reason), and ``Plan.evaluate`` maps ids and checks times by
 order and range before the ordinary exact comparison. An adapter that declares nothing is
-judged exactly as before.
+judged exactly as before. ``PortAdapter`` is the runner's adapter with these declarations read
+from its start answer; conformance/_suite.py runs each case by its plan.
 """
 
 from __future__ import annotations
 
 import copy
 import functools
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from ..runner._cases import read_json
 from ..runner._profiles import read_profiles
+from ..runner._runner import Adapter, read_start
 from ..runner._verdicts import Verdict, evaluate
-from ..runner._workspace import prepared
 from . import _identity
 from ._wording import SPEC_WORDING, WORDING_PIN, Wording, read_wording, reword_case
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from ..runner._cases import Case
     from ..runner._verdicts import Response
 
-__all__ = ["Declarations", "Plan", "Target", "case_pins", "plan", "read_declarations", "run_planned"]
+__all__ = ["Declarations", "Plan", "PortAdapter", "Target", "case_pins", "plan", "read_declarations", "read_port_start"]
 
 OWN: Final = "own"
 CHOSEN: Final = "chosen"  # the default: the adapter follows the case's ids and clock
@@ -48,7 +48,7 @@ class Declarations:
 
 class Target(Protocol):
     """What a case runs against once the handshake is done: the adapter process the runner
-    drives (``_runner.Adapter``), or an implementation called in process, judged the same way."""
+    drives (``PortAdapter``), or an implementation called in process, judged the same way."""
 
     @property
     def ops(self) -> frozenset[str]: ...
@@ -77,6 +77,33 @@ def read_declarations(answer: Mapping[str, Any]) -> Declarations:
         flags["clock"],
         read_profiles(answer),
     )
+
+
+def read_port_start(answer: Any) -> tuple[frozenset[str], Declarations, tuple[str, ...]]:
+    """The ops, declarations and backends of a start answer.
+
+    Raises:
+        ValueError: a declaration the runner cannot use.
+        _runner._Fault: the answer does not speak the protocol or lists no ops.
+    """
+    ops, backends = read_start(answer)
+    return ops, read_declarations(answer), backends
+
+
+class PortAdapter(Adapter):
+    """The runner's adapter process with what its start answer declares about the port: its
+    wording, own ids and clock, claimed profiles; a declaration it cannot use stops the start."""
+
+    _declared: Declarations = Declarations()
+
+    @property
+    def declared(self) -> Declarations:
+        """The declarations; reading them starts an adapter never started, as ``ops`` does."""
+        self._ensure_started()
+        return self._declared
+
+    def _declare(self, answer: Mapping[str, Any]) -> None:
+        self._declared = read_declarations(answer)
 
 
 @functools.cache
@@ -171,20 +198,3 @@ def plan(case: Case, declared: Declarations) -> Plan:
                                                ("clock", declared.own_clock)) if on)
             return Plan(case, declared, f"with the adapter's own {own}: {reason}")
     return Plan(case, declared)
-
-
-def run_planned(adapter: Target, case: Case, declared: Declarations) -> Verdict:
-    """Run one case as planned for the adapter's declarations and judge the answer.
-
-    The run's wall-clock span, in whole seconds, is what an adapter's own clock is checked by.
-    """
-    judged = plan(case, declared)
-    if judged.unsupported and case.op in adapter.ops:
-        return Verdict("unsupported", judged.unsupported)
-    with prepared(judged.case) as (input, observe):
-        started = time.time()
-        response = adapter.run(case.op, input)
-        span = (started, time.time())
-        judged.before_observing(response)
-        observed = observe() if response.kind == "output" else {}
-    return judged.evaluate(response, observed, span)

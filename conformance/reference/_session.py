@@ -1,7 +1,7 @@
 """The ``session`` op of the reference adapter: a list of steps on a fresh database.
 
 ``database`` is a path (SQLite) or, for a case's PostgreSQL run, a ``postgresql://`` URL of a
-fresh schema (conformance/porting/_backends.py); the Manager takes either.
+fresh schema (conformance/runner/_backends.py); the Manager takes either.
 
 Each step is one call on a Manager or a session; its result is ``{"ok": value}`` or
 ``{"error": code}``, so a case can expect a failure in the middle of a sequence and go on.

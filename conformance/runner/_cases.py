@@ -1,23 +1,22 @@
-"""Case files: loading, linting, SPEC.md requirement ids and id-list files.
+"""Case files: loading, SPEC.md requirement ids and id-list files.
 
 A case is data (``conformance/schema/case.json``): the loader checks every file against that
 schema and refuses the whole suite when one is broken, because a runner that quietly dropped a
-bad case would report a pass it never checked. ``lint_cases`` reports every problem at once and
-adds the checks that need SPEC.md.
+bad case would report a pass it never checked. ``_lint.lint_cases`` reports every problem at
+once and adds the checks that need SPEC.md.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from harness9_ref.schema import strict_json
 
-from ._case_text import expand, literal_runs
+from ._case_text import expand
 from ._jsonschema import Validator, load_schema
 
 __all__ = [
@@ -27,7 +26,6 @@ __all__ = [
     "SPEC_PATH",
     "Case",
     "CaseError",
-    "lint_cases",
     "load_cases",
     "read_id_list",
     "spec_requirement_ids",
@@ -56,7 +54,6 @@ SPEC_PATH: Final = _shipped("SPEC.md")
 _REQUIREMENT_LINE: Final = "- <a id="
 _REQUIREMENT_ID: Final = re.compile(r"\*\*(R-[A-Z]+-\d+)\*\*")
 # Ops whose inputs name files and folders that an implementation may create or delete.
-FILE_OPS: Final = frozenset({"session", "tool_execute"})
 
 
 @dataclass(frozen=True)
@@ -192,63 +189,6 @@ def spec_requirement_ids(spec_path: Path) -> list[str]:
             if match:
                 found.append(match.group(1))
     return found
-
-
-def _real_paths(value: Any) -> list[str]:
-    """Absolute paths in a case input that exist on this machine.
-
-    A case runs against implementations that may be wrong: an input naming a real path (an id
-    of ``/tmp`` for a delete, say) could make a wrong one destroy it. Cases name only paths
-    inside the runner's scratch folder, or absolute paths that exist nowhere.
-    """
-    if isinstance(value, str):
-        return [f"input names the real path {value!r}"] if value.startswith("/") and Path(value).exists() else []
-    if isinstance(value, dict):
-        return [p for item in value.values() for p in _real_paths(item)]
-    if isinstance(value, list):
-        return [p for item in value for p in _real_paths(item)]
-    return []
-
-
-def lint_cases(root: Path | None = None, spec_path: Path | None = None) -> list[str]:
-    """Every problem in the suite, one ``"path: problem"`` string each.
-
-    Beyond what loading rejects (schema violations, duplicate ids, files outside an area
-    folder, invalid JSON), lint rejects an empty suite, citing an id twice, citing an id
-    that SPEC.md does not define, an input naming an existing absolute path, and a session
-    case bound to SQLite's file that is not marked SQLite-only (R-PG-2).
-
-    Args:
-        root: the cases directory; defaults to ``CASES_DIR``.
-        spec_path: the specification; defaults to ``SPEC_PATH``.
-    """
-    root = CASES_DIR if root is None else root
-    spec_path = SPEC_PATH if spec_path is None else spec_path
-    if not root.is_dir():
-        return [f"{_display(root)}: no such directory"]
-    cases, problems = _scan(root)
-    if not cases and not problems:
-        problems.append(f"{_display(root)}: no case files found")
-    if not spec_path.is_file():
-        return [*problems, f"{_display(spec_path)}: not found, so cited ids cannot be checked"]
-    defined = set(spec_requirement_ids(spec_path))
-    from ..porting._backends import sqlite_only_problem  # here: _backends builds on this module
-
-    for case in cases:
-        sqlite_only = sqlite_only_problem(case)
-        if sqlite_only is not None:
-            problems.append(f"{_display(case.path)}: {sqlite_only}")
-        problems.extend(f"{_display(case.path)}: {p}" for p in literal_runs(case.path.read_text(encoding="utf-8")))
-        if case.op in FILE_OPS:
-            problems.extend(f"{_display(case.path)}: {p}" for p in _real_paths(case.input))
-        for requirement, count in Counter(case.spec).items():
-            if count > 1:
-                problems.append(f"{_display(case.path)}: cites {requirement} more than once")
-            if requirement not in defined:
-                problems.append(
-                    f"{_display(case.path)}: cites {requirement}, which {spec_path.name} does not define"
-                )
-    return problems
 
 
 def read_id_list(path: Path, *, missing_ok: bool = False) -> list[str]:

@@ -14,8 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
-from ._report import CaseResult, SuiteResult
 from ._requirements import is_requirement_id
+from ._results import CaseResult, SuiteResult
 
 __all__ = ["KnownFailuresUpdate", "entry_line", "failing_results", "updated_known_failures"]
 

@@ -19,13 +19,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from ..porting._backends import POSTGRES, POSTGRES_KEY, case_backends
+from ._backends import POSTGRES, POSTGRES_KEY, case_backends
 from ._ops import OPS
 from ._requirements import area_of
 
 if TYPE_CHECKING:
     from ._cases import Case
-    from ._report import CaseResult
+    from ._results import CaseResult
 
 __all__ = [
     "PROFILES",

@@ -1,4 +1,5 @@
-"""A run's results and how they read: failure lines, summary, JSON and JUnit reports.
+"""How a run's results read: failure lines, summary, JSON and JUnit reports, and whether the run
+succeeded (the results themselves are ``_results``'s).
 
 A failure line names the case three ways (permanent id, readable ``<area>/<slug>``, the SPEC
 requirements it checks) so a porter can go from the line to the case file and to the spec in
@@ -11,143 +12,43 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
-from collections import Counter
-from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final
 
-from ._cases import Case
 from ._profiles import ProfileResult, junit_profile_suite, profile_results
 from ._requirements import junit_requirement_suites, requirement_results, stale_requirements
-from ._verdicts import Status, Verdict
+from ._results import ALWAYS_SHOWN, CaseResult, Outcome, SuiteResult
 
 __all__ = [
-    "CaseResult",
-    "Outcome",
-    "SuiteResult",
-    "case_result",
     "format_result",
+    "suite_ok",
+    "suite_profiles",
     "summary_line",
     "write_json_report",
     "write_junit_report",
 ]
 
-Outcome = Literal["passed", "failed", "skipped", "unsupported", "errored", "known_failure"]
-OUTCOMES: Final[tuple[Outcome, ...]] = (
-    "passed",
-    "failed",
-    "skipped",
-    "unsupported",
-    "errored",
-    "known_failure",
-)
-UNEXPECTED_PASS: Final = "unexpectedly passed, remove it from the known-failures file"
-
-
-@dataclass(frozen=True, slots=True)
-class CaseResult:
-    """One case's verdict and how it counts, given the known-failures list.
-
-    ``statuses``: the status of each run of the case (one unless ``run --repeat``); ``trace``:
-    the protocol lines of a case that failed or errored, with ``run --trace``.
-    """
-
-    case: Case
-    verdict: Verdict
-    outcome: Outcome
-    statuses: tuple[Status, ...] = ()
-    trace: tuple[str, ...] = ()
-
-    @property
-    def changed(self) -> bool:
-        """Whether the status changed between repeated runs (R-RUN-4)."""
-        return len(set(self.statuses)) > 1
-
-    @property
-    def detail(self) -> str:
-        """Why the case did not simply pass; empty for a pass."""
-        if self.changed:
-            runs = ", ".join(self.statuses)
-            return f"outcome changes over {len(self.statuses)} runs ({runs}): {self.verdict.detail}"
-        return (
-            UNEXPECTED_PASS
-            if self.verdict.status == "passed" and self.outcome == "failed"
-            else self.verdict.detail
-        )
-
-
-@dataclass(frozen=True)
-class SuiteResult:
-    """A whole run: who was tested, each case's result, and whether it succeeded."""
-
-    implementation: Mapping[str, Any]
-    results: tuple[CaseResult, ...]
-    known_failures_given: bool = False
-    # Requirement ids listed in the known-failures file (see _requirements).
-    known_requirements: frozenset[str] = frozenset()
-    # Profiles the adapter claims (see _profiles): one not passed fails the run.
-    claimed_profiles: tuple[str, ...] = ()
-
-    def counts(self) -> dict[Outcome, int]:
-        """How many cases ended in each outcome, zeros included."""
-        tally = Counter(result.outcome for result in self.results)
-        return {outcome: tally[outcome] for outcome in OUTCOMES}
-
-    @property
-    def ok(self) -> bool:
-        """True when nothing unexpected failed or errored, no listed requirement is stale and
-        every claimed profile that the run judged passed."""
-        counts = self.counts()
-        return (
-            counts["failed"] == 0
-            and counts["errored"] == 0
-            and not self.stale_requirements()
-            and not any(result.unmet for result in self.profiles())
-        )
-
-    def profiles(self) -> list[ProfileResult]:
-        """Each profile judged on this run's cases, in the table's order (R-PROF-2)."""
-        return profile_results(self.results, self.claimed_profiles)
-
-    def stale_requirements(self) -> list[str]:
-        """Listed requirements whose cases pass now; each fails the run like an unexpected pass."""
-        return stale_requirements(self) if self.known_requirements else []
-
-
-def case_result(
-    case: Case,
-    verdict: Verdict,
-    *,
-    known_failure: bool,
-    by_requirement: bool = False,
-    statuses: tuple[Status, ...] = (),
-    trace: tuple[str, ...] = (),
-) -> CaseResult:
-    """How a verdict counts: a listed case that fails is a known failure, one that passes fails.
-
-    ``by_requirement``: the case is listed only through a requirement it cites. It fails as a
-    known failure too, but a pass is a pass; the requirement's entry is judged as a whole.
-    ``statuses`` that differ make the case fail whatever the list says: neither a pass nor a
-    known failure can be relied on (R-RUN-4). ``trace`` is kept for a case that fails or errors.
-    """
-    outcome: Outcome = verdict.status
-    if len(set(statuses)) > 1:
-        outcome = "failed"
-    elif known_failure or by_requirement:
-        if verdict.status in ("failed", "errored"):
-            outcome = "known_failure"
-        elif verdict.status == "passed" and known_failure:
-            outcome = "failed"
-    return CaseResult(case, verdict, outcome, statuses, trace if outcome in _ALWAYS_SHOWN else ())
-
-
 # Characters XML 1.0 cannot carry; an adapter's message may contain any of them.
 _NOT_XML: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-# Outcomes that are printed without -v.
-_ALWAYS_SHOWN: Final = frozenset({"failed", "errored"})
 # The summary's counts, in order; "known failures" is added only with a known-failures file.
 _SUMMARY: Final[tuple[Outcome, ...]] = ("passed", "failed", "skipped", "unsupported", "errored")
+
+
+def suite_profiles(suite: SuiteResult) -> list[ProfileResult]:
+    """Each profile judged on the run's cases, in the table's order (R-PROF-2)."""
+    return profile_results(suite.results, suite.claimed_profiles)
+
+
+def suite_ok(suite: SuiteResult) -> bool:
+    """True when nothing unexpected failed or errored, no listed requirement is stale and every
+    claimed profile that the run judged passed."""
+    counts = suite.counts()
+    return (
+        counts["failed"] == 0
+        and counts["errored"] == 0
+        and not stale_requirements(suite)
+        and not any(result.unmet for result in suite_profiles(suite))
+    )
 
 
 def format_result(result: CaseResult, *, verbose: bool = False) -> str | None:
@@ -156,7 +57,7 @@ def format_result(result: CaseResult, *, verbose: bool = False) -> str | None:
     Failed: ``<id> (<area>/<slug>) [R-X-1, R-Y-2] <pointer>: expected <json>, got <json>``.
     Every other outcome: the same prefix, the outcome, and the reason when there is one.
     """
-    if result.outcome not in _ALWAYS_SHOWN and not verbose:
+    if result.outcome not in ALWAYS_SHOWN and not verbose:
         return None
     case = result.case
     prefix = f"{case.id} ({case.name}) [{', '.join(case.spec)}]"
@@ -172,7 +73,7 @@ def summary_line(suite: SuiteResult) -> str:
     parts = [f"{counts[outcome]} {outcome}" for outcome in _SUMMARY]
     if suite.known_failures_given:
         parts.append(f"{counts['known_failure']} known failures")
-    stale = len(suite.stale_requirements())
+    stale = len(stale_requirements(suite))
     if stale:
         parts.append(f"{stale} listed requirement{'s' * (stale != 1)} no longer failing")
     return ", ".join(parts)
@@ -204,10 +105,10 @@ def write_json_report(suite: SuiteResult, path: Path) -> None:
     report = {
         "implementation": dict(suite.implementation),
         "totals": suite.counts(),
-        "ok": suite.ok,
+        "ok": suite_ok(suite),
         "cases": [_case_entry(result) for result in suite.results],
         "requirements": {result.id: result.as_json() for result in requirements},
-        "profiles": {result.profile.name: result.as_json() for result in suite.profiles()},
+        "profiles": {result.profile.name: result.as_json() for result in suite_profiles(suite)},
     }
     path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
@@ -252,6 +153,6 @@ def write_junit_report(suite: SuiteResult, path: Path) -> None:
             label = result.outcome.replace("_", " ")
             ET.SubElement(element, "skipped", message=f"{label}: {detail}" if detail else label)
     junit_requirement_suites(root, suite)
-    junit_profile_suite(root, suite.profiles())
+    junit_profile_suite(root, suite_profiles(suite))
     ET.indent(root)
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)

@@ -15,10 +15,9 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
-if TYPE_CHECKING:
-    from ._report import CaseResult, Outcome, SuiteResult
+from ._results import CaseResult, Outcome, SuiteResult
 
 __all__ = [
     "RequirementResult",
@@ -128,7 +127,10 @@ def requirement_results(
 
 
 def stale_requirements(suite: SuiteResult) -> list[str]:
-    """The listed requirements whose cases all pass now (see the module docstring)."""
+    """The listed requirements whose cases all pass now (see the module docstring); each fails the
+    run like an unexpected pass."""
+    if not suite.known_requirements:
+        return []
     return [
         result.id
         for result in requirement_results(suite.results, suite.known_requirements)

@@ -1,4 +1,4 @@
-"""Drive an adapter over protocol v1 and run cases through it.
+"""Drive an adapter over protocol v1: the process, the handshake, one request and its answer.
 
 Theory of operation: an adapter is a subprocess speaking JSON lines. A reader thread puts each
 stdout line on a queue, so a read can time out; another keeps the tail of stderr, which is
@@ -8,7 +8,8 @@ errored with a reason and a hint, and the adapter is started again for the next 
 response of the wrong shape is errored too, but the stream is still in step, so the adapter
 keeps running; so is an error answer with the code ``internal_error``, an adapter's own report
 of a crash it caught (SPEC R-RUN-1). With a trace (``run --trace``) every protocol line of a
-case is kept, so a failing case can be shown as it was sent and answered.
+case is kept, so a failing case can be shown as it was sent and answered. Running and judging
+cases through it, fitted to what the adapter declares, is ``conformance._suite``'s.
 """
 
 from __future__ import annotations
@@ -20,22 +21,18 @@ import subprocess
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, Final
+from typing import IO, Any, Final, TypeVar
 
 from harness9_ref.schema import strict_json
 
-from ..porting._backends import on_a_backend, per_backend, read_backends
-from ..porting._porting import Declarations, Target, read_declarations, run_planned
-from ._cases import PROJECT_ROOT, Case
+from ._backends import read_backends
 from ._compare import compact_json
 from ._jsonschema import Validator, load_schema
 from ._ops import PROTOCOL_VERSION
-from ._report import CaseResult, SuiteResult, case_result
-from ._requirements import is_requirement_id
-from ._verdicts import Response, Verdict
+from ._verdicts import Response
 
 __all__ = [
     "DEFAULT_ADAPTER_COMMAND",
@@ -45,8 +42,6 @@ __all__ = [
     "AdapterError",
     "read_answer",
     "read_start",
-    "run_case",
-    "run_suite",
 ]
 
 # The Python reference adapter; run it with cwd = the project root.
@@ -127,12 +122,12 @@ class _Process:
                 pass
 
 
-def read_start(answer: Any) -> tuple[frozenset[str], Declarations, tuple[str, ...]]:
-    """The ops, declarations and backends of a start answer.
+def read_start(answer: Any) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The ops and backends of a start answer (what else it declares is porting's).
 
     Raises:
         _Fault: the answer does not speak this protocol or lists no ops.
-        ValueError: a declaration the runner cannot use.
+        ValueError: backends the runner does not know.
     """
     if not isinstance(answer, dict) or answer.get("protocol") != PROTOCOL_VERSION:
         raise _Fault(
@@ -146,8 +141,7 @@ def read_start(answer: Any) -> tuple[frozenset[str], Declarations, tuple[str, ..
             f"start answer's ops is not a list of op names: {compact_json(ops)}",
             "list the ops the adapter implements",
         )
-    declared = read_declarations(answer)  # ValueError: a declaration it cannot use
-    return frozenset(ops), declared, read_backends(answer)
+    return frozenset(ops), read_backends(answer)
 
 
 def read_answer(answer: Any, seq: int, validate: Callable[[Any], None] = lambda answer: None) -> Response:
@@ -195,6 +189,9 @@ def _traced(direction: str, line: str) -> str:
     return f"{direction} {line}"
 
 
+_Self = TypeVar("_Self", bound="Adapter")  # a subclass entered is itself (typing.Self from 3.11)
+
+
 class Adapter:
     """A running adapter, restarted whenever it misbehaves.
 
@@ -224,8 +221,7 @@ class Adapter:
         self.command, self.cwd, self.timeout, self.env = tuple(command), cwd, timeout, env
         self.implementation: dict[str, Any] = {}
         self._ops: frozenset[str] = frozenset()
-        self._declared = Declarations()  # wording, own ids, own clock (conformance/porting/_porting.py)
-        self._backends: tuple[str, ...] = ("sqlite",)  # conformance/porting/_backends.py
+        self._backends: tuple[str, ...] = ("sqlite",)  # conformance/runner/_backends.py
         self._schemas: dict[str, Validator] | None = None
         if validate:
             self._schemas = {
@@ -246,11 +242,6 @@ class Adapter:
         return self._ops
 
     @property
-    def declared(self) -> Declarations:
-        self._ensure_started()
-        return self._declared
-
-    @property
     def backends(self) -> tuple[str, ...]:
         self._ensure_started()
         return self._backends
@@ -259,7 +250,7 @@ class Adapter:
         if not self._started:
             self.start()
 
-    def __enter__(self) -> Adapter:
+    def __enter__(self: _Self) -> _Self:
         self.start()
         return self
 
@@ -329,15 +320,24 @@ class Adapter:
         try:
             answer = self._exchange(process, {"cmd": "start", "protocol": PROTOCOL_VERSION})
             self._check("start.response", answer)
-            ops, declared, backends = read_start(answer)
+            ops, backends = read_start(answer)
+            self._declare(answer)
         except (_Fault, ValueError) as fault:
             process.kill()
             raise AdapterError(f"adapter {list(self.command)} failed to start: {fault}") from None
         implementation = answer.get("implementation")
         self.implementation = implementation if isinstance(implementation, dict) else {}
-        self._ops, self._declared, self._backends = ops, declared, backends
+        self._ops, self._backends = ops, backends
         self._process = process
         self._started = True
+
+    def _declare(self, answer: Mapping[str, Any]) -> None:
+        """Read what a start answer declares beyond its ops and backends: nothing here; a port's
+        wording, ids, clock and profiles are read by ``conformance.porting``'s ``PortAdapter``.
+
+        Raises:
+            ValueError: a declaration that cannot be used; the adapter then fails to start.
+        """
 
     def run(self, op: str, input: Mapping[str, Any]) -> Response:
         """Run one op on one input.
@@ -382,94 +382,3 @@ class Adapter:
         except (OSError, subprocess.TimeoutExpired):
             pass
         process.kill()
-
-
-def run_case(adapter: Target, case: Case) -> Verdict:
-    """Run one case, in a scratch folder when its op needs one, and judge the answer, fitted to
-    what the adapter declared: its wording, own ids, own clock (conformance/porting/_porting.py).
-
-    ``adapter`` is an ``Adapter`` (started on first use) or the in-process reference of the
-    tests, which is judged by this same code.
-    """
-    runnable = on_a_backend(case, adapter.backends)  # conformance/porting/_backends.py
-    if isinstance(runnable, str):
-        return Verdict("unsupported", runnable)
-    return run_planned(adapter, runnable, adapter.declared)
-
-
-def _traced_run(adapter: Adapter, case: Case, trace: bool) -> tuple[Verdict, tuple[str, ...]]:
-    """One run of a case, with its protocol lines when ``trace`` is on."""
-    adapter.trace = [] if trace else None
-    verdict = run_case(adapter, case)
-    lines = tuple(adapter.trace or ())
-    adapter.trace = None
-    return verdict, lines
-
-
-def _judged(runs: Sequence[tuple[Verdict, tuple[str, ...]]]) -> tuple[Verdict, tuple[str, ...]]:
-    """The verdict that stands for repeated runs: the first run's, or when the runs disagree the
-    first one that did not pass (its detail is what a porter needs to see)."""
-    chosen = next((run for run in runs if run[0].status != "passed"), runs[0])
-    return chosen
-
-
-def run_suite(
-    cases: Iterable[Case],
-    adapter_command: Sequence[str] = DEFAULT_ADAPTER_COMMAND,
-    *,
-    cwd: Path | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
-    validate: bool = False,
-    known_failures: Collection[str] | None = None,
-    env: Mapping[str, str] | None = None,
-    on_result: Callable[[CaseResult], None] | None = None,
-    postgres: str | None = None,
-    trace: bool = False,
-    repeat: int = 1,
-) -> SuiteResult:
-    """Run cases through one adapter.
-
-    Args:
-        cases: the cases, run in order.
-        adapter_command: the adapter program; the default runs the Python reference.
-        cwd: the adapter's working directory; defaults to the project root for the default
-            command and to the current directory otherwise.
-        timeout: seconds per answer.
-        validate: check every protocol message against its schema.
-        known_failures: case ids expected to fail; such a case that passes counts as failed.
-            Requirement ids (``R-SUM-7``) stand for every case citing them; such a case that
-            passes counts as passed, and the entry fails the run once none of its cases fails.
-        env: the adapter's environment.
-        on_result: called after each case, e.g. to print progress.
-        postgres: a PostgreSQL server (default $HARNESS9_TEST_POSTGRES_URL): session cases also run there.
-        trace: keep the protocol lines of each case that fails or errors in its result (R-RUN-3).
-        repeat: run each case this many times; a case whose status changes between its runs
-            fails, whatever the known-failures file says (R-RUN-4).
-
-    Raises:
-        AdapterError: the adapter cannot be started at all.
-    """
-    if cwd is None and tuple(adapter_command) == DEFAULT_ADAPTER_COMMAND:
-        cwd = PROJECT_ROOT
-    known = frozenset(known_failures or ())
-    results = []
-    with Adapter(adapter_command, cwd=cwd, timeout=timeout, validate=validate, env=env) as adapter:
-        for case in per_backend(cases, adapter.backends, postgres):
-            runs = [_traced_run(adapter, case, trace) for _ in range(repeat)]
-            verdict, lines = _judged(runs)
-            by_requirement = any(requirement in known for requirement in case.spec)
-            result = case_result(
-                case, verdict, known_failure=case.id in known, by_requirement=by_requirement,
-                statuses=tuple(run.status for run, _ in runs), trace=lines,
-            )
-            results.append(result)
-            if on_result is not None:
-                on_result(result)
-    listed = frozenset(entry for entry in known if is_requirement_id(entry))
-    return SuiteResult(
-        adapter.implementation,
-        tuple(results),
-        known_failures is not None,
-        listed,
-        adapter.declared.profiles,
-    )

@@ -18,8 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
 
-from ..porting._backends import POSTGRES_KEY, fresh_schema
-from ..traffic._provider_setup import call_setup, parse_setup
+from ._backends import POSTGRES_KEY, fresh_schema
 from ._cases import FIXTURES_DIR, Case
 
 __all__ = ["WORKSPACE_OPS", "prepared"]
@@ -31,7 +30,6 @@ SECOND_DB_PATH: Final = "db2/sessions.db"  # for a case's second_managers; its f
 TOOL_RESULTS_DIR: Final = "tool-results"
 WORKDIR: Final = "work"  # the tool_execute op's working directory
 _TRANSIENT: Final = ("-wal", "-shm", "-journal")  # SQLite side files come and go
-PROVIDER_SETUPS: Final = {"provider_parse": parse_setup, "provider_call": call_setup}
 
 
 def _inside(root: Path, relative: str) -> Path:
@@ -108,16 +106,12 @@ def _observe(root: Path, expect: Mapping[str, Any], query: Callable[[str], Any] 
 def prepared(case: Case) -> Iterator[tuple[dict[str, Any], Callable[[], dict[str, Any]]]]:
     """Yield the input to send and a function that observes the folder after the run.
 
-    The provider ops get their bytes or replay server from conformance/traffic/_provider_setup.py. For
-    other ops outside WORKSPACE_OPS the input is the case's own and nothing is observed.
+    For ops outside WORKSPACE_OPS the input is the case's own and nothing is observed (the
+    provider ops' bytes and replay servers are traffic's: conformance/_suite.py picks them).
     Otherwise the adapter gets ``database`` and ``tool_results_dir`` (absolute paths in a fresh
     folder, deleted afterwards) in place of the layout keys; for a PostgreSQL run ``database``
-    is the URL of a fresh schema (conformance/porting/_backends.py).
+    is the URL of a fresh schema (conformance/runner/_backends.py).
     """
-    if case.op in PROVIDER_SETUPS:
-        with PROVIDER_SETUPS[case.op](case.input) as prepared_input:
-            yield prepared_input
-        return
     if case.op not in WORKSPACE_OPS:
         yield case.input, dict
         return
@@ -130,7 +124,7 @@ def prepared(case: Case) -> Iterator[tuple[dict[str, Any], Callable[[], dict[str
         if case.op == "tool_execute":
             (root / WORKDIR).mkdir(exist_ok=True)
             send["workdir"] = str(root / WORKDIR)
-        elif POSTGRES_KEY in case.input:  # a session case's PostgreSQL run (conformance/porting/_backends.py)
+        elif POSTGRES_KEY in case.input:  # a session case's PostgreSQL run (conformance/runner/_backends.py)
             with fresh_schema(case.input[POSTGRES_KEY]) as (url, query):
                 send["database"] = url
                 send["tool_results_dir"] = str(root / TOOL_RESULTS_DIR)

@@ -18,7 +18,7 @@ from ..runner._cases import FIXTURES_DIR
 from ._record import load_exchange
 from ._replay import ReplayServer, split_body
 
-__all__ = ["PROVIDER_DIR", "TEST_API_KEY", "call_setup", "parse_setup"]
+__all__ = ["PROVIDER_DIR", "PROVIDER_SETUPS", "TEST_API_KEY", "call_setup", "parse_setup"]
 
 PROVIDER_DIR: Final = FIXTURES_DIR / "providers"
 TEST_API_KEY: Final = "test-key-not-secret"  # what adapters send to the replay server
@@ -66,3 +66,7 @@ def call_setup(spec: Mapping[str, Any]) -> Iterator[tuple[dict[str, Any], Callab
         yield send, lambda: {
             "replay": {"requests": len(server.requests_seen), "unexpected": list(server.unexpected)}
         }
+
+
+# What the runner sends a provider op's adapter, and observes after it, by op.
+PROVIDER_SETUPS: Final = {"provider_parse": parse_setup, "provider_call": call_setup}

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conformance import PROJECT_ROOT
-from conformance.porting._backends import POSTGRES_ENV
+from conformance.runner._backends import POSTGRES_ENV
 
 # What the build reads: the packages, the files setup.py ships, the metadata's files.
 SOURCES = ("harness9_ref", "conformance", "fixtures", "SPEC.md", "README.md", "LICENSE", "pyproject.toml", "setup.py")

@@ -15,9 +15,9 @@ import pytest
 
 from conformance import Adapter, AdapterError, load_cases, run_suite
 from conformance.porting import _identity, _wording
-from conformance.porting._backends import case_backends
 from conformance.porting._porting import case_pins, read_declarations
-from conformance.runner._report import SuiteResult
+from conformance.runner._backends import case_backends
+from conformance.runner._results import SuiteResult
 from harness9_ref import memory
 from tests.reference import suite_cases
 

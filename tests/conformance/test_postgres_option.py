@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conformance._cli import main
-from conformance.porting._backends import POSTGRES_ENV
+from conformance.runner._backends import POSTGRES_ENV
 from conformance.runner._cases import PROJECT_ROOT
 
 NOWHERE = "postgresql://u@/db?host=/nonexistent-h9-socket-folder"

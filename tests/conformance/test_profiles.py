@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from conformance import PROJECT_ROOT, SPEC_PATH, spec_requirement_ids
-from conformance.porting._backends import POSTGRES_KEY, case_backends
+from conformance.runner._backends import POSTGRES_KEY, case_backends
 from conformance.runner._ops import OPS
 from conformance.runner._profiles import PROFILES, ProfileResult, profile_of
 from conformance.runner._requirements import area_of

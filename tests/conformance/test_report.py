@@ -11,7 +11,8 @@ import pytest
 
 from conformance import Response, SuiteResult, Verdict, evaluate, load_cases
 from conformance._cli import main
-from conformance.runner._report import case_result, format_result, summary_line, write_junit_report
+from conformance.runner._report import format_result, summary_line, write_junit_report
+from conformance.runner._results import case_result
 
 from .toy import fake
 

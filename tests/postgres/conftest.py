@@ -5,7 +5,7 @@ Tests skip, saying why, only when no PostgreSQL server binaries or no psycopg ar
 empty schema, dropped afterwards, so tests never see each other's rows. When
 ``HARNESS9_TEST_POSTGRES_URL`` names a server (one allowed to create schemas), the tests use it
 instead of starting their own: so a run of many pytest processes (the seeded bugs of
-``python -m tests.pending_bugs``) pays for one server, not one each.
+``python -m conformance mutants --catalogue pytest``) pays for one server, not one each.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 import pytest
 
-from conformance.porting._backends import POSTGRES_ENV
+from conformance.runner._backends import POSTGRES_ENV
 from tests.postgres.server import PgServer, find_bindir
 
 

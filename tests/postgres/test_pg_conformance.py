@@ -14,9 +14,10 @@ import sys
 from pathlib import Path
 
 from conformance import load_cases
-from conformance.porting._backends import BACKENDS, POSTGRES_ENV, case_backends
-from conformance.runner._cases import CASES_DIR, PROJECT_ROOT, lint_cases, read_json
-from conformance.runner._runner import run_suite
+from conformance._suite import run_suite
+from conformance.runner._backends import BACKENDS, POSTGRES_ENV, case_backends
+from conformance.runner._cases import CASES_DIR, PROJECT_ROOT, read_json
+from conformance.runner._lint import lint_cases
 
 
 def test_every_backend_neutral_session_case_passes_on_postgresql(pg_server_url: str) -> None:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from ..runner._cases import Case, read_json
+from ._cases import Case, read_json
 
 __all__ = [
     "BACKENDS",
