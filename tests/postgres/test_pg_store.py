@@ -75,6 +75,7 @@ def test_messages_times_and_the_tool_calls_column_match_sqlite_exactly(pg_url: s
             (i.created_at, i.updated_at, i.message_count) for i in lite.list_sessions()
         ]
     rows = column(pg_url, "SELECT tool_calls, created_at FROM messages ORDER BY id")
+    assert {created for _, created in rows} == {1_700_000_123}  # R-PG-6: truncated, as SQLite's (R-DB-4)
     with sqlite3.connect(tmp_path / "s.db") as conn:
         assert rows == conn.execute("SELECT tool_calls, created_at FROM messages ORDER BY id").fetchall()
     assert column(pg_url, "SELECT version FROM harness9_schema") == [(5,)]

@@ -1,7 +1,7 @@
 """Context-state storage (SPEC R-CKP-9 … R-CKP-13, R-DB-2, R-DB-12, R-PG-9).
 
 The code under test: harness9_ref/memory/storage/_context_state.py, _session.py (MemorySession,
-check_context_state), _sqlite_session.py, _rows.py and _sqlite_store.py (copy).
+check_context_state), _sql_session.py, _rows.py and _sql_store.py (copy).
 
 The tests taking ``new_session`` run once against ``SQLiteSession`` on a real file and once
 against ``MemorySession`` (R-SES-1, R-SES-9). The rest are SQLite only: they look at rows, at
