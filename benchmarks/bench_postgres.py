@@ -48,8 +48,8 @@ from bench_memory import format_seconds, seconds_per_call
 
 from harness9_ref.memory import Manager
 from harness9_ref.memory.storage._pg_db import TRGM_INDEX
+from harness9_ref.memory.storage._pg_dialect import PostgresStore
 from harness9_ref.memory.storage._pg_search import search as pg_search
-from harness9_ref.memory.storage._pg_store import PostgresStore
 from harness9_ref.memory.storage._rows import encode_tool_calls
 from harness9_ref.schema import Message
 from tests.fakes import realistic_history

@@ -12,6 +12,7 @@ import pytest
 
 from harness9_ref.memory import Manager, MemorySession, Session
 from tests.fakes import Clock
+from tests.postgres.conftest import pg_server_url, pg_url  # noqa: F401  (fixtures of the PostgreSQL sessions)
 
 
 @pytest.fixture
@@ -20,11 +21,14 @@ def manager(db_path: Path, clock: Clock) -> Iterator[Manager]:
         yield m
 
 
-@pytest.fixture(params=["sqlite", "memory"])
+@pytest.fixture(params=["sqlite", "memory", "postgresql"])
 def new_session(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[], Session]]:
-    """Makes empty sessions of one backend; the SQLite ones share one Manager on a real file."""
+    """Makes empty sessions of one backend (R-SES-1, R-SES-9, R-PG-2): the SQLite ones share one
+    Manager on a real file, the PostgreSQL ones one on a fresh schema of the tests' server
+    (``tests/postgres``' ``pg_url``, which skips saying why when there is none)."""
     if request.param == "memory":
         yield MemorySession
-    else:
-        with Manager(tmp_path / "sessions.db") as manager:
-            yield manager.new_session
+        return
+    location = tmp_path / "sessions.db" if request.param == "sqlite" else request.getfixturevalue("pg_url")
+    with Manager(location) as manager:
+        yield manager.new_session

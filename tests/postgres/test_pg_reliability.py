@@ -21,7 +21,7 @@ import pytest
 
 from harness9_ref.memory import Manager, SessionDatabaseError
 from harness9_ref.memory.storage._pg_db import redact_url
-from harness9_ref.memory.storage._pg_store import PostgresStore
+from harness9_ref.memory.storage._pg_dialect import PostgresStore
 from harness9_ref.schema import Message
 from tests.memory.session_worker import (
     APPEND_LARGEST,

@@ -24,8 +24,8 @@ import pytest
 
 from harness9_ref.memory import Manager
 from harness9_ref.memory.storage._pg_db import POOL_SIZE, PgDatabase
+from harness9_ref.memory.storage._pg_dialect import PostgresStore
 from harness9_ref.memory.storage._pg_search import SCAN_BATCH
-from harness9_ref.memory.storage._pg_store import PostgresStore
 from harness9_ref.schema import Message
 from harness9_ref.text import STRINGS
 from tests.postgres.conftest import schema_url

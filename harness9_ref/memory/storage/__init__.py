@@ -3,7 +3,9 @@
 The ``Session`` protocol (messages, todos, checkpoint, context state of one conversation) and its three
 implementations: ``MemorySession`` (no I/O), ``SQLiteSession`` (an SQLite file, R-DB) and
 PostgreSQL's sessions (R-PG), the last two handed out by a ``Manager``, which also finds,
-searches, prunes and copies sessions. The SQL the two databases share is written once, in
+searches, prunes and copies sessions. Both databases run one session (``_sql_session``) and one
+store (``_sql_store``), each over a dialect that holds only what the two do differently
+(``_dialect``; ``_sqlite_dialect``, ``_pg_dialect``); the SQL they share is written once, in
 ``_sql``, for either placeholder style. psycopg is imported only when a ``postgresql://`` URL is
 opened. This is the half of memory that does I/O; the other half, ``memory.context``, decides
 what the model sees and never imports this one.
@@ -35,7 +37,7 @@ from ._session import (
     new_session_id,
 )
 from ._sqlite_db import NOT_OURS
-from ._sqlite_session import SQLiteSession
+from ._sqlite_dialect import SQLiteSession
 from ._store import POSTGRES_SCHEMES, url_scheme
 
 __all__ = (

@@ -67,14 +67,14 @@ def open_store(location: str | Path, *, read_only: bool = False) -> Store:
     """
     scheme = url_scheme(location) if isinstance(location, str) else None
     if scheme is None:
-        from ._sqlite_store import SQLiteStore
+        from ._sqlite_dialect import SQLiteStore
 
         return SQLiteStore(Path(location), read_only=read_only)
     if scheme not in POSTGRES_SCHEMES:
         raise SessionDatabaseError(
             f"{scheme}:// databases are not supported; give the path of an SQLite file or a postgresql:// URL"
         )
-    from ._pg_store import PostgresStore
+    from ._pg_dialect import PostgresStore
 
     return PostgresStore(str(location))
 

@@ -3,9 +3,10 @@
 SQLite (R-DB) and PostgreSQL (R-PG) hold the same tables with the same columns, and a session
 or a store asks both the same questions, so each statement they share is written here once and
 built for each driver's placeholder style: ``?`` for sqlite3, ``%s`` for psycopg. What differs
-stays with its backend: SQLite's full-text index and its typeof() guard, ``GLOB`` against
-``LIKE``, ``json_each`` against ``ANY``, row locks (``FOR UPDATE``), SQLite's ``INSERT OR
-IGNORE`` / ``OR REPLACE`` against ``ON CONFLICT``, and the schemas themselves.
+stays with its backend's dialect (``_dialect``) or its own modules: SQLite's full-text index and
+its typeof() guard, ``GLOB`` against ``LIKE``, ``json_each`` against ``ANY``, row locks (``FOR
+UPDATE``), SQLite's ``INSERT OR IGNORE`` / ``OR REPLACE`` against ``ON CONFLICT``, and the
+schemas themselves.
 
 No statement holds a literal ``%`` or ``?``: psycopg would read the first as a placeholder and
 sqlite3 the second.
@@ -59,6 +60,7 @@ class Statements:
 
     def __init__(self, p: str, derived: tuple[str, ...] = ()) -> None:
         extra = "".join(f", {name}" for name in derived)
+        self.placeholder = p
         # sessions (R-MGR-3 … R-MGR-6, R-FIND-2)
         self.session_exists = f"SELECT 1 FROM sessions WHERE id = {p}"
         self.insert_session = f"INSERT INTO sessions (id, created_at, updated_at) VALUES ({p}, {p}, {p})"
@@ -91,6 +93,7 @@ class Statements:
         )
         self.delete_message = f"DELETE FROM messages WHERE id = {p}"
         self.delete_messages = f"DELETE FROM messages WHERE session_id = {p}"
+        self.message_ids = f"SELECT id FROM messages WHERE session_id = {p}"
         # todos (R-SES-7)
         self.todos = f"SELECT id, content, status FROM todos WHERE session_id = {p} ORDER BY position"
         self.delete_todos = f"DELETE FROM todos WHERE session_id = {p}"

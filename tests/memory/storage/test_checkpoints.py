@@ -1,6 +1,6 @@
 """Checkpoint storage and get_messages_from (SPEC R-CKP-2 … R-CKP-4, R-CKP-6 … R-CKP-8, R-DB-2).
 
-The code under test: harness9_ref/memory/storage/_sqlite_session.py, _session.py (MemorySession) and _sqlite_db.py.
+The code under test: harness9_ref/memory/storage/_sql_session.py, _session.py (MemorySession) and _sqlite_db.py.
 
 The tests taking ``new_session`` run once against ``SQLiteSession`` on a real file and once
 against ``MemorySession`` (R-SES-1, R-SES-9). The rest are SQLite only: they look at rows, at

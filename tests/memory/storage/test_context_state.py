@@ -1,7 +1,7 @@
 """Context-state storage (SPEC R-CKP-9 … R-CKP-13, R-DB-2, R-DB-12, R-PG-9).
 
 The code under test: harness9_ref/memory/storage/_context_state.py, _session.py (MemorySession,
-check_context_state), _sqlite_session.py, _rows.py and _sqlite_store.py (copy).
+check_context_state), _sql_session.py, _rows.py and _sql_store.py (copy).
 
 The tests taking ``new_session`` run once against ``SQLiteSession`` on a real file and once
 against ``MemorySession`` (R-SES-1, R-SES-9). The rest are SQLite only: they look at rows, at
@@ -83,9 +83,9 @@ def test_a_new_session_has_no_context_state(new_session: Callable[[], Session]) 
 
 def test_a_save_replaces_the_context_state_and_sessions_keep_their_own(new_session: Callable[[], Session]) -> None:
     one, two = new_session(), new_session()
-    one.save_context_state(ContextState(900, 800, 1))
+    one.save_context_state(ContextState(900, 800, 1, 2, 3, 4096, "server", "org/m"))
     two.save_context_state(ContextState(40, 30, 0))
-    one.save_context_state(ContextState(0, 0, 0))
+    one.save_context_state(ContextState(0, 0, 0))  # the whole state, breaker and window too
     assert one.get_context_state() == ContextState(0, 0, 0)
     assert two.get_context_state() == ContextState(40, 30, 0)
 

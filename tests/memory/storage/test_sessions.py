@@ -1,4 +1,4 @@
-"""Session semantics (harness9_ref/memory/storage/_sqlite_session.py, _session.py (MemorySession); SPEC R-SES, R-DB-4 … R-DB-8).
+"""Session semantics (harness9_ref/memory/storage/_sql_session.py, _session.py (MemorySession); SPEC R-SES, R-DB-4 … R-DB-8).
 
 The tests taking ``new_session`` run once against ``SQLiteSession`` on a real file and once
 against ``MemorySession`` (R-SES-1, R-SES-9). Those that look at ``updated_at``, at the stored

@@ -1,27 +1,32 @@
-"""SQLiteSession: a Session stored in the Manager's SQLite file (SPEC R-SES-1 … R-SES-8, R-DB-4 … R-DB-8, R-CKP-2 … R-CKP-13).
+"""SqlSession: a Session in a Manager's database, SQLite or PostgreSQL (SPEC R-SES-1 … R-SES-8, R-DB-4 … R-DB-8).
 
-Every method is one transaction on the Manager's shared connection. Each first touches the
-session's own row, so that a session deleted by anyone raises SessionNotFound (R-MGR-8)
-instead of quietly reading or writing nothing. A draft (R-FIND-2) has no row until its first
-write, which inserts it in that write's own transaction: until then it reads as empty, and
-once its row has existed it behaves as any session, SessionNotFound after a delete included.
-Messages enter and leave the full-text index (R-SRCH-3) in the transaction that adds or
-removes them. The checkpoint and the context state follow the messages in the same
-transaction as the change that invalidates them (R-CKP-3, R-CKP-11), so no process ever sees
-either outlive the messages it describes.
+Also R-CKP-2 … R-CKP-13, R-PG-2, R-PG-4 and R-PG-7.
+
+Written once for both databases; what they do differently is the ``Dialect``'s. Every method
+is one transaction. Each first touches the session's own row, so that a session deleted by
+anyone raises SessionNotFound (R-MGR-8) instead of quietly reading or writing nothing; a write
+that changes the session locks the row first (PostgreSQL's ``FOR UPDATE`` or the UPDATE of
+updated_at; SQLite's write transaction holds the whole file), so writers of one session take
+turns whatever process they are in and a batch's ids are contiguous (R-SES-8, R-PG-7). A draft
+(R-FIND-2) has no row until its first write, which inserts it in that write's own transaction:
+until then it reads as empty, and once its row has existed it behaves as any session,
+SessionNotFound after a delete included. Messages enter and leave the search index (R-SRCH-3)
+in the transaction that adds or removes them. The checkpoint and the context state follow the
+messages in the same transaction as the change that invalidates them (R-CKP-3, R-CKP-11), so no
+process ever sees either outlive the messages it describes.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import astuple
+from typing import Any
 
 from ...planning import TodoItem
 from ...schema import Message
 from ._checkpoint import Checkpoint
 from ._context_state import ContextState
-from ._index import forget_messages, index_tail
+from ._dialect import Cursor, Dialect
 from ._rows import decode_checkpoint_row, decode_context_state_row, decode_message_row, decode_todo_rows, encode_tool_calls
 from ._session import (
     INT64_MAX,
@@ -32,35 +37,17 @@ from ._session import (
     check_limit,
     check_start,
 )
-from ._sql import SQLITE as SQL
-from ._sqlite_db import Database
 
-__all__ = ["SQLiteSession"]
-
-# R-CKP-3: after a pop, a checkpoint covering more messages than are left goes, and so does a
-# row whose covered is not an integer (another program's; it can never be valid, R-CKP-5), so
-# that no rule here depends on how SQLite compares text or reals with integers. The count is
-# a walk of idx_messages_session.
-_DROP_UNCOVERED_CHECKPOINT = (
-    "DELETE FROM checkpoints WHERE session_id = ? AND (typeof(covered) != 'integer'"
-    " OR covered > (SELECT COUNT(*) FROM messages WHERE session_id = ?))"
-)
-# R-CKP-11: the same rule for the context state, by its cleared_below.
-_DROP_UNCOVERED_CONTEXT_STATE = (
-    "DELETE FROM context_state WHERE session_id = ? AND (typeof(cleared_below) != 'integer'"
-    " OR cleared_below > (SELECT COUNT(*) FROM messages WHERE session_id = ?))"
-)
-_SAVE_CHECKPOINT = (
-    "INSERT OR REPLACE INTO checkpoints (session_id, covered, anchor, summary, created_at) VALUES (?, ?, ?, ?, ?)"
-)
-_SAVE_CONTEXT_STATE = "INSERT OR REPLACE" + SQL.insert_context_state.removeprefix("INSERT")
+__all__ = ["SqlSession"]
 
 
-class SQLiteSession:
+class SqlSession:
     """One session of a Manager's database; made by ``Manager.new_session`` / ``open_session``."""
 
-    def __init__(self, db: Database, session_id: str, clock: Clock, *, draft: bool = False) -> None:
-        self._db = db
+    def __init__(self, dialect: Dialect, session_id: str, clock: Clock, *, draft: bool = False) -> None:
+        self._dialect = dialect
+        self._db = dialect.db
+        self._sql = dialect.sql
         self._id = session_id
         self._clock = clock
         # False while this handle is a draft whose row has never been seen; set once a write
@@ -74,37 +61,44 @@ class SQLiteSession:
     def _now(self) -> int:
         return int(self._clock())
 
-    def _exists(self, cur: sqlite3.Cursor) -> bool:
-        """True when the row exists; False for a draft not saved yet, which reads as empty (R-FIND-2).
+    def _exists(self, cur: Cursor, lock: bool = False) -> bool:
+        """True when the row exists (locked for the write when ``lock``); False for a draft not saved yet (R-FIND-2).
+
+        Such a draft reads as empty.
 
         Raises:
             SessionNotFound: the row existed once and is gone (R-MGR-8).
         """
-        if cur.execute(SQL.session_exists, (self._id,)).fetchone() is None:
+        sql = self._sql.session_exists + (self._dialect.lock_row if lock else "")
+        if cur.execute(sql, (self._id,)).fetchone() is None:
             if not self._created:
                 return False
             raise SessionNotFound(f"session {self._id} does not exist (was it deleted?)")
         self._created = True
         return True
 
-    def _create_draft_row(self, cur: sqlite3.Cursor) -> None:
+    def _create_draft_row(self, cur: Cursor) -> None:
         """A draft's first write inserts its row, created_at = updated_at = now (R-FIND-2)."""
         if not self._created:
             now = self._now()
-            cur.execute(
-                "INSERT OR IGNORE INTO sessions (id, created_at, updated_at) VALUES (?, ?, ?)", (self._id, now, now)
-            )
+            cur.execute(self._dialect.insert_draft, (self._id, now, now))
 
     def _committed(self) -> None:
         """Called after a write that may have inserted a draft's row has committed."""
         self._created = True
 
-    def _touch(self, cur: sqlite3.Cursor) -> None:
-        """Set updated_at, first inserting a draft's row; the session must still exist."""
+    def _touch(self, cur: Cursor) -> None:
+        """Set updated_at (which locks the row), first inserting a draft's row; the session must still exist."""
         self._create_draft_row(cur)
-        cur.execute(SQL.touch_session, (self._now(), self._id))
+        cur.execute(self._sql.touch_session, (self._now(), self._id))
         if cur.rowcount == 0:
             raise SessionNotFound(f"session {self._id} does not exist (was it deleted?)")
+
+    def _message(self, row: Sequence[Any]) -> Message:
+        """A ``messages`` row ``(id, role, content, tool_calls, tool_call_id)`` as a Message (R-DB-5, R-PG-4)."""
+        row_id, role, content, tool_calls, tool_call_id = row
+        text = self._dialect.text
+        return decode_message_row(row_id, role, text(content), tool_calls, text(tool_call_id))
 
     def get_messages(self, limit: int = 0) -> list[Message]:
         """All messages, or the newest ``limit`` in ascending order (R-SES-3, R-DB-11).
@@ -117,11 +111,11 @@ class SQLiteSession:
         with self._db.read() as cur:
             self._exists(cur)
             if limit:
-                rows = cur.execute(SQL.newest_messages, (self._id, min(limit, INT64_MAX))).fetchall()
+                rows = cur.execute(self._sql.newest_messages, (self._id, min(limit, INT64_MAX))).fetchall()
                 rows.reverse()
             else:
-                rows = cur.execute(SQL.all_messages, (self._id,)).fetchall()
-        return [decode_message_row(*row) for row in rows]
+                rows = cur.execute(self._sql.all_messages, (self._id,)).fetchall()
+        return [self._message(row) for row in rows]
 
     def get_messages_from(self, start: int) -> list[Message]:
         """The messages from position ``start`` on, in order (R-CKP-4, R-CKP-7).
@@ -136,41 +130,40 @@ class SQLiteSession:
         check_start(start)
         with self._db.read() as cur:
             self._exists(cur)
-            rows = cur.execute(SQL.messages_from, (self._id, self._id, min(start, INT64_MAX))).fetchall()
-        return [decode_message_row(*row) for row in rows]
+            rows = cur.execute(self._sql.messages_from, (self._id, self._id, min(start, INT64_MAX))).fetchall()
+        return [self._message(row) for row in rows]
 
     def add_messages(self, msgs: Sequence[Message]) -> None:
-        """Append ``msgs`` and set updated_at in one transaction (R-SES-4, R-DB-8)."""
+        """Append ``msgs`` and set updated_at in one transaction (R-SES-4, R-DB-8, R-PG-7)."""
         if not msgs:
             with self._db.read() as cur:
                 self._exists(cur)  # nothing to add, but a closed or deleted session still fails
             return
         now = self._now()
-        rows = [
-            (self._id, m.role, m.content, encode_tool_calls(m.tool_calls), m.tool_call_id or None, now) for m in msgs
-        ]
+        row = self._dialect.message_row
+        rows = [row(self._id, m.role, m.content, encode_tool_calls(m.tool_calls), m.tool_call_id or None, now) for m in msgs]
         with self._db.write() as cur:
             self._touch(cur)
-            cur.executemany(SQL.insert_message, rows)
-            self._db.upkeep(cur, index_tail)  # ours, and whatever others appended before them
+            cur.executemany(self._sql.insert_message, rows)
+            self._dialect.after_add(cur)  # ours, and whatever others appended before them
         self._committed()
 
     def pop_message(self) -> Message | None:
-        """Remove and return the newest message in one BEGIN IMMEDIATE transaction (R-SES-5).
+        """Remove and return the newest message in one write transaction (R-SES-5).
 
         Raises:
             CorruptRow: the newest row cannot be decoded; it is rolled back and stays.
         """
         with self._db.write() as cur:
-            self._exists(cur)
-            row = cur.execute(SQL.newest_message, (self._id,)).fetchone()
+            self._exists(cur, lock=True)
+            row = cur.execute(self._sql.newest_message, (self._id,)).fetchone()
             if row is None:
                 return None
-            message = decode_message_row(*row)
-            cur.execute(SQL.delete_message, (row[0],))
-            cur.execute(_DROP_UNCOVERED_CHECKPOINT, (self._id, self._id))
-            cur.execute(_DROP_UNCOVERED_CONTEXT_STATE, (self._id, self._id))
-            self._db.upkeep(cur, lambda c: forget_messages(c, "?", (row[0],)))
+            message = self._message(row)
+            cur.execute(self._sql.delete_message, (row[0],))
+            cur.execute(self._dialect.drop_uncovered_checkpoint, (self._id, self._id))
+            cur.execute(self._dialect.drop_uncovered_context_state, (self._id, self._id))
+            self._dialect.forget(cur, self._sql.placeholder, (row[0],))
             self._touch(cur)
         return message
 
@@ -180,28 +173,30 @@ class SQLiteSession:
         R-SES-6, R-CKP-3, R-CKP-11.
         """
         with self._db.write() as cur:
-            if not self._exists(cur):
+            if not self._exists(cur, lock=True):
                 return  # a draft not saved yet: nothing to clear, and no row to create
             self._touch(cur)
-            self._db.upkeep(cur, lambda c: forget_messages(c, "SELECT id FROM messages WHERE session_id = ?", (self._id,)))
-            cur.execute(SQL.delete_messages, (self._id,))
-            cur.execute(SQL.delete_checkpoint, (self._id,))
-            cur.execute(SQL.delete_context_state, (self._id,))
+            self._dialect.forget(cur, self._sql.message_ids, (self._id,))
+            cur.execute(self._sql.delete_messages, (self._id,))
+            cur.execute(self._sql.delete_checkpoint, (self._id,))
+            cur.execute(self._sql.delete_context_state, (self._id,))
 
     def get_todos(self) -> list[TodoItem]:
         """The saved todo list in order (R-SES-7, R-DB-7)."""
         with self._db.read() as cur:
             self._exists(cur)
-            rows = cur.execute(SQL.todos, (self._id,)).fetchall()
-        return decode_todo_rows(self._id, rows)
+            rows = cur.execute(self._sql.todos, (self._id,)).fetchall()
+        text = self._dialect.text
+        return decode_todo_rows(self._id, ((text(i), text(c), s) for i, c, s in rows))
 
     def save_todos(self, items: Sequence[TodoItem]) -> None:
         """Replace the todo list in one transaction (R-SES-7, R-DB-7)."""
-        rows = [(self._id, i, t.id, t.content, t.status) for i, t in enumerate(items)]
+        encode = self._dialect.encode
+        rows = [(self._id, i, encode(t.id), encode(t.content), t.status) for i, t in enumerate(items)]
         with self._db.write() as cur:
             self._touch(cur)
-            cur.execute(SQL.delete_todos, (self._id,))
-            cur.executemany(SQL.insert_todo, rows)
+            cur.execute(self._sql.delete_todos, (self._id,))
+            cur.executemany(self._sql.insert_todo, rows)
         self._committed()
 
     def get_checkpoint(self) -> Checkpoint | None:
@@ -212,10 +207,11 @@ class SQLiteSession:
         """
         with self._db.read() as cur:
             self._exists(cur)
-            stored = cur.execute(SQL.checkpoint, (self._id,)).fetchone()
+            stored = cur.execute(self._sql.checkpoint, (self._id,)).fetchone()
         if stored is None:
             return None
-        return decode_checkpoint_row(self._id, *stored)
+        text = self._dialect.text
+        return decode_checkpoint_row(self._id, stored[0], text(stored[1]), text(stored[2]))
 
     def save_checkpoint(self, cp: Checkpoint) -> None:
         """Replace the session's checkpoint in one transaction (R-CKP-2, R-CKP-6).
@@ -229,7 +225,10 @@ class SQLiteSession:
             SessionNotFound: the session was deleted.
         """
         checked = check_checkpoint(cp)
-        self._replace_row(_SAVE_CHECKPOINT, (checked.covered, checked.anchor, checked.summary))
+        encode = self._dialect.encode
+        self._replace_row(
+            self._dialect.save_checkpoint, (checked.covered, encode(checked.anchor), encode(checked.summary))
+        )
 
     def _replace_row(self, sql: str, values: tuple[object, ...]) -> None:
         """Replace the session's one row of a cache table in one transaction, leaving updated_at alone.
@@ -239,7 +238,7 @@ class SQLiteSession:
         """
         with self._db.write() as cur:
             self._create_draft_row(cur)
-            self._exists(cur)
+            self._exists(cur, lock=True)
             cur.execute(sql, (self._id, *values, self._now()))
         self._committed()
 
@@ -251,7 +250,7 @@ class SQLiteSession:
         """
         with self._db.read() as cur:
             self._exists(cur)
-            stored = cur.execute(SQL.context_state, (self._id,)).fetchone()
+            stored = cur.execute(self._sql.context_state, (self._id,)).fetchone()
         return None if stored is None else decode_context_state_row(self._id, *stored)
 
     def save_context_state(self, state: ContextState) -> None:
@@ -265,4 +264,4 @@ class SQLiteSession:
             SessionNotFound: the session was deleted.
         """
         checked = check_context_state(state)
-        self._replace_row(_SAVE_CONTEXT_STATE, astuple(checked))
+        self._replace_row(self._dialect.save_context_state, astuple(checked))
