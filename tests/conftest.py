@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
+from conformance.runner._backends import POSTGRES_ENV
 from tests.fakes import Clock
 from tests.llama_server import LlamaServer, find_parts
+from tests.postgres.server import PgServer, find_bindir, schema_url
 
 
 @pytest.fixture
@@ -66,3 +69,40 @@ def llama_servers() -> Iterator[Callable[[int], LlamaServer]]:
 def llama_server(llama_servers: Callable[[int], LlamaServer]) -> LlamaServer:
     """The worker's real llama.cpp server with a window of 2048 tokens."""
     return llama_servers(2048)
+
+
+# --- PostgreSQL (SPEC R-PG): one server per test run, a fresh schema per test ---
+
+
+@pytest.fixture(scope="session")
+def pg_server_url() -> Iterator[str]:
+    """The admin URL of the server the tests use: the environment's, or a private one started here."""
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        pytest.skip("psycopg is not installed (pip install '.[postgres]')")
+    given = os.environ.get(POSTGRES_ENV)
+    if given:
+        yield given
+        return
+    bindir = find_bindir()
+    if bindir is None:
+        pytest.skip("no PostgreSQL server binaries under /usr/lib/postgresql (apt-get install postgresql)")
+    server = PgServer(bindir)
+    try:
+        server.start()
+        yield server.url
+    finally:
+        server.remove()
+
+
+@pytest.fixture
+def pg_url(pg_server_url: str) -> Iterator[str]:
+    import psycopg
+
+    schema = f"t_{secrets.token_hex(6)}"
+    with psycopg.connect(pg_server_url, autocommit=True) as admin:
+        admin.execute(f'CREATE SCHEMA "{schema}"')
+    yield schema_url(pg_server_url, schema)
+    with psycopg.connect(pg_server_url, autocommit=True) as admin:
+        admin.execute(f'DROP SCHEMA "{schema}" CASCADE')

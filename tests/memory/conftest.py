@@ -12,7 +12,6 @@ import pytest
 
 from harness9_ref.memory import Manager, MemorySession, Session
 from tests.fakes import Clock
-from tests.postgres.conftest import pg_server_url, pg_url  # noqa: F401  (fixtures of the PostgreSQL sessions)
 
 
 @pytest.fixture

@@ -1,4 +1,6 @@
-"""Fixtures of the PostgreSQL tests: one private server per test run, a fresh schema per test (SPEC R-PG).
+"""Fixtures of the PostgreSQL tests (SPEC R-PG): a server of a test's own. The shared server and
+a fresh schema per test (``pg_server_url``, ``pg_url``) are tests/conftest.py's, since the
+session contract tests of tests/memory/ run on PostgreSQL too.
 
 Tests skip, saying why, only when no PostgreSQL server binaries or no psycopg are installed
 (``.ci/run`` installs both). Each test gets ``pg_url``: a URL whose ``search_path`` is a new,
@@ -10,53 +12,11 @@ instead of starting their own: so a run of many pytest processes (the seeded bug
 
 from __future__ import annotations
 
-import os
-import secrets
 from collections.abc import Iterator
-from urllib.parse import quote
 
 import pytest
 
-from conformance.runner._backends import POSTGRES_ENV
 from tests.postgres.server import PgServer, find_bindir
-
-
-@pytest.fixture(scope="session")
-def pg_server_url() -> Iterator[str]:
-    """The admin URL of the server the tests use: the environment's, or a private one started here."""
-    try:
-        import psycopg  # noqa: F401
-    except ImportError:
-        pytest.skip("psycopg is not installed (pip install '.[postgres]')")
-    given = os.environ.get(POSTGRES_ENV)
-    if given:
-        yield given
-        return
-    bindir = find_bindir()
-    if bindir is None:
-        pytest.skip("no PostgreSQL server binaries under /usr/lib/postgresql (apt-get install postgresql)")
-    server = PgServer(bindir)
-    try:
-        server.start()
-        yield server.url
-    finally:
-        server.remove()
-
-
-def schema_url(admin_url: str, schema: str) -> str:
-    return f"{admin_url}{'&' if '?' in admin_url else '?'}options={quote(f'-csearch_path={schema}')}"
-
-
-@pytest.fixture
-def pg_url(pg_server_url: str) -> Iterator[str]:
-    import psycopg
-
-    schema = f"t_{secrets.token_hex(6)}"
-    with psycopg.connect(pg_server_url, autocommit=True) as admin:
-        admin.execute(f'CREATE SCHEMA "{schema}"')
-    yield schema_url(pg_server_url, schema)
-    with psycopg.connect(pg_server_url, autocommit=True) as admin:
-        admin.execute(f'DROP SCHEMA "{schema}" CASCADE')
 
 
 @pytest.fixture

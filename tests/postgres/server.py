@@ -17,6 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Final
+from urllib.parse import quote
 
 __all__ = ["PgServer", "find_bindir"]
 
@@ -90,3 +91,8 @@ class PgServer:
     def remove(self) -> None:
         self.stop()
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def schema_url(admin_url: str, schema: str) -> str:
+    """``admin_url`` with ``schema`` as its search path: a test's own, empty namespace."""
+    return f"{admin_url}{'&' if '?' in admin_url else '?'}options={quote(f'-csearch_path={schema}')}"

@@ -30,8 +30,7 @@ from tests.memory.session_worker import (
     split_batches,
 )
 from tests.memory.storage.test_session_reliability import finish, run_together, start_worker, wait_for_line
-from tests.postgres.conftest import schema_url
-from tests.postgres.server import PgServer
+from tests.postgres.server import PgServer, schema_url
 
 if TYPE_CHECKING:
     import psycopg

@@ -28,8 +28,7 @@ from harness9_ref.memory.storage._pg_dialect import PostgresStore
 from harness9_ref.memory.storage._pg_search import SCAN_BATCH
 from harness9_ref.schema import Message
 from harness9_ref.text import STRINGS
-from tests.postgres.conftest import schema_url
-from tests.postgres.server import PgServer
+from tests.postgres.server import PgServer, schema_url
 from tests.postgres.test_pg_store import ODD, as_version_3, column, fill
 
 if TYPE_CHECKING:
