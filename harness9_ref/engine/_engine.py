@@ -29,7 +29,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Generator, Sequence
 from fractions import Fraction
 from functools import partial
 from typing import TYPE_CHECKING, Final
@@ -84,6 +84,7 @@ from ._long_session import (
     Context,
     LongSession,
     Prepared,
+    Preparing,
     Turn,
     prepare_literal,
 )
@@ -435,7 +436,7 @@ class AgentEngine:
             check_cancelled(run)
             turn = self._turn_inputs(run.session)
             tools, tool_tokens = turn.tools, turn.tool_tokens
-            prepared = yield from self._announce((yield from self._forwarding(run, partial(self._prepare, run, turn))))
+            prepared = yield from self._announce((yield from self._forwarding(run, self._prepare(run, turn))))
             check_cancelled(run)  # a summarizing compactor may have taken a while
             run.turns += 1
             run.rounds += 1
@@ -447,7 +448,7 @@ class AgentEngine:
                 learned = self._long.learn(overflow_window(failure.message), WINDOW_FROM_ERROR, run.compactor)
                 if learned is not None:  # R-WIN-5: the error named a smaller window
                     yield Event(EventType.WINDOW, learned)
-                recover = partial(self._long.recover, run.context, tuple(run.history), run.compactor, turn)
+                recover = self._long.recover(run.context, tuple(run.history), run.compactor, turn)
                 prepared = yield from self._announce((yield from self._forwarding(run, recover)))
                 check_cancelled(run)
                 run.turns += 1
@@ -479,44 +480,24 @@ class AgentEngine:
             if run.rounds >= self._max_turns:  # R-ENG-14, R-LONG-8
                 raise Failure(MAX_TURNS, MAX_TURNS_MESSAGE.format(max_turns=self._max_turns))
 
-    def _forwarding(self, run: RunState, work: Callable[[], Prepared]) -> Generator[Event, None, Prepared]:
-        """``work()``, yielding the ``retry`` events of its summarizer calls as they happen (R-ENG-27).
+    def _forwarding(self, run: RunState, work: Preparing) -> Generator[Event, None, Prepared]:
+        """``work`` to its end, yielding the ``retry`` events of its summarizer calls as they happen (R-ENG-27).
 
-        Without a retrying summarizer it simply runs. With one, it runs on a helper thread while
-        this generator hands out each retry the summarizer reports (blocking on a queue, not
-        polling); the thread is always waited for, so the run's state has one writer at a time.
+        ``work`` runs on the run's thread up to the moment it asks the summarizer. Without a
+        retrying summarizer it simply goes on; with one, the next stretch (the summary first)
+        runs on a helper thread. A turn that makes no summary starts no thread.
         """
         summarizer = self._summary_retry
-        if summarizer is None:
-            return work()
-        reports: queue.Queue[RetryData | None] = queue.Queue()
-        outcome: list[Prepared] = []
-        failure: list[BaseException] = []
-
-        def target() -> None:
+        while True:
             try:
-                outcome.append(work())
-            except BaseException as exc:  # handed to the run's own thread below
-                failure.append(exc)
-            finally:
-                reports.put(None)
+                next(work)  # up to a summary, or to the end
+            except StopIteration as end:
+                prepared: Prepared = end.value
+                return prepared
+            if summarizer is not None and (done := (yield from _on_helper(run, work, summarizer))) is not None:
+                return done
 
-        summarizer.bind(run.cancelled, reports.put)
-        thread = threading.Thread(target=target, name="harness9-compaction", daemon=True)
-        thread.start()
-        try:
-            while (data := reports.get()) is not None:
-                yield Event(EventType.RETRY, data)
-        finally:
-            if thread.is_alive():  # the consumer closed the iterator: stop any wait, then finish
-                run.cancelled.set()
-            thread.join()
-            summarizer.bind()
-        if failure:
-            raise failure[0]
-        return outcome[0]
-
-    def _prepare(self, run: RunState, turn: Turn) -> Prepared:
+    def _prepare(self, run: RunState, turn: Turn) -> Preparing:
         """This turn's view: the document's (R-ENG-5) or long-session mode's (R-LONG-4)."""
         history = tuple(run.history)  # what the compactor and provider see cannot grow under them
         if self._long is None:
@@ -619,6 +600,43 @@ class AgentEngine:
         if self._long is not None:
             return self._long.load(session, system, compactor)
         return [Message(ROLE_SYSTEM, system), *session.get_messages(0)], Context()
+
+
+def _on_helper(run: RunState, work: Preparing, summarizer: RetryingSummarizer) -> Generator[Event, None, Prepared | None]:
+    """One stretch of ``work`` (a summary, and what follows up to the next one) on a helper thread (R-ENG-27).
+
+    Meanwhile this generator hands out each retry the summarizer reports (blocking on a queue,
+    not polling). The thread is always waited for, so the run's state has one writer at a time;
+    what the stretch raised is raised here. Returns the view when ``work`` ended, else None.
+    """
+    reports: queue.Queue[RetryData | None] = queue.Queue()
+    ended: list[Prepared] = []
+    raised: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            next(work)
+        except StopIteration as end:
+            ended.append(end.value)
+        except BaseException as exc:  # handed to the run's own thread below
+            raised.append(exc)
+        finally:
+            reports.put(None)
+
+    summarizer.bind(run.cancelled, reports.put)
+    thread = threading.Thread(target=target, name="harness9-compaction", daemon=True)
+    thread.start()
+    try:
+        while (data := reports.get()) is not None:
+            yield Event(EventType.RETRY, data)
+    finally:
+        if thread.is_alive():  # the consumer closed the iterator: stop any wait, then finish
+            run.cancelled.set()
+        thread.join()
+        summarizer.bind()
+    if raised:
+        raise raised[0]
+    return ended[0] if ended else None
 
 
 def _retrying_summarizer(compactor: Compactor | None, policy: RetryPolicy) -> RetryingSummarizer | None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
+from collections.abc import Callable
 from fractions import Fraction
 
 import pytest
@@ -128,4 +130,38 @@ def test_compact_now_retries_without_events() -> None:
     engine, provider, _ = _long_engine(policy, Failure("overloaded", "busy"), Message("assistant", "SUMMARY"))
     data = engine.compact_now()
     assert data.to_dict()["tier"] == "summary"
+    assert len(provider.requests) == 2
+
+
+def _threads_started_by(work: Callable[[], object]) -> list[str]:
+    """The names of the threads started while ``work`` runs, seen from inside each thread."""
+    names: list[str] = []
+
+    def seen(frame: object, event: str, arg: object) -> None:
+        sys.setprofile(None)  # within this new thread: one record is enough
+        names.append(threading.current_thread().name)
+
+    threading.setprofile(seen)
+    try:
+        work()
+    finally:
+        threading.setprofile(None)
+    return names
+
+
+def test_no_helper_thread_when_no_summary_is_made() -> None:
+    """R-ENG-27: with retries on, a turn with nothing to summarise runs on the run's thread alone."""
+    provider = ScriptedProvider([Message("assistant", "ok")])
+    compactor = new_summarization_compactor(provider, 1000)
+    engine = AgentEngine(
+        provider, ScriptedRegistry([], {}), session=MemorySession(), compactor=compactor, context_window=1000,
+        long_session=True, retry=RetryPolicy(2),
+    )
+    assert "harness9-compaction" not in _threads_started_by(lambda: engine.run("hi"))
+
+
+def test_a_helper_thread_carries_the_summary_when_one_is_made() -> None:
+    """R-ENG-27: the summary runs on a helper thread, so its retries are reported while they happen."""
+    engine, provider, _ = _long_engine(RetryPolicy(2), Message("assistant", "SUMMARY"), Message("assistant", "ok"))
+    assert "harness9-compaction" in _threads_started_by(lambda: engine.run("next"))
     assert len(provider.requests) == 2
