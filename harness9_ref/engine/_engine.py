@@ -34,7 +34,7 @@ from fractions import Fraction
 from functools import partial
 from typing import TYPE_CHECKING, Final
 
-from ..memory import Compactor, ContextState, Session, SessionError, SummarizationCompactor, estimate_tool_tokens
+from ..memory import Compactor, ContextState, Session, SessionError, estimate_tool_tokens
 from ..planning import TodoItem
 from ..provider import overflow_window
 from ..schema import (
@@ -138,9 +138,11 @@ class AgentEngine:
             beside the registry's and answer them itself (R-RCL); summaries then say that
             removed messages can be recalled (R-LONG-13).
         retry: how often a provider call that failed before any text is made again, and how
-            the engine waits (R-ENG-18); the default makes no retry. With retries, the
-            compactor's summarizer (a ``SummarizationCompactor``'s ``provider``) is wrapped so
-            that its calls are retried the same way (R-ENG-27).
+            the engine waits (R-ENG-18); the default makes no retry.
+        summary_retries: the ``RetryingSummarizer`` its builder put in the compactor, around
+            the summarizer (R-ENG-27): each run reports its retries as ``retry`` events and its
+            cancel ends their waits. None when the summarizer's calls are not retried. The
+            engine never looks inside or changes the compactor it is given.
         durable: store the prompt before the first call and each step as it completes, keep
             the text of a reply cut short, and end with a ``save_failed`` event when messages
             could not be stored (R-ENG-23 … R-ENG-26); off, a run saves once at its end (R-ENG-11).
@@ -175,6 +177,7 @@ class AgentEngine:
         carry: bool = False,
         own_tools: bool = False,
         retry: RetryPolicy | None = None,
+        summary_retries: RetryingSummarizer | None = None,
         durable: bool = False,
         window_source: str = "",
         model: str = "",
@@ -205,7 +208,7 @@ class AgentEngine:
         self._own_tools = own_tools
         self._retry = retry if retry is not None else RetryPolicy()
         self._durable = durable
-        self._summary_retry = _retrying_summarizer(compactor, self._retry)
+        self._summary_retries = summary_retries
 
     @property
     def context_window(self) -> int:
@@ -487,7 +490,7 @@ class AgentEngine:
         retrying summarizer it simply goes on; with one, the next stretch (the summary first)
         runs on a helper thread. A turn that makes no summary starts no thread.
         """
-        summarizer = self._summary_retry
+        summarizer = self._summary_retries
         while True:
             try:
                 next(work)  # up to a summary, or to the end
@@ -637,23 +640,6 @@ def _on_helper(run: RunState, work: Preparing, summarizer: RetryingSummarizer) -
     if raised:
         raise raised[0]
     return ended[0] if ended else None
-
-
-def _retrying_summarizer(compactor: Compactor | None, policy: RetryPolicy) -> RetryingSummarizer | None:
-    """Wrap the compactor's summarizer so its calls retry by ``policy`` (R-ENG-27); None without retries.
-
-    The compactor is changed in place, once: a compactor given to a second engine keeps the
-    first wrapper, re-pointed at the new policy.
-    """
-    if policy.max_retries == 0 or not isinstance(compactor, SummarizationCompactor) or compactor.provider is None:
-        return None
-    summarizer = compactor.provider
-    if isinstance(summarizer, RetryingSummarizer):
-        summarizer.policy = policy
-        return summarizer
-    wrapper = RetryingSummarizer(summarizer, policy)
-    compactor.provider = wrapper
-    return wrapper
 
 
 NO_SESSION: Final = "no_session"  # R-LONG-18: a todo call in a run without a session
