@@ -434,54 +434,84 @@ class AgentEngine:
         yield terminal
 
     def _turns(self, run: RunState) -> Generator[Event, None, Message]:
-        """Turns until a reply without tool calls, which is returned (R-ENG-5, R-ENG-10)."""
+        """Turns until a reply without tool calls, which is returned (R-ENG-5's steps, R-ENG-10)."""
         while True:
             check_cancelled(run)
-            turn = self._turn_inputs(run.session)
-            tools, tool_tokens = turn.tools, turn.tool_tokens
-            prepared = yield from self._announce((yield from self._forwarding(run, self._prepare(run, turn))))
-            check_cancelled(run)  # a summarizing compactor may have taken a while
-            run.turns += 1
-            run.rounds += 1
-            try:
-                reply, usage = yield from self._call(run, prepared.view, tools)
-            except Failure as failure:  # R-LONG-7: one retry after compacting harder
-                if self._long is None or failure.code != CONTEXT_LENGTH_EXCEEDED or failure.after_text:
-                    raise
-                learned = self._long.learn(overflow_window(failure.message), WINDOW_FROM_ERROR, run.compactor)
-                if learned is not None:  # R-WIN-5: the error named a smaller window
-                    yield Event(EventType.WINDOW, learned)
-                recover = self._long.recover(run.context, tuple(run.history), run.compactor, turn)
-                prepared = yield from self._announce((yield from self._forwarding(run, recover)))
-                check_cancelled(run)
-                run.turns += 1
-                try:
-                    reply, usage = yield from self._call(run, prepared.view, tools)
-                except Failure as again:
-                    if again.code == CONTEXT_LENGTH_EXCEEDED:
-                        raise Failure(again.code, RECOVERY_FAILED_MESSAGE.format(message=again.message)) from None
-                    raise
-            if self._long is not None:
-                learned = self._long.calibrate(usage, prepared.view, prepared.total, tool_tokens, run.compactor)
-                if learned is not None:  # R-WIN-8: the server dropped part of the request
-                    yield Event(EventType.WINDOW, learned)
-            if usage is not None and usage.input_tokens > 0:  # R-ENG-7
-                yield event_token_update(usage.input_tokens, self.context_window)
-            run.history.append(reply)
+            turn = self._turn_inputs(run.session)  # (1) the tools offered and their tokens
+            prepared = yield from self._view(run, self._prepare(run, turn))  # (2) … (6)
+            reply, usage, prepared = yield from self._reply(run, turn, prepared)  # (7)
+            yield from self._count(run, usage, prepared, turn.tool_tokens)  # (8)
+            run.history.append(reply)  # (9)
             if not reply.tool_calls:
-                return reply
-            for call in reply.tool_calls:  # R-ENG-9
-                check_cancelled(run)
-                yield Event(EventType.TOOL_CALL, ToolCallData(call.id, call.name, call.arguments))
-                observation = self._observe(run, call)
-                run.history.append(Message(ROLE_USER, observation, tool_call_id=call.id))
-                yield Event(EventType.TOOL_RESULT, ToolResultData(call.id, call.name, observation))
+                return reply  # R-ENG-10
+            yield from self._act(run, reply.tool_calls)  # (10)
             run.committed = len(run.history)  # the step is complete (R-ENG-12)
             if self._durable:
                 save_progress(run)  # R-ENG-23 (2): the step with all its results, in one call
             check_cancelled(run)  # an interrupted tool ends the run as cancelled, not max_turns (R-INT-3)
             if run.rounds >= self._max_turns:  # R-ENG-14, R-LONG-8
                 raise Failure(MAX_TURNS, MAX_TURNS_MESSAGE.format(max_turns=self._max_turns))
+
+    def _view(self, run: RunState, work: Preparing) -> Generator[Event, None, Prepared]:
+        """Steps 2 … 6 of R-ENG-5: the view ``work`` prepares, the optional compaction event, the token update.
+
+        The summarizer's ``retry`` events come first, as they happen (R-ENG-27).
+        """
+        prepared = yield from self._forwarding(run, work)
+        if prepared.compaction is not None:
+            yield Event(EventType.COMPACTION, prepared.compaction)
+        yield event_token_update(prepared.shown, self.context_window)
+        return prepared
+
+    def _reply(
+        self, run: RunState, turn: Turn, prepared: Prepared
+    ) -> Generator[Event, None, tuple[Message, Usage | None, Prepared]]:
+        """Step 7: the provider call on the view, and the view it was made on.
+
+        In long-session mode a context-length error is answered once by compacting harder and
+        calling again (R-LONG-7), after taking the smaller window the error may name (R-WIN-5).
+        """
+        check_cancelled(run)  # a summarizing compactor may have taken a while
+        run.turns += 1
+        run.rounds += 1
+        try:
+            reply, usage = yield from self._call(run, prepared.view, turn.tools)
+            return reply, usage, prepared
+        except Failure as failure:
+            if self._long is None or failure.code != CONTEXT_LENGTH_EXCEEDED or failure.after_text:
+                raise
+            learned = self._long.learn(overflow_window(failure.message), WINDOW_FROM_ERROR, run.compactor)
+        if learned is not None:  # R-WIN-5: the error named a smaller window
+            yield Event(EventType.WINDOW, learned)
+        recover = self._long.recover(run.context, tuple(run.history), run.compactor, turn)
+        prepared = yield from self._view(run, recover)
+        check_cancelled(run)
+        run.turns += 1
+        try:
+            reply, usage = yield from self._call(run, prepared.view, turn.tools)
+        except Failure as again:
+            if again.code == CONTEXT_LENGTH_EXCEEDED:
+                raise Failure(again.code, RECOVERY_FAILED_MESSAGE.format(message=again.message)) from None
+            raise
+        return reply, usage, prepared
+
+    def _count(self, run: RunState, usage: Usage | None, prepared: Prepared, tool_tokens: int) -> Generator[Event, None, None]:
+        """Step 8: the provider's count as a token update (R-ENG-7); in long-session mode it calibrates (R-LONG-3)."""
+        if self._long is not None:
+            learned = self._long.calibrate(usage, prepared.view, prepared.total, tool_tokens, run.compactor)
+            if learned is not None:  # R-WIN-8: the server dropped part of the request
+                yield Event(EventType.WINDOW, learned)
+        if usage is not None and usage.input_tokens > 0:  # R-ENG-7
+            yield event_token_update(usage.input_tokens, self.context_window)
+
+    def _act(self, run: RunState, calls: Sequence[ToolCall]) -> Generator[Event, None, None]:
+        """Step 10: each tool call and its observation, appended in order (R-ENG-9)."""
+        for call in calls:
+            check_cancelled(run)
+            yield Event(EventType.TOOL_CALL, ToolCallData(call.id, call.name, call.arguments))
+            observation = self._observe(run, call)
+            run.history.append(Message(ROLE_USER, observation, tool_call_id=call.id))
+            yield Event(EventType.TOOL_RESULT, ToolResultData(call.id, call.name, observation))
 
     def _forwarding(self, run: RunState, work: Preparing) -> Generator[Event, None, Prepared]:
         """``work`` to its end, yielding the ``retry`` events of its summarizer calls as they happen (R-ENG-27).
@@ -506,13 +536,6 @@ class AgentEngine:
         if self._long is None:
             return prepare_literal(history, run.compactor, turn.tool_tokens)
         return self._long.prepare(run.context, history, run.compactor, turn)
-
-    def _announce(self, prepared: Prepared) -> Generator[Event, None, Prepared]:
-        """The optional compaction event, then the token update (R-ENG-5 steps 5 and 6)."""
-        if prepared.compaction is not None:
-            yield Event(EventType.COMPACTION, prepared.compaction)
-        yield event_token_update(prepared.shown, self.context_window)
-        return prepared
 
     def _call(
         self, run: RunState, view: Sequence[Message], tools: Sequence[ToolDefinition]
