@@ -22,7 +22,16 @@ from typing import Any
 
 from conformance.reference._memory import InvalidInput, compactor_from_json
 from conformance.reference._session import checkpoint_from_json, context_state_from_json
-from harness9_ref.engine import AgentEngine, EngineBusy, EngineError, ErrorData, Event, EventType, RetryPolicy
+from harness9_ref.engine import (
+    AgentEngine,
+    EngineBusy,
+    EngineError,
+    ErrorData,
+    Event,
+    EventType,
+    RetryingSummarizer,
+    RetryPolicy,
+)
 from harness9_ref.memory import (
     Compactor,
     MemorySession,
@@ -51,22 +60,31 @@ from harness9_ref.tools import (
 __all__ = ["op_approval_rule", "op_engine_run", "op_tool_execute"]
 
 
-def _compactor(spec: Mapping[str, Any] | None, provider: ScriptedProvider) -> Compactor | None:
-    """The case's compactor; ``summarization`` summarises with the run's own provider (R-LONG-1)."""
+def _compactor(
+    spec: Mapping[str, Any] | None, provider: ScriptedProvider, retry: RetryPolicy | None
+) -> tuple[Compactor | None, RetryingSummarizer | None]:
+    """The case's compactor; ``summarization`` summarises with the run's own provider (R-LONG-1).
+
+    With retries, its calls go through a ``RetryingSummarizer``, returned too, as an engine's
+    builder wraps them (R-ENG-27).
+    """
     if spec is None:
-        return None
+        return None, None
     if spec.get("strategy") != "summarization":
-        return compactor_from_json(spec)
+        return compactor_from_json(spec), None
     config = spec.get("config", {})
+    retrying = RetryingSummarizer(provider, retry) if retry is not None and retry.max_retries else None
+    summarizer = provider if retrying is None else retrying
     if "context_window" in config:
-        compactor = new_summarization_compactor(provider, config["context_window"])
+        compactor = new_summarization_compactor(summarizer, config["context_window"])
     else:
-        compactor = SummarizationCompactor(provider, config.get("max_tokens", 0), config.get("min_tail_messages", 0))
-    return dataclasses.replace(
+        compactor = SummarizationCompactor(summarizer, config.get("max_tokens", 0), config.get("min_tail_messages", 0))
+    compactor = dataclasses.replace(
         compactor,
         request_limit=int(config.get("request_limit", 0)),
         summary_limit=int(config.get("summary_limit", 0)),
     )
+    return compactor, retrying
 
 
 class CancellingProvider(ScriptedProvider):
@@ -218,11 +236,11 @@ def op_engine_run(inp: Mapping[str, Any]) -> dict[str, Any]:
     provider = CancellingProvider(steps_from_json(inp["provider"], "provider"))
     registry = ScriptedRegistry.from_json(inp.get("registry", {}))
     session = _session(inp)
-    compactor = _compactor(inp.get("compactor"), provider)
+    retry = _retry(inp.get("retry"))
+    compactor, retrying = _compactor(inp.get("compactor"), provider, retry)
     system_prompt = inp["system_prompt"]
     counter = ScriptedCounter(inp["counter"]) if "counter" in inp else None
     compact_at = _compact_at(inp.get("compact_at", "0.8"))
-    retry = _retry(inp.get("retry"))
 
     def new_engine() -> AgentEngine:
         return AgentEngine(
@@ -240,6 +258,7 @@ def op_engine_run(inp: Mapping[str, Any]) -> dict[str, Any]:
             carry=bool(inp.get("carry", False)),
             own_tools=bool(inp.get("own_tools", False)),
             retry=retry,
+            summary_retries=retrying,
             durable=bool(inp.get("durable", False)),
             window_source=str(inp.get("window_source", "")),
             model=str(inp.get("model", "")),

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from .._errors import Said
-from ..engine import AgentEngine, InstructionWarning, ProjectInstructions, RetryPolicy
+from ..engine import AgentEngine, InstructionWarning, ProjectInstructions, RetryingSummarizer, RetryPolicy
 from ..memory import REQUEST_SHARE, SUMMARY_SHARE, ForeignDatabase, Manager, new_summarization_compactor
 from ..offline import OfflineProvider
 from ..provider import (
@@ -261,7 +261,8 @@ def build_engine(
 
     It saves as it goes (R-ENG-23): the prompt before the first call, each step once complete.
 
-    ``build_summarizer``'s provider summarises, with the TokenBudget fallback; each summarizer
+    ``build_summarizer``'s provider summarises, its calls retried as the model's are (R-ENG-27),
+    with the TokenBudget fallback; each summarizer
     request is kept within half the window (the main model's, whatever model summarises,
     R-CLI-20), and runs start from the session's checkpoint. The trigger leaves
     room for the ``max_tokens`` the provider asks for (R-LONG-10); with ``--count-tokens`` the
@@ -269,8 +270,11 @@ def build_engine(
     """
     window, source = context_window(settings)
     counter = provider if settings.count_tokens and isinstance(provider, TokenCounter) else None
+    retry = RetryPolicy(settings.max_retries)
+    summarizer = build_summarizer(settings, provider, window)
+    retrying = RetryingSummarizer(summarizer, retry) if retry.max_retries else None  # R-ENG-27
     compactor = new_summarization_compactor(
-        build_summarizer(settings, provider, window),
+        summarizer if retrying is None else retrying,
         window,
         request_limit=window // REQUEST_SHARE,
         summary_limit=window // SUMMARY_SHARE,
@@ -289,7 +293,8 @@ def build_engine(
         token_counter=counter,
         carry=True,
         own_tools=True,
-        retry=RetryPolicy(settings.max_retries),
+        retry=retry,
+        summary_retries=retrying,
         durable=True,
         window_source=source,
         model=settings.model,

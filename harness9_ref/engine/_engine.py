@@ -29,12 +29,12 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Generator, Sequence
 from fractions import Fraction
 from functools import partial
 from typing import TYPE_CHECKING, Final
 
-from ..memory import Compactor, ContextState, Session, SessionError, SummarizationCompactor, estimate_tool_tokens
+from ..memory import Compactor, ContextState, Session, SessionError, estimate_tool_tokens
 from ..planning import TodoItem
 from ..provider import overflow_window
 from ..schema import (
@@ -84,6 +84,7 @@ from ._long_session import (
     Context,
     LongSession,
     Prepared,
+    Preparing,
     Turn,
     prepare_literal,
 )
@@ -137,9 +138,11 @@ class AgentEngine:
             beside the registry's and answer them itself (R-RCL); summaries then say that
             removed messages can be recalled (R-LONG-13).
         retry: how often a provider call that failed before any text is made again, and how
-            the engine waits (R-ENG-18); the default makes no retry. With retries, the
-            compactor's summarizer (a ``SummarizationCompactor``'s ``provider``) is wrapped so
-            that its calls are retried the same way (R-ENG-27).
+            the engine waits (R-ENG-18); the default makes no retry.
+        summary_retries: the ``RetryingSummarizer`` its builder put in the compactor, around
+            the summarizer (R-ENG-27): each run reports its retries as ``retry`` events and its
+            cancel ends their waits. None when the summarizer's calls are not retried. The
+            engine never looks inside or changes the compactor it is given.
         durable: store the prompt before the first call and each step as it completes, keep
             the text of a reply cut short, and end with a ``save_failed`` event when messages
             could not be stored (R-ENG-23 … R-ENG-26); off, a run saves once at its end (R-ENG-11).
@@ -174,6 +177,7 @@ class AgentEngine:
         carry: bool = False,
         own_tools: bool = False,
         retry: RetryPolicy | None = None,
+        summary_retries: RetryingSummarizer | None = None,
         durable: bool = False,
         window_source: str = "",
         model: str = "",
@@ -204,7 +208,7 @@ class AgentEngine:
         self._own_tools = own_tools
         self._retry = retry if retry is not None else RetryPolicy()
         self._durable = durable
-        self._summary_retry = _retrying_summarizer(compactor, self._retry)
+        self._summary_retries = summary_retries
 
     @property
     def context_window(self) -> int:
@@ -430,48 +434,17 @@ class AgentEngine:
         yield terminal
 
     def _turns(self, run: RunState) -> Generator[Event, None, Message]:
-        """Turns until a reply without tool calls, which is returned (R-ENG-5, R-ENG-10)."""
+        """Turns until a reply without tool calls, which is returned (R-ENG-5's steps, R-ENG-10)."""
         while True:
             check_cancelled(run)
-            turn = self._turn_inputs(run.session)
-            tools, tool_tokens = turn.tools, turn.tool_tokens
-            prepared = yield from self._announce((yield from self._forwarding(run, partial(self._prepare, run, turn))))
-            check_cancelled(run)  # a summarizing compactor may have taken a while
-            run.turns += 1
-            run.rounds += 1
-            try:
-                reply, usage = yield from self._call(run, prepared.view, tools)
-            except Failure as failure:  # R-LONG-7: one retry after compacting harder
-                if self._long is None or failure.code != CONTEXT_LENGTH_EXCEEDED or failure.after_text:
-                    raise
-                learned = self._long.learn(overflow_window(failure.message), WINDOW_FROM_ERROR, run.compactor)
-                if learned is not None:  # R-WIN-5: the error named a smaller window
-                    yield Event(EventType.WINDOW, learned)
-                recover = partial(self._long.recover, run.context, tuple(run.history), run.compactor, turn)
-                prepared = yield from self._announce((yield from self._forwarding(run, recover)))
-                check_cancelled(run)
-                run.turns += 1
-                try:
-                    reply, usage = yield from self._call(run, prepared.view, tools)
-                except Failure as again:
-                    if again.code == CONTEXT_LENGTH_EXCEEDED:
-                        raise Failure(again.code, RECOVERY_FAILED_MESSAGE.format(message=again.message)) from None
-                    raise
-            if self._long is not None:
-                learned = self._long.calibrate(usage, prepared.view, prepared.total, tool_tokens, run.compactor)
-                if learned is not None:  # R-WIN-8: the server dropped part of the request
-                    yield Event(EventType.WINDOW, learned)
-            if usage is not None and usage.input_tokens > 0:  # R-ENG-7
-                yield event_token_update(usage.input_tokens, self.context_window)
-            run.history.append(reply)
+            turn = self._turn_inputs(run.session)  # (1) the tools offered and their tokens
+            prepared = yield from self._view(run, self._prepare(run, turn))  # (2) … (6)
+            reply, usage, prepared = yield from self._reply(run, turn, prepared)  # (7)
+            yield from self._count(run, usage, prepared, turn.tool_tokens)  # (8)
+            run.history.append(reply)  # (9)
             if not reply.tool_calls:
-                return reply
-            for call in reply.tool_calls:  # R-ENG-9
-                check_cancelled(run)
-                yield Event(EventType.TOOL_CALL, ToolCallData(call.id, call.name, call.arguments))
-                observation = self._observe(run, call)
-                run.history.append(Message(ROLE_USER, observation, tool_call_id=call.id))
-                yield Event(EventType.TOOL_RESULT, ToolResultData(call.id, call.name, observation))
+                return reply  # R-ENG-10
+            yield from self._act(run, reply.tool_calls)  # (10)
             run.committed = len(run.history)  # the step is complete (R-ENG-12)
             if self._durable:
                 save_progress(run)  # R-ENG-23 (2): the step with all its results, in one call
@@ -479,56 +452,90 @@ class AgentEngine:
             if run.rounds >= self._max_turns:  # R-ENG-14, R-LONG-8
                 raise Failure(MAX_TURNS, MAX_TURNS_MESSAGE.format(max_turns=self._max_turns))
 
-    def _forwarding(self, run: RunState, work: Callable[[], Prepared]) -> Generator[Event, None, Prepared]:
-        """``work()``, yielding the ``retry`` events of its summarizer calls as they happen (R-ENG-27).
+    def _view(self, run: RunState, work: Preparing) -> Generator[Event, None, Prepared]:
+        """Steps 2 … 6 of R-ENG-5: the view ``work`` prepares, the optional compaction event, the token update.
 
-        Without a retrying summarizer it simply runs. With one, it runs on a helper thread while
-        this generator hands out each retry the summarizer reports (blocking on a queue, not
-        polling); the thread is always waited for, so the run's state has one writer at a time.
+        The summarizer's ``retry`` events come first, as they happen (R-ENG-27).
         """
-        summarizer = self._summary_retry
-        if summarizer is None:
-            return work()
-        reports: queue.Queue[RetryData | None] = queue.Queue()
-        outcome: list[Prepared] = []
-        failure: list[BaseException] = []
+        prepared = yield from self._forwarding(run, work)
+        if prepared.compaction is not None:
+            yield Event(EventType.COMPACTION, prepared.compaction)
+        yield event_token_update(prepared.shown, self.context_window)
+        return prepared
 
-        def target() -> None:
-            try:
-                outcome.append(work())
-            except BaseException as exc:  # handed to the run's own thread below
-                failure.append(exc)
-            finally:
-                reports.put(None)
+    def _reply(
+        self, run: RunState, turn: Turn, prepared: Prepared
+    ) -> Generator[Event, None, tuple[Message, Usage | None, Prepared]]:
+        """Step 7: the provider call on the view, and the view it was made on.
 
-        summarizer.bind(run.cancelled, reports.put)
-        thread = threading.Thread(target=target, name="harness9-compaction", daemon=True)
-        thread.start()
+        In long-session mode a context-length error is answered once by compacting harder and
+        calling again (R-LONG-7), after taking the smaller window the error may name (R-WIN-5).
+        """
+        check_cancelled(run)  # a summarizing compactor may have taken a while
+        run.turns += 1
+        run.rounds += 1
         try:
-            while (data := reports.get()) is not None:
-                yield Event(EventType.RETRY, data)
-        finally:
-            if thread.is_alive():  # the consumer closed the iterator: stop any wait, then finish
-                run.cancelled.set()
-            thread.join()
-            summarizer.bind()
-        if failure:
-            raise failure[0]
-        return outcome[0]
+            reply, usage = yield from self._call(run, prepared.view, turn.tools)
+            return reply, usage, prepared
+        except Failure as failure:
+            if self._long is None or failure.code != CONTEXT_LENGTH_EXCEEDED or failure.after_text:
+                raise
+            learned = self._long.learn(overflow_window(failure.message), WINDOW_FROM_ERROR, run.compactor)
+        if learned is not None:  # R-WIN-5: the error named a smaller window
+            yield Event(EventType.WINDOW, learned)
+        recover = self._long.recover(run.context, tuple(run.history), run.compactor, turn)
+        prepared = yield from self._view(run, recover)
+        check_cancelled(run)
+        run.turns += 1
+        try:
+            reply, usage = yield from self._call(run, prepared.view, turn.tools)
+        except Failure as again:
+            if again.code == CONTEXT_LENGTH_EXCEEDED:
+                raise Failure(again.code, RECOVERY_FAILED_MESSAGE.format(message=again.message)) from None
+            raise
+        return reply, usage, prepared
 
-    def _prepare(self, run: RunState, turn: Turn) -> Prepared:
+    def _count(self, run: RunState, usage: Usage | None, prepared: Prepared, tool_tokens: int) -> Generator[Event, None, None]:
+        """Step 8: the provider's count as a token update (R-ENG-7); in long-session mode it calibrates (R-LONG-3)."""
+        if self._long is not None:
+            learned = self._long.calibrate(usage, prepared.view, prepared.total, tool_tokens, run.compactor)
+            if learned is not None:  # R-WIN-8: the server dropped part of the request
+                yield Event(EventType.WINDOW, learned)
+        if usage is not None and usage.input_tokens > 0:  # R-ENG-7
+            yield event_token_update(usage.input_tokens, self.context_window)
+
+    def _act(self, run: RunState, calls: Sequence[ToolCall]) -> Generator[Event, None, None]:
+        """Step 10: each tool call and its observation, appended in order (R-ENG-9)."""
+        for call in calls:
+            check_cancelled(run)
+            yield Event(EventType.TOOL_CALL, ToolCallData(call.id, call.name, call.arguments))
+            observation = self._observe(run, call)
+            run.history.append(Message(ROLE_USER, observation, tool_call_id=call.id))
+            yield Event(EventType.TOOL_RESULT, ToolResultData(call.id, call.name, observation))
+
+    def _forwarding(self, run: RunState, work: Preparing) -> Generator[Event, None, Prepared]:
+        """``work`` to its end, yielding the ``retry`` events of its summarizer calls as they happen (R-ENG-27).
+
+        ``work`` runs on the run's thread up to the moment it asks the summarizer. Without a
+        retrying summarizer it simply goes on; with one, the next stretch (the summary first)
+        runs on a helper thread. A turn that makes no summary starts no thread.
+        """
+        summarizer = self._summary_retries
+        while True:
+            try:
+                next(work)  # up to a summary, or to the end
+            except StopIteration as end:
+                prepared: Prepared = end.value
+                return prepared
+            if summarizer is not None and (done := (yield from _on_helper(run, work, summarizer))) is not None:
+                return done
+
+    def _prepare(self, run: RunState, turn: Turn) -> Preparing:
         """This turn's view: the document's (R-ENG-5) or long-session mode's (R-LONG-4)."""
         history = tuple(run.history)  # what the compactor and provider see cannot grow under them
         if self._long is None:
             return prepare_literal(history, run.compactor, turn.tool_tokens)
         return self._long.prepare(run.context, history, run.compactor, turn)
-
-    def _announce(self, prepared: Prepared) -> Generator[Event, None, Prepared]:
-        """The optional compaction event, then the token update (R-ENG-5 steps 5 and 6)."""
-        if prepared.compaction is not None:
-            yield Event(EventType.COMPACTION, prepared.compaction)
-        yield event_token_update(prepared.shown, self.context_window)
-        return prepared
 
     def _call(
         self, run: RunState, view: Sequence[Message], tools: Sequence[ToolDefinition]
@@ -621,21 +628,41 @@ class AgentEngine:
         return [Message(ROLE_SYSTEM, system), *session.get_messages(0)], Context()
 
 
-def _retrying_summarizer(compactor: Compactor | None, policy: RetryPolicy) -> RetryingSummarizer | None:
-    """Wrap the compactor's summarizer so its calls retry by ``policy`` (R-ENG-27); None without retries.
+def _on_helper(run: RunState, work: Preparing, summarizer: RetryingSummarizer) -> Generator[Event, None, Prepared | None]:
+    """One stretch of ``work`` (a summary, and what follows up to the next one) on a helper thread (R-ENG-27).
 
-    The compactor is changed in place, once: a compactor given to a second engine keeps the
-    first wrapper, re-pointed at the new policy.
+    Meanwhile this generator hands out each retry the summarizer reports (blocking on a queue,
+    not polling). The thread is always waited for, so the run's state has one writer at a time;
+    what the stretch raised is raised here. Returns the view when ``work`` ended, else None.
     """
-    if policy.max_retries == 0 or not isinstance(compactor, SummarizationCompactor) or compactor.provider is None:
-        return None
-    summarizer = compactor.provider
-    if isinstance(summarizer, RetryingSummarizer):
-        summarizer.policy = policy
-        return summarizer
-    wrapper = RetryingSummarizer(summarizer, policy)
-    compactor.provider = wrapper
-    return wrapper
+    reports: queue.Queue[RetryData | None] = queue.Queue()
+    ended: list[Prepared] = []
+    raised: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            next(work)
+        except StopIteration as end:
+            ended.append(end.value)
+        except BaseException as exc:  # handed to the run's own thread below
+            raised.append(exc)
+        finally:
+            reports.put(None)
+
+    summarizer.bind(run.cancelled, reports.put)
+    thread = threading.Thread(target=target, name="harness9-compaction", daemon=True)
+    thread.start()
+    try:
+        while (data := reports.get()) is not None:
+            yield Event(EventType.RETRY, data)
+    finally:
+        if thread.is_alive():  # the consumer closed the iterator: stop any wait, then finish
+            run.cancelled.set()
+        thread.join()
+        summarizer.bind()
+    if raised:
+        raise raised[0]
+    return ended[0] if ended else None
 
 
 NO_SESSION: Final = "no_session"  # R-LONG-18: a todo call in a run without a session

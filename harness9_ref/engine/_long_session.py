@@ -22,10 +22,10 @@ history into the view of one turn.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Final
+from typing import Final, TypeVar
 
 from .._errors import Said
 from ..memory import (
@@ -73,6 +73,7 @@ __all__ = [
     "Context",
     "LongSession",
     "Prepared",
+    "Preparing",
     "load_context",
     "prepare_literal",
     "summary_split",
@@ -243,9 +244,20 @@ class Prepared:
     compaction: CompactionData | None
 
 
-def prepare_literal(history: Sequence[Message], compactor: Compactor | None, tool_tokens: int) -> Prepared:
+# Preparing a turn's view: a generator that yields (None) just before the summarizer is asked,
+# and returns the view. Whoever drives it may make the rest of the work, the summary first, on
+# another thread, so that the summarizer's retries are reported while they happen (R-ENG-27);
+# a turn that makes no summary never yields.
+Preparing = Generator[None, None, Prepared]
+Summarizing = Generator[None, None, list[Message] | None]
+_T = TypeVar("_T")
+
+
+def prepare_literal(history: Sequence[Message], compactor: Compactor | None, tool_tokens: int) -> Preparing:
     """The document's turn (R-ENG-5, R-ENG-6): compact the full history, announce by the 5% rule."""
     before = estimate_tokens(history)
+    if isinstance(compactor, SummarizingCompactor) and compactor.over_budget(history):
+        yield  # R-SUM-2: this compaction asks the summarizer
     view = history if compactor is None else compactor.compact(history)
     after = before if compactor is None else estimate_tokens(view)
     total = after + tool_tokens
@@ -253,6 +265,16 @@ def prepare_literal(history: Sequence[Message], compactor: Compactor | None, too
     if compactor is not None and 20 * (after + 1) <= 19 * before:
         compaction = CompactionData(before + tool_tokens, total, len(history), len(view))
     return Prepared(view, total, total, compaction)
+
+
+def drive(work: Generator[None, None, _T]) -> _T:
+    """Run ``work`` to its end on this thread (``compact_now``, whose retries emit nothing: R-ENG-27)."""
+    while True:
+        try:
+            next(work)
+        except StopIteration as end:
+            value: _T = end.value
+            return value
 
 
 def trigger_for(window: int, compact_at: Fraction | None, reserve: int) -> int:
@@ -449,7 +471,7 @@ class LongSession:
                 return self._used + self.measured(estimate_tokens(msgs[len(seen) :])), SOURCE_ANCHORED
         return self.measured(estimate), SOURCE_ESTIMATE
 
-    def prepare(self, context: Context, history: Sequence[Message], compactor: Compactor | None, turn: Turn) -> Prepared:
+    def prepare(self, context: Context, history: Sequence[Message], compactor: Compactor | None, turn: Turn) -> Preparing:
         """One turn's view (R-LONG-4): clear, summarise or fall back when over the trigger, then shorten."""
         working = context.working(history)
         shown, _ = context.shown(working)
@@ -465,15 +487,15 @@ class LongSession:
             cleared = figure if step.view is shown else self.figure(step.view, turn.tools, turn.tool_tokens)[0]
             enough = cleared * CLEAR_TARGET.denominator <= self.budget * CLEAR_TARGET.numerator
             if not enough and isinstance(compactor, SummarizingCompactor):
-                step = self._summarize_turn(context, step, compactor, turn)
+                step = yield from self._summarize_turn(context, step, compactor, turn)
         elif self.budget <= 0 and isinstance(compactor, SummarizingCompactor) and compactor.over_budget(shown):
-            step = self._summarize_turn(context, step, compactor, turn)
+            step = yield from self._summarize_turn(context, step, compactor, turn)
         if compactor is not None and not summarizing:
             step.view = compactor.compact(step.view)
         limit = self.message_budget(turn.tool_tokens) if self.budget and not self.off else None
         return self._finish(context, shown, step, before, figure, turn, limit, forced=False)
 
-    def recover(self, context: Context, history: Sequence[Message], compactor: Compactor | None, turn: Turn) -> Prepared:
+    def recover(self, context: Context, history: Sequence[Message], compactor: Compactor | None, turn: Turn) -> Preparing:
         """The harder compaction after a context-length error (R-LONG-7)."""
         working = context.working(history)
         shown, _ = context.shown(working)
@@ -482,7 +504,7 @@ class LongSession:
         split = summary_split(shown, RECOVERY_TAIL)
         view = None
         if isinstance(compactor, SummarizingCompactor) and not self._paused:
-            view = self._summarize(context, shown, compactor, RECOVERY_TAIL, turn, fallback=False)
+            view = yield from self._summarize(context, shown, compactor, RECOVERY_TAIL, turn, fallback=False)
         if view is None:
             kept = context.kept  # R-LONG-7: the system prompt and the summary in effect stay
             view = repair_orphaned_tool_pairs([*shown[:kept], *shown[max(split, kept) :]])
@@ -522,7 +544,7 @@ class LongSession:
             view, count = context.shown(working)
             step = _Step(view, TIER_CLEARED if count > before_count else None, count - before_count)
             if has_head(working, split):
-                summarised = self._summarize(context, step.view, compactor, tail, turn, focus, fallback=False)
+                summarised = drive(self._summarize(context, step.view, compactor, tail, turn, focus, fallback=False))
                 if summarised is None:
                     reason = compactor.failures[-1] if compactor.failures else "the summary failed"
                     raise engine_error(COMPACTION_FAILED, one_line(reason))
@@ -623,14 +645,16 @@ class LongSession:
         context.watermark = watermark
         return _Step(view, TIER_CLEARED, count - old)
 
-    def _summarize_turn(self, context: Context, step: _Step, compactor: SummarizingCompactor, turn: Turn) -> _Step:
+    def _summarize_turn(
+        self, context: Context, step: _Step, compactor: SummarizingCompactor, turn: Turn
+    ) -> Generator[None, None, _Step]:
         """Tier 1, or tier 2 when the summary fails or the summarizer is paused (R-LONG-5, R-LONG-15)."""
         if self._paused:
             tier = TIER_PAUSED if self._paused == SUMMARY_PAUSE_TURNS else TIER_FALLBACK
             self._paused -= 1
             return _Step(compactor.fall_back(step.view), tier, step.cleared)
         failures = len(compactor.failures)
-        view = self._summarize(context, step.view, compactor, compactor.tail_messages, turn)
+        view = yield from self._summarize(context, step.view, compactor, compactor.tail_messages, turn)
         if view is None:
             return step
         if len(compactor.failures) == failures:
@@ -656,7 +680,7 @@ class LongSession:
         focus: str = "",
         *,
         fallback: bool = True,
-    ) -> list[Message] | None:
+    ) -> Summarizing:
         """Summarise with the pair-safe split (R-LONG-5) and move the checkpoint on success.
 
         The summarizer sees the previous summary without what its message carries (R-LONG-13);
@@ -670,6 +694,7 @@ class LongSession:
         asked = list(view)
         if context.summary is not None:
             asked[1] = summary_message(summarizer_part(context.summary))
+        yield  # R-ENG-27: the summarizer is asked now
         result = compactor.summarize(asked, split, focus, recall=turn.recall)
         if result.summary is None:
             return result.messages if fallback else None

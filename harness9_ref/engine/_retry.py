@@ -8,9 +8,9 @@ flag, so ``cancel()`` ends it at once and nothing spins (R-ENG-21).
 
 ``RetryPolicy`` holds the number of retries and two seams: ``random`` draws the jitter and
 ``wait`` waits, so a test or a conformance case fixes the one and skips the other.
-``RetryingSummarizer`` applies the same rules to a summarizer's calls (R-ENG-27); the engine
-wraps its compactor's summarizer in one and tells it, for each run, where retries are reported
-and which flag cancels the wait.
+``RetryingSummarizer`` applies the same rules to a summarizer's calls (R-ENG-27); whoever builds
+the compactor wraps its summarizer in one and hands the engine the same wrapper, which the engine
+tells, for each run, where retries are reported and which flag cancels the wait.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from harness9_ref.cli import (
     OFFLINE_NOTICE,
     CliError,
     UsageError,
+    build_engine,
     build_provider,
     build_summarizer,
     choose_provider,
@@ -26,8 +27,11 @@ from harness9_ref.cli import (
     request_model_of,
     resolve_settings,
 )
+from harness9_ref.engine import RetryingSummarizer
+from harness9_ref.memory import MemorySession
 from harness9_ref.offline import OfflineProvider
 from harness9_ref.provider import AnthropicProvider, OpenAIProvider
+from harness9_ref.tools import Registry
 
 
 def test_the_offline_notice() -> None:
@@ -420,3 +424,13 @@ def test_the_summarizer_gets_the_main_providers_timeout(tmp_path: Path) -> None:
     official = resolve_settings({"command": "run", "prompt": "x", "model": "claude-x"}, {"ANTHROPIC_API_KEY": "k"}, str(tmp_path))
     anthropic = build_provider(official)
     assert isinstance(anthropic, AnthropicProvider) and anthropic.timeout == DEFAULT_TIMEOUT
+
+
+@pytest.mark.parametrize(("options", "wrapped"), [({}, True), ({"max_retries": "0"}, False)])
+def test_the_builder_wraps_the_summarizer_for_retries(tmp_path: Path, options: dict[str, str], wrapped: bool) -> None:
+    """R-ENG-22, R-ENG-27: with retries the wiring wraps the summarizer and gives the engine the same wrapper."""
+    settings = resolve_settings({"command": "run", "prompt": "x", **options}, {}, str(tmp_path))
+    engine = build_engine(settings, build_provider(settings), MemorySession(), Registry(tmp_path))
+    summarizer = engine._compactor.provider  # type: ignore[union-attr]
+    assert isinstance(summarizer, RetryingSummarizer) is wrapped
+    assert engine._summary_retries is (summarizer if wrapped else None)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
+from collections.abc import Callable
 from fractions import Fraction
 
 import pytest
@@ -88,10 +90,11 @@ def _long_engine(policy: RetryPolicy, *steps: Failure | Message) -> tuple[AgentE
     provider = ScriptedProvider(list(steps))
     session = MemorySession()
     session.add_messages([Message("user" if i % 2 == 0 else "assistant", f"m{i} " + "q" * 400) for i in range(6)])
-    compactor = new_summarization_compactor(provider, 1000)
+    retrying = RetryingSummarizer(provider, policy)  # R-ENG-27: its builder wraps the summarizer
+    compactor = new_summarization_compactor(retrying, 1000)
     engine = AgentEngine(
         provider, ScriptedRegistry([], {}), session=session, compactor=compactor, context_window=1000,
-        long_session=True, compact_at=Fraction(1, 2), retry=policy,
+        long_session=True, compact_at=Fraction(1, 2), retry=policy, summary_retries=retrying,
     )
     return engine, provider, compactor
 
@@ -113,14 +116,12 @@ def test_a_cancel_ends_the_summarizers_wait_at_once() -> None:
     assert len(provider.requests) == 1  # the summarizer was not asked again, nor the model
 
 
-def test_the_summarizer_is_wrapped_once_and_only_with_retries() -> None:
-    _, _, compactor = _long_engine(RetryPolicy(0))
-    assert not isinstance(compactor.provider, RetryingSummarizer)
-    engine, _, compactor = _long_engine(RetryPolicy(2))
-    wrapper = compactor.provider
-    assert isinstance(wrapper, RetryingSummarizer)
-    AgentEngine(engine._llm, ScriptedRegistry([], {}), compactor=compactor, retry=RetryPolicy(1))
-    assert compactor.provider is wrapper and wrapper.policy.max_retries == 1
+def test_the_engine_leaves_the_compactor_it_is_given_as_it_is() -> None:
+    """R-ENG-27: the builder wraps the summarizer; the engine neither looks inside the compactor nor changes it."""
+    provider = ScriptedProvider([])
+    compactor = new_summarization_compactor(provider, 1000)
+    AgentEngine(provider, ScriptedRegistry([], {}), compactor=compactor, long_session=True, retry=RetryPolicy(2))
+    assert compactor.provider is provider
 
 
 def test_compact_now_retries_without_events() -> None:
@@ -128,4 +129,38 @@ def test_compact_now_retries_without_events() -> None:
     engine, provider, _ = _long_engine(policy, Failure("overloaded", "busy"), Message("assistant", "SUMMARY"))
     data = engine.compact_now()
     assert data.to_dict()["tier"] == "summary"
+    assert len(provider.requests) == 2
+
+
+def _threads_started_by(work: Callable[[], object]) -> list[str]:
+    """The names of the threads started while ``work`` runs, seen from inside each thread."""
+    names: list[str] = []
+
+    def seen(frame: object, event: str, arg: object) -> None:
+        sys.setprofile(None)  # within this new thread: one record is enough
+        names.append(threading.current_thread().name)
+
+    threading.setprofile(seen)
+    try:
+        work()
+    finally:
+        threading.setprofile(None)
+    return names
+
+
+def test_no_helper_thread_when_no_summary_is_made() -> None:
+    """R-ENG-27: with retries on, a turn with nothing to summarise runs on the run's thread alone."""
+    provider, policy = ScriptedProvider([Message("assistant", "ok")]), RetryPolicy(2)
+    retrying = RetryingSummarizer(provider, policy)
+    engine = AgentEngine(
+        provider, ScriptedRegistry([], {}), session=MemorySession(), compactor=new_summarization_compactor(retrying, 1000),
+        context_window=1000, long_session=True, retry=policy, summary_retries=retrying,
+    )
+    assert "harness9-compaction" not in _threads_started_by(lambda: engine.run("hi"))
+
+
+def test_a_helper_thread_carries_the_summary_when_one_is_made() -> None:
+    """R-ENG-27: the summary runs on a helper thread, so its retries are reported while they happen."""
+    engine, provider, _ = _long_engine(RetryPolicy(2), Message("assistant", "SUMMARY"), Message("assistant", "ok"))
+    assert "harness9-compaction" in _threads_started_by(lambda: engine.run("next"))
     assert len(provider.requests) == 2
