@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from ._results import CaseResult, Outcome, SuiteResult
+from ._results import OUTCOMES, CaseResult, Outcome, SuiteResult
 
 __all__ = [
     "RequirementResult",
@@ -34,14 +34,6 @@ REQUIREMENT_ID: Final = re.compile(r"R-([A-Z]+)-(\d+)")
 SHOWN_IDS: Final = 5
 # Words of a SPEC bullet kept as a requirement's title in the Markdown table.
 TITLE_WORDS: Final = 10
-_OUTCOMES: Final[tuple[Outcome, ...]] = (
-    "passed",
-    "failed",
-    "skipped",
-    "unsupported",
-    "errored",
-    "known_failure",
-)
 _LABELS: Final[Mapping[Outcome, str]] = {
     "passed": "passed",
     "failed": "failed",
@@ -98,7 +90,7 @@ class RequirementResult:
 
     def as_json(self) -> dict[str, object]:
         return {
-            **{outcome: self.counts[outcome] for outcome in _OUTCOMES},
+            **{outcome: self.counts[outcome] for outcome in OUTCOMES},
             "failing": list(self.failing),
             "stale_known_failure": self.stale,
         }
@@ -118,7 +110,7 @@ def requirement_results(
     return [
         RequirementResult(
             requirement,
-            {outcome: tallies[requirement][outcome] for outcome in _OUTCOMES},
+            {outcome: tallies[requirement][outcome] for outcome in OUTCOMES},
             tuple(failing.get(requirement, ())),
             requirement in listed,
         )
@@ -141,7 +133,7 @@ def stale_requirements(suite: SuiteResult) -> list[str]:
 def _breakdown(result: RequirementResult) -> str:
     return ", ".join(
         f"{result.counts[outcome]} {_LABELS[outcome]}"
-        for outcome in _OUTCOMES
+        for outcome in OUTCOMES
         if result.counts[outcome]
     )
 
