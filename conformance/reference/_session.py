@@ -19,9 +19,9 @@ from harness9_ref.memory import (
     ContextState,
     Manager,
     MemorySession,
-    Session,
     SessionError,
     SessionNotFound,
+    StatefulSession,
     copy_sessions,
     is_session_id,
     new_session_id,
@@ -47,7 +47,7 @@ class _Run:
         self.now: float = inp.get("now", DEFAULT_NOW)  # a fraction reaches the Manager as it is (R-DB-4)
         self.next_id: str | None = None
         self.managers: dict[str, Manager] = {}
-        self.handles: dict[tuple[str, str], Session] = {}
+        self.handles: dict[tuple[str, str], StatefulSession] = {}
 
     def _new_id(self) -> str:
         given, self.next_id = self.next_id, None
@@ -66,13 +66,13 @@ class _Run:
         if manager is not None:
             manager.close()
 
-    def session(self, name: str, step: Mapping[str, Any]) -> Session:
+    def session(self, name: str, step: Mapping[str, Any]) -> StatefulSession:
         key = (name, step["id"])
         if key not in self.handles:
             raise LookupError(f"step uses session {step['id']!r} before a new or open step on manager {name!r}")
         return self.handles[key]
 
-    def remember(self, name: str, session: Session) -> Session:
+    def remember(self, name: str, session: StatefulSession) -> StatefulSession:
         self.handles[(name, session.session_id)] = session
         return session
 

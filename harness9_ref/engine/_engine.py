@@ -87,6 +87,7 @@ from ._long_session import (
     Preparing,
     Turn,
     prepare_literal,
+    stateful,
 )
 from ._retry import RetryHints, RetryingSummarizer, RetryPolicy, hints_of, retry_delay, should_retry
 from ._run import (
@@ -327,7 +328,9 @@ class AgentEngine:
         try:
             if self._long is None or session is None or not isinstance(compactor, SummarizingCompactor):
                 raise engine_error(NOTHING_TO_COMPACT, "there is no session summary to make here")
-            data, _ = self._long.compact_now(session, self._system_prompt(), compactor, self._turn_inputs(session), focus)
+            data, _ = self._long.compact_now(
+                stateful(session), self._system_prompt(), compactor, self._turn_inputs(session), focus
+            )
             return data
         finally:
             self._release(placeholder)
@@ -609,7 +612,7 @@ class AgentEngine:
             return ListHistory(run.history[1:])
         context = run.context
         stored = context.covered + run.start_len - context.base
-        return SessionHistory(run.session, run.history[run.start_len :], stored)
+        return SessionHistory(stateful(run.session), run.history[run.start_len :], stored)
 
     # The three auxiliary methods of the run loop, each on the run's snapshot (R-ENG-2).
 
@@ -624,7 +627,7 @@ class AgentEngine:
         if session is None:
             return [Message(ROLE_SYSTEM, system)], Context()
         if self._long is not None:
-            return self._long.load(session, system, compactor)
+            return self._long.load(stateful(session), system, compactor)
         return [Message(ROLE_SYSTEM, system), *session.get_messages(0)], Context()
 
 
@@ -673,7 +676,7 @@ def _save_plan(session: Session | None, todos: list[TodoItem]) -> None:
     """The todo tool's save (R-LONG-18): the run's session, or a failure that becomes its observation."""
     if session is None:
         raise engine_error(NO_SESSION, NO_SESSION_FOR_PLAN)
-    session.save_todos(todos)
+    stateful(session).save_todos(todos)
 
 
 def _chunk_failure(chunk: StreamChunk) -> tuple[RetryHints, str]:

@@ -36,8 +36,10 @@ from ..memory import (
     Compactor,
     ContextState,
     CorruptRow,
+    LongSessionState,
     Session,
     SessionError,
+    StatefulSession,
     SummarizationCompactor,
     checkpoint_problem,
     estimate_tokens,
@@ -76,6 +78,7 @@ __all__ = [
     "Preparing",
     "load_context",
     "prepare_literal",
+    "stateful",
     "summary_split",
 ]
 
@@ -178,7 +181,19 @@ class Context:
         return clear_below(working, self.kept, self.first_position, self.watermark)
 
 
-def load_context(session: Session, system: str) -> tuple[list[Message], Context]:
+def stateful(session: Session) -> StatefulSession:
+    """``session`` as long-session mode asks for it: one that keeps its plan, checkpoint and context state too.
+
+    Raises:
+        TypeError: a session that keeps only messages (R-SES-1), which cannot carry a run's
+            checkpoint and context state to the next (R-LONG-2, R-LONG-16).
+    """
+    if not isinstance(session, LongSessionState):
+        raise TypeError(f"long-session mode needs a session that keeps its state; a {type(session).__name__} keeps only messages")
+    return session
+
+
+def load_context(session: StatefulSession, system: str) -> tuple[list[Message], Context]:
     """``[system, summary] + uncovered`` from a valid checkpoint, else ``[system] + stored`` (R-LONG-2, R-CKP-5).
 
     An invalid or unreadable checkpoint is logged and ignored; other session errors propagate
@@ -300,7 +315,7 @@ class Turn:
         if not self.carry or self.session is None:
             return ""
         try:
-            return plan_block(self.session.get_todos())
+            return plan_block(stateful(self.session).get_todos())
         except SessionError as exc:
             _log.warning("could not read the plan of session %s: %s", self.session.session_id, exc)
             return ""
@@ -380,7 +395,7 @@ class LongSession:
             self._anchor = None
 
     def load(
-        self, session: Session, system: str, compactor: Compactor | None = None
+        self, session: StatefulSession, system: str, compactor: Compactor | None = None
     ) -> tuple[list[Message], Context]:
         """``load_context``, taking what the session's context state keeps (R-LONG-2, R-LONG-16).
 
@@ -512,7 +527,7 @@ class LongSession:
         return self._finish(context, shown, _Step(view, TIER_RECOVERY), before, figure, turn, limit, forced=True)
 
     def compact_now(
-        self, session: Session, system: str, compactor: SummarizingCompactor, turn: Turn, focus: str
+        self, session: StatefulSession, system: str, compactor: SummarizingCompactor, turn: Turn, focus: str
     ) -> tuple[CompactionData, Context]:
         """Clear and summarise the session now, whatever the budget, and store the checkpoint (R-LONG-9).
 

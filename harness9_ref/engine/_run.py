@@ -22,7 +22,7 @@ from ..memory import Compactor, ContextState, Session, SessionError
 from ..schema import Message
 from ._errors import CANCELLED, LOGGER_NAME, Failure, error_text, internal_message, one_line
 from ._events import ErrorData, Event, EventType, SaveFailedData, TokenUpdateData
-from ._long_session import Context
+from ._long_session import Context, stateful
 
 __all__ = [
     "PARTIAL_MARKER",
@@ -121,12 +121,12 @@ def save_run(run: RunState, state: ContextState | None = None) -> Event | None:
     checkpoint = run.context.checkpoint(run.history, run.committed)
     try:
         if checkpoint is not None:
-            session.save_checkpoint(checkpoint)
+            stateful(session).save_checkpoint(checkpoint)
     except Exception as exc:
         _log.warning("could not save the checkpoint of session %s: %s", session.session_id, internal_message(exc))
     try:
         if state is not None and state != run.context.stored_state:
-            session.save_context_state(state)
+            stateful(session).save_context_state(state)
     except Exception as exc:
         _log.warning("could not save the context state of session %s: %s", session.session_id, internal_message(exc))
     return None

@@ -15,7 +15,7 @@ import collections
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final, Protocol
 
-from ..memory import Session, make_snippet, matches
+from ..memory import StatefulSession, make_snippet, matches
 from ..planning import TODO_STATUSES, TodoItem, plan_lines
 from ..schema import Message, ToolDefinition, replace_lone_surrogates
 from ..schema.strict_json import json_kind
@@ -165,7 +165,7 @@ class SessionHistory:
     R-SRCH-1 does: no session offers a search of its own messages.
     """
 
-    def __init__(self, session: Session, unsaved: Sequence[Message] = (), stored: int | None = None) -> None:
+    def __init__(self, session: StatefulSession, unsaved: Sequence[Message] = (), stored: int | None = None) -> None:
         self._session = session
         self._unsaved = list(unsaved)
         self._stored = stored
@@ -328,7 +328,7 @@ def _todo_item(value: object, index: int) -> TodoItem:
 def write_todos(arguments: str, save: Callable[[list[TodoItem]], None]) -> str:
     """The observation of one ``todo`` call (R-RCL-6, R-RCL-7); ``save`` gets the new plan.
 
-    Bad arguments save nothing. ``save`` replaces the whole plan (``Session.save_todos``).
+    Bad arguments save nothing. ``save`` replaces the whole plan (``LongSessionState.save_todos``).
 
     Raises:
         Exception: only what ``save`` raises; ``run_engine_tool`` turns it into an observation.

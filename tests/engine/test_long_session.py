@@ -191,6 +191,42 @@ def test_a_corrupt_checkpoint_row_is_ignored_with_a_warning(tmp_path: Path, capl
     assert "ignoring the checkpoint" in caplog.text and session_id in caplog.text
 
 
+class MessagesOnly:
+    """A store of sessions that keeps messages and nothing else: the narrow Session of R-SES-1."""
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        self.session_id = "0b7e5a4c-1d2e-4f3a-8b5c-6d7e8f9a0b1c"
+
+    def get_messages(self, limit: int = 0) -> list[Message]:
+        return list(self.messages[-limit:] if limit else self.messages)
+
+    def add_messages(self, msgs: Sequence[Message]) -> None:
+        self.messages.extend(msgs)
+
+    def pop_message(self) -> Message | None:
+        return self.messages.pop() if self.messages else None
+
+    def clear(self) -> None:
+        self.messages.clear()
+
+
+def test_a_session_of_messages_alone_serves_the_document_engine_but_not_long_session_mode() -> None:
+    """R-SES-1: long-session mode asks for the session's state (R-LONG-2, R-LONG-16); without it the run
+    fails before any provider call, saving nothing, and the document's engine needs only messages."""
+    session = MessagesOnly()
+    provider = ScriptedProvider([Reply(Message("assistant", "fine"))])
+    plain = AgentEngine(provider, ScriptedRegistry(), prompt_builder=lambda: SYSTEM, session=session)
+    assert plain.run("one").content == "fine"
+    assert [m.content for m in session.messages] == ["one", "fine"]
+    long = AgentEngine(provider, ScriptedRegistry(), prompt_builder=lambda: SYSTEM, session=session, long_session=True)
+    with pytest.raises(EngineError) as failed:
+        long.run("two")
+    assert failed.value.code == "internal_error"
+    assert "long-session mode needs a session that keeps its state; a MessagesOnly keeps only messages" in failed.value.message
+    assert len(provider.requests) == 1 and [m.content for m in session.messages] == ["one", "fine"]
+
+
 class FailingCheckpointSession(MemorySession):
     def save_checkpoint(self, cp: Checkpoint) -> None:
         raise sqlite3.OperationalError("disk I/O error")

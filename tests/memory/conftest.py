@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness9_ref.memory import Manager, MemorySession, Session
+from harness9_ref.memory import Manager, MemorySession, StatefulSession
 from tests.fakes import Clock
 
 
@@ -21,7 +21,7 @@ def manager(db_path: Path, clock: Clock) -> Iterator[Manager]:
 
 
 @pytest.fixture(params=["sqlite", "memory", "postgresql"])
-def new_session(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[], Session]]:
+def new_session(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[], StatefulSession]]:
     """Makes empty sessions of one backend (R-SES-1, R-SES-9, R-PG-2): the SQLite ones share one
     Manager on a real file, the PostgreSQL ones one on a fresh schema of the tests' server
     (``tests/postgres``' ``pg_url``, which skips saying why when there is none)."""

@@ -366,7 +366,7 @@ def test_compact_summarises_now_with_a_focus_and_shows_the_notice(manager: Manag
     assert notice.endswith("（11 → 8 条消息）")
     assert summaries[-1].startswith("Conversation to summarize:")
     assert summaries[-1].endswith("\n\nPay particular attention to: the failing tests")
-    checkpoint = app.session.get_checkpoint()
+    checkpoint = manager.open_session(app.session.session_id).get_checkpoint()
     assert checkpoint is not None and checkpoint.covered == 4
 
 
@@ -381,7 +381,7 @@ def test_compact_with_nothing_to_summarise_shows_an_error_line(
     send(app, "only one prompt")
     send(app, "/compact")
     assert wait_for_line(app, line.partition("：")[0] if lang == "zh" else "error: ") == line  # R-LANG-3
-    assert app.session.get_checkpoint() is None
+    assert manager.open_session(app.session.session_id).get_checkpoint() is None
 
 
 def test_compact_sets_the_status_bar_to_the_notices_figure(manager: Manager, tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """Storage: what of a conversation is kept, and where (SPEC R-SES, R-MGR, R-DB, R-PG, R-FIND, R-SRCH, R-PRUNE, R-CKP).
 
-The ``Session`` protocol (messages, todos, checkpoint, context state of one conversation) and its three
-implementations: ``MemorySession`` (no I/O), ``SQLiteSession`` (an SQLite file, R-DB) and
+The ``Session`` protocol (one conversation's messages), ``LongSessionState`` (what long-session mode
+keeps beside them: todos, checkpoint, context state; ``StatefulSession`` is both) and their three
+implementations, each of both: ``MemorySession`` (no I/O), ``SQLiteSession`` (an SQLite file, R-DB) and
 PostgreSQL's sessions (R-PG), the last two handed out by a ``Manager``, which also finds,
 searches, prunes and copies sessions. Both databases run one session (``_sql_session``) and one
 store (``_sql_store``), each over a dialect that holds only what the two do differently
@@ -25,6 +26,7 @@ from ._session import (
     ForeignDatabase,
     InvalidArgument,
     InvalidSessionId,
+    LongSessionState,
     MemorySession,
     Session,
     SessionClosed,
@@ -32,6 +34,7 @@ from ._session import (
     SessionError,
     SessionInfo,
     SessionNotFound,
+    StatefulSession,
     UnsupportedSchema,
     is_session_id,
     new_session_id,
@@ -57,6 +60,7 @@ __all__ = (
     "ForeignDatabase",
     "InvalidArgument",
     "InvalidSessionId",
+    "LongSessionState",
     "Manager",
     "MemorySession",
     "PruneResult",
@@ -69,6 +73,7 @@ __all__ = (
     "SessionInfo",
     "SessionNotFound",
     "SessionSummary",
+    "StatefulSession",
     "UnsupportedSchema",
     "checkpoint_problem",
     "copy_sessions",

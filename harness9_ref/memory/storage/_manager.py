@@ -20,9 +20,9 @@ from ._prune import PruneResult
 from ._search import SearchHit, search_terms
 from ._session import (
     Clock,
-    Session,
     SessionDatabaseError,
     SessionInfo,
+    StatefulSession,
     check_count,
     check_limit,
     check_session_id,
@@ -139,7 +139,7 @@ class Manager:
         """
         return self._store.indexed
 
-    def new_session(self, draft: bool = False) -> Session:
+    def new_session(self, draft: bool = False) -> StatefulSession:
         """Create an empty session with a fresh id (R-MGR-3), or a draft without a row yet (R-FIND-2).
 
         A draft's row is inserted by its first add_messages, save_todos or save_checkpoint, so
@@ -150,7 +150,7 @@ class Manager:
         """
         return self._store.new_session(check_session_id(self._new_id()), self._clock, draft)
 
-    def open_session(self, session_id: str) -> Session:
+    def open_session(self, session_id: str) -> StatefulSession:
         """Return the session with exactly this id (R-MGR-4).
 
         Raises:
@@ -158,7 +158,7 @@ class Manager:
         """
         return self._store.open_session(session_id, self._clock)
 
-    def fork_session(self, session_id: str, at: int | None = None) -> Session:
+    def fork_session(self, session_id: str, at: int | None = None) -> StatefulSession:
         """A new session holding the first ``at`` stored messages of another, all of them for None (R-MGR-10).
 
         The append-only history makes this a copy of rows: the new session (a fresh id, created

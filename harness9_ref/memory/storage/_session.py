@@ -1,4 +1,4 @@
-"""The Session seam, session ids, the session errors, and MemorySession, the seam's simplest implementation.
+"""The Session seam and its long-session state, session ids, the session errors, and MemorySession, which keeps both.
 
 SPEC R-SES-1 … R-SES-3, R-SES-9, R-CKP-2 … R-CKP-4, R-CKP-9 … R-CKP-11, R-MGR-9, R-FIND-1. The database-backed
 sessions (SQLite, PostgreSQL) live with their backends; MemorySession keeps their semantics
@@ -12,7 +12,7 @@ import threading
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any, ClassVar, Final, Protocol
+from typing import Any, ClassVar, Final, Protocol, runtime_checkable
 
 from ..._errors import Harness9Error, Said
 from ...planning import TodoItem
@@ -29,6 +29,7 @@ __all__ = [
     "CorruptRow",
     "InvalidArgument",
     "InvalidSessionId",
+    "LongSessionState",
     "MemorySession",
     "Session",
     "SessionClosed",
@@ -36,6 +37,7 @@ __all__ = [
     "SessionError",
     "SessionInfo",
     "SessionNotFound",
+    "StatefulSession",
     "UnsupportedSchema",
     "check_checkpoint",
     "check_context_state",
@@ -211,10 +213,11 @@ class SessionInfo:
 
 
 class Session(Protocol):
-    """One conversation's stored history and plan (R-SES-1).
+    """One conversation's stored messages (R-SES-1): what every store of sessions provides.
 
     The engine loads history from it at the start of a run and appends the new messages at the
-    end; the system prompt is never stored (R-ENG-3).
+    end; the system prompt is never stored (R-ENG-3). What long-session mode keeps beside the
+    messages is another interface, ``LongSessionState``, that a store may provide too.
     """
 
     @property
@@ -231,17 +234,26 @@ class Session(Protocol):
     def pop_message(self) -> Message | None:
         """Remove and return the newest message, or None when there is none (R-SES-5).
 
-        A checkpoint that covers more messages than are left goes with it (R-CKP-3), and so does
-        a context state whose ``cleared_below`` is past the messages left (R-CKP-11).
+        Long-session state that no longer fits the messages left goes with it (R-CKP-3, R-CKP-11).
         """
         ...
 
     def clear(self) -> None:
-        """Remove every message, the checkpoint and the context state; the session and its todos stay.
+        """Remove every message, and any checkpoint and context state; the session and its todos stay.
 
         R-SES-6, R-CKP-3, R-CKP-11.
         """
         ...
+
+
+@runtime_checkable
+class LongSessionState(Protocol):
+    """What long-session mode keeps with a conversation beside its messages (R-SES-7, R-CKP-2, R-CKP-4, R-CKP-9).
+
+    The plan, the checkpoint and the context state are caches of one conversation that a later
+    run takes up (R-LONG-2, R-LONG-14, R-LONG-16); a store that keeps only messages leaves this
+    out, and the engine's long-session path asks for it (``StatefulSession``).
+    """
 
     def get_todos(self) -> list[TodoItem]:
         """The saved todo list, in order; empty when none was saved (R-SES-7)."""
@@ -273,6 +285,10 @@ class Session(Protocol):
     def save_context_state(self, state: ContextState) -> None:
         """Replace the session's context state atomically, leaving updated_at alone (R-CKP-9, R-CKP-10)."""
         ...
+
+
+class StatefulSession(Session, LongSessionState, Protocol):
+    """A session that keeps its long-session state too: MemorySession and both databases' sessions."""
 
 
 class MemorySession:

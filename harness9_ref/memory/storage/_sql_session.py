@@ -1,4 +1,4 @@
-"""SqlSession: a Session in a Manager's database, SQLite or PostgreSQL (SPEC R-SES-1 … R-SES-8, R-DB-4 … R-DB-8).
+"""SqlSession: a StatefulSession in a Manager's database, SQLite or PostgreSQL (SPEC R-SES-1 … R-SES-8, R-DB-4 … R-DB-8).
 
 Also R-CKP-2 … R-CKP-13, R-PG-2, R-PG-4 and R-PG-7.
 

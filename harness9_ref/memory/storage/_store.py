@@ -2,8 +2,9 @@
 
 A Manager holds one store: an SQLite file (``SQLiteStore``, R-DB) or a PostgreSQL database
 (``PostgresStore``, R-PG). Both answer the same calls with the same results and errors, and
-both hand out sessions that meet the Session protocol, so everything above the Manager (the
-engine, the command line, the conformance adapter) is the same for both. The Manager chooses
+both hand out sessions that meet the Session protocol and keep long-session state too
+(``StatefulSession``), so everything above the Manager (the engine, the command line, the
+conformance adapter) is the same for both. The Manager chooses
 the store by the location, a ``postgresql://`` URL or a path, and imports the PostgreSQL store
 only for such a URL, so the package needs nothing beyond the standard library otherwise.
 
@@ -33,7 +34,7 @@ from ._context_state import FIELD_KINDS
 from ._find import SessionSummary
 from ._prune import PruneResult
 from ._search import SearchHit
-from ._session import Clock, CorruptRow, InvalidArgument, Session, SessionDatabaseError, SessionInfo
+from ._session import Clock, CorruptRow, InvalidArgument, SessionDatabaseError, SessionInfo, StatefulSession
 
 __all__ = [
     "POSTGRES_SCHEMES",
@@ -89,9 +90,9 @@ class Store(Protocol):
         """False when search scans an SQLite file without its index (R-SRCH-3)."""
         ...
 
-    def new_session(self, session_id: str, clock: Clock, draft: bool) -> Session: ...
+    def new_session(self, session_id: str, clock: Clock, draft: bool) -> StatefulSession: ...
 
-    def open_session(self, session_id: str, clock: Clock) -> Session: ...
+    def open_session(self, session_id: str, clock: Clock) -> StatefulSession: ...
 
     def list_sessions(self) -> list[SessionInfo]: ...
 
@@ -107,7 +108,7 @@ class Store(Protocol):
         self, tool_results_dir: Path | None, now: int, older_than: object, dry_run: bool, remove: Callable[[Path], None]
     ) -> PruneResult: ...
 
-    def fork_session(self, source_id: str, new_id: str, at: int | None, clock: Clock) -> Session:
+    def fork_session(self, source_id: str, new_id: str, at: int | None, clock: Clock) -> StatefulSession:
         """Session ``new_id`` from the first ``at`` messages of ``source_id`` (all for None), one transaction (R-MGR-10)."""
         ...
 

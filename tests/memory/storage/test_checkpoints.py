@@ -23,8 +23,8 @@ from harness9_ref.memory import (
     Checkpoint,
     CorruptRow,
     Manager,
-    Session,
     SessionInfo,
+    StatefulSession,
     UnsupportedSchema,
     message_anchor,
 )
@@ -61,11 +61,11 @@ def checkpoint_rows(path: Path) -> list[tuple[object, ...]]:
 # --- Saving and reading (R-CKP-2) ---
 
 
-def test_a_new_session_has_no_checkpoint(new_session: Callable[[], Session]) -> None:
+def test_a_new_session_has_no_checkpoint(new_session: Callable[[], StatefulSession]) -> None:
     assert new_session().get_checkpoint() is None
 
 
-def test_a_checkpoint_reads_back_exactly_and_a_save_replaces_it(new_session: Callable[[], Session]) -> None:
+def test_a_checkpoint_reads_back_exactly_and_a_save_replaces_it(new_session: Callable[[], StatefulSession]) -> None:
     session = new_session()
     session.add_messages(numbered(4))
     first = Checkpoint(2, message_anchor(user("m1")), "Sum 𝄞 \"quoted\"\n\tand more\x00")
@@ -76,7 +76,7 @@ def test_a_checkpoint_reads_back_exactly_and_a_save_replaces_it(new_session: Cal
     assert session.get_checkpoint() == second
 
 
-def test_sessions_have_their_own_checkpoints(new_session: Callable[[], Session]) -> None:
+def test_sessions_have_their_own_checkpoints(new_session: Callable[[], StatefulSession]) -> None:
     one, two = new_session(), new_session()
     one.save_checkpoint(cp(1, "one"))
     assert two.get_checkpoint() is None
@@ -86,7 +86,7 @@ def test_sessions_have_their_own_checkpoints(new_session: Callable[[], Session])
 
 @pytest.mark.parametrize("covered", [0, -1, 1000, 2**63 - 1, -(2**63)])
 def test_storage_checks_only_types_never_whether_the_checkpoint_fits(
-    new_session: Callable[[], Session], covered: int
+    new_session: Callable[[], StatefulSession], covered: int
 ) -> None:
     session = new_session()
     session.add_messages(numbered(2))
@@ -120,7 +120,7 @@ WRONG_TYPES = [
 
 @pytest.mark.parametrize("make", WRONG_TYPES)
 def test_a_checkpoint_of_the_wrong_types_is_a_schema_error_and_nothing_is_saved(
-    new_session: Callable[[], Session], make: Callable[[], object]
+    new_session: Callable[[], StatefulSession], make: Callable[[], object]
 ) -> None:
     session = new_session()
     session.save_checkpoint(cp(1, "kept"))
@@ -168,7 +168,7 @@ def test_a_checkpoint_persists_and_other_handles_see_it(db_path: Path) -> None:
 # --- What removes a checkpoint (R-CKP-3) ---
 
 
-def test_clear_removes_the_checkpoint_and_keeps_the_todos(new_session: Callable[[], Session]) -> None:
+def test_clear_removes_the_checkpoint_and_keeps_the_todos(new_session: Callable[[], StatefulSession]) -> None:
     session, other = new_session(), new_session()
     session.add_messages(numbered(4))
     session.save_todos([TodoItem("1", "plan", "pending")])
@@ -181,7 +181,7 @@ def test_clear_removes_the_checkpoint_and_keeps_the_todos(new_session: Callable[
 
 
 def test_pop_removes_the_checkpoint_only_when_it_covers_more_than_is_left(
-    new_session: Callable[[], Session],
+    new_session: Callable[[], StatefulSession],
 ) -> None:
     session = new_session()
     session.add_messages(numbered(4))
@@ -193,7 +193,7 @@ def test_pop_removes_the_checkpoint_only_when_it_covers_more_than_is_left(
     assert session.get_checkpoint() is None  # 2 covered, 1 left
 
 
-def test_pop_counts_only_the_sessions_own_messages(new_session: Callable[[], Session]) -> None:
+def test_pop_counts_only_the_sessions_own_messages(new_session: Callable[[], StatefulSession]) -> None:
     session, other = new_session(), new_session()
     other.add_messages(numbered(10))
     session.add_messages(numbered(3))
@@ -202,14 +202,14 @@ def test_pop_counts_only_the_sessions_own_messages(new_session: Callable[[], Ses
     assert session.get_checkpoint() is None
 
 
-def test_pop_of_nothing_keeps_even_a_checkpoint_that_does_not_fit(new_session: Callable[[], Session]) -> None:
+def test_pop_of_nothing_keeps_even_a_checkpoint_that_does_not_fit(new_session: Callable[[], StatefulSession]) -> None:
     session = new_session()
     session.save_checkpoint(cp(5))
     assert session.pop_message() is None
     assert session.get_checkpoint() == cp(5)
 
 
-def test_add_and_save_todos_never_touch_the_checkpoint(new_session: Callable[[], Session]) -> None:
+def test_add_and_save_todos_never_touch_the_checkpoint(new_session: Callable[[], StatefulSession]) -> None:
     session = new_session()
     session.add_messages(numbered(2))
     session.save_checkpoint(cp(7))
@@ -296,7 +296,7 @@ def test_a_save_racing_clear_never_outlives_a_clear_that_committed_last(db_path:
     [(0, [0, 1, 2, 3, 4]), (1, [1, 2, 3, 4]), (3, [3, 4]), (4, [4]), (5, []), (6, []), (2**63, []), (2**80, [])],
 )
 def test_get_messages_from_returns_the_messages_from_start_on(
-    new_session: Callable[[], Session], start: int, expected: list[int]
+    new_session: Callable[[], StatefulSession], start: int, expected: list[int]
 ) -> None:
     session, other = new_session(), new_session()
     for first in range(0, 5, 2):  # interleaved with another session's batches
@@ -306,7 +306,7 @@ def test_get_messages_from_returns_the_messages_from_start_on(
 
 
 @pytest.mark.parametrize("start", [-1, -(2**70)])
-def test_a_negative_start_raises_invalid_argument(new_session: Callable[[], Session], start: int) -> None:
+def test_a_negative_start_raises_invalid_argument(new_session: Callable[[], StatefulSession], start: int) -> None:
     session = new_session()
     session.add_messages(numbered(2))
     with pytest.raises(ValueError) as excinfo:
@@ -314,11 +314,11 @@ def test_a_negative_start_raises_invalid_argument(new_session: Callable[[], Sess
     assert getattr(excinfo.value, "code", None) == "invalid_argument"
 
 
-def test_get_messages_from_of_an_empty_session_is_empty(new_session: Callable[[], Session]) -> None:
+def test_get_messages_from_of_an_empty_session_is_empty(new_session: Callable[[], StatefulSession]) -> None:
     assert new_session().get_messages_from(0) == []
 
 
-def test_positions_follow_the_order_of_get_after_pop_and_add(new_session: Callable[[], Session]) -> None:
+def test_positions_follow_the_order_of_get_after_pop_and_add(new_session: Callable[[], StatefulSession]) -> None:
     session = new_session()
     session.add_messages(numbered(3))
     session.pop_message()
@@ -327,7 +327,7 @@ def test_positions_follow_the_order_of_get_after_pop_and_add(new_session: Callab
     assert [session.get_messages_from(i) for i in range(5)] == [every[i:] for i in range(5)]
 
 
-def test_get_messages_from_returns_a_list_of_its_own(new_session: Callable[[], Session]) -> None:
+def test_get_messages_from_returns_a_list_of_its_own(new_session: Callable[[], StatefulSession]) -> None:
     session = new_session()
     session.add_messages(numbered(3))
     got = session.get_messages_from(1)

@@ -21,8 +21,8 @@ from harness9_ref.memory import (
     ContextState,
     CorruptRow,
     Manager,
-    Session,
     SessionInfo,
+    StatefulSession,
     UnsupportedSchema,
     copy_sessions,
 )
@@ -77,11 +77,11 @@ def test_the_constructor_refuses_booleans_fractions_and_negatives() -> None:
 # --- Saving and reading (R-CKP-9) ---
 
 
-def test_a_new_session_has_no_context_state(new_session: Callable[[], Session]) -> None:
+def test_a_new_session_has_no_context_state(new_session: Callable[[], StatefulSession]) -> None:
     assert new_session().get_context_state() is None
 
 
-def test_a_save_replaces_the_context_state_and_sessions_keep_their_own(new_session: Callable[[], Session]) -> None:
+def test_a_save_replaces_the_context_state_and_sessions_keep_their_own(new_session: Callable[[], StatefulSession]) -> None:
     one, two = new_session(), new_session()
     one.save_context_state(ContextState(900, 800, 1, 2, 3, 4096, "server", "org/m"))
     two.save_context_state(ContextState(40, 30, 0))
@@ -90,14 +90,14 @@ def test_a_save_replaces_the_context_state_and_sessions_keep_their_own(new_sessi
     assert two.get_context_state() == ContextState(40, 30, 0)
 
 
-def test_the_largest_stored_integer_round_trips(new_session: Callable[[], Session]) -> None:
+def test_the_largest_stored_integer_round_trips(new_session: Callable[[], StatefulSession]) -> None:
     session = new_session()
     session.save_context_state(ContextState(2**63 - 1, 2**63 - 1, 2**63 - 1))
     assert session.get_context_state() == ContextState(2**63 - 1, 2**63 - 1, 2**63 - 1)
 
 
 def test_a_value_past_64_bits_or_not_a_context_state_is_refused_and_nothing_saved(
-    new_session: Callable[[], Session],
+    new_session: Callable[[], StatefulSession],
 ) -> None:
     session = new_session()
     session.save_context_state(ContextState(1, 2, 3))
@@ -108,7 +108,7 @@ def test_a_value_past_64_bits_or_not_a_context_state_is_refused_and_nothing_save
     assert session.get_context_state() == ContextState(1, 2, 3)
 
 
-def test_a_context_state_altered_behind_its_back_is_checked_again(new_session: Callable[[], Session]) -> None:
+def test_a_context_state_altered_behind_its_back_is_checked_again(new_session: Callable[[], StatefulSession]) -> None:
     """A frozen dataclass can still be changed with object.__setattr__; storage checks what it stores."""
     session = new_session()
     altered = ContextState(1, 1, 1)
@@ -150,7 +150,7 @@ def test_a_context_state_persists_and_other_handles_see_it(db_path: Path) -> Non
 # --- What removes it, and what does not (R-CKP-11) ---
 
 
-def test_clear_removes_the_context_state(new_session: Callable[[], Session]) -> None:
+def test_clear_removes_the_context_state(new_session: Callable[[], StatefulSession]) -> None:
     session = new_session()
     session.add_messages(numbered(3))
     session.save_context_state(ContextState(500, 400, 3))
@@ -158,7 +158,7 @@ def test_clear_removes_the_context_state(new_session: Callable[[], Session]) -> 
     assert session.get_context_state() is None
 
 
-def test_pop_removes_it_only_when_cleared_below_is_past_the_messages_left(new_session: Callable[[], Session]) -> None:
+def test_pop_removes_it_only_when_cleared_below_is_past_the_messages_left(new_session: Callable[[], StatefulSession]) -> None:
     session = new_session()
     session.add_messages(numbered(3))
     session.save_context_state(ContextState(300, 250, 2))
@@ -168,14 +168,14 @@ def test_pop_removes_it_only_when_cleared_below_is_past_the_messages_left(new_se
     assert session.get_context_state() is None
 
 
-def test_pop_of_nothing_keeps_even_a_state_past_the_end(new_session: Callable[[], Session]) -> None:
+def test_pop_of_nothing_keeps_even_a_state_past_the_end(new_session: Callable[[], StatefulSession]) -> None:
     session = new_session()
     session.save_context_state(ContextState(10, 9, 5))
     assert session.pop_message() is None
     assert session.get_context_state() == ContextState(10, 9, 5)
 
 
-def test_pop_counts_only_the_sessions_own_messages(new_session: Callable[[], Session]) -> None:
+def test_pop_counts_only_the_sessions_own_messages(new_session: Callable[[], StatefulSession]) -> None:
     mine, other = new_session(), new_session()
     other.add_messages(numbered(4))
     mine.add_messages(numbered(2))
@@ -184,7 +184,7 @@ def test_pop_counts_only_the_sessions_own_messages(new_session: Callable[[], Ses
     assert mine.get_context_state() is None
 
 
-def test_other_writes_never_touch_it_nor_it_the_checkpoint(new_session: Callable[[], Session]) -> None:
+def test_other_writes_never_touch_it_nor_it_the_checkpoint(new_session: Callable[[], StatefulSession]) -> None:
     session = new_session()
     session.add_messages(numbered(2))
     session.save_context_state(ContextState(70, 60, 1))
@@ -353,7 +353,7 @@ def test_a_state_that_fails_r_ckp_10_is_refused_naming_the_member(change: dict[s
 
 
 def test_every_member_round_trips_and_a_shorter_save_resets_the_others(
-    new_session: Callable[[], Session],
+    new_session: Callable[[], StatefulSession],
 ) -> None:
     session = new_session()
     session.save_context_state(FULL)
@@ -367,7 +367,7 @@ def test_every_member_round_trips_and_a_shorter_save_resets_the_others(
 
 @pytest.mark.parametrize("member", ["summary_failures", "summary_paused", "window"])
 def test_a_breaker_or_window_past_64_bits_is_refused_and_nothing_saved(
-    new_session: Callable[[], Session], member: str
+    new_session: Callable[[], StatefulSession], member: str
 ) -> None:
     session = new_session()
     session.save_context_state(FULL)
@@ -376,7 +376,7 @@ def test_a_breaker_or_window_past_64_bits_is_refused_and_nothing_saved(
     assert session.get_context_state() == FULL
 
 
-def test_an_altered_window_source_is_checked_again_and_nothing_saved(new_session: Callable[[], Session]) -> None:
+def test_an_altered_window_source_is_checked_again_and_nothing_saved(new_session: Callable[[], StatefulSession]) -> None:
     session = new_session()
     session.save_context_state(FULL)
     altered = ContextState(1, 1, 1)

@@ -21,11 +21,11 @@ from harness9_ref.memory import (
     Checkpoint,
     InvalidSessionId,
     Manager,
-    Session,
     SessionClosed,
     SessionDatabaseError,
     SessionInfo,
     SessionNotFound,
+    StatefulSession,
     UnsupportedSchema,
     default_db_path,
 )
@@ -517,7 +517,7 @@ def test_a_malformed_id_raises_invalid_session_id_and_touches_nothing(
 
 # --- Closing and vanished sessions (R-MGR-7, R-MGR-8) ---
 
-SESSION_OPERATIONS: list[tuple[str, Callable[[Session], object]]] = [
+SESSION_OPERATIONS: list[tuple[str, Callable[[StatefulSession], object]]] = [
     ("get_messages", lambda s: s.get_messages()),
     ("get_messages with a limit", lambda s: s.get_messages(5)),
     ("add_messages", lambda s: s.add_messages([user("x")])),
@@ -583,7 +583,7 @@ def test_a_closed_manager_checks_the_ids_form_first(db_path: Path, text: str) ->
 
 @pytest.mark.parametrize("operation", SESSION_OPERATION_CASES)
 def test_every_session_operation_after_close_raises_session_closed(
-    db_path: Path, operation: Callable[[Session], object]
+    db_path: Path, operation: Callable[[StatefulSession], object]
 ) -> None:
     manager = Manager(db_path)
     session = manager.new_session()
@@ -597,7 +597,7 @@ def test_every_session_operation_after_close_raises_session_closed(
 
 @pytest.mark.parametrize("operation", SESSION_OPERATION_CASES)
 def test_every_operation_of_a_session_deleted_by_another_manager_raises_session_not_found(
-    db_path: Path, operation: Callable[[Session], object]
+    db_path: Path, operation: Callable[[StatefulSession], object]
 ) -> None:
     with Manager(db_path) as mine, Manager(db_path) as theirs:
         session = mine.new_session()

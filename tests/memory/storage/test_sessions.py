@@ -24,6 +24,7 @@ from harness9_ref.memory import (
     MemorySession,
     Session,
     SessionDatabaseError,
+    StatefulSession,
 )
 from harness9_ref.planning import TodoItem
 from harness9_ref.schema import ROLE_ASSISTANT, Message, SchemaError
@@ -69,7 +70,7 @@ def test_memory_session_keeps_a_given_id_and_refuses_a_malformed_one() -> None:
     assert getattr(excinfo.value, "code", None) == "invalid_session_id"
 
 
-def test_a_new_session_has_no_messages_and_no_todos(new_session: Callable[[], Session]) -> None:
+def test_a_new_session_has_no_messages_and_no_todos(new_session: Callable[[], StatefulSession]) -> None:
     session = new_session()
     assert session.get_messages() == []
     assert session.get_todos() == []
@@ -222,7 +223,7 @@ def test_every_message_reads_back_exactly_as_added(new_session: Callable[[], Ses
         assert stored.arguments.encode("utf-8") == added.arguments.encode("utf-8")
 
 
-def test_the_caller_and_the_session_share_no_lists(new_session: Callable[[], Session]) -> None:
+def test_the_caller_and_the_session_share_no_lists(new_session: Callable[[], StatefulSession]) -> None:
     session = new_session()
     batch = numbered(2)
     session.add_messages(batch)
@@ -282,7 +283,7 @@ def test_pop_then_add_appends_after_the_remaining_messages(new_session: Callable
 # --- clear (R-SES-6) ---
 
 
-def test_clear_removes_the_messages_and_keeps_the_session_and_its_todos(new_session: Callable[[], Session]) -> None:
+def test_clear_removes_the_messages_and_keeps_the_session_and_its_todos(new_session: Callable[[], StatefulSession]) -> None:
     session = new_session()
     todos = [TodoItem("1", "read the code", "completed"), TodoItem("2", "fix it", "in_progress")]
     session.add_messages(numbered(4))
@@ -297,7 +298,7 @@ def test_clear_removes_the_messages_and_keeps_the_session_and_its_todos(new_sess
 # --- todos (R-SES-7) ---
 
 
-def test_save_todos_replaces_the_whole_list_in_order(new_session: Callable[[], Session]) -> None:
+def test_save_todos_replaces_the_whole_list_in_order(new_session: Callable[[], StatefulSession]) -> None:
     session = new_session()
     first = [TodoItem("a", "one", "pending"), TodoItem("b", "two", "in_progress"), TodoItem("c", "three", "completed")]
     session.save_todos(first)
@@ -307,14 +308,14 @@ def test_save_todos_replaces_the_whole_list_in_order(new_session: Callable[[], S
     assert session.get_todos() == second
 
 
-def test_duplicate_todos_are_kept_as_given(new_session: Callable[[], Session]) -> None:
+def test_duplicate_todos_are_kept_as_given(new_session: Callable[[], StatefulSession]) -> None:
     session = new_session()
     items = [TodoItem("1", "same", "pending"), TodoItem("1", "same", "pending"), TodoItem("1", "other", "completed")]
     session.save_todos(items)
     assert session.get_todos() == items
 
 
-def test_saving_an_empty_todo_list_removes_every_item(new_session: Callable[[], Session]) -> None:
+def test_saving_an_empty_todo_list_removes_every_item(new_session: Callable[[], StatefulSession]) -> None:
     session = new_session()
     session.save_todos([TodoItem("1", "x", "pending")])
     session.save_todos([])
@@ -322,7 +323,7 @@ def test_saving_an_empty_todo_list_removes_every_item(new_session: Callable[[], 
 
 
 def test_a_todo_with_another_status_is_a_schema_error_and_nothing_is_saved(
-    new_session: Callable[[], Session],
+    new_session: Callable[[], StatefulSession],
 ) -> None:
     session = new_session()
     kept = [TodoItem("1", "x", "pending")]
@@ -346,7 +347,7 @@ def test_new_session_sets_created_and_updated_at_to_the_clock_in_whole_seconds(
     assert (info.id, info.created_at, info.updated_at, info.message_count) == (session.session_id, START, START, 0)
 
 
-WRITES: list[tuple[str, Callable[[Session], object]]] = [
+WRITES: list[tuple[str, Callable[[StatefulSession], object]]] = [
     ("add_messages", lambda s: s.add_messages([user("x")])),
     ("pop_message", lambda s: s.pop_message()),
     ("clear", lambda s: s.clear()),
@@ -357,7 +358,7 @@ WRITES: list[tuple[str, Callable[[Session], object]]] = [
 
 @pytest.mark.parametrize("operation", [op for _, op in WRITES], ids=[name for name, _ in WRITES])
 def test_each_write_sets_updated_at_and_keeps_created_at(
-    manager: Manager, clock: Clock, operation: Callable[[Session], object]
+    manager: Manager, clock: Clock, operation: Callable[[StatefulSession], object]
 ) -> None:
     session = manager.new_session()
     session.add_messages(numbered(2))
@@ -368,7 +369,7 @@ def test_each_write_sets_updated_at_and_keeps_created_at(
     assert manager.open_session(session.session_id).session_id == session.session_id
 
 
-READS: list[tuple[str, Callable[[Session], object]]] = [
+READS: list[tuple[str, Callable[[StatefulSession], object]]] = [
     ("get_messages", lambda s: s.get_messages()),
     ("get_messages with a limit", lambda s: s.get_messages(1)),
     ("get_todos", lambda s: s.get_todos()),
@@ -378,7 +379,7 @@ READS: list[tuple[str, Callable[[Session], object]]] = [
 
 @pytest.mark.parametrize("operation", [op for _, op in READS], ids=[name for name, _ in READS])
 def test_reads_and_empty_adds_leave_updated_at_alone(
-    manager: Manager, clock: Clock, operation: Callable[[Session], object]
+    manager: Manager, clock: Clock, operation: Callable[[StatefulSession], object]
 ) -> None:
     session = manager.new_session()
     session.add_messages(numbered(2))
