@@ -1,4 +1,5 @@
-"""Fixtures shared by the session tests: a Manager on the injected clock, and sessions of either backend.
+"""Fixtures shared by the session tests: a Manager on the injected clock (``manager`` on an SQLite file,
+``stored`` on either database), and sessions of every backend.
 
 ``db_path`` and ``clock`` come from ``tests/conftest.py``.
 """
@@ -12,11 +13,28 @@ import pytest
 
 from harness9_ref.memory import Manager, MemorySession, StatefulSession
 from tests.fakes import Clock
+from tests.memory.helpers import Database
 
 
 @pytest.fixture
 def manager(db_path: Path, clock: Clock) -> Iterator[Manager]:
     with Manager(db_path, clock=clock) as m:
+        yield m
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> Database:
+    """A database of either store (R-PG-2): a real SQLite file, or a fresh schema of the tests' PostgreSQL
+    server (``pg_url``, which skips saying why when there is none)."""
+    if request.param == "sqlite":
+        return Database("sqlite", str(tmp_path / "sessions.db"))
+    return Database("postgresql", request.getfixturevalue("pg_url"))
+
+
+@pytest.fixture
+def stored(database: Database, clock: Clock) -> Iterator[Manager]:
+    """A Manager on ``database``, on the injected clock: the contract tests of the Manager on both stores."""
+    with Manager(database.location, clock=clock) as m:
         yield m
 
 

@@ -28,8 +28,9 @@ from harness9_ref.memory.storage._pg_dialect import PostgresStore
 from harness9_ref.memory.storage._pg_search import SCAN_BATCH
 from harness9_ref.schema import Message
 from harness9_ref.text import STRINGS
+from tests.memory.helpers import ODD, fill
 from tests.postgres.server import PgServer, schema_url
-from tests.postgres.test_pg_store import ODD, as_version_3, column, fill
+from tests.postgres.test_pg_store import as_version_3, column
 
 if TYPE_CHECKING:
     import psycopg
@@ -131,7 +132,9 @@ def test_every_message_has_a_readable_body_and_its_fold(pg_url: str) -> None:
     assert [(body, folded) for body, folded, _ in rows] == [
         ("中文 🧑‍💻 \ufffd nul\r\n", "中文 🧑‍💻 \ufffd nul\r\n"),
         ("", ""),
+        ("text", "text"),
         ("", ""),
+        ("done", "done"),
     ]
     assert bytes(rows[0][2]) == ODD[0].content.encode()
 

@@ -1,6 +1,7 @@
-"""PostgreSQL sessions: URLs, errors, the schema, round trips, search, copy.
+"""PostgreSQL's own: URLs, errors, the schema and its upgrades, its columns against SQLite's, the command line.
 
-SPEC R-PG-1 … R-PG-6, R-PG-9, R-PG-10, R-CKP-9, R-CKP-12.
+SPEC R-PG-1 … R-PG-6, R-PG-9, R-PG-10, R-CKP-9, R-CKP-12. The contract both stores keep (sessions,
+fork, copy) is tested on both in tests/memory/storage/.
 """
 
 from __future__ import annotations
@@ -16,16 +17,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from harness9_ref.memory import (
-    Checkpoint,
     ContextState,
     Manager,
     SessionDatabaseError,
     UnsupportedSchema,
-    copy_sessions,
 )
 from harness9_ref.memory.storage._pg_db import EXTRA_MISSING, PG_SCHEMA
-from harness9_ref.planning import TodoItem
-from harness9_ref.schema import Message, ToolCall
+from tests.memory.helpers import ODD_STATE, fill, snapshot
 
 if TYPE_CHECKING:
     import psycopg
@@ -33,37 +31,9 @@ else:  # a machine without the postgres extra skips this module, saying why
     psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed (pip install '.[postgres]')")
 
 ROOT = Path(__file__).resolve().parents[2]
-ODD = [
-    Message("user", "中文 🧑‍💻 \x00 nul\r\n"),
-    Message("assistant", "", (ToolCall("c\x00", "bash", ' {"padded": 1} '), ToolCall("c2", "x", '{"a":  [1e400, "\\ud800"]}'))),
-    Message("user", "", (), "c\x00"),
-]
-
-
-# Every member of a context state away from its default, the integers at BIGINT's limit (R-CKP-9, R-CKP-10).
-STATE = ContextState(2**63 - 1, 0, 3, 2**63 - 1, 7, 2**63 - 1, "truncation", "org/模型-𝄞 q4")
-
-
 def column(url: str, sql: str) -> list[tuple[Any, ...]]:
     with psycopg.connect(url) as conn:
         return conn.execute(sql).fetchall()
-
-
-def fill(manager: Manager) -> str:
-    session = manager.new_session()
-    session.add_messages(ODD)
-    session.save_todos([TodoItem("t\x00", "do 🧑‍💻", "in_progress"), TodoItem("t", "", "pending")])
-    session.save_checkpoint(Checkpoint(2, "anchor\x00", "summary\n𝄞"))
-    session.save_context_state(STATE)
-    return session.session_id
-
-
-def snapshot(manager: Manager) -> list[tuple[object, ...]]:
-    out: list[tuple[object, ...]] = []
-    for info in manager.list_sessions():
-        session = manager.open_session(info.id)
-        out.append((info, session.get_messages(), session.get_todos(), session.get_checkpoint(), session.get_context_state()))
-    return out
 
 
 def test_messages_times_and_the_tool_calls_column_match_sqlite_exactly(pg_url: str, tmp_path: Path) -> None:
@@ -231,13 +201,13 @@ def test_a_version_4_schema_gains_the_breaker_and_window_columns_keeping_every_r
         conn.execute("UPDATE messages SET folded = 'as the old mapping made it'")
     with Manager(pg_url, clock=lambda: 1_700_000_500) as manager:
         assert [s[:4] for s in snapshot(manager)] == [s[:4] for s in before]
-        assert manager.open_session(session_id).get_context_state() == ContextState(2**63 - 1, 0, 3)
+        assert manager.open_session(session_id).get_context_state() == ContextState(2**63 - 1, 0, 5)
     assert column(pg_url, "SELECT version, unicode FROM harness9_schema") == [(5, "1.0.0")]
     assert column(pg_url, "SELECT DISTINCT folded FROM messages") == [("as the old mapping made it",)]
-    assert column(pg_url, "SELECT * FROM context_state") == [(session_id, 2**63 - 1, 0, 3, 1_700_000_000, 0, 0, 0, "", "")]
+    assert column(pg_url, "SELECT * FROM context_state") == [(session_id, 2**63 - 1, 0, 5, 1_700_000_000, 0, 0, 0, "", "")]
     with Manager(pg_url, clock=lambda: 1_700_000_900) as manager:  # version 5 now: used as it is
-        manager.open_session(session_id).save_context_state(STATE)
-        assert manager.open_session(session_id).get_context_state() == STATE
+        manager.open_session(session_id).save_context_state(ODD_STATE)
+        assert manager.open_session(session_id).get_context_state() == ODD_STATE
 
 
 def test_a_version_2_schema_that_already_has_a_context_state_table_is_refused_untouched(pg_url: str) -> None:
@@ -263,42 +233,6 @@ def test_a_schema_of_another_version_or_of_another_program_is_refused_untouched(
     with pytest.raises(UnsupportedSchema, match="tables of another program"):
         Manager(pg_url)
     assert column(pg_url, "SELECT to_regclass('harness9_schema') IS NULL") == [(True,)]
-
-
-def test_copy_round_trips_sqlite_to_postgresql_and_back_losslessly(pg_url: str, tmp_path: Path) -> None:
-    with Manager(tmp_path / "a.db", clock=lambda: 1_700_000_000) as first:
-        fill(first)
-        first.new_session()  # an empty session is copied too
-        original = snapshot(first)
-        with Manager(pg_url) as middle, Manager(tmp_path / "b.db") as last:
-            assert copy_sessions(first, middle).to_dict() == {"sessions": 2, "messages": 3}
-            copy_sessions(middle, last)
-            assert snapshot(middle) == original and snapshot(last) == original
-
-
-def test_copy_refuses_an_existing_id_and_copies_nothing_unless_told(pg_url: str, tmp_path: Path) -> None:
-    with Manager(tmp_path / "a.db") as source, Manager(pg_url) as target:
-        kept = fill(source)
-        fill(source)
-        copy_sessions(source, target)
-        target.open_session(kept).add_messages([Message("user", "only in the target")])
-        source.new_session()
-        before = snapshot(target)
-        with pytest.raises(SessionDatabaseError, match=r"already holds 2 of these sessions.*nothing was copied"):
-            copy_sessions(source, target)
-        assert snapshot(target) == before
-        copy_sessions(source, target, overwrite=True)
-        assert snapshot(target) == snapshot(source)
-
-
-def test_a_refused_copy_writes_no_session_not_even_those_before_the_conflict(pg_url: str, tmp_path: Path) -> None:
-    with Manager(tmp_path / "a.db") as source, Manager(pg_url) as target:
-        first, last = sorted(source.new_session().session_id for _ in range(2))  # copied in id order
-        copy_sessions(source, target)
-        target.delete_session(first)
-        with pytest.raises(SessionDatabaseError, match="already holds 1 of these sessions"):
-            copy_sessions(source, target)
-        assert [info.id for info in target.list_sessions()] == [last]
 
 
 def test_the_command_line_takes_a_url_and_copies(pg_url: str, tmp_path: Path) -> None:
