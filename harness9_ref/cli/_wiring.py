@@ -35,7 +35,7 @@ from ..tools import AllowRules, Registry
 from ._settings import CliError, Settings
 
 if TYPE_CHECKING:
-    from ..memory import PruneResult, Session
+    from ..memory import PruneResult, StatefulSession
     from ..provider import LLMProvider
     from ..tools import Approve
 
@@ -205,7 +205,7 @@ def prune_expired(manager: Manager, settings: Settings) -> PruneResult | None:
     return result if result.sessions > 0 else None
 
 
-def open_session(manager: Manager, settings: Settings) -> Session:
+def open_session(manager: Manager, settings: Settings) -> StatefulSession:
     """The session to work on (R-CLI-7, R-CLI-8, R-CLI-10).
 
     ``--resume TEXT`` takes an id or a unique prefix (R-FIND-1: SessionNotFound,
@@ -250,11 +250,12 @@ def build_instructions(settings: Settings, warn: Callable[[str], None] | None = 
 def build_engine(
     settings: Settings,
     provider: LLMProvider,
-    session: Session,
+    session: StatefulSession,
     registry: Registry,
     prompt_builder: ProjectInstructions | None = None,
 ) -> AgentEngine:
-    """The engine of R-CLI-5 in long-session mode (R-LONG-1), with R-CLI-15's trigger and counter.
+    """The engine of R-CLI-5 in long-session mode (R-LONG-1), with R-CLI-15's trigger and counter;
+    so its session keeps its long-session state too (R-SES-1).
 
     Its system prompt comes from ``prompt_builder`` (R-INST-4; ``build_instructions(settings)``
     when None), called at the start of every run.

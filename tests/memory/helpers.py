@@ -81,13 +81,17 @@ class Database:
         found = self.query(f"SELECT {', '.join(columns)} FROM {table} WHERE {key} = ? ORDER BY {order}", (session_id,))
         return [dict(zip(columns, row, strict=True)) for row in found]
 
-    def refuse_inserts(self, table: str, message: str) -> None:
-        """Make every later insert into ``table`` fail with ``message``, as a write the database refuses midway."""
+    def refuse_inserts(self, table: str, message: str, content: str | None = None) -> None:
+        """Make the database refuse, with ``message``, every later insert into ``table``, or those whose
+        ``content`` is the one given: a write refused midway, as a full disk refuses it."""
         if self.kind == "sqlite":
-            self.query(f"CREATE TRIGGER refuse_{table} BEFORE INSERT ON {table} BEGIN SELECT RAISE(ABORT, '{message}'); END")
+            when = "" if content is None else f" WHEN NEW.content = '{content}'"
+            refuse = f"SELECT RAISE(ABORT, '{message}');"
+            self.query(f"CREATE TRIGGER refuse_{table} BEFORE INSERT ON {table}{when} BEGIN {refuse} END")
             return
-        body = f"BEGIN RAISE EXCEPTION '{message}'; END"
-        self.query(f"CREATE FUNCTION refuse_{table}() RETURNS trigger LANGUAGE plpgsql AS $$ {body} $$")
+        refuse = f"RAISE EXCEPTION '{message}';"
+        body = refuse if content is None else f"IF NEW.content = '{content}'::bytea THEN {refuse} END IF; RETURN NEW;"
+        self.query(f"CREATE FUNCTION refuse_{table}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN {body} END $$")
         self.query(f"CREATE TRIGGER refuse_{table} BEFORE INSERT ON {table} FOR EACH ROW EXECUTE FUNCTION refuse_{table}()")
 
 

@@ -1,16 +1,12 @@
-"""PostgreSQL sessions under real concurrency and failure (SPEC R-PG-7, R-PG-8).
-
-Real processes write through ``tests/memory/session_worker.py`` to the private server: several
-processes of several threads, a writer killed with SIGKILL mid-batch, and a server restarted
-while a writer is writing. Every batch must be whole or absent, in order, nothing lost. The
-same rules are also checked deterministically: a writer held at another transaction's row lock,
-a batch the server refuses midway, a connection the server drops between two calls.
+"""PostgreSQL's own under real concurrency and failure (SPEC R-PG-7, R-PG-8): a server restarted while
+a writer is writing, managers in two processes, a writer held at another transaction's row lock, a
+connection the server drops between two calls or during one. Every batch must be whole or absent,
+in order, nothing lost. What both stores promise (writers killed mid-batch, processes of threads,
+a batch refused midway) is tested on both in tests/memory/storage/.
 """
 
 from __future__ import annotations
 
-import random
-import signal
 import subprocess
 import sys
 import threading
@@ -29,7 +25,6 @@ from tests.memory.session_worker import (
     batch_size,
     split_batches,
 )
-from tests.memory.storage.test_session_reliability import finish, run_together, start_worker, wait_for_line
 from tests.postgres.server import PgServer, schema_url
 
 if TYPE_CHECKING:
@@ -43,49 +38,6 @@ KILLS = 12
 PROCESSES = 3
 THREADS = 3
 BATCHES = 40
-
-
-def test_processes_of_threads_lose_nothing_and_never_interleave_batches(pg_url: str) -> None:
-    with Manager(pg_url) as manager:
-        shared = manager.new_session().session_id
-        own = {f"p{p}.{t}": manager.new_session().session_id for p in range(PROCESSES) for t in range(THREADS)}
-    workers = [
-        start_worker(
-            "concurrent", pg_url, "--writer", f"p{p}", "--shared", shared, "--batches", str(BATCHES),
-            "--own", *(own[f"p{p}.{t}"] for t in range(THREADS)), *(["--manager-per-thread"] if p % 2 else []),
-        )
-        for p in range(PROCESSES)
-    ]
-    run_together(workers)
-    expected = {w: [(b, batch_size(w, b)) for b in range(BATCHES)] for w in own}
-    with Manager(pg_url) as manager:
-        assert split_batches(manager.open_session(shared).get_messages()) == expected
-        for writer, session_id in own.items():
-            assert split_batches(manager.open_session(session_id).get_messages()) == {writer: expected[writer]}
-        counts = {info.id: info.message_count for info in manager.list_sessions()}
-    assert counts[shared] == sum(size for batches in expected.values() for _, size in batches)
-
-
-def test_a_writer_killed_mid_batch_leaves_whole_batches_and_loses_no_commit(pg_url: str) -> None:
-    with Manager(pg_url) as manager:
-        session_id = manager.new_session().session_id
-    rng = random.Random(11)
-    reported: set[int] = set()
-    for kill in range(KILLS):
-        proc = start_worker("append", pg_url, session_id, "--seed", str(kill))
-        wait_for_line(proc, "ready")
-        time.sleep(rng.uniform(0.02, 0.3))
-        proc.send_signal(signal.SIGKILL)
-        out, err = finish(proc)
-        assert proc.returncode == -signal.SIGKILL, f"the worker ended by itself ({proc.returncode}): {err}"
-        reported.update(int(line) for line in out.split("\n")[:-1])
-    with Manager(pg_url) as manager:
-        batches = split_batches(manager.open_session(session_id).get_messages())
-    numbers = [number for number, _ in batches.get("w", [])]
-    assert numbers == list(range(len(numbers)))
-    assert all(size == batch_size("w", number, APPEND_LARGEST) for number, size in batches["w"])
-    assert reported <= set(numbers), f"committed and reported, then lost: {sorted(reported - set(numbers))}"
-    assert len(reported) >= KILLS
 
 
 def test_two_managers_in_two_processes_see_each_others_sessions_at_once(pg_url: str) -> None:
@@ -136,24 +88,6 @@ def test_a_writer_locks_the_session_before_inserting_so_ids_follow_the_commits(p
         other.commit()
         writer.join(timeout=30)
         assert contents(manager, session_id) == ["committed first", "a", "b"]
-
-
-def test_a_batch_the_server_refuses_midway_is_absent_and_the_session_untouched(pg_url: str) -> None:
-    with Manager(pg_url, clock=lambda: 1_700_000_000) as manager:
-        session_id = manager.new_session().session_id
-        manager.open_session(session_id).add_messages([Message("user", "kept")])
-    with psycopg.connect(pg_url, autocommit=True) as admin:
-        admin.execute(
-            "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
-            " IF NEW.content = 'boom'::bytea THEN RAISE EXCEPTION 'disk full'; END IF; RETURN NEW; END $$"
-        )
-        admin.execute("CREATE TRIGGER refuse BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION refuse()")
-    with Manager(pg_url, clock=lambda: 1_700_000_100) as manager:
-        batch = [Message("user", "a"), Message("user", "boom"), Message("user", "c")]
-        with pytest.raises(SessionDatabaseError, match="disk full"):
-            manager.open_session(session_id).add_messages(batch)
-        assert contents(manager, session_id) == ["kept"]
-        assert manager.list_sessions()[0].updated_at == 1_700_000_000
 
 
 def test_a_connection_dropped_between_two_calls_is_replaced_and_the_call_goes_on(pg_url: str) -> None:

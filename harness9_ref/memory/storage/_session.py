@@ -292,7 +292,7 @@ class StatefulSession(Session, LongSessionState, Protocol):
 
 
 class MemorySession:
-    """The semantics of SQLiteSession without a database; every operation holds one lock.
+    """The semantics of SQLiteSession without a database, both seams (``StatefulSession``); every operation holds one lock.
 
     Messages, todos, checkpoints and context states are immutable values, so handing out new
     lists shares nothing mutable. The rules of R-CKP-3 and R-CKP-11 are applied under the same

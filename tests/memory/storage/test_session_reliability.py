@@ -1,7 +1,8 @@
 """Sessions under kills, contention and bad files (SPEC R-SES-8, R-DB-3, R-DB-8, R-MGR-2, R-MGR-9).
 
-Real processes write to real SQLite files: ``tests/memory/session_worker.py`` is the writer,
-killed with SIGKILL or run two at a time. Every loop is bounded in count and in time. Rows
+Real processes write to real SQLite files (and, where the rule is both stores', to the tests'
+PostgreSQL server, R-PG-7): ``tests/memory/session_worker.py`` is the writer, killed with SIGKILL
+or run two at a time. Every loop is bounded in count and in time. Rows
 that cannot be decoded, files that are not databases and paths that cannot be written are
 covered in ``test_sessions.py``, ``test_tool_calls_column.py`` and ``test_manager.py``.
 """
@@ -28,6 +29,7 @@ from harness9_ref.memory import CorruptRow, Manager, SessionDatabaseError, Sessi
 from harness9_ref.planning import TodoItem
 from harness9_ref.schema import Message
 from tests.fakes import user
+from tests.memory.helpers import Database
 from tests.memory.session_worker import APPEND_LARGEST, batch_messages, batch_size, split_batches
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="uses SIGKILL and POSIX file semantics")
@@ -54,12 +56,12 @@ def start_worker(*args: str) -> subprocess.Popen[bytes]:
 
 
 def start_writer(
-    db_path: Path, writer: str, shared: str, own: list[str], batches: int, manager_per_thread: bool, *extra: str
+    location: Path | str, writer: str, shared: str, own: list[str], batches: int, manager_per_thread: bool, *extra: str
 ) -> subprocess.Popen[bytes]:
     """A ``concurrent`` worker: one thread per session of ``own``, each writing its batches there and to ``shared``."""
     per_thread = ["--manager-per-thread"] if manager_per_thread else []
     options = ["--writer", writer, "--shared", shared, "--batches", str(batches), *extra]
-    return start_worker("concurrent", str(db_path), *options, "--own", *own, *per_thread)
+    return start_worker("concurrent", str(location), *options, "--own", *own, *per_thread)
 
 
 def wait_for_line(proc: subprocess.Popen[bytes], expected: str, timeout: float = CHILD_TIMEOUT) -> None:
@@ -117,31 +119,38 @@ def integrity(path: Path) -> list[tuple[str]]:
         conn.close()
 
 
-# --- Crash safety (R-DB-8) ---
+# --- Crash safety (R-DB-8, R-PG-7) ---
 
 
-def test_a_writer_killed_at_random_moments_leaves_whole_batches_and_loses_no_commit(db_path: Path) -> None:
-    with Manager(db_path) as manager:
+def intact(database: Database) -> None:
+    """An SQLite file passes its integrity check after the kills (a PostgreSQL server recovers its own)."""
+    if database.kind == "sqlite":
+        assert integrity(Path(database.location)) == [("ok",)]
+
+
+def test_a_writer_killed_at_random_moments_leaves_whole_batches_and_loses_no_commit(database: Database) -> None:
+    """R-DB-8, R-PG-7: on either store."""
+    with Manager(database.location) as manager:
         session_id = manager.new_session().session_id
     rng = random.Random(20240611)
     reported: set[int] = set()
     deadline = time.monotonic() + 40
     for kill in range(KILLS):
         assert time.monotonic() < deadline, f"only {kill} of {KILLS} kills ran in time"
-        proc = start_worker("append", str(db_path), session_id, "--seed", str(kill))
+        proc = start_worker("append", database.location, session_id, "--seed", str(kill))
         wait_for_line(proc, "ready")
         time.sleep(rng.uniform(0, MAX_KILL_DELAY))
         proc.send_signal(signal.SIGKILL)
         out, err = finish(proc)
         assert proc.returncode == -signal.SIGKILL, f"the worker ended by itself ({proc.returncode}): {err}"
         reported.update(int(line) for line in out.split("\n")[:-1])  # a last line without "\n" was cut short
-    survivor = start_worker("append", str(db_path), session_id, "--max-batches", "3")
+    survivor = start_worker("append", database.location, session_id, "--max-batches", "3")
     out, err = finish(survivor)
     assert survivor.returncode == 0, err
     after_restart = [int(line) for line in out.split()[1:]]
 
-    assert integrity(db_path) == [("ok",)]
-    with Manager(db_path) as manager:
+    intact(database)
+    with Manager(database.location) as manager:
         batches = split_batches(manager.open_session(session_id).get_messages())
     numbers = [number for number, _ in batches.get("w", [])]
     assert numbers == list(range(len(numbers))), "batch numbers continue from the newest stored batch"
@@ -151,22 +160,23 @@ def test_a_writer_killed_at_random_moments_leaves_whole_batches_and_loses_no_com
     assert len(reported) >= KILLS, "the kills should interrupt a writer that has been writing"
 
 
-# --- Contention between processes and threads (R-SES-8, R-DB-3) ---
+# --- Contention between processes and threads (R-SES-8, R-DB-3, R-PG-7) ---
 
 
-def test_two_processes_of_four_threads_lose_nothing_and_never_interleave_batches(db_path: Path) -> None:
-    with Manager(db_path) as manager:
+def test_two_processes_of_four_threads_lose_nothing_and_never_interleave_batches(database: Database) -> None:
+    """One process a Manager for all its threads, the other a Manager per thread; on either store."""
+    with Manager(database.location) as manager:
         shared = manager.new_session().session_id
         own = {f"p{p}.{t}": manager.new_session().session_id for p in range(2) for t in range(THREADS)}
     workers = [
-        start_writer(db_path, f"p{p}", shared, [own[f"p{p}.{t}"] for t in range(THREADS)], BATCHES_PER_THREAD, p == 1)
+        start_writer(database.location, f"p{p}", shared, [own[f"p{p}.{t}"] for t in range(THREADS)], BATCHES_PER_THREAD, p == 1)
         for p in range(2)
     ]
     run_together(workers)
 
-    assert integrity(db_path) == [("ok",)]
+    intact(database)
     expected = {w: [(b, batch_size(w, b)) for b in range(BATCHES_PER_THREAD)] for w in own}
-    with Manager(db_path) as manager:
+    with Manager(database.location) as manager:
         assert split_batches(manager.open_session(shared).get_messages()) == expected
         for writer, session_id in own.items():
             assert split_batches(manager.open_session(session_id).get_messages()) == {writer: expected[writer]}

@@ -29,7 +29,7 @@ from harness9_ref.memory import (
 from harness9_ref.planning import TodoItem
 from harness9_ref.schema import ROLE_ASSISTANT, Message, SchemaError
 from tests.fakes import assistant, call, result, system, user
-from tests.memory.helpers import START, Clock, numbered, raw
+from tests.memory.helpers import START, Clock, Database, numbered, raw
 from tests.memory.session_worker import batch_messages, batch_size, split_batches
 
 # R-SES-2, copied from SPEC.md rather than imported, so that a wrong constant cannot pass.
@@ -405,42 +405,32 @@ def test_a_negative_limit_leaves_updated_at_alone(manager: Manager, clock: Clock
     assert updated_at(manager, session) == START
 
 
-# --- SQLite only: atomic writes (R-SES-4, R-SES-7, R-DB-8) ---
+# --- Atomic writes on both stores (R-SES-4, R-SES-7, R-DB-8, R-PG-7) ---
 
 
-def refuse_content(path: Path, table: str, marker: str) -> None:
-    """Make SQLite abort any insert into ``table`` whose content is ``marker``, as a full disk would midway."""
-    with raw(path) as conn:
-        conn.execute(
-            f"CREATE TRIGGER refuse_{table} BEFORE INSERT ON {table} WHEN NEW.content = '{marker}' "
-            "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END"
-        )
-
-
-def test_add_is_all_or_nothing_when_sqlite_refuses_a_later_message(
-    manager: Manager, clock: Clock, db_path: Path
+def test_add_is_all_or_nothing_when_the_database_refuses_a_later_message(
+    stored: Manager, database: Database, clock: Clock
 ) -> None:
-    session = manager.new_session()
+    session = stored.new_session()
     session.add_messages(numbered(2))
-    refuse_content(db_path, "messages", "REFUSE")
+    database.refuse_inserts("messages", "refused by the test", "REFUSE")
     clock.tick()
-    with pytest.raises(SessionDatabaseError) as excinfo:
+    with pytest.raises(SessionDatabaseError, match="refused by the test") as excinfo:
         session.add_messages([user("first of batch"), user("REFUSE"), user("third of batch")])
     assert excinfo.value.code == "database_error"
     assert session.get_messages() == numbered(2)
-    assert updated_at(manager, session) == START
-    with raw(db_path) as conn:
-        assert conn.execute("SELECT count(*) FROM messages").fetchone() == (2,)
+    assert updated_at(stored, session) == START
+    assert database.query("SELECT count(*) FROM messages") == [(2,)]
     session.add_messages([user("after")])
     assert session.get_messages() == [*numbered(2), user("after")]
 
 
-def test_save_todos_is_all_or_nothing_when_sqlite_refuses_a_later_item(manager: Manager, db_path: Path) -> None:
-    session = manager.new_session()
+def test_save_todos_is_all_or_nothing_when_the_database_refuses_a_later_item(stored: Manager, database: Database) -> None:
+    session = stored.new_session()
     kept = [TodoItem("1", "kept", "pending")]
     session.save_todos(kept)
-    refuse_content(db_path, "todos", "REFUSE")
-    with pytest.raises(SessionDatabaseError):
+    database.refuse_inserts("todos", "refused by the test", "REFUSE")
+    with pytest.raises(SessionDatabaseError, match="refused by the test"):
         session.save_todos([TodoItem("2", "new", "pending"), TodoItem("3", "REFUSE", "pending")])
     assert session.get_todos() == kept
 
