@@ -22,13 +22,18 @@ def manager(db_path: Path, clock: Clock) -> Iterator[Manager]:
         yield m
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database(request: pytest.FixtureRequest, tmp_path: Path) -> Database:
-    """A database of either store (R-PG-2): a real SQLite file, or a fresh schema of the tests' PostgreSQL
-    server (``pg_url``, which skips saying why when there is none)."""
-    if request.param == "sqlite":
+def database_of(store: str, request: pytest.FixtureRequest, tmp_path: Path) -> Database:
+    """A real SQLite file, or a fresh schema of the tests' PostgreSQL server (``pg_url``, which skips
+    saying why when there is none)."""
+    if store == "sqlite":
         return Database("sqlite", str(tmp_path / "sessions.db"))
     return Database("postgresql", request.getfixturevalue("pg_url"))
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> Database:
+    """A database of either store (R-PG-2)."""
+    return database_of(request.param, request, tmp_path)
 
 
 @pytest.fixture
@@ -40,12 +45,10 @@ def stored(database: Database, clock: Clock) -> Iterator[Manager]:
 
 @pytest.fixture(params=["sqlite", "memory", "postgresql"])
 def new_session(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[], StatefulSession]]:
-    """Makes empty sessions of one backend (R-SES-1, R-SES-9, R-PG-2): the SQLite ones share one
-    Manager on a real file, the PostgreSQL ones one on a fresh schema of the tests' server
-    (``tests/postgres``' ``pg_url``, which skips saying why when there is none)."""
+    """Makes empty sessions of one backend (R-SES-1, R-SES-9, R-PG-2): the database ones share one
+    Manager on a ``database_of`` their store."""
     if request.param == "memory":
         yield MemorySession
         return
-    location = tmp_path / "sessions.db" if request.param == "sqlite" else request.getfixturevalue("pg_url")
-    with Manager(location) as manager:
+    with Manager(database_of(request.param, request, tmp_path).location) as manager:
         yield manager.new_session
