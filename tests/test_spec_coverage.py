@@ -2,7 +2,8 @@
 
 A requirement that no case checks yet is listed in ``conformance/pending.txt`` with a reason;
 listing it there is the only way to leave it uncovered, and a pending id that gains a case
-must leave the list.
+must leave the list. A split requirement's lettered sub-ids are requirements; their group
+parent is not, and neither a case nor pending.txt names it (SPEC §0).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any, Final
 import pytest
 
 from conformance import PROJECT_ROOT, SPEC_PATH, read_id_list, spec_requirement_ids
+from conformance.runner._cases import spec_groups
 from conformance.runner._compare import describe_difference
 from tests.reference import suite_cases
 
@@ -33,6 +35,11 @@ def spec_text() -> str:
 @pytest.fixture(scope="module")
 def defined(spec_text: str) -> list[str]:
     return spec_requirement_ids(SPEC_PATH)
+
+
+@pytest.fixture(scope="module")
+def groups(spec_text: str) -> dict[str, tuple[str, ...]]:
+    return spec_groups(SPEC_PATH)
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +62,7 @@ def test_every_requirement_line_anchors_its_own_id(spec_text: str) -> None:
     wrong = []
     for line in spec_text.splitlines():
         if line.startswith("- <a id="):
-            anchor = re.match(r'- <a id="([^"]*)"></a>\*\*(R-[A-Z]+-\d+)\*\*', line)
+            anchor = re.match(r'- <a id="([^"]*)"></a>\*\*(R-[A-Z]+-\d+[a-z]?)\*\*', line)
             if anchor is None or anchor.group(1) != anchor.group(2):
                 wrong.append(line)
     assert not wrong, "malformed requirement lines:\n" + "\n".join(wrong)
@@ -68,9 +75,21 @@ def test_every_requirement_is_cited_by_a_case_or_pending(
     assert not uncovered, f"no case cites (and pending.txt does not list): {', '.join(uncovered)}"
 
 
-def test_every_cited_requirement_is_defined(defined: list[str], cited: set[str]) -> None:
+def test_every_cited_requirement_is_defined(
+    defined: list[str], cited: set[str], groups: dict[str, tuple[str, ...]]
+) -> None:
+    whole = [f"{parent} (cite {' '.join(groups[parent])})" for parent in sorted(cited & set(groups))]
+    assert not whole, f"cases cite group parents, not their sub-ids: {', '.join(whole)}"
     undefined = sorted(cited - set(defined))
     assert not undefined, f"cases cite ids SPEC.md does not define: {', '.join(undefined)}"
+
+
+def test_a_group_parent_stays_one_line_that_names_its_sub_ids(
+    spec_text: str, groups: dict[str, tuple[str, ...]]
+) -> None:
+    lines = {line.split('"')[1]: line for line in spec_text.splitlines() if line.startswith("- <a id=")}
+    unnamed = [p for p, members in groups.items() if not all(m in lines[p] for m in (members[0], members[-1]))]
+    assert not unnamed, f"group parents whose line does not name their first and last sub-id: {', '.join(unnamed)}"
 
 
 def test_pending_requirements_exist_and_have_no_case_yet(
@@ -145,14 +164,14 @@ def test_pinned_spec_text_equals_the_constant_byte_for_byte(spec_text: str) -> N
 # sections and decisions (each requirement says where it comes from); everything else cites
 # SPEC ids, which a reader of the repository alone can follow.
 
-_CITED_ID: Final = re.compile(r"\bR-[A-Z]+-\d+\b")
+_CITED_ID: Final = re.compile(r"\bR-[A-Z]+-\d+[a-z]?\b")
 _OUTSIDE: Final = re.compile(r"(?<![-\w])[Ss]eed (?:§ ?)?\d+(?:\.\d+)*|\bDECISIONS\b|\bSTYLE \d+|\bD[1-9]\b")
 # A random seed is not a citation: the mutant sampler's option and its report line.
 _RANDOM_SEED: Final = ("--seed", "mutants (seed ")
 # Ids that tests of the suite's own tools and examples in its documentation use because they do
 # not exist in SPEC.md (an unknown id must be reported, a placeholder must not be taken as real).
 _PLACEHOLDER_IDS: Final = frozenset(
-    {"R-A-1", "R-FMT-9", "R-TODO-1", "R-TOK-10", "R-TOK-12", "R-X-1", "R-XYZ-1", "R-Y-2", "R-ZZZ-9"}
+    {"R-A-1", "R-FMT-9", "R-TODO-1", "R-TOK-10", "R-TOK-12", "R-X-1", "R-XYZ-1", "R-Y-2", "R-ZZZ-9", "R-ZZZ-9a", "R-ZZZ-9b"}
 )
 
 
@@ -168,8 +187,10 @@ def _citing_files() -> list[Path]:
     return found
 
 
-def test_code_tests_and_docs_cite_only_what_the_repository_holds(defined: list[str]) -> None:
-    known = set(defined) | _PLACEHOLDER_IDS
+def test_code_tests_and_docs_cite_only_what_the_repository_holds(
+    defined: list[str], groups: dict[str, tuple[str, ...]]
+) -> None:
+    known = set(defined) | set(groups) | _PLACEHOLDER_IDS  # a group parent's anchor still lands
     problems = []
     for path in _citing_files():
         where = path.relative_to(PROJECT_ROOT)

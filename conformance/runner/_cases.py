@@ -28,6 +28,7 @@ __all__ = [
     "CaseError",
     "load_cases",
     "read_id_list",
+    "spec_groups",
     "spec_requirement_ids",
 ]
 
@@ -50,9 +51,11 @@ def _shipped(name: str) -> Path:
 FIXTURES_DIR: Final = _shipped("fixtures")
 SPEC_PATH: Final = _shipped("SPEC.md")
 
+# A requirement id: `R-TOK-1`, or a lettered sub-id `R-DB-6a` of a split requirement (SPEC §0).
+ID_PATTERN: Final = r"R-[A-Z]+-\d+[a-z]?"
 # A requirement definition in SPEC.md: `- <a id="R-TOK-1"></a>**R-TOK-1** MUST …`.
 _REQUIREMENT_LINE: Final = "- <a id="
-_REQUIREMENT_ID: Final = re.compile(r"\*\*(R-[A-Z]+-\d+)\*\*")
+_REQUIREMENT_ID: Final = re.compile(rf"\*\*({ID_PATTERN})\*\*")
 # Ops whose inputs name files and folders that an implementation may create or delete.
 
 
@@ -177,8 +180,8 @@ def load_cases(root: Path | None = None) -> list[Case]:
     return cases
 
 
-def spec_requirement_ids(spec_path: Path) -> list[str]:
-    """The requirement ids SPEC.md defines, in document order, repeats kept.
+def _spec_definitions(spec_path: Path) -> list[str]:
+    """Every id SPEC.md anchors, group parents included, in document order, repeats kept.
 
     A definition is a line starting ``- <a id=`` whose bold text is the id.
     """
@@ -189,6 +192,36 @@ def spec_requirement_ids(spec_path: Path) -> list[str]:
             if match:
                 found.append(match.group(1))
     return found
+
+
+def _groups_of(definitions: list[str]) -> dict[str, tuple[str, ...]]:
+    """Each parent id that has lettered sub-ids (``R-DB-6`` of ``R-DB-6a``), with them in order."""
+    anchored = set(definitions)
+    groups: dict[str, list[str]] = {}
+    for requirement in definitions:
+        parent = requirement.rstrip("abcdefghijklmnopqrstuvwxyz")
+        if parent != requirement and parent in anchored and requirement not in groups.get(parent, ()):
+            groups.setdefault(parent, []).append(requirement)
+    return {parent: tuple(members) for parent, members in groups.items()}
+
+
+def spec_groups(spec_path: Path) -> dict[str, tuple[str, ...]]:
+    """The groups of SPEC.md: each split requirement's parent id with its sub-ids (SPEC §0).
+
+    A group parent keeps its anchor, so links to it still land, but it is a summary, not a
+    requirement: cases cite its sub-ids, each of which is a requirement of its own.
+    """
+    return _groups_of(_spec_definitions(spec_path))
+
+
+def spec_requirement_ids(spec_path: Path) -> list[str]:
+    """The requirement ids SPEC.md defines, in document order, repeats kept.
+
+    Sub-ids such as ``R-DB-6a`` are requirements; their group parent (``R-DB-6``) is not.
+    """
+    definitions = _spec_definitions(spec_path)
+    groups = _groups_of(definitions)
+    return [requirement for requirement in definitions if requirement not in groups]
 
 
 def read_id_list(path: Path, *, missing_ok: bool = False) -> list[str]:

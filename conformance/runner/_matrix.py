@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from .._cli_args import Abort
-from ._cases import SPEC_PATH
+from ._cases import SPEC_PATH, _groups_of
 from ._profiles import PASSED_MARK, PROFILES
 from ._requirements import REQUIREMENT_ID, _cell, _ids, _sort_key, requirement_titles
 
@@ -34,7 +34,7 @@ STATES: Final = ("passed", "failed", "known failure", "unsupported", "partial", 
 _OUTCOMES: Final = ("passed", "failed", "skipped", "unsupported", "errored", "known_failure")
 _FAILED: Final = frozenset({"failed", "errored"})
 _HEADING: Final = re.compile(r"^(#{2,3}) (.+)$")
-_DEFINITION: Final = re.compile(r"^- <a id=\"[^\"]*\"></a>\*\*(R-[A-Z]+-\d+)\*\*")
+_DEFINITION: Final = re.compile(r"^- <a id=\"[^\"]*\"></a>\*\*(R-[A-Z]+-\d+[a-z]?)\*\*")
 # Failing ids written out in one Markdown cell; the failures list below has them all.
 _MD_IDS: Final = 5
 
@@ -143,7 +143,10 @@ def _columns(paths: Sequence[Path], reports: Sequence[Mapping[str, Any]]) -> lis
 
 
 def spec_sections(spec_path: Path) -> list[tuple[str, list[str]]]:
-    """SPEC.md's sections that define requirements, in order, each with its ids; [] without it."""
+    """SPEC.md's sections that define requirements, in order, each with its ids; [] without it.
+
+    A group parent (``R-DB-6`` of ``R-DB-6a`` …) gets no row: no case cites it (SPEC §0).
+    """
     try:
         lines = spec_path.read_text(encoding="utf-8").splitlines()
     except OSError:
@@ -159,7 +162,8 @@ def spec_sections(spec_path: Path) -> list[tuple[str, list[str]]]:
             if not sections or sections[-1][0] != heading:
                 sections.append((heading, []))
             sections[-1][1].append(match.group(1))
-    return sections
+    groups = _groups_of([requirement for _, ids in sections for requirement in ids])
+    return [(heading, [r for r in ids if r not in groups]) for heading, ids in sections]
 
 
 def _groups(spec_path: Path, columns: Sequence[Column]) -> list[tuple[str, list[str]]]:

@@ -29,7 +29,8 @@ __all__ = [
     "write_markdown_report",
 ]
 
-REQUIREMENT_ID: Final = re.compile(r"R-([A-Z]+)-(\d+)")
+# ``_cases.ID_PATTERN`` with its parts grouped: area, number, the letter of a sub-id (SPEC §0).
+REQUIREMENT_ID: Final = re.compile(r"R-([A-Z]+)-(\d+)([a-z]?)")
 # Failing ids shown on one text line; the JSON report and the Markdown table list them all.
 SHOWN_IDS: Final = 5
 # Words of a SPEC bullet kept as a requirement's title in the Markdown table.
@@ -45,17 +46,17 @@ _LABELS: Final[Mapping[Outcome, str]] = {
 
 
 def is_requirement_id(text: str) -> bool:
-    """Whether ``text`` has the shape of a requirement id, ``R-<AREA>-<n>``."""
+    """Whether ``text`` has the shape of a requirement id, ``R-<AREA>-<n>`` or a sub-id ``R-<AREA>-<n><letter>``."""
     return REQUIREMENT_ID.fullmatch(text) is not None
 
 
 def _sort_key(requirement: str) -> tuple[str, int, str]:
     match = REQUIREMENT_ID.fullmatch(requirement)
-    return (match.group(1), int(match.group(2)), "") if match else ("", 0, requirement)
+    return (match.group(1), int(match.group(2)), match.group(3)) if match else ("", 0, requirement)
 
 
 def area_of(requirement: str) -> str:
-    """``"R-SUM"`` for ``"R-SUM-7"``."""
+    """``"R-DB"`` for ``"R-DB-5"`` and for ``"R-DB-6a"``."""
     return requirement.rsplit("-", 1)[0]
 
 
@@ -242,7 +243,7 @@ def requirement_titles(spec_path: Path) -> dict[str, str]:
     except OSError:
         return {}
     titles = {}
-    pattern = re.compile(r"^- <a id=\"[^\"]*\"></a>\*\*(R-[A-Z]+-\d+)\*\*\s*(.*)$")
+    pattern = re.compile(r"^- <a id=\"[^\"]*\"></a>\*\*(R-[A-Z]+-\d+[a-z]?)\*\*\s*(.*)$")
     for line in text.splitlines():
         match = pattern.match(line)
         if match:

@@ -9,6 +9,7 @@ import pytest
 
 from conformance import CaseError, lint_cases, load_cases, read_id_list, spec_requirement_ids
 from conformance._cli import main
+from conformance.runner._cases import spec_groups
 
 from .toy import SPEC_TEXT, case_data, toy_suite, write_json
 
@@ -187,6 +188,31 @@ def test_spec_requirement_ids_reads_definition_lines_only(tmp_path: Path) -> Non
         encoding="utf-8",
     )
     assert spec_requirement_ids(path) == ["R-FMT-1", "R-FMT-2", "R-TOK-12", "R-TOK-12"]
+
+
+SPLIT_SPEC = SPEC_TEXT + (
+    '- <a id="R-ZZZ-9"></a>**R-ZZZ-9** Counting, in two parts: R-ZZZ-9a, R-ZZZ-9b.\n'
+    '- <a id="R-ZZZ-9a"></a>**R-ZZZ-9a** MUST count bytes.\n'
+    '- <a id="R-ZZZ-9b"></a>**R-ZZZ-9b** MUST round up.\n'
+)
+
+
+def test_sub_ids_are_requirements_and_their_parent_is_a_group(tmp_path: Path) -> None:
+    path = tmp_path / "SPEC.md"
+    path.write_text(SPLIT_SPEC, encoding="utf-8")
+    assert spec_requirement_ids(path) == ["R-FMT-1", "R-FMT-2", "R-ZZZ-9a", "R-ZZZ-9b"]
+    assert spec_groups(path) == {"R-ZZZ-9": ("R-ZZZ-9a", "R-ZZZ-9b")}
+
+
+def test_lint_accepts_a_sub_id_and_rejects_its_group_parent(tmp_path: Path) -> None:
+    spec = tmp_path / "SPEC.md"
+    spec.write_text(SPLIT_SPEC, encoding="utf-8")
+    cases = toy_suite(tmp_path / "cases")
+    write_json(cases / "fmt" / "sub.json", case_data("SUBID1", spec=["R-ZZZ-9b"]))
+    assert lint_cases(cases, spec) == []
+    write_json(cases / "fmt" / "parent.json", case_data("PARENT", spec=["R-ZZZ-9"]))
+    (problem,) = lint_cases(cases, spec)
+    assert problem.endswith("parent.json: cites R-ZZZ-9, a group of SPEC.md: cite R-ZZZ-9a … R-ZZZ-9b instead")
 
 
 def test_read_id_list_skips_comments_and_blank_lines(tmp_path: Path) -> None:

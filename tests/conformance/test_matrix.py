@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from conformance import PROJECT_ROOT
-from conformance.runner._matrix import STATES, cell_state
+from conformance.runner._matrix import STATES, cell_state, spec_sections
 from conformance.runner._profiles import PROFILES
 
 from .toy import fake
@@ -263,6 +263,19 @@ def test_without_a_spec_the_rows_are_the_cited_requirements(reports: list[Path],
     cited = _load(reports[0])["requirements"]
     rows = [line.split()[1] for line in lines if line.startswith("| R-") and "/" in line]
     assert rows[: len(cited)] == list(cited)
+
+
+def test_a_group_parent_gets_no_row_its_sub_ids_do(tmp_path: Path) -> None:
+    spec = tmp_path / "SPEC.md"
+    spec.write_text(
+        "## 1. Toy (R-ZZZ)\n\n"
+        '- <a id="R-X-1"></a>**R-X-1** MUST count.\n'
+        '- <a id="R-ZZZ-9"></a>**R-ZZZ-9** Counting, in two parts: R-ZZZ-9a and R-ZZZ-9b.\n'
+        '- <a id="R-ZZZ-9a"></a>**R-ZZZ-9a** MUST count bytes.\n'
+        '- <a id="R-ZZZ-9b"></a>**R-ZZZ-9b** MUST round up.\n',
+        encoding="utf-8",
+    )
+    assert spec_sections(spec) == [("1. Toy (R-ZZZ)", ["R-X-1", "R-ZZZ-9a", "R-ZZZ-9b"])]
 
 
 @pytest.mark.parametrize(

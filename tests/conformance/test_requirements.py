@@ -81,11 +81,11 @@ def test_a_case_citing_two_requirements_counts_for_each(cases_dir: Path) -> None
 def test_requirements_sort_by_area_then_number(tmp_path: Path) -> None:
     root = tmp_path / "cases"
     for number, (case_id, spec) in enumerate(
-        [("AAAAA1", ["R-TOK-10"]), ("AAAAA2", ["R-TOK-2"]), ("AAAAA3", ["R-MSG-1"])]
+        [("AAAAA1", ["R-TOK-10"]), ("AAAAA2", ["R-TOK-2"]), ("AAAAA3", ["R-MSG-1"]), ("AAAAA4", ["R-ZZZ-9b", "R-ZZZ-9a"])]
     ):
         write_json(root / "fmt" / f"n-{number}.json", case_data(case_id, number, spec=spec))
-    suite = suite_of(root, "passed", "passed", "passed")
-    assert [r.id for r in requirement_results(suite.results)] == ["R-MSG-1", "R-TOK-2", "R-TOK-10"]
+    suite = suite_of(root, "passed", "passed", "passed", "passed")
+    assert [r.id for r in requirement_results(suite.results)] == ["R-MSG-1", "R-TOK-2", "R-TOK-10", "R-ZZZ-9a", "R-ZZZ-9b"]
 
 
 def test_text_lines_fold_passing_requirements_per_area_unless_verbose(cases_dir: Path) -> None:
@@ -283,10 +283,14 @@ def test_markdown_table_has_a_row_per_requirement_with_its_spec_title(
 def test_titles_are_the_first_words_of_the_bullet_without_markup(tmp_path: Path) -> None:
     spec = tmp_path / "SPEC.md"
     spec.write_text(
-        '- <a id="R-A-1"></a>**R-A-1** MUST write `a|b` as one two three four five six seven\n',
+        '- <a id="R-A-1"></a>**R-A-1** MUST write `a|b` as one two three four five six seven\n'
+        '- <a id="R-ZZZ-9a"></a>**R-ZZZ-9a** MUST count.\n',
         encoding="utf-8",
     )
-    assert requirement_titles(spec) == {"R-A-1": "MUST write a|b as one two three four five six …"}
+    assert requirement_titles(spec) == {
+        "R-A-1": "MUST write a|b as one two three four five six …",
+        "R-ZZZ-9a": "MUST count.",
+    }
     assert requirement_titles(tmp_path / "missing.md") == {}
 
 

@@ -51,6 +51,15 @@ def test_messages_times_and_the_tool_calls_column_match_sqlite_exactly(pg_url: s
     assert column(pg_url, "SELECT version FROM harness9_schema") == [(5,)]
 
 
+def test_the_short_postgres_prefix_opens_the_same_database(pg_url: str) -> None:
+    """R-PG-1a: libpq reads ``postgres://`` as it reads ``postgresql://``, and so does a Manager."""
+    assert pg_url.startswith("postgresql://")
+    manager = Manager("postgres://" + pg_url.removeprefix("postgresql://"))
+    manager.new_session().add_messages([Message("user", "hi")])
+    manager.close()
+    assert column(pg_url, "SELECT role, body FROM messages") == [("user", "hi")]
+
+
 def test_other_schemes_are_refused_and_never_taken_for_a_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     refused = r"^xyz:// databases are not supported; give the path of an SQLite file or a postgresql:// URL$"
