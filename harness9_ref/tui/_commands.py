@@ -32,6 +32,7 @@ HELP_KEYS: Final = (
     "help_help",
     "help_exit",
     "help_keys",
+    "help_keys_edit",
 )
 _TAKES_TEXT: Final = (COMPACT_COMMAND, SEARCH_COMMAND)  # followed by a space and text: focus, query
 

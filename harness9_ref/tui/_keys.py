@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from typing import Final, NamedTuple
 
-__all__ = ["ALT_ENTER", "ESCAPE", "PASTE_MAX_CHARS", "Decoded", "KeyDecoder", "Paste"]
+__all__ = ["ALT_ENTER", "ANSWER_GRACE", "ESCAPE", "PASTE_MAX_CHARS", "Decoded", "KeyDecoder", "Paste"]
 
 ESCAPE: Final = "\x1b"
 ALT_ENTER: Final = "alt+enter"  # the key a newline in the prompt is typed with (R-TUI-29)
 PASTE_START: Final = "\x1b[200~"
 PASTE_END: Final = "\x1b[201~"
+ANSWER_GRACE: Final = 0.5  # R-TUI-34: seconds of quiet before a key can answer a new question
 PASTE_MAX_CHARS: Final = 1 << 20  # R-TUI-29: a paste keeps its first MiB of characters; the rest is dropped
 _ENTERS: Final = ("\r", "\n")
 

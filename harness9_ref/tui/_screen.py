@@ -30,14 +30,13 @@ from typing import Final
 from .._errors import Said
 from ..text import COLOUR_HIGH, COLOUR_OK, COLOUR_WARN, LineKind, cut_cells
 from ._app import App
-from ._keys import ALT_ENTER, ESCAPE, Decoded, KeyDecoder, Paste
+from ._keys import ALT_ENTER, ANSWER_GRACE, ESCAPE, Decoded, KeyDecoder, Paste
 from ._launch import ScreenError
 
 __all__ = ["run_screen"]
 
 FRAME_MS: Final = 30  # how long one key read waits, so streamed text shows within a frame
 ESCDELAY_MS: Final = "25"  # a lone Esc should not freeze input for curses' default second
-ANSWER_GRACE: Final = 0.5  # R-TUI-34: seconds of quiet before a key can answer a new question
 KEYS_PER_FRAME: Final = 1 << 16  # keys acted on before the screen is drawn again (R-TUI-31)
 INPUT_SHARE: Final = 3  # the input box grows to at most a third of the screen's rows
 BRACKETED_PASTE_ON: Final = "\x1b[?2004h"

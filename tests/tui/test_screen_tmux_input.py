@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import pytest
 
 from harness9_ref.tui import STRINGS
-from harness9_ref.tui._screen import ANSWER_GRACE
+from harness9_ref.tui._keys import ANSWER_GRACE
 
 from .test_screen_tmux import Screen, pytestmark, started  # noqa: F401  (pytestmark: skipped without tmux)
 from .test_screen_tmux_approval import CommandServer
