@@ -11,9 +11,11 @@ characters visible (R-SAFE-1).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from conformance.reference._memory import InvalidInput
 from harness9_ref.engine import one_line
 from harness9_ref.provider import OFFICIAL_BASE_URLS, request_model
 from harness9_ref.schema import ToolDefinition, messages_from_list
@@ -111,6 +113,39 @@ def _rewind(inp: Mapping[str, Any]) -> dict[str, Any]:
     return answer
 
 
+_EDIT_KEYS: Final = {
+    "newline": LineEditor.newline,
+    "backspace": LineEditor.backspace,
+    "delete": LineEditor.delete,
+    "left": LineEditor.left,
+    "right": LineEditor.right,
+    "home": LineEditor.home,
+    "end": LineEditor.end,
+    "up": LineEditor.up,
+    "down": LineEditor.down,
+    "ctrl+u": LineEditor.kill_before,
+    "ctrl+k": LineEditor.kill_after,
+    "ctrl+w": LineEditor.delete_word,
+}
+
+
+def _edit(keys: Sequence[Mapping[str, str]]) -> dict[str, Any]:
+    """The input box after ``keys`` (R-TUI-29, R-TUI-30, R-TUI-33): each ``{"text"}`` typed,
+    ``{"paste"}`` pasted or ``{"key"}`` one of ``_EDIT_KEYS``, on an empty box without history;
+    the text and the cursor as an index into it."""
+    editor = LineEditor()
+    for key in keys:
+        if "text" in key:
+            editor.insert(key["text"])
+        elif "paste" in key:
+            editor.paste(key["paste"])
+        elif key.get("key") in _EDIT_KEYS:
+            _EDIT_KEYS[key["key"]](editor)
+        else:
+            raise InvalidInput(f"edit: not a key of the protocol: {json.dumps(key)}")
+    return {"text": editor.text, "cursor": editor.cursor}
+
+
 def op_tui_input(inp: Mapping[str, Any]) -> Any:
     """Tab completion (``complete``), /rewind's listing and choice (``rewind``, R-FORK-4, R-FORK-5),
     what a submitted line is (``submit``), /help's lines
@@ -127,6 +162,12 @@ def op_tui_input(inp: Mapping[str, Any]) -> Any:
     characters made visible (``terminal_safe``) and as the pane draws it (``pane_line``, R-SAFE-1)."""
     if inp["action"] == "complete":
         return complete_command(inp["text"])
+    if inp["action"] == "candidates":  # R-TUI-33: what Tab lists when it cannot choose
+        editor = LineEditor()
+        editor.set_text(inp["text"])
+        return editor.complete()
+    if inp["action"] == "edit":
+        return _edit(inp["keys"])
     if inp["action"] == "rewind":
         return _rewind(inp)
     if inp["action"] == "help":

@@ -92,7 +92,7 @@ from ._approver import (
     command_rows,
     diff_lines,
 )
-from ._commands import HELP_KEYS, Input, InputKind, classify_input, complete_command, help_lines
+from ._commands import HELP_KEYS, Input, InputKind, classify_input, command_candidates, complete_command, help_lines
 from ._context import context_estimate, context_view, session_context
 from ._editor import LineEditor
 from ._launch import ScreenError, TuiUnavailable, prepare_tui, run_tui
@@ -178,6 +178,7 @@ __all__ = (
     "char_cells",
     "classify_input",
     "clean_line",
+    "command_candidates",
     "command_rows",
     "compaction_notice",
     "complete_command",

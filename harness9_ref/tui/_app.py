@@ -10,8 +10,11 @@ except the work of /compact, which reports back through the queue.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import queue
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -83,7 +86,7 @@ from ._approver import (
 )
 from ._commands import classify_input, help_lines
 from ._context import context_view, session_context
-from ._editor import LineEditor
+from ._editor import LineEditor, paste_text
 from ._resume import Listing
 from ._rewind import Rewind, session_prompts
 from ._status import Segment, StatusState, model_label, render_status
@@ -101,6 +104,8 @@ a command waiting for approval."""
 
 SHUTDOWN_WAIT: float = 5.0  # seconds /exit waits for a cancelled run to save (R-TUI-9)
 WAIT_ROW_AFTER_SECONDS: Final = 1  # R-TUI-27: the waiting row shows once a whole second has passed
+COMPLETION_SEPARATOR: Final = "  "  # R-TUI-33: between the candidates Tab lists
+EDITED_MAX_CHARS: Final = 1 << 20  # R-TUI-32: what is taken back from the editor's file, as a paste
 
 
 class _PaneLogHandler(logging.Handler):
@@ -310,6 +315,47 @@ class App:
                 self._add(text, "error")
             else:
                 self._command(text)
+
+    def paste(self, text: str) -> None:
+        """A paste goes into the input box whole, whatever waits for a key (R-TUI-29, R-TUI-34)."""
+        self.editor.paste(text)
+
+    def complete(self) -> None:
+        """Tab: complete a command; several candidates left are listed on a notice line (R-TUI-33)."""
+        candidates = self.editor.complete()
+        if candidates:
+            self._add(COMPLETION_SEPARATOR.join(candidates), "notice")
+
+    def ctrl_c(self) -> None:
+        """Ctrl+C (R-TUI-9, R-TUI-33): cancel the running turn; else cancel a listing waiting for
+        its answer, else clear a non-empty input line; on an empty, idle line end the program."""
+        if self.worker is None and self.listing is not None:
+            self.listing = None
+            self.editor.clear()
+            self._add(self.texts["cancelled"], "notice")
+        elif self.worker is None and self.editor.text:
+            self.editor.clear()
+        else:
+            self.interrupt()
+
+    def edit_prompt(self, edit: Callable[[str], bool]) -> None:
+        """R-TUI-32: put the input in a private temporary file, let ``edit`` (the user's editor)
+        change it, and take the file back as the input when the editor ended well."""
+        descriptor, path = tempfile.mkstemp(prefix="harness9-prompt-", suffix=".md")
+        try:
+            with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as file:
+                file.write(self.editor.text)
+            if not edit(path):
+                self._error(self.texts["edit_failed"])
+                return
+            with open(path, encoding="utf-8", errors="replace", newline="") as file:
+                text = file.read(EDITED_MAX_CHARS + 1)
+            self.editor.set_text(paste_text(text[:EDITED_MAX_CHARS]).removesuffix("\n"))
+        except OSError as exc:
+            self._error(self.texts["edit_failed_reason"].format(reason=exc.strerror or exc))
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
 
     def approve(self, command: str | FileChange) -> Answer:
         """The registry's ``approve`` callback (R-APPR-1, R-APPR-2); called on the worker thread,

@@ -7,7 +7,15 @@ from typing import Final, Literal, NamedTuple
 
 from ..text import COMMANDS, COMPACT_COMMAND, DEFAULT_LANG, SEARCH_COMMAND, strings_for
 
-__all__ = ["HELP_KEYS", "Input", "InputKind", "classify_input", "complete_command", "help_lines"]  # gets re-exported
+__all__ = [  # gets re-exported
+    "HELP_KEYS",
+    "Input",
+    "InputKind",
+    "classify_input",
+    "command_candidates",
+    "complete_command",
+    "help_lines",
+]
 
 InputKind = Literal["empty", "command", "unknown", "prompt"]
 
@@ -24,6 +32,7 @@ HELP_KEYS: Final = (
     "help_help",
     "help_exit",
     "help_keys",
+    "help_keys_edit",
 )
 _TAKES_TEXT: Final = (COMPACT_COMMAND, SEARCH_COMMAND)  # followed by a space and text: focus, query
 
@@ -43,16 +52,18 @@ class Input(NamedTuple):
     text: str
 
 
-def complete_command(text: str) -> str:
-    """Tab completion of the input line (R-TUI-6).
+def command_candidates(text: str) -> list[str]:
+    """The commands Tab may complete ``text`` to (R-TUI-6): those of COMMANDS, in their order,
+    starting with ``text`` when it starts with ``/`` and holds no white space; else none."""
+    if not text.startswith("/") or any(ch.isspace() for ch in text):
+        return []
+    return [command for command in COMMANDS if command.startswith(text)]
 
-    When ``text`` starts with ``/`` and holds no space, the COMMANDS starting with it are the
-    candidates: one replaces the input, several extend it to their longest common prefix,
-    none leave it unchanged. Any other input is returned unchanged.
-    """
-    if not text.startswith("/") or " " in text:
-        return text
-    candidates = [command for command in COMMANDS if command.startswith(text)]
+
+def complete_command(text: str) -> str:
+    """Tab completion of the input line (R-TUI-6): one candidate replaces the input, several
+    extend it to their longest common prefix, none leave it unchanged."""
+    candidates = command_candidates(text)
     if not candidates:
         return text
     return os.path.commonprefix(candidates)  # noqa: RUF071 (command names, not paths: a character prefix is meant)
@@ -68,12 +79,13 @@ def classify_input(text: str, lang: str = DEFAULT_LANG) -> Input:
     """Sort a submitted line into prompt, command, unknown command or nothing (R-TUI-6).
 
     Surrounding white space is ignored for commands; a prompt is kept exactly as typed. The
-    line of an unknown command is in ``lang`` (R-TUI-17).
+    line of an unknown command is in ``lang`` (R-TUI-17). A text of several lines is a prompt,
+    whatever it starts with: commands are one line, and a pasted path is no command (R-TUI-30).
     """
     stripped = text.strip()
     if not stripped:
         return Input("empty", "")
-    if stripped.startswith("/"):
+    if stripped.startswith("/") and "\n" not in stripped:
         if stripped in COMMANDS or stripped.startswith(tuple(c + " " for c in _TAKES_TEXT)):
             return Input("command", stripped)
         return Input("unknown", strings_for(lang)["unknown_command"].format(input=stripped))

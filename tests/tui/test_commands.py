@@ -24,8 +24,10 @@ def test_search_takes_a_query_and_help_takes_nothing() -> None:
 def test_help_names_every_command_in_table_order_then_the_keys(lang: str) -> None:
     lines = help_lines(lang)
     assert lines[0] == STRINGS[lang]["help_commands"]
-    assert [line.split()[0] for line in lines[1:-1]] == list(COMMANDS)
+    assert [line.split()[0] for line in lines[1:-2]] == list(COMMANDS)
     for key in ("Tab", "PageUp/PageDown", "Ctrl+C"):
+        assert key in lines[-2]
+    for key in ("Enter", "Alt+Enter", "Ctrl+W", "Ctrl+X Ctrl+E"):  # R-TUI-30, R-TUI-32, R-TUI-33
         assert key in lines[-1]
 
 

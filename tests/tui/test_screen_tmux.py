@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from harness9_ref.tui._keys import ANSWER_GRACE
+
 pytestmark = pytest.mark.skipif(
     shutil.which("tmux") is None, reason="tmux is not installed; these tests drive the terminal UI inside tmux"
 )
@@ -153,6 +155,12 @@ class Screen:
 
     def keys(self, *keys: str) -> None:
         self.tmux("send-keys", "-t", "main", *keys)
+
+    def answer(self, *keys: str) -> None:
+        """Answer a question that is on the screen, as a person does: after a pause longer
+        than the grace in which keys are still typing (R-TUI-34)."""
+        time.sleep(ANSWER_GRACE + 0.1)
+        self.keys(*keys)
 
     def say(self, text: str) -> None:
         """Type a line, press Enter and wait until the turn is over."""
@@ -307,7 +315,7 @@ def test_ctrl_c_interrupts_a_running_turn_and_keeps_the_conversation(screen: Scr
     screen.wait_text('\u2192 bash {"command": "sleep 1; echo late"}')
     screen.wait_text("1 | sleep 1; echo late")  # R-APPR-11: the command's row, then the question
     screen.wait_text("运行上面的命令？")
-    screen.type("y")
+    screen.answer("y")
     screen.wait_text("已允许")
     screen.keys("C-c")
     screen.wait_text("已中断")

@@ -33,7 +33,7 @@ def test_a_rule_chosen_after_a_covers_later_commands_of_its_directory_only(scree
     directory = os.path.realpath(screen.workdir)
     screen.wait_text(ZH["allow_prompt"].split("{")[0])
     assert ZH["allow_choice"].format(k=3, rule="echo *") in " ".join(screen.text().split())
-    screen.keys("3")  # R-APPR-8: the third offer, the command's first word and the wildcard
+    screen.answer("3")  # R-APPR-8: the third offer, the command's first word and the wildcard
     screen.wait_text("\u2190 bash: rule-one")
     screen.wait_idle()
     kept = json.loads((screen.db.parent / "allow.json").read_text(encoding="utf-8"))

@@ -70,7 +70,7 @@ def test_both_lines_of_a_command_are_shown_and_y_runs_what_was_shown(screen: Scr
         EN["approve_prompt"],
     ]
     assert not any("touch:  rm" in row or "touch: rm" in row for row in shown)  # never one joined line
-    screen.keys("y")
+    screen.answer("y")
     screen.wait_text("\u2190 bash: Cleaning up, will not touch:")
     screen.wait_idle()
     assert not (screen.workdir / "important_dir").exists()  # what was shown is what ran
@@ -79,7 +79,7 @@ def test_both_lines_of_a_command_are_shown_and_y_runs_what_was_shown(screen: Scr
 def test_n_keeps_the_hidden_line_from_running(screen: Screen, server: CommandServer) -> None:
     (screen.workdir / "important_dir").mkdir()
     ask(screen, server, "echo Cleaning up, will not touch:\nrm -rf important_dir")
-    screen.keys("n")
+    screen.answer("n")
     screen.wait_text(EN["approve_no"])
     screen.wait_idle()
     assert (screen.workdir / "important_dir").is_dir()
@@ -91,13 +91,13 @@ def test_a_command_taller_than_the_pane_is_paged_through_before_y_counts(screen:
     command = "\n".join(f"echo line {k}" for k in range(1, HEIGHT + 10)) + "\ntouch made.txt"
     shown = ask(screen, server, command)
     assert "1 | echo line 1" not in [row.strip() for row in shown]  # the top is above the pane
-    screen.keys("y")
+    screen.answer("y")
     screen.wait_text(EN["approve_read_first"])
     assert not (screen.workdir / "made.txt").exists()
     screen.keys("PageUp", "PageUp")
     screen.wait(lambda: " 1 | echo line 1" in screen.rows(), "the command's first line")
     screen.keys("PageDown", "PageDown")
-    screen.keys("y")
+    screen.answer("y")
     screen.wait_text("\u2190 bash: line 1")
     screen.wait_idle()
     assert (screen.workdir / "made.txt").exists()

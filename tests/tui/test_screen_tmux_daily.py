@@ -68,7 +68,7 @@ def answer_question(screen: Screen, command: str, key: str) -> None:
     screen.wait(lambda: screen.rows()[-1].rstrip() == "?", "the question's input line")
     shown = rows(screen)  # R-APPR-11: the command on its numbered row, the question on the next
     assert shown[shown.index(f"1 | {command}") + 1] == ZH["approve_prompt"]
-    screen.keys(key)
+    screen.answer(key)
 
 
 def test_approval_yes_no_and_always(screen: Screen) -> None:
@@ -86,7 +86,7 @@ def test_approval_yes_no_and_always(screen: Screen) -> None:
     assert (screen.workdir / "keep").exists()
     answer_question(screen, "echo first-always", "a")
     screen.wait_text(ZH["allow_prompt"].split("{")[0])  # R-APPR-8: the rule question
-    screen.keys("s")  # every command, this session only
+    screen.answer("s")  # every command, this session only
     screen.wait_text("\u2190 bash: first-always")
     screen.wait_idle()
     screen.say("run echo not-asked")
@@ -121,14 +121,14 @@ def test_an_edit_shows_its_diff_before_the_question(screen: Screen) -> None:
     at = shown.index(ZH["approve_change_prompt"].format(subject="edit_file a.txt"))
     assert shown[at - 5 : at] == ["--- a/a.txt", "+++ b/a.txt", "@@ -1 +1 @@", "-colour = red", "+colour = blue"]
     assert target.read_text(encoding="utf-8") == "colour = red\n"  # nothing written while it asks
-    screen.keys("y")
+    screen.answer("y")
     screen.wait_text("\u2190 edit_file: edited a.txt: +1 -1 lines")
     screen.wait_idle()
     assert target.read_text(encoding="utf-8") == "colour = blue\n"
     screen.type("write a.txt gone")
     screen.keys("Enter")
     screen.wait(lambda: screen.rows()[-1].rstrip() == "?", "the second question's input line")
-    screen.keys("n")
+    screen.answer("n")
     screen.wait_text(f"\u2190 write_file: {CHANGE_DECLINED}")
     screen.wait_idle()
     assert target.read_text(encoding="utf-8") == "colour = blue\n"
