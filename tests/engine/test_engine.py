@@ -25,6 +25,8 @@ from harness9_ref.engine import (
     EngineError,
     Event,
     EventType,
+    LiteralContext,
+    SaveAsItGoes,
 )
 from harness9_ref.memory import Manager, MemorySession, SessionNotFound
 from harness9_ref.provider import RateLimitError
@@ -121,7 +123,7 @@ def run_spec_example(session: object) -> list[str]:
         [Reply(assistant("", BASH_LS), Usage(812, 20)), Reply(assistant("Two files."), Usage(845, 3))]
     )
     registry = ScriptedRegistry([], {"bash": "a.go\nb.go"})
-    eng = engine(provider, registry, session=session, context_window=128000)
+    eng = engine(provider, registry, session=session, context=LiteralContext(128000))
     return [dumps(e) for e in eng.run_stream("List files")]
 
 
@@ -220,7 +222,7 @@ def test_the_compaction_event_fires_only_when_more_than_five_percent_was_saved(a
     tool_tokens = len("bash" + "Run a command." + '{"type":"object"}') // 4
     compactor = CountingCompactor(after)
     provider = ScriptedProvider([final()])
-    eng = engine(provider, registry, compactor=compactor, prompt_builder=lambda: system_text, context_window=1000)
+    eng = engine(provider, registry, compactor=compactor, prompt_builder=lambda: system_text, context=LiteralContext(1000))
     events = list(eng.run_stream(prompt))
     expected = ["token_update", "text_delta", "done"]
     if fires:
@@ -267,7 +269,7 @@ def test_the_view_is_never_saved_and_each_turn_compacts_the_full_history() -> No
 def test_the_second_token_update_carries_input_tokens_only_when_they_are_positive(
     usage: Usage | None, second: int | None
 ) -> None:
-    events = list(engine(ScriptedProvider([Reply(assistant("hi"), usage)]), context_window=0).run_stream("x"))
+    events = list(engine(ScriptedProvider([Reply(assistant("hi"), usage)]), context=LiteralContext(0)).run_stream("x"))
     updates = [e.to_dict()["data"] for e in events if e.type is EventType.TOKEN_UPDATE]
     assert updates[0] == {"estimated_tokens": len(SYSTEM + "x") // 4, "context_window": 0}
     assert updates[1:] == ([] if second is None else [{"estimated_tokens": second, "context_window": 0}])
@@ -552,7 +554,7 @@ def test_a_durable_run_logs_each_failed_save_and_ends_with_save_failed(caplog: p
     """R-ENG-25, R-EVT-11: each failed save is a warning; the run's end says what was lost."""
     session = FailingSession()
     with caplog.at_level(logging.WARNING, logger="harness9_ref.engine"):
-        events = list(engine(ScriptedProvider([final()]), session=session, durable=True).run_stream("go"))
+        events = list(engine(ScriptedProvider([final()]), session=session, saving=SaveAsItGoes()).run_stream("go"))
     assert [e.type for e in events][-2:] == [EventType.SAVE_FAILED, EventType.DONE]
     assert events[-2].to_dict()["data"] == {"saved": 0, "unsaved": 2, "message": "OSError: disk full"}
     warnings = [r.getMessage() for r in caplog.records if r.name == "harness9_ref.engine" and r.levelno == logging.WARNING]
