@@ -518,7 +518,7 @@ class AgentEngine:
         ``run.partial`` gathers the text the call gives, for a failure after it (R-ENG-19,
         R-ENG-24, R-LONG-7); it is emptied when the call ends with its message.
         """
-        stream = iter(self._llm.generate_stream(view, tools))
+        stream = _provider_stream(self._llm, view, tools)
         run.partial = ""
         try:
             for chunk in stream:
@@ -611,6 +611,36 @@ def _on_helper(run: RunState, work: Preparing, summarizer: RetryingSummarizer) -
     if raised:
         raise raised[0]
     return ended[0] if ended else None
+
+
+def _provider_stream(
+    llm: LLMProvider, view: Sequence[Message], tools: Sequence[ToolDefinition]
+) -> Generator[StreamChunk, None, None]:
+    """The provider's stream of ``view`` and ``tools``, closed when this one is.
+
+    A provider reports a failure by an error chunk (R-PRV-19); an exception it raises instead,
+    typed or not, is an internal error (R-ENG-17), never retried (R-ENG-19 rule 6).
+    """
+    try:
+        stream = iter(llm.generate_stream(view, tools))
+    except Exception as exc:
+        raise _raised(exc) from exc
+    try:
+        while True:
+            try:
+                chunk = next(stream)
+            except StopIteration:
+                return
+            except Exception as exc:
+                raise _raised(exc) from exc
+            yield chunk
+    finally:
+        close_stream(stream)
+
+
+def _raised(exc: Exception) -> EngineError:
+    _log.debug("the provider raised instead of sending an error chunk", exc_info=exc)
+    return engine_error(INTERNAL_ERROR, internal_message(exc))
 
 
 def _chunk_failure(chunk: StreamChunk) -> ProviderError | EngineError:

@@ -26,6 +26,7 @@ from harness9_ref.engine import (
     Event,
     EventType,
     LiteralContext,
+    RetryPolicy,
     SaveAsItGoes,
 )
 from harness9_ref.memory import Manager, MemorySession, SessionNotFound
@@ -687,3 +688,35 @@ def test_an_error_chunk_with_a_typed_error_is_read_from_the_error_not_its_text()
     with pytest.raises(EngineError) as caught:
         AgentEngine(_TypedFailureProvider(), ScriptedRegistry(), prompt_builder=lambda: SYSTEM).run("hi")
     assert (caught.value.code, caught.value.message) == ("rate_limit", "slow down: later")
+
+
+class _RaisingProvider:
+    """A provider that raises its typed error instead of ending its stream with an error chunk."""
+
+    def __init__(self, *, streamed: bool) -> None:
+        self.streamed = streamed  # raise while streaming, after a text chunk, or when called
+        self.calls = 0
+
+    def generate(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> tuple[Message, Usage | None]:
+        raise AssertionError("not called")
+
+    def generate_stream(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> Iterator[StreamChunk]:
+        self.calls += 1
+        if not self.streamed:
+            raise RateLimitError("slow down", provider="x")
+        return self._chunks()
+
+    def _chunks(self) -> Iterator[StreamChunk]:
+        yield StreamChunk(CHUNK_TEXT, delta="partly")
+        raise RateLimitError("slow down", provider="x")
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_typed_error_the_provider_raises_is_an_internal_error_never_retried(streamed: bool) -> None:
+    """R-ENG-17, R-ENG-19 rule 6: only an error chunk carries the provider's code; a raised error is internal."""
+    provider = _RaisingProvider(streamed=streamed)
+    retry = RetryPolicy(2, wait=lambda cancelled, seconds: None)
+    with pytest.raises(EngineError) as caught:
+        AgentEngine(provider, ScriptedRegistry(), prompt_builder=lambda: SYSTEM, retry=retry).run("hi")
+    assert (caught.value.code, caught.value.message) == ("internal_error", "RateLimitError: slow down")
+    assert provider.calls == 1
