@@ -100,7 +100,7 @@ from ._seams import DEFAULT_MAX_TURNS, DEFAULT_SYSTEM_PROMPT, PromptBuilder, Sum
 if TYPE_CHECKING:
     from ..provider import LLMProvider
 
-__all__ = ["RUN_FAILURES", "AgentEngine"]  # gets re-exported
+__all__ = ["AgentEngine"]  # gets re-exported
 
 _log = logging.getLogger(LOGGER_NAME)
 
