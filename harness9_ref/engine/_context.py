@@ -17,7 +17,7 @@ from .._errors import Harness9Error
 from ..memory import Compactor, ContextState, Session, estimate_tokens
 from ..schema import ROLE_SYSTEM, Message, Usage
 from ._events import CompactionData, ContextReport, WindowData
-from ._long_session import NOTHING_TO_COMPACT, Context, LongSession, Prepared, Preparing, Turn
+from ._long_session import NOTHING_TO_COMPACT, Context, LongSession, Prepared, Preparing, Turn, check_window
 from ._run_errors import engine_error
 from ._seams import SummarizingCompactor
 
@@ -96,8 +96,7 @@ class LiteralContext:
     """
 
     def __init__(self, context_window: int = 0) -> None:
-        if context_window < 0:
-            raise ValueError(f"context_window must be 0 (unknown) or positive, got {context_window}")
+        check_window(context_window)
         self.window = context_window
 
     def load(self, session: Session, system: str, compactor: Compactor | None) -> tuple[list[Message], Context]:

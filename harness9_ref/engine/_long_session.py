@@ -78,6 +78,7 @@ __all__ = [
     "Prepared",
     "Preparing",
     "Turn",
+    "check_window",
     "load_context",
     "summary_split",
 ]
@@ -266,6 +267,12 @@ def drive(work: Generator[None, None, _T]) -> _T:
             return value
 
 
+def check_window(window: int) -> None:
+    """Refuse a window that is neither 0 (unknown) nor positive, as every context part does."""
+    if window < 0:
+        raise ValueError(f"context_window must be 0 (unknown) or positive, got {window}")
+
+
 def trigger_for(window: int, compact_at: Fraction | None, reserve: int) -> int:
     """B of R-LONG-10: ``floor(window * compact_at)``, at most ``window - reserve``; 0 when off or unknown."""
     if window <= 0 or compact_at is None:
@@ -330,10 +337,9 @@ class LongSession:
         *,
         carry: bool = False,
     ) -> None:
-        if context_window < 0:
-            raise ValueError(f"context_window must be 0 (unknown) or positive, got {context_window}")
+        check_window(context_window)
         if reserve < 0:
-            raise ValueError(f"reply_reserve must be 0 or positive, got {reserve}")
+            raise ValueError(f"reserve must be 0 or positive, got {reserve}")
         if compact_at is not None and not 0 < compact_at <= 1:
             raise ValueError(f"compact_at must be in (0, 1] or None, got {compact_at}")
         self._carry = carry

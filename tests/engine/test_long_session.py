@@ -305,8 +305,14 @@ def test_a_trigger_outside_zero_to_one_is_refused(compact_at: Fraction) -> None:
         LongSession(0, compact_at)
 
 
+@pytest.mark.parametrize("part", [LiteralContext, LongSession])
+def test_a_negative_window_is_refused_by_either_context_part(part: type[LiteralContext | LongSession]) -> None:
+    with pytest.raises(ValueError, match=r"context_window must be 0 \(unknown\) or positive, got -1"):
+        part(-1)
+
+
 def test_a_negative_reply_reserve_is_refused() -> None:
-    with pytest.raises(ValueError, match="reply_reserve"):
+    with pytest.raises(ValueError, match="reserve"):
         LongSession(0, reserve=-1)
 
 
