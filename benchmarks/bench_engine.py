@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness9_ref.engine import AgentEngine, EventType
+from harness9_ref.engine import AgentEngine, EventType, LiteralContext
 from harness9_ref.memory import Compactor, MemorySession, new_token_budget_compactor
 from harness9_ref.schema import Message, StreamChunk, ToolCall, ToolDefinition, Usage
 from harness9_ref.testing import Reply, ScriptedProvider, ScriptedRegistry
@@ -80,7 +80,7 @@ def overhead_per_turn(stored: list[Message], turns: int, make_compactor: Callabl
             registry,
             session=session,
             compactor=make_compactor(),
-            context_window=CONTEXT_WINDOW,
+            context=LiteralContext(CONTEXT_WINDOW),
             max_turns=turns,
         )
         started = time.perf_counter()

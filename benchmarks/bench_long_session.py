@@ -17,8 +17,8 @@ whether it used the incremental prompt. The session is played twice, in a fresh 
 - literal: ``compactor=new_summarization_compactor(provider, window)``, long-session mode off
   (SPEC R-ENG, R-SUM: every turn over budget summarises the whole stored history again);
 - long-session: as ``harness9_ref.cli._wiring.build_engine`` wires it,
-  ``new_summarization_compactor(provider, window, request_limit=window // 2)`` and
-  ``long_session=True`` (SPEC section 22).
+  ``new_summarization_compactor(provider, window, request_limit=window // 2)`` and the
+  ``LongSession`` context part (SPEC section 22).
 
 Part 2 stores ``--stored`` messages of the same mix in a session with a checkpoint covering all
 but the newest ~20, and times runs of one prompt of ``--turns`` provider calls with an instant
@@ -46,6 +46,7 @@ import concurrent.futures
 import contextlib
 import dataclasses
 import functools
+import importlib
 import io
 import json
 import math
@@ -444,24 +445,21 @@ def make_engine(
 ) -> AgentEngine:
     """Literal mode (the document's engine) or long-session mode as the CLI wires it.
 
-    ``counter`` is the token counter of R-LONG-10; the option is passed only with one, so that a
-    baseline tree that predates it builds its engine the same way.
+    ``counter`` is the token counter of R-LONG-10. A baseline tree whose engine predates its
+    parts (no ``LongSession`` to give it) takes the mode as flags, and the counter only with one.
     """
     if long:  # harness9_ref.cli._wiring.build_engine
         compactor = new_summarization_compactor(provider, window, request_limit=window // 2)
     else:
         compactor = new_summarization_compactor(provider, window)
-    counting: dict[str, Any] = {} if counter is None else {"token_counter": counter}
-    return AgentEngine(
-        provider,
-        registry,
-        session=session,
-        compactor=compactor,
-        context_window=window,
-        max_turns=max_turns,
-        long_session=long,
-        **counting,
-    )
+    engine_package = importlib.import_module("harness9_ref.engine")
+    parts: dict[str, Any]
+    if hasattr(engine_package, "LongSession"):
+        context = engine_package.LongSession(window, counter=counter) if long else engine_package.LiteralContext(window)
+        parts = {"context": context}
+    else:
+        parts = {"context_window": window, "long_session": long, **({} if counter is None else {"token_counter": counter})}
+    return AgentEngine(provider, registry, session=session, compactor=compactor, max_turns=max_turns, **parts)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -35,9 +35,9 @@ receives is recorded with, per fact, where the request holds it:
 Two engines, each in every window of ``--windows``:
 
 - literal: the document's engine (R-ENG, R-SUM), ``new_summarization_compactor(summarizer,
-  window)`` and ``context_window=window``, long-session mode off;
-- long-session: as ``harness9_ref.cli._wiring.build_engine`` wires it: ``long_session=True``,
-  ``carry=True``, ``own_tools=True``, ``durable=True`` and
+  window)`` and ``LiteralContext(window)``, long-session mode off;
+- long-session: as ``harness9_ref.cli._wiring.build_engine`` wires it: ``LongSession(window,
+  carry=True)``, ``SaveAsItGoes()``, ``OwnTools()`` and
   ``new_summarization_compactor(summarizer, window, request_limit=window // 2)``; its
   compaction events name their tier (cleared, summary, fallback, paused, shortened).
 
@@ -88,7 +88,11 @@ from harness9_ref.engine import (
     AgentEngine,
     CompactionData,
     EventType,
+    LiteralContext,
+    LongSession,
+    OwnTools,
     ProjectInstructions,
+    SaveAsItGoes,
     SessionHistory,
     recall,
 )
@@ -843,7 +847,7 @@ def play(mode: str, window: int, kind: str, plan: Sequence[Prompt], server: Serv
         if mode == "literal":
             compactor = new_summarization_compactor(summarizer, window)
             engine = AgentEngine(
-                main, registry, prompt_builder=instructions, session=session, compactor=compactor, context_window=window
+                main, registry, prompt_builder=instructions, session=session, compactor=compactor, context=LiteralContext(window)
             )
         else:
             compactor = new_summarization_compactor(summarizer, window, request_limit=window // 2)
@@ -853,12 +857,9 @@ def play(mode: str, window: int, kind: str, plan: Sequence[Prompt], server: Serv
                 prompt_builder=instructions,
                 session=session,
                 compactor=compactor,
-                context_window=window,
-                long_session=True,
-                reply_reserve=reserved_output_tokens_of(main),
-                carry=True,
-                own_tools=True,
-                durable=True,
+                context=LongSession(window, reserve=reserved_output_tokens_of(main), carry=True),
+                saving=SaveAsItGoes(),
+                own_tools=OwnTools(),
             )
             main.recall = Recall(session)
         logger = logging.getLogger(LOGGER_NAME)

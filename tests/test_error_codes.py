@@ -10,7 +10,7 @@ import pytest
 import harness9_ref.memory as memory
 from harness9_ref import Harness9Error
 from harness9_ref.engine import ENGINE_BUSY, EngineBusy, EngineError
-from harness9_ref.engine._errors import engine_error
+from harness9_ref.engine._run_errors import engine_error
 from harness9_ref.memory import InvalidArgument, InvalidSessionId, SessionError
 
 PUBLIC_PACKAGES = ("harness9_ref.schema", "harness9_ref.provider", "harness9_ref.memory", "harness9_ref.tools",

@@ -24,13 +24,19 @@ from conformance.reference._memory import InvalidInput, compactor_from_json
 from conformance.reference._session import checkpoint_from_json, context_state_from_json
 from harness9_ref.engine import (
     AgentEngine,
+    ContextStrategy,
     EngineBusy,
     EngineError,
     ErrorData,
     Event,
     EventType,
+    LiteralContext,
+    LongSession,
+    OwnTools,
     RetryingSummarizer,
     RetryPolicy,
+    SaveAsItGoes,
+    SaveAtEnd,
 )
 from harness9_ref.memory import (
     Compactor,
@@ -242,26 +248,34 @@ def op_engine_run(inp: Mapping[str, Any]) -> dict[str, Any]:
     counter = ScriptedCounter(inp["counter"]) if "counter" in inp else None
     compact_at = _compact_at(inp.get("compact_at", "0.8"))
 
+    long_session = bool(inp.get("long_session", False))
+    window = inp.get("context_window", 0)
+
     def new_engine() -> AgentEngine:
+        """The engine of the case's parts: its context, its saving and its own tools (R-ENG, R-LONG-1, R-LONG-18)."""
+        context: ContextStrategy = LiteralContext(window)
+        if long_session:
+            context = LongSession(
+                window,
+                compact_at,
+                int(inp.get("reply_reserve", 0)),
+                counter,
+                str(inp.get("window_source", "")),
+                str(inp.get("model", "")),
+                carry=bool(inp.get("carry", False)),
+            )
         return AgentEngine(
             provider,
             registry,
             prompt_builder=lambda: system_prompt,
             session=session,
             compactor=compactor,
-            context_window=inp.get("context_window", 0),
-            max_turns=inp.get("max_turns", 50),
-            long_session=bool(inp.get("long_session", False)),
-            compact_at=compact_at,
-            reply_reserve=int(inp.get("reply_reserve", 0)),
-            token_counter=counter,
-            carry=bool(inp.get("carry", False)),
-            own_tools=bool(inp.get("own_tools", False)),
+            context=context,
+            saving=SaveAsItGoes() if inp.get("durable", False) else SaveAtEnd(),
+            own_tools=OwnTools() if long_session and inp.get("own_tools", False) else None,
             retry=retry,
             summary_retries=retrying,
-            durable=bool(inp.get("durable", False)),
-            window_source=str(inp.get("window_source", "")),
-            model=str(inp.get("model", "")),
+            max_turns=inp.get("max_turns", 50),
         )
 
     engine = new_engine()

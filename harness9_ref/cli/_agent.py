@@ -157,7 +157,7 @@ def tui_mode(settings: Settings, signals: SignalState) -> int:
                 lang=settings.lang,
                 registry=registry,
                 approver=approver,
-                long_session=True,  # build_engine's mode (R-LONG-1): the start figure uses its prior
+                long_session=True,  # build_engine's context part is LongSession (R-LONG-1): the start figure uses its prior
                 instructions=instructions,
             )
             logger = logging.getLogger(_package_logger())

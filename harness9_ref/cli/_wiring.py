@@ -13,7 +13,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from .._errors import Said
-from ..engine import AgentEngine, InstructionWarning, ProjectInstructions, RetryingSummarizer, RetryPolicy
+from ..engine import (
+    AgentEngine,
+    InstructionWarning,
+    LongSession,
+    OwnTools,
+    ProjectInstructions,
+    RetryingSummarizer,
+    RetryPolicy,
+    SaveAsItGoes,
+)
 from ..memory import REQUEST_SHARE, SUMMARY_SHARE, ForeignDatabase, Manager, new_summarization_compactor
 from ..offline import OfflineProvider
 from ..provider import (
@@ -254,7 +263,7 @@ def build_engine(
     registry: Registry,
     prompt_builder: ProjectInstructions | None = None,
 ) -> AgentEngine:
-    """The engine of R-CLI-5 in long-session mode (R-LONG-1), with R-CLI-15's trigger and counter;
+    """The engine of R-CLI-5 with the long-session context part (R-LONG-1), R-CLI-15's trigger and counter, and its own tools;
     so its session keeps its long-session state too (R-SES-1).
 
     Its system prompt comes from ``prompt_builder`` (R-INST-4; ``build_instructions(settings)``
@@ -286,17 +295,18 @@ def build_engine(
         prompt_builder=prompt_builder if prompt_builder is not None else build_instructions(settings),
         session=session,
         compactor=compactor,
-        context_window=window,
-        max_turns=settings.max_turns,
-        long_session=True,
-        compact_at=settings.compact_at,
-        reply_reserve=reserved_output_tokens_of(provider),
-        token_counter=counter,
-        carry=True,
-        own_tools=True,
+        context=LongSession(
+            window,
+            settings.compact_at,
+            reserved_output_tokens_of(provider),
+            counter,
+            source,
+            settings.model,
+            carry=True,
+        ),
+        saving=SaveAsItGoes(),
+        own_tools=OwnTools(),
         retry=retry,
         summary_retries=retrying,
-        durable=True,
-        window_source=source,
-        model=settings.model,
+        max_turns=settings.max_turns,
     )

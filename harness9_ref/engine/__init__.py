@@ -3,22 +3,13 @@ and "Events": R-ENG, R-EVT).
 
 ``AgentEngine.run_stream(prompt)`` yields ``Event`` values as a run happens; ``run(prompt)`` returns
 the final assistant message or raises ``EngineError``. Tools are reached through a
-``ToolRegistry``; ``harness9_ref.tools.Registry`` is the real one.
+``ToolRegistry``; ``harness9_ref.tools.Registry`` is the real one. The engine is composed of
+parts: a context part (``LiteralContext`` or ``LongSession``), a saving part (``SaveAtEnd`` or
+``SaveAsItGoes``), a ``RetryPolicy`` and, optionally, ``OwnTools``.
 """
 
+from ._context import ContextStrategy, LiteralContext
 from ._engine import AgentEngine
-from ._errors import (
-    CANCELLED,
-    ENGINE_BUSY,
-    INTERNAL_ERROR,
-    LOGGER_NAME,
-    MAX_TURNS,
-    MAX_TURNS_MESSAGE,
-    PROVIDER_ERROR,
-    EngineBusy,
-    EngineError,
-    one_line,
-)
 from ._events import (
     CompactionData,
     ContextPart,
@@ -52,23 +43,8 @@ from ._instructions import (
     load_instructions,
     read_instruction_file,
 )
-from ._long_session import DEFAULT_COMPACT_AT
-from ._retry import (
-    BACKOFF_BASE_SECONDS,
-    BACKOFF_MAX_SECONDS,
-    JITTER_SHARE,
-    RETRY_AFTER_MAX_SECONDS,
-    RETRYABLE_CODES,
-    RETRYABLE_STATUSES,
-    RetryHints,
-    RetryingSummarizer,
-    RetryPolicy,
-    retry_delay,
-    should_retry,
-)
-from ._run import PARTIAL_MARKER, RunIterator
-from ._seams import DEFAULT_MAX_TURNS, DEFAULT_SYSTEM_PROMPT, PromptBuilder, SummarizingCompactor, ToolRegistry
-from ._tools import (
+from ._long_session import DEFAULT_COMPACT_AT, LongSession
+from ._own_tools import (
     ENGINE_TOOLS,
     RECALL_CALL_LINE,
     RECALL_HIT,
@@ -91,11 +67,40 @@ from ._tools import (
     TODO_TOOL,
     HistorySource,
     ListHistory,
+    OwnTools,
     SessionHistory,
     recall,
     run_engine_tool,
     write_todos,
 )
+from ._retry import (
+    BACKOFF_BASE_SECONDS,
+    BACKOFF_MAX_SECONDS,
+    JITTER_SHARE,
+    RETRY_AFTER_MAX_SECONDS,
+    RETRYABLE_CODES,
+    RETRYABLE_STATUSES,
+    RetryHints,
+    RetryingSummarizer,
+    RetryPolicy,
+    retry_delay,
+    should_retry,
+)
+from ._run_errors import (
+    CANCELLED,
+    ENGINE_BUSY,
+    INTERNAL_ERROR,
+    LOGGER_NAME,
+    MAX_TURNS,
+    MAX_TURNS_MESSAGE,
+    PROVIDER_ERROR,
+    EngineBusy,
+    EngineError,
+    one_line,
+)
+from ._run_state import RunIterator
+from ._saving import PARTIAL_MARKER, SaveAsItGoes, SaveAtEnd
+from ._seams import DEFAULT_MAX_TURNS, DEFAULT_SYSTEM_PROMPT, PromptBuilder, SummarizingCompactor, ToolRegistry
 from ._worker import RUN_FINISHED, ModelWait, RunFinished, RunWorker, WorkerItem
 
 __all__ = (
@@ -145,6 +150,7 @@ __all__ = (
     "CompactionData",
     "ContextPart",
     "ContextReport",
+    "ContextStrategy",
     "DoneData",
     "EngineBusy",
     "EngineError",
@@ -157,7 +163,10 @@ __all__ = (
     "InstructionWarning",
     "Instructions",
     "ListHistory",
+    "LiteralContext",
+    "LongSession",
     "ModelWait",
+    "OwnTools",
     "ProjectInstructions",
     "PromptBuilder",
     "RetryData",
@@ -167,6 +176,8 @@ __all__ = (
     "RunFinished",
     "RunIterator",
     "RunWorker",
+    "SaveAsItGoes",
+    "SaveAtEnd",
     "SaveFailedData",
     "SessionHistory",
     "SummarizingCompactor",

@@ -10,18 +10,28 @@ Theory of operation. A run keeps two lists (R-ENG-8):
 ``committed`` marks the end of the part of ``history`` that is safe to save: the prompt and every
 completed step, a step being an assistant message together with one observation for each of its
 calls (R-ENG-12). A failed, cancelled or closed run saves ``history[start_len:committed]``; a
-successful run saves ``history[start_len:]``. Either way it is one ``add_messages`` call before
-the terminal event (R-ENG-11), and a failed save only logs a warning (R-ENG-13). A durable run
-(``durable=True``, R-ENG-23) stores the same messages in several calls instead: the prompt before
-the first provider call, each step once complete, the rest at the end; so a killed process loses
-at most the step in flight, and a run that could not store everything says so (R-ENG-25).
+successful run saves ``history[start_len:]``, before the terminal event (R-ENG-11); a failed save
+only logs a warning (R-ENG-13).
 
-With ``long_session=True`` (R-LONG) a run starts from the session's checkpoint and each turn's
-view is prepared by ``LongSession`` (``_long_session.py``); the rest of the loop is the same.
+The engine is composed of parts, each with the design document's behaviour by default:
+
+- the context part (``context``) loads a run's history and prepares each turn's view:
+  ``LiteralContext`` (``_context.py``) as the document's run loop, or ``LongSession``
+  (``_long_session.py``: checkpoints, clearing, summaries, fitting and recovery, R-LONG);
+- the saving part (``saving``): ``SaveAtEnd``, one ``add_messages`` call at the end (R-ENG-11),
+  or ``SaveAsItGoes``, the prompt first and each step once complete (R-ENG-23 … R-ENG-26)
+  (``_saving.py``);
+- the retry policy (``retry``, ``_retry.py``, R-ENG-18 … R-ENG-22);
+- its own tools (``own_tools``): ``OwnTools`` offers ``recall`` and ``todo`` beside the registry's
+  and answers them (``_own_tools.py``, R-LONG-18); without it the registry's tools alone.
+
+A failure inside a run is an exception that travels once, as raised: the provider's typed error
+(taken from its error chunk, R-ENG-17) or an ``EngineError`` for the engine's own codes; ``_execute``
+alone turns it into the error event.
 
 The auxiliary methods of the run loop are ``_load_history_with`` (``loadHistoryWith``), ``_prepare``
-(``applyCompactionWith``) and ``save_progress`` in ``_run.py`` (``saveHistoryWith``); each
-takes the run's snapshot of the session or compactor, never the engine's current one (R-ENG-2).
+(``applyCompactionWith``) and the saving part's (``saveHistoryWith``); each takes the run's
+snapshot of the session or compactor, never the engine's current one (R-ENG-2).
 """
 
 from __future__ import annotations
@@ -30,17 +40,13 @@ import logging
 import queue
 import threading
 from collections.abc import Generator, Sequence
-from fractions import Fraction
-from functools import partial
 from typing import TYPE_CHECKING, Final
 
-from ..memory import Compactor, ContextState, Session, SessionError, estimate_tool_tokens
-from ..planning import TodoItem
-from ..provider import overflow_window
+from ..memory import Compactor, Session, SessionError, estimate_tool_tokens
+from ..provider import ProviderError
 from ..schema import (
     CHUNK_DONE,
     CHUNK_TEXT,
-    ROLE_ASSISTANT,
     ROLE_SYSTEM,
     ROLE_USER,
     Message,
@@ -49,20 +55,7 @@ from ..schema import (
     ToolDefinition,
     Usage,
 )
-from ._errors import (
-    CODE_SEPARATOR,
-    INTERNAL_ERROR,
-    LOGGER_NAME,
-    MAX_TURNS,
-    MAX_TURNS_MESSAGE,
-    PROVIDER_ERROR,
-    EngineBusy,
-    Failure,
-    engine_error,
-    error_text,
-    internal_message,
-    one_line,
-)
+from ._context import NO_SUMMARY_HERE, ContextStrategy, LiteralContext
 from ._events import (
     CompactionData,
     ContextReport,
@@ -77,39 +70,44 @@ from ._events import (
 )
 from ._long_session import (
     CONTEXT_LENGTH_EXCEEDED,
-    DEFAULT_COMPACT_AT,
     NOTHING_TO_COMPACT,
     RECOVERY_FAILED_MESSAGE,
-    WINDOW_FROM_ERROR,
     Context,
-    LongSession,
     Prepared,
     Preparing,
     Turn,
-    prepare_literal,
     stateful,
 )
-from ._retry import RetryHints, RetryingSummarizer, RetryPolicy, hints_of, retry_delay, should_retry
-from ._run import (
-    PARTIAL_MARKER,
-    RunIterator,
-    RunState,
-    check_cancelled,
-    close_stream,
-    event_error,
-    event_token_update,
-    save_progress,
-    save_run,
+from ._own_tools import HistorySource, ListHistory, OwnTools, SessionHistory
+from ._retry import RetryingSummarizer, RetryPolicy, hints_of, retry_delay, should_retry
+from ._run_errors import (
+    CODE_SEPARATOR,
+    INTERNAL_ERROR,
+    LOGGER_NAME,
+    MAX_TURNS,
+    MAX_TURNS_MESSAGE,
+    PROVIDER_ERROR,
+    EngineBusy,
+    EngineError,
+    engine_error,
+    error_text,
+    internal_message,
+    one_line,
 )
+from ._run_state import RunIterator, RunState, check_cancelled, close_stream, event_error, event_token_update
+from ._saving import SaveAtEnd
 from ._seams import DEFAULT_MAX_TURNS, DEFAULT_SYSTEM_PROMPT, PromptBuilder, SummarizingCompactor, ToolRegistry
-from ._tools import ENGINE_TOOLS, HistorySource, ListHistory, SessionHistory, run_engine_tool
 
 if TYPE_CHECKING:
-    from ..provider import LLMProvider, TokenCounter
+    from ..provider import LLMProvider
 
 __all__ = ["AgentEngine"]  # gets re-exported
 
 _log = logging.getLogger(LOGGER_NAME)
+
+# What ends a run with its own code and message (R-ENG-17): the provider's typed error, as its
+# error chunk carried it, and the engine's own. Anything else is an internal error.
+RUN_FAILURES: Final = (ProviderError, EngineError)
 
 
 class AgentEngine:
@@ -122,40 +120,26 @@ class AgentEngine:
             run uses ``DEFAULT_SYSTEM_PROMPT`` (R-ENG-3).
         session: where history is loaded from and saved to; None keeps nothing (R-ENG-4).
         compactor: derives the view sent to the provider; None sends the full history.
-        context_window: the model's context window in tokens, 0 when unknown; only reported in
-            token updates (R-ENG-7).
-        max_turns: the most provider calls one run may make (R-ENG-14).
-        long_session: start runs from the session's checkpoint, calibrate, clear, shorten and
-            recover from context-length errors (R-LONG); off, the engine follows R-ENG literally.
-        compact_at: in long-session mode, the share of the window at which compaction starts
-            (R-LONG-10); None turns compaction before a call off (overflow recovery stays).
-        reply_reserve: the ``max_tokens`` the provider asks for; the trigger leaves room for it
-            (R-LONG-10).
-        token_counter: a provider that counts a request exactly (``count_tokens``); long-session
-            mode then counts before each call instead of estimating (R-LONG-10).
-        carry: in long-session mode, a new summary message quotes the user's recent requests
-            and ends with the session's plan (R-LONG-13, R-LONG-14).
-        own_tools: in long-session mode, offer the engine's ``recall`` and ``todo`` tools
-            beside the registry's and answer them itself (R-RCL); summaries then say that
-            removed messages can be recalled (R-LONG-13).
+        context: the context part, which loads a run's history and prepares each turn's view:
+            ``LiteralContext(window)`` follows R-ENG literally (the default, with the window
+            unknown), ``LongSession(window, …)`` is long-session mode (R-LONG).
+        saving: when a run stores its messages: ``SaveAtEnd()`` once at its end (the default,
+            R-ENG-11), ``SaveAsItGoes()`` the prompt first and each step as it completes, keeping
+            the text of a reply cut short and ending with a ``save_failed`` event when messages
+            could not be stored (R-ENG-23 … R-ENG-26).
+        own_tools: ``OwnTools()`` offers the engine's ``recall`` and ``todo`` tools beside the
+            registry's and answers them itself (R-LONG-18, R-RCL); summaries then say that
+            removed messages can be recalled (R-LONG-13). None: the registry's tools alone.
         retry: how often a provider call that failed before any text is made again, and how
             the engine waits (R-ENG-18); the default makes no retry.
         summary_retries: the ``RetryingSummarizer`` its builder put in the compactor, around
             the summarizer (R-ENG-27): each run reports its retries as ``retry`` events and its
             cancel ends their waits. None when the summarizer's calls are not retried. The
             engine never looks inside or changes the compactor it is given.
-        durable: store the prompt before the first call and each step as it completes, keep
-            the text of a reply cut short, and end with a ``save_failed`` event when messages
-            could not be stored (R-ENG-23 … R-ENG-26); off, a run saves once at its end (R-ENG-11).
-        window_source: where ``context_window`` comes from (``option``, ``registry``,
-            ``default``, ``server``, R-WIN-7), for ``context_report``; in long-session mode the
-            engine may learn a smaller window from the server (R-WIN-5, R-WIN-8).
-        model: the model name as configured; a window learned for it is kept with the session
-            and taken up again by a later run with the same model (R-LONG-16).
+        max_turns: the most provider calls one run may make (R-ENG-14).
 
     Raises:
-        ValueError: ``max_turns`` is below 1, ``context_window`` or ``reply_reserve`` is
-            negative, or ``compact_at`` is outside (0, 1].
+        ValueError: ``max_turns`` is below 1.
 
     The engine runs one run at a time (R-ENG-16); ``set_session`` and ``cancel`` may be called
     from any thread.
@@ -169,52 +153,33 @@ class AgentEngine:
         prompt_builder: PromptBuilder | None = None,
         session: Session | None = None,
         compactor: Compactor | None = None,
-        context_window: int = 0,
-        max_turns: int = DEFAULT_MAX_TURNS,
-        long_session: bool = False,
-        compact_at: Fraction | None = DEFAULT_COMPACT_AT,
-        reply_reserve: int = 0,
-        token_counter: TokenCounter | None = None,
-        carry: bool = False,
-        own_tools: bool = False,
+        context: ContextStrategy | None = None,
+        saving: SaveAtEnd | None = None,
+        own_tools: OwnTools | None = None,
         retry: RetryPolicy | None = None,
         summary_retries: RetryingSummarizer | None = None,
-        durable: bool = False,
-        window_source: str = "",
-        model: str = "",
+        max_turns: int = DEFAULT_MAX_TURNS,
     ) -> None:
         if max_turns < 1:
             raise ValueError(f"max_turns must be at least 1, got {max_turns}")
-        if context_window < 0:
-            raise ValueError(f"context_window must be 0 (unknown) or positive, got {context_window}")
-        if reply_reserve < 0:
-            raise ValueError(f"reply_reserve must be 0 or positive, got {reply_reserve}")
-        if compact_at is not None and not 0 < compact_at <= 1:
-            raise ValueError(f"compact_at must be in (0, 1] or None, got {compact_at}")
         self._llm = llm
         self._registry = registry
         self._prompt_builder = prompt_builder
-        self._context_window = context_window
         self._max_turns = max_turns
         self._lock = threading.Lock()  # guards _session, _compactor and _active (R-ENG-2, R-ENG-16)
         self._session = session
         self._compactor = compactor
         self._active: RunState | None = None
-        self._long = (
-            LongSession(context_window, compact_at, reply_reserve, token_counter, window_source, model)
-            if long_session
-            else None
-        )
-        self._carry = carry
+        self._context = context if context is not None else LiteralContext()
+        self._saving = saving if saving is not None else SaveAtEnd()
         self._own_tools = own_tools
         self._retry = retry if retry is not None else RetryPolicy()
-        self._durable = durable
         self._summary_retries = summary_retries
 
     @property
     def context_window(self) -> int:
         """The window in force: as given, or the smaller one learned from the server (R-WIN-5)."""
-        return self._long.window if self._long is not None else self._context_window
+        return self._context.window
 
     @property
     def max_turns(self) -> int:
@@ -307,7 +272,7 @@ class AgentEngine:
     def compact_now(self, focus: str = "") -> CompactionData:
         """Summarise the current session now, whatever the budget, and store the checkpoint (R-LONG-9).
 
-        ``focus`` is passed to the summarizer (R-FOLD-5). Works in long-session mode only.
+        ``focus`` is passed to the summarizer (R-FOLD-5). Works with the long-session context part only.
 
         Returns:
             The compaction's data, as the automatic compaction event reports it.
@@ -326,11 +291,9 @@ class AgentEngine:
             session, compactor = self._session, self._compactor
             self._active = placeholder  # no run may start meanwhile (R-ENG-16)
         try:
-            if self._long is None or session is None or not isinstance(compactor, SummarizingCompactor):
-                raise engine_error(NOTHING_TO_COMPACT, "there is no session summary to make here")
-            data, _ = self._long.compact_now(
-                stateful(session), self._system_prompt(), compactor, self._turn_inputs(session), focus
-            )
+            if session is None or not isinstance(compactor, SummarizingCompactor):
+                raise engine_error(NOTHING_TO_COMPACT, NO_SUMMARY_HERE)
+            data, _ = self._context.compact_now(session, self._system_prompt(), compactor, self._turn_inputs(session), focus)
             return data
         finally:
             self._release(placeholder)
@@ -339,7 +302,7 @@ class AgentEngine:
         """What the next request would hold, by part, without compacting anything (R-LONG-17).
 
         Reads the current session as a run would load it (R-LONG-2), with the tools offered
-        now. Outside long-session mode the parts are those of the full stored history.
+        now. With the literal context part the parts are those of the full stored history.
 
         Raises:
             EngineBusy: a run is in progress.
@@ -357,35 +320,23 @@ class AgentEngine:
                 history, context = self._load_history_with(session, self._system_prompt(), self._compactor)
             except SessionError as exc:
                 raise engine_error(exc.code, one_line(str(exc))) from exc
-            long = self._long
-            if long is None:  # the document's engine sends the full history: plain estimates
-                long = LongSession(self._context_window, None)
-                long.restore(1, 1)
-            return long.report(context, history, turn)
+            return self._context.report(context, history, turn)
         finally:
             self._release(placeholder)
 
-    @property
-    def _offers_own_tools(self) -> bool:
-        return self._long is not None and self._own_tools
-
     def _turn_inputs(self, session: Session | None) -> Turn:
-        """The tools of this turn and what a summary in it carries (R-ENG-5 step 1, R-LONG-13, R-LONG-18).
+        """The tools of this turn and whose plan a summary in it carries (R-ENG-5 step 1, R-LONG-13, R-LONG-18).
 
-        The engine's own tools come after the registry's, replacing any of the same name.
+        The engine's own tools, when it has them, come after the registry's (R-LONG-18).
         """
         tools = list(self._registry.available_tools())
-        if self._offers_own_tools:
-            own = {tool.name for tool in ENGINE_TOOLS}
-            tools = [tool for tool in tools if tool.name not in own] + list(ENGINE_TOOLS)
-        return Turn(tools, estimate_tool_tokens(tools), self._carry, session, self._offers_own_tools)
+        own = self._own_tools
+        if own is not None:
+            tools = own.offer(tools)
+        return Turn(tools, estimate_tool_tokens(tools), session, recall=own is not None)
 
     def _system_prompt(self) -> str:
         return self._prompt_builder() if self._prompt_builder is not None else DEFAULT_SYSTEM_PROMPT
-
-    def _state(self, run: RunState) -> ContextState | None:
-        """The context state a run of long-session mode leaves with its session (R-LONG-16)."""
-        return None if self._long is None else self._long.state(run.context)
 
     def _release(self, run: RunState) -> None:
         with self._lock:
@@ -406,15 +357,12 @@ class AgentEngine:
                 yield event_error(INTERNAL_ERROR, internal_message(exc))
                 return
             run.committed = len(run.history)  # the prompt alone is worth saving (R-ENG-12)
-            if self._durable:
-                save_progress(run)  # R-ENG-23 (1): stored before the first provider call
+            self._saving.started(run)
             try:
                 final = yield from self._turns(run)
-            except Failure as failure:
-                message = one_line(failure.message)
-                if self._durable and failure.partial:  # R-ENG-24: what the user saw is kept
-                    run.history.append(Message(ROLE_ASSISTANT, failure.partial + PARTIAL_MARKER + message + "]"))
-                    run.committed = len(run.history)
+            except RUN_FAILURES as failure:  # the one place a failure becomes the error event (R-ENG-17)
+                message = one_line(str(failure))
+                self._saving.cut_short(run, message)
                 yield from self._end(run, event_error(failure.code, message))
                 return
             except Exception as exc:  # R-ENG-17
@@ -422,7 +370,7 @@ class AgentEngine:
                 yield from self._end(run, event_error(INTERNAL_ERROR, internal_message(exc)))
                 return
             except BaseException:  # the iterator was closed (GeneratorExit), or KeyboardInterrupt
-                save_run(run, self._state(run))
+                self._saving.ended(run, self._context.state(run.context))
                 raise
             run.committed = len(run.history)  # R-ENG-11: the final reply too
             yield from self._end(run, Event(EventType.DONE, DoneData(final, run.turns)))
@@ -430,9 +378,9 @@ class AgentEngine:
             self._release(run)
 
     def _end(self, run: RunState, terminal: Event) -> Generator[Event, None, None]:
-        """Save, say so when a durable run left messages unsaved (R-ENG-25), then the terminal event."""
-        unsaved = save_run(run, self._state(run))
-        if unsaved is not None and self._durable:
+        """Save, say so when the saving part left messages unsaved (R-ENG-25), then the terminal event."""
+        unsaved = self._saving.ended(run, self._context.state(run.context))
+        if unsaved is not None:
             yield unsaved
         yield terminal
 
@@ -449,11 +397,10 @@ class AgentEngine:
                 return reply  # R-ENG-10
             yield from self._act(run, reply.tool_calls)  # (10)
             run.committed = len(run.history)  # the step is complete (R-ENG-12)
-            if self._durable:
-                save_progress(run)  # R-ENG-23 (2): the step with all its results, in one call
+            self._saving.stepped(run)
             check_cancelled(run)  # an interrupted tool ends the run as cancelled, not max_turns (R-INT-3)
             if run.rounds >= self._max_turns:  # R-ENG-14, R-LONG-8
-                raise Failure(MAX_TURNS, MAX_TURNS_MESSAGE.format(max_turns=self._max_turns))
+                raise engine_error(MAX_TURNS, MAX_TURNS_MESSAGE.format(max_turns=self._max_turns))
 
     def _view(self, run: RunState, work: Preparing) -> Generator[Event, None, Prepared]:
         """Steps 2 … 6 of R-ENG-5: the view ``work`` prepares, the optional compaction event, the token update.
@@ -471,8 +418,9 @@ class AgentEngine:
     ) -> Generator[Event, None, tuple[Message, Usage | None, Prepared]]:
         """Step 7: the provider call on the view, and the view it was made on.
 
-        In long-session mode a context-length error is answered once by compacting harder and
-        calling again (R-LONG-7), after taking the smaller window the error may name (R-WIN-5).
+        The context part may answer a call that failed before any text with a view to call again
+        on, once: long-session mode's harder compaction after a context-length error (R-LONG-7),
+        after taking the smaller window the error may name (R-WIN-5).
         """
         check_cancelled(run)  # a summarizing compactor may have taken a while
         run.turns += 1
@@ -480,30 +428,30 @@ class AgentEngine:
         try:
             reply, usage = yield from self._call(run, prepared.view, turn.tools)
             return reply, usage, prepared
-        except Failure as failure:
-            if self._long is None or failure.code != CONTEXT_LENGTH_EXCEEDED or failure.after_text:
+        except RUN_FAILURES as failure:
+            history = tuple(run.history)
+            recovery = None if run.partial else self._context.recovery(failure, run.context, history, run.compactor, turn)
+            if recovery is None:
                 raise
-            learned = self._long.learn(overflow_window(failure.message), WINDOW_FROM_ERROR, run.compactor)
+        learned, recover = recovery
         if learned is not None:  # R-WIN-5: the error named a smaller window
             yield Event(EventType.WINDOW, learned)
-        recover = self._long.recover(run.context, tuple(run.history), run.compactor, turn)
         prepared = yield from self._view(run, recover)
         check_cancelled(run)
         run.turns += 1
         try:
             reply, usage = yield from self._call(run, prepared.view, turn.tools)
-        except Failure as again:
+        except RUN_FAILURES as again:
             if again.code == CONTEXT_LENGTH_EXCEEDED:
-                raise Failure(again.code, RECOVERY_FAILED_MESSAGE.format(message=again.message)) from None
+                raise engine_error(again.code, RECOVERY_FAILED_MESSAGE.format(message=str(again))) from None
             raise
         return reply, usage, prepared
 
     def _count(self, run: RunState, usage: Usage | None, prepared: Prepared, tool_tokens: int) -> Generator[Event, None, None]:
-        """Step 8: the provider's count as a token update (R-ENG-7); in long-session mode it calibrates (R-LONG-3)."""
-        if self._long is not None:
-            learned = self._long.calibrate(usage, prepared.view, prepared.total, tool_tokens, run.compactor)
-            if learned is not None:  # R-WIN-8: the server dropped part of the request
-                yield Event(EventType.WINDOW, learned)
+        """Step 8: the provider's count as a token update (R-ENG-7), after the context part learns from it (R-LONG-3)."""
+        learned = self._context.calibrate(usage, prepared.view, prepared.total, tool_tokens, run.compactor)
+        if learned is not None:  # R-WIN-8: the server dropped part of the request
+            yield Event(EventType.WINDOW, learned)
         if usage is not None and usage.input_tokens > 0:  # R-ENG-7
             yield event_token_update(usage.input_tokens, self.context_window)
 
@@ -534,11 +482,9 @@ class AgentEngine:
                 return done
 
     def _prepare(self, run: RunState, turn: Turn) -> Preparing:
-        """This turn's view: the document's (R-ENG-5) or long-session mode's (R-LONG-4)."""
+        """This turn's view, as the context part makes it: the document's (R-ENG-5) or long-session mode's (R-LONG-4)."""
         history = tuple(run.history)  # what the compactor and provider see cannot grow under them
-        if self._long is None:
-            return prepare_literal(history, run.compactor, turn.tool_tokens)
-        return self._long.prepare(run.context, history, run.compactor, turn)
+        return self._context.prepare(run.context, history, run.compactor, turn)
 
     def _call(
         self, run: RunState, view: Sequence[Message], tools: Sequence[ToolDefinition]
@@ -553,13 +499,13 @@ class AgentEngine:
         while True:
             try:
                 return (yield from self._stream_reply(run, view, tools))
-            except Failure as failure:
-                hints = failure.hints
-                if retry >= policy.max_retries or hints is None or not should_retry(hints, failure.after_text):
+            except RUN_FAILURES as failure:
+                hints = hints_of(failure)
+                if retry >= policy.max_retries or not should_retry(hints, bool(run.partial)):
                     raise
                 retry += 1
                 delay = retry_delay(retry, hints.retry_after, policy.random)
-                data = RetryData(retry + 1, policy.max_retries + 1, delay, failure.code, one_line(failure.message))
+                data = RetryData(retry + 1, policy.max_retries + 1, delay, failure.code, one_line(str(failure)))
                 yield Event(EventType.RETRY, data)
                 policy.wait(run.cancelled, delay)
                 check_cancelled(run)  # R-ENG-21: a cancel during the wait ends the run at once
@@ -568,34 +514,36 @@ class AgentEngine:
     def _stream_reply(
         self, run: RunState, view: Sequence[Message], tools: Sequence[ToolDefinition]
     ) -> Generator[Event, None, tuple[Message, Usage | None]]:
-        """One provider call: forward text chunks, return the done chunk's message and usage."""
-        stream = iter(self._llm.generate_stream(view, tools))
-        parts: list[str] = []  # the text this call gave, kept if it fails after it (R-ENG-24)
+        """One provider call: forward text chunks, return the done chunk's message and usage.
+
+        ``run.partial`` gathers the text the call gives, for a failure after it (R-ENG-19,
+        R-ENG-24, R-LONG-7); it is emptied when the call ends with its message.
+        """
+        stream = _provider_stream(self._llm, view, tools)
+        run.partial = ""
         try:
             for chunk in stream:
                 check_cancelled(run)  # a cancel while the provider was blocked abandons it
                 if chunk.type == CHUNK_TEXT:
                     if chunk.delta:  # R-EVT-4: deltas are non-empty
-                        parts.append(chunk.delta)
+                        run.partial += chunk.delta
                         yield Event(EventType.TEXT_DELTA, TextDeltaData(chunk.delta))
                     check_cancelled(run)
                 elif chunk.type == CHUNK_DONE:
                     if chunk.message is None:
-                        raise Failure(INTERNAL_ERROR, "the provider's done chunk carries no message")
+                        raise engine_error(INTERNAL_ERROR, "the provider's done chunk carries no message")
+                    run.partial = ""
                     return chunk.message, chunk.usage
                 else:
-                    hints, message = _chunk_failure(chunk)
-                    raise Failure(hints.code, message, hints=hints)
-            raise Failure(INTERNAL_ERROR, "the provider's stream ended without a done or error chunk")
-        except Failure as failure:
-            failure.partial = "".join(parts)
-            raise
+                    raise _chunk_failure(chunk)
+            raise engine_error(INTERNAL_ERROR, "the provider's stream ended without a done or error chunk")
         finally:
             close_stream(stream)
 
     def _observe(self, run: RunState, call: ToolCall) -> str:
-        if self._offers_own_tools and call.name in {tool.name for tool in ENGINE_TOOLS}:
-            return run_engine_tool(call.name, call.arguments, self._history_source(run), partial(_save_plan, run.session))
+        own = self._own_tools
+        if own is not None and own.answers(call.name):
+            return own.answer(call.name, call.arguments, self._history_source(run), run.session)
         try:
             return self._registry.execute(call.name, call.arguments)
         except Exception as exc:  # R-ENG-9: a registry should not raise; if it does, say so
@@ -621,14 +569,12 @@ class AgentEngine:
     ) -> tuple[list[Message], Context]:
         """``[system] + stored`` and the checkpoint in effect (R-ENG-3, R-ENG-4, R-LONG-2).
 
-        Without a session: ``[system]``. In long-session mode a valid checkpoint replaces the
-        messages it covers by its summary. Raises what the session raises.
+        Without a session: ``[system]``. Else as the context part loads it: in long-session mode a
+        valid checkpoint replaces the messages it covers by its summary. Raises what the session raises.
         """
         if session is None:
             return [Message(ROLE_SYSTEM, system)], Context()
-        if self._long is not None:
-            return self._long.load(stateful(session), system, compactor)
-        return [Message(ROLE_SYSTEM, system), *session.get_messages(0)], Context()
+        return self._context.load(session, system, compactor)
 
 
 def _on_helper(run: RunState, work: Preparing, summarizer: RetryingSummarizer) -> Generator[Event, None, Prepared | None]:
@@ -668,28 +614,50 @@ def _on_helper(run: RunState, work: Preparing, summarizer: RetryingSummarizer) -
     return ended[0] if ended else None
 
 
-NO_SESSION: Final = "no_session"  # R-LONG-18: a todo call in a run without a session
-NO_SESSION_FOR_PLAN: Final = "there is no session to keep a plan in"
+def _provider_stream(
+    llm: LLMProvider, view: Sequence[Message], tools: Sequence[ToolDefinition]
+) -> Generator[StreamChunk, None, None]:
+    """The provider's stream of ``view`` and ``tools``, closed when this one is.
+
+    A provider reports a failure by an error chunk (R-PRV-19); an exception it raises instead,
+    typed or not, is an internal error (R-ENG-17), never retried (R-ENG-19 rule 6).
+    """
+    try:
+        stream = iter(llm.generate_stream(view, tools))
+    except Exception as exc:
+        raise _raised(exc) from exc
+    try:
+        while True:
+            try:
+                chunk = next(stream)
+            except StopIteration:
+                return
+            except Exception as exc:
+                raise _raised(exc) from exc
+            yield chunk
+    finally:
+        close_stream(stream)
 
 
-def _save_plan(session: Session | None, todos: list[TodoItem]) -> None:
-    """The todo tool's save (R-LONG-18): the run's session, or a failure that becomes its observation."""
-    if session is None:
-        raise engine_error(NO_SESSION, NO_SESSION_FOR_PLAN)
-    stateful(session).save_todos(todos)
+def _raised(exc: Exception) -> EngineError:
+    _log.debug("the provider raised instead of sending an error chunk", exc_info=exc)
+    return engine_error(INTERNAL_ERROR, internal_message(exc))
 
 
-def _chunk_failure(chunk: StreamChunk) -> tuple[RetryHints, str]:
-    """The code, retry hints and message of an error chunk (R-ENG-17, R-ENG-19).
+def _chunk_failure(chunk: StreamChunk) -> ProviderError | EngineError:
+    """The failure an error chunk reports, to raise as it is (R-ENG-17, R-ENG-19).
 
-    From its typed error when it carries one, with R-ERR-2's ``status``, ``retry_after`` and
-    ``should_retry`` when it has them; else the code is read from its text
-    ``"<code>: <message>"`` (R-PRV-19), as a provider of another package may only give the text.
+    Its typed error when it carries a provider's, with R-ERR-2's ``status``, ``retry_after`` and
+    ``should_retry``. Else an ``EngineError`` of the same code and message: from another typed
+    error, or read from the text ``"<code>: <message>"`` (R-PRV-19), as a provider of another
+    package may only give the text.
     """
     failure = chunk.failure
+    if isinstance(failure, ProviderError):
+        return failure
     if failure is not None:
-        return hints_of(failure), str(failure)
+        return engine_error(failure.code, str(failure))
     code, sep, message = chunk.error.partition(CODE_SEPARATOR)
     if not sep or not code:
-        return RetryHints(PROVIDER_ERROR), chunk.error
-    return RetryHints(code), message
+        return engine_error(PROVIDER_ERROR, chunk.error)
+    return engine_error(code, message)

@@ -1,7 +1,9 @@
-"""Long-session mode: checkpoints, a calibrated trigger, tiers of compaction and overflow recovery (SPEC R-LONG, R-CKP-5).
+"""The long-session context part: checkpoints, a calibrated trigger, tiers of compaction, overflow recovery
+(SPEC R-LONG, R-CKP-5).
 
-Without the mode the engine follows the design document literally (R-ENG): every turn compacts
-the full history, so a long conversation is summarised from scratch again and again. With it:
+The design document's engine (``LiteralContext``, ``_context.py``) compacts the full history
+every turn, so a long conversation is summarised from scratch again and again. An engine given a
+``LongSession`` as its context part instead works so:
 
 - a run starts from the session's checkpoint, ``[system, summary] + the uncovered messages``,
   so the summarizer gets its previous summary and only new messages (R-LONG-2);
@@ -16,7 +18,8 @@ the full history, so a long conversation is summarised from scratch again and ag
 
 ``Context`` is one run's view of the checkpoint and the clearing watermark; ``LongSession``
 holds the engine-wide state (the calibration, its anchor, the breaker) and turns a working
-history into the view of one turn.
+history into the view of one turn. ``Turn``, ``Prepared`` and ``Preparing`` are what every
+context part is given and returns.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Final, TypeVar
 
-from .._errors import Said
+from .._errors import Harness9Error, Said
 from ..memory import (
     CHARS_PER_TOKEN,
     DEFAULT_MIN_TAIL_MESSAGES,
@@ -60,10 +63,10 @@ from ..memory.context import (
     summary_body,
 )
 from ..planning import plan_block
-from ..provider import TokenCounter, plausible_window
+from ..provider import TokenCounter, overflow_window, plausible_window
 from ..schema import ROLE_SYSTEM, ROLE_USER, Message, ToolDefinition, Usage
-from ._errors import LOGGER_NAME, Failure, engine_error, one_line
 from ._events import CompactionData, ContextPart, ContextReport, WindowData
+from ._run_errors import LOGGER_NAME, EngineError, engine_error, one_line
 from ._seams import SummarizingCompactor
 
 __all__ = [
@@ -76,8 +79,9 @@ __all__ = [
     "LongSession",
     "Prepared",
     "Preparing",
+    "Turn",
+    "check_window",
     "load_context",
-    "prepare_literal",
     "stateful",
     "summary_split",
 ]
@@ -268,20 +272,6 @@ Summarizing = Generator[None, None, list[Message] | None]
 _T = TypeVar("_T")
 
 
-def prepare_literal(history: Sequence[Message], compactor: Compactor | None, tool_tokens: int) -> Preparing:
-    """The document's turn (R-ENG-5, R-ENG-6): compact the full history, announce by the 5% rule."""
-    before = estimate_tokens(history)
-    if isinstance(compactor, SummarizingCompactor) and compactor.over_budget(history):
-        yield  # R-SUM-2: this compaction asks the summarizer
-    view = history if compactor is None else compactor.compact(history)
-    after = before if compactor is None else estimate_tokens(view)
-    total = after + tool_tokens
-    compaction = None
-    if compactor is not None and 20 * (after + 1) <= 19 * before:
-        compaction = CompactionData(before + tool_tokens, total, len(history), len(view))
-    return Prepared(view, total, total, compaction)
-
-
 def drive(work: Generator[None, None, _T]) -> _T:
     """Run ``work`` to its end on this thread (``compact_now``, whose retries emit nothing: R-ENG-27)."""
     while True:
@@ -290,6 +280,12 @@ def drive(work: Generator[None, None, _T]) -> _T:
         except StopIteration as end:
             value: _T = end.value
             return value
+
+
+def check_window(window: int) -> None:
+    """Refuse a window that is neither 0 (unknown) nor positive, as every context part does."""
+    if window < 0:
+        raise ValueError(f"context_window must be 0 (unknown) or positive, got {window}")
 
 
 def trigger_for(window: int, compact_at: Fraction | None, reserve: int) -> int:
@@ -302,23 +298,12 @@ def trigger_for(window: int, compact_at: Fraction | None, reserve: int) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Turn:
-    """What one turn's preparation is given beside the history (R-LONG-4)."""
+    """What one turn's preparation is given beside the history (R-ENG-5 step 1, R-LONG-4)."""
 
     tools: Sequence[ToolDefinition]
     tool_tokens: int
-    carry: bool = False  # a new summary message carries the recent requests and the plan (R-LONG-13, R-LONG-14)
-    session: Session | None = None  # whose plan it carries
+    session: Session | None = None  # whose plan a summary carries (R-LONG-14)
     recall: bool = False  # the engine offers its recall tool, and the summary says so (R-LONG-13)
-
-    def plan(self) -> str:
-        """The session's plan as a summary message ends with it (R-LONG-14); "" when there is none or it cannot be read."""
-        if not self.carry or self.session is None:
-            return ""
-        try:
-            return plan_block(stateful(self.session).get_todos())
-        except SessionError as exc:
-            _log.warning("could not read the plan of session %s: %s", self.session.session_id, exc)
-            return ""
 
 
 @dataclass
@@ -331,9 +316,29 @@ class _Step:
 
 
 class LongSession:
-    """The engine-wide state of long-session mode (R-LONG-3, R-LONG-10, R-LONG-15).
+    """The long-session context part (R-LONG): the engine-wide state of the mode (R-LONG-3, R-LONG-10, R-LONG-15).
 
-    It holds the trigger, the calibration and its anchor, and the summarizer's breaker.
+    It holds the trigger, the calibration and its anchor, and the summarizer's breaker. Runs
+    start from the session's checkpoint (R-LONG-2), each turn's view is cleared, summarised and
+    fitted (R-LONG-4), a context-length error is recovered from once (R-LONG-7).
+
+    Args:
+        context_window: the model's window in tokens, 0 when unknown; the server may reveal a
+            smaller one (R-WIN-5, R-WIN-8).
+        compact_at: the share of the window at which compaction starts (R-LONG-10); None turns
+            compaction before a call off (overflow recovery stays).
+        reserve: the ``max_tokens`` the provider asks for; the trigger leaves room for it (R-LONG-10).
+        counter: a provider that counts a request exactly (``count_tokens``), asked before each
+            call instead of estimating (R-LONG-10).
+        window_source: where ``context_window`` comes from (``option``, ``registry``,
+            ``default``, ``server``, R-WIN-7), for ``context_report``.
+        model: the model name as configured; a window learned for it is kept with the session
+            and taken up again by a later run with the same model (R-LONG-16).
+        carry: a new summary message quotes the user's recent requests and ends with the
+            session's plan (R-LONG-13, R-LONG-14).
+
+    Raises:
+        ValueError: ``context_window`` or ``reserve`` is negative, or ``compact_at`` is outside (0, 1].
     """
 
     def __init__(
@@ -344,7 +349,15 @@ class LongSession:
         counter: TokenCounter | None = None,
         window_source: str = "",
         model: str = "",
+        *,
+        carry: bool = False,
     ) -> None:
+        check_window(context_window)
+        if reserve < 0:
+            raise ValueError(f"reserve must be 0 or positive, got {reserve}")
+        if compact_at is not None and not 0 < compact_at <= 1:
+            raise ValueError(f"compact_at must be in (0, 1] or None, got {compact_at}")
+        self._carry = carry
         self._compact_at = compact_at
         self._model = model  # whose window a session's state may keep (R-WIN-5)
         self._window_source = window_source
@@ -394,16 +407,14 @@ class LongSession:
             self._used, self._sent = used, sent
             self._anchor = None
 
-    def load(
-        self, session: StatefulSession, system: str, compactor: Compactor | None = None
-    ) -> tuple[list[Message], Context]:
+    def load(self, session: Session, system: str, compactor: Compactor | None = None) -> tuple[list[Message], Context]:
         """``load_context``, taking what the session's context state keeps (R-LONG-2, R-LONG-16).
 
         The calibration, the summarizer's breaker (R-LONG-15: a session without a readable
         state starts with none) and a window learned from the server for this model, when it
         is smaller than the window in force (R-WIN-5).
         """
-        history, context = load_context(session, system)
+        history, context = load_context(stateful(session), system)
         state = context.stored_state
         self._failures, self._paused = (state.summary_failures, state.summary_paused) if state is not None else (0, 0)
         if state is not None:
@@ -510,6 +521,16 @@ class LongSession:
         limit = self.message_budget(turn.tool_tokens) if self.budget and not self.off else None
         return self._finish(context, shown, step, before, figure, turn, limit, forced=False)
 
+    def recovery(
+        self, error: Harness9Error, context: Context, history: Sequence[Message], compactor: Compactor | None, turn: Turn
+    ) -> tuple[WindowData | None, Preparing] | None:
+        """The answer to a provider call that failed with ``error`` before any text: None, or the
+        smaller window the error names (R-WIN-5) and the harder compaction to call again on (R-LONG-7)."""
+        if error.code != CONTEXT_LENGTH_EXCEEDED:
+            return None
+        learned = self.learn(overflow_window(str(error)), WINDOW_FROM_ERROR, compactor)
+        return learned, self.recover(context, history, compactor, turn)
+
     def recover(self, context: Context, history: Sequence[Message], compactor: Compactor | None, turn: Turn) -> Preparing:
         """The harder compaction after a context-length error (R-LONG-7)."""
         working = context.working(history)
@@ -527,7 +548,7 @@ class LongSession:
         return self._finish(context, shown, _Step(view, TIER_RECOVERY), before, figure, turn, limit, forced=True)
 
     def compact_now(
-        self, session: StatefulSession, system: str, compactor: SummarizingCompactor, turn: Turn, focus: str
+        self, session: Session, system: str, compactor: SummarizingCompactor, turn: Turn, focus: str
     ) -> tuple[CompactionData, Context]:
         """Clear and summarise the session now, whatever the budget, and store the checkpoint (R-LONG-9).
 
@@ -566,10 +587,10 @@ class LongSession:
                 step.view, step.tier = summarised, TIER_SUMMARY
             checkpoint = context.checkpoint(history, len(history))
             if checkpoint is not None:
-                session.save_checkpoint(checkpoint)
+                stateful(session).save_checkpoint(checkpoint)
             state = self.state(context)
             if state is not None and state != context.stored_state:
-                session.save_context_state(state)
+                stateful(session).save_context_state(state)
         except SessionError as exc:
             raise engine_error(exc.code, one_line(str(exc))) from exc
         after, _ = self.figure(step.view, turn.tools, turn.tool_tokens)
@@ -608,10 +629,10 @@ class LongSession:
             raise self._too_small(view, turn)
         return view
 
-    def _too_small(self, view: Sequence[Message], turn: Turn) -> Failure:
+    def _too_small(self, view: Sequence[Message], turn: Turn) -> EngineError:
         """R-FIT-2: the one line that names the sizes of a request that cannot fit."""
         prompt = _newest_prompt(view, 1)
-        return Failure(
+        return engine_error(
             CONTEXT_TOO_SMALL,
             CONTEXT_TOO_SMALL_MESSAGE.format(
                 needed=self.figure(view, turn.tools, turn.tool_tokens, count=False)[0],
@@ -714,13 +735,23 @@ class LongSession:
         if result.summary is None:
             return result.messages if fallback else None
         requests: list[str] = []
-        if turn.carry:
+        if self._carry:
             previous = carried_requests(context.summary) if context.summary is not None else []
             requests = recent_requests(previous, view[context.kept : split], requests_budget(self.budget))
         last = context.first_position + split - context.kept - 1 if turn.recall else None
-        body = summary_body(result.summary, requests, last, turn.plan())
+        body = summary_body(result.summary, requests, last, self._plan(turn.session))
         context.advance(split, body)
         return repair_orphaned_tool_pairs([view[0], summary_message(body), *view[split:]])
+
+    def _plan(self, session: Session | None) -> str:
+        """The session's plan as a summary message ends with it (R-LONG-14); "" when not carried, none or unreadable."""
+        if not self._carry or session is None:
+            return ""
+        try:
+            return plan_block(stateful(session).get_todos())
+        except SessionError as exc:
+            _log.warning("could not read the plan of session %s: %s", session.session_id, exc)
+            return ""
 
     def _finish(
         self,

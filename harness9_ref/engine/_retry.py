@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from ..memory import LimitsReply
-from ._errors import INTERNAL_ERROR, LOGGER_NAME, error_text
 from ._events import RetryData
+from ._run_errors import INTERNAL_ERROR, LOGGER_NAME, error_text
 
 if TYPE_CHECKING:
     from ..memory import Summarizer

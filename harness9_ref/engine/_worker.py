@@ -16,8 +16,8 @@ from collections.abc import Callable
 from typing import Final
 
 from ._engine import AgentEngine
-from ._errors import INTERNAL_ERROR, EngineError, one_line
 from ._events import ErrorData, Event, EventType
+from ._run_errors import INTERNAL_ERROR, EngineError, one_line
 
 __all__ = ["RUN_FINISHED", "ModelWait", "RunFinished", "RunWorker", "WorkerItem"]  # gets re-exported
 

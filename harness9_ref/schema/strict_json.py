@@ -23,6 +23,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any, Final
 
+from .._errors import Harness9Error
 from ._unicode import replace_lone_surrogates
 
 __all__ = ["JSONError", "describe", "element_spans", "json_kind", "loads", "member_spans", "members", "value_start"]
@@ -60,8 +61,12 @@ def describe(value: object) -> str:
     return _KIND.get(type(value), type(value).__name__)
 
 
-class _Refused(Exception):
-    """Raised from a decoder hook; ``loads`` turns it into a JSONError with a position."""
+class _Refused(Harness9Error):
+    """Raised from a decoder hook; ``loads`` turns it into a JSONError with a position.
+
+    The hook sees one token and not the text, so it can only say what it refused; ``loads``,
+    which has the text, finds where. It never leaves ``loads``.
+    """
 
     def __init__(self, kind: str, detail: str) -> None:
         super().__init__(detail)

@@ -23,6 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from .._errors import Harness9Error
+
 __all__ = ["DIR_FLAGS", "Identity", "LinkOnPath", "Replaced", "Where", "identity", "open_at", "open_file", "open_folder"]
 
 DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -61,7 +63,7 @@ class LinkOnPath(OSError):
         self.part = part
 
 
-class Replaced(Exception):
+class Replaced(Harness9Error):
     """A component is not the file or folder it was when the change was shown (R-TOOL-14)."""
 
     def __init__(self, part: str) -> None:

@@ -25,6 +25,9 @@ from harness9_ref.engine import (
     EngineError,
     Event,
     EventType,
+    LiteralContext,
+    RetryPolicy,
+    SaveAsItGoes,
 )
 from harness9_ref.memory import Manager, MemorySession, SessionNotFound
 from harness9_ref.provider import RateLimitError
@@ -121,7 +124,7 @@ def run_spec_example(session: object) -> list[str]:
         [Reply(assistant("", BASH_LS), Usage(812, 20)), Reply(assistant("Two files."), Usage(845, 3))]
     )
     registry = ScriptedRegistry([], {"bash": "a.go\nb.go"})
-    eng = engine(provider, registry, session=session, context_window=128000)
+    eng = engine(provider, registry, session=session, context=LiteralContext(128000))
     return [dumps(e) for e in eng.run_stream("List files")]
 
 
@@ -220,7 +223,7 @@ def test_the_compaction_event_fires_only_when_more_than_five_percent_was_saved(a
     tool_tokens = len("bash" + "Run a command." + '{"type":"object"}') // 4
     compactor = CountingCompactor(after)
     provider = ScriptedProvider([final()])
-    eng = engine(provider, registry, compactor=compactor, prompt_builder=lambda: system_text, context_window=1000)
+    eng = engine(provider, registry, compactor=compactor, prompt_builder=lambda: system_text, context=LiteralContext(1000))
     events = list(eng.run_stream(prompt))
     expected = ["token_update", "text_delta", "done"]
     if fires:
@@ -267,7 +270,7 @@ def test_the_view_is_never_saved_and_each_turn_compacts_the_full_history() -> No
 def test_the_second_token_update_carries_input_tokens_only_when_they_are_positive(
     usage: Usage | None, second: int | None
 ) -> None:
-    events = list(engine(ScriptedProvider([Reply(assistant("hi"), usage)]), context_window=0).run_stream("x"))
+    events = list(engine(ScriptedProvider([Reply(assistant("hi"), usage)]), context=LiteralContext(0)).run_stream("x"))
     updates = [e.to_dict()["data"] for e in events if e.type is EventType.TOKEN_UPDATE]
     assert updates[0] == {"estimated_tokens": len(SYSTEM + "x") // 4, "context_window": 0}
     assert updates[1:] == ([] if second is None else [{"estimated_tokens": second, "context_window": 0}])
@@ -552,7 +555,7 @@ def test_a_durable_run_logs_each_failed_save_and_ends_with_save_failed(caplog: p
     """R-ENG-25, R-EVT-11: each failed save is a warning; the run's end says what was lost."""
     session = FailingSession()
     with caplog.at_level(logging.WARNING, logger="harness9_ref.engine"):
-        events = list(engine(ScriptedProvider([final()]), session=session, durable=True).run_stream("go"))
+        events = list(engine(ScriptedProvider([final()]), session=session, saving=SaveAsItGoes()).run_stream("go"))
     assert [e.type for e in events][-2:] == [EventType.SAVE_FAILED, EventType.DONE]
     assert events[-2].to_dict()["data"] == {"saved": 0, "unsaved": 2, "message": "OSError: disk full"}
     warnings = [r.getMessage() for r in caplog.records if r.name == "harness9_ref.engine" and r.levelno == logging.WARNING]
@@ -685,3 +688,35 @@ def test_an_error_chunk_with_a_typed_error_is_read_from_the_error_not_its_text()
     with pytest.raises(EngineError) as caught:
         AgentEngine(_TypedFailureProvider(), ScriptedRegistry(), prompt_builder=lambda: SYSTEM).run("hi")
     assert (caught.value.code, caught.value.message) == ("rate_limit", "slow down: later")
+
+
+class _RaisingProvider:
+    """A provider that raises its typed error instead of ending its stream with an error chunk."""
+
+    def __init__(self, *, streamed: bool) -> None:
+        self.streamed = streamed  # raise while streaming, after a text chunk, or when called
+        self.calls = 0
+
+    def generate(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> tuple[Message, Usage | None]:
+        raise AssertionError("not called")
+
+    def generate_stream(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> Iterator[StreamChunk]:
+        self.calls += 1
+        if not self.streamed:
+            raise RateLimitError("slow down", provider="x")
+        return self._chunks()
+
+    def _chunks(self) -> Iterator[StreamChunk]:
+        yield StreamChunk(CHUNK_TEXT, delta="partly")
+        raise RateLimitError("slow down", provider="x")
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_typed_error_the_provider_raises_is_an_internal_error_never_retried(streamed: bool) -> None:
+    """R-ENG-17, R-ENG-19 rule 6: only an error chunk carries the provider's code; a raised error is internal."""
+    provider = _RaisingProvider(streamed=streamed)
+    retry = RetryPolicy(2, wait=lambda cancelled, seconds: None)
+    with pytest.raises(EngineError) as caught:
+        AgentEngine(provider, ScriptedRegistry(), prompt_builder=lambda: SYSTEM, retry=retry).run("hi")
+    assert (caught.value.code, caught.value.message) == ("internal_error", "RateLimitError: slow down")
+    assert provider.calls == 1

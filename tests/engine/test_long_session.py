@@ -17,7 +17,16 @@ from pathlib import Path
 
 import pytest
 
-from harness9_ref.engine import AgentEngine, EngineBusy, EngineError, EventType, SummarizingCompactor, TokenUpdateData
+from harness9_ref.engine import (
+    AgentEngine,
+    EngineBusy,
+    EngineError,
+    EventType,
+    LiteralContext,
+    LongSession,
+    SummarizingCompactor,
+    TokenUpdateData,
+)
 from harness9_ref.memory import (
     SUMMARY_SYSTEM_PROMPT,
     Checkpoint,
@@ -92,8 +101,7 @@ def agent(provider: object, session: object, workdir: Path, window: int, *, long
         prompt_builder=lambda: SYSTEM,
         session=session,  # type: ignore[arg-type]
         compactor=new_summarization_compactor(provider, window, request_limit=window // 2),  # type: ignore[arg-type]
-        context_window=window,
-        long_session=long_session,
+        context=LongSession(window) if long_session else LiteralContext(window),
     )
 
 
@@ -184,7 +192,7 @@ def test_a_corrupt_checkpoint_row_is_ignored_with_a_warning(tmp_path: Path, capl
     provider = ScriptedProvider([Reply(Message("assistant", "fine"))])
     with Manager(path) as manager, caplog.at_level(logging.WARNING):
         session = manager.open_session(session_id)
-        engine = AgentEngine(provider, ScriptedRegistry(), prompt_builder=lambda: SYSTEM, session=session, long_session=True)
+        engine = AgentEngine(provider, ScriptedRegistry(), prompt_builder=lambda: SYSTEM, session=session, context=LongSession(0))
         assert engine.run("three").content == "fine"
         assert [m.content for m in session.get_messages()] == ["one", "two", "three", "fine"]
     assert [m.content for m in provider.requests[0].messages] == [SYSTEM, "one", "two", "three"]
@@ -219,7 +227,7 @@ def test_a_session_of_messages_alone_serves_the_document_engine_but_not_long_ses
     plain = AgentEngine(provider, ScriptedRegistry(), prompt_builder=lambda: SYSTEM, session=session)
     assert plain.run("one").content == "fine"
     assert [m.content for m in session.messages] == ["one", "fine"]
-    long = AgentEngine(provider, ScriptedRegistry(), prompt_builder=lambda: SYSTEM, session=session, long_session=True)
+    long = AgentEngine(provider, ScriptedRegistry(), prompt_builder=lambda: SYSTEM, session=session, context=LongSession(0))
     with pytest.raises(EngineError) as failed:
         long.run("two")
     assert failed.value.code == "internal_error"
@@ -239,7 +247,7 @@ def test_a_failed_checkpoint_save_only_logs(caplog: pytest.LogCaptureFixture) ->
     compactor = new_summarization_compactor(provider, 200)
     engine = AgentEngine(
         provider, ScriptedRegistry(), prompt_builder=lambda: SYSTEM, session=session,
-        compactor=compactor, context_window=200, long_session=True,
+        compactor=compactor, context=LongSession(200),
     )
     with caplog.at_level(logging.WARNING):
         assert engine.run("go").content == "done"
@@ -262,7 +270,7 @@ def test_compact_now_is_refused_while_a_run_is_in_progress() -> None:
     provider = Slow([Message("assistant", "done")])
     engine = AgentEngine(
         provider, ScriptedRegistry(), session=session,
-        compactor=new_summarization_compactor(provider, 1000), context_window=1000, long_session=True,
+        compactor=new_summarization_compactor(provider, 1000), context=LongSession(1000),
     )
     worker = threading.Thread(target=engine.run, args=("go",))
     worker.start()
@@ -292,7 +300,7 @@ def test_a_run_cannot_start_while_compact_now_summarises() -> None:
     provider = SlowSummarizer([Message("assistant", "SUMMARY")])
     engine = AgentEngine(
         provider, ScriptedRegistry(), session=session,
-        compactor=new_summarization_compactor(provider, 1000), context_window=1000, long_session=True,
+        compactor=new_summarization_compactor(provider, 1000), context=LongSession(1000),
     )
     outcome: list[object] = []
     worker = threading.Thread(target=lambda: outcome.append(engine.compact_now("tests")))
@@ -311,7 +319,7 @@ def test_the_status_figure_is_the_calibrated_one() -> None:
         [Reply(Message("assistant", "a"), Usage(300, 1)), Reply(Message("assistant", "b"), Usage(310, 1))]
     )
     engine = AgentEngine(
-        provider, ScriptedRegistry(), prompt_builder=lambda: "s" * 400, context_window=100_000, long_session=True
+        provider, ScriptedRegistry(), prompt_builder=lambda: "s" * 400, context=LongSession(100_000)
     )
     first = [e.data for e in engine.run_stream("x" * 396) if e.type == EventType.TOKEN_UPDATE]
     second = [e.data for e in engine.run_stream("y" * 396) if e.type == EventType.TOKEN_UPDATE]
@@ -330,17 +338,23 @@ def test_the_summarization_compactor_is_what_long_session_mode_needs() -> None:
 @pytest.mark.parametrize("compact_at", [Fraction(0), Fraction(-1, 2), Fraction(11, 10)])
 def test_a_trigger_outside_zero_to_one_is_refused(compact_at: Fraction) -> None:
     with pytest.raises(ValueError, match="compact_at"):
-        AgentEngine(ScriptedProvider([]), ScriptedRegistry(), long_session=True, compact_at=compact_at)
+        LongSession(0, compact_at)
+
+
+@pytest.mark.parametrize("part", [LiteralContext, LongSession])
+def test_a_negative_window_is_refused_by_either_context_part(part: type[LiteralContext | LongSession]) -> None:
+    with pytest.raises(ValueError, match=r"context_window must be 0 \(unknown\) or positive, got -1"):
+        part(-1)
 
 
 def test_a_negative_reply_reserve_is_refused() -> None:
-    with pytest.raises(ValueError, match="reply_reserve"):
-        AgentEngine(ScriptedProvider([]), ScriptedRegistry(), long_session=True, reply_reserve=-1)
+    with pytest.raises(ValueError, match="reserve"):
+        LongSession(0, reserve=-1)
 
 
 def test_context_report_is_refused_during_a_run() -> None:
     provider = ScriptedProvider([Reply(Message("assistant", "done"))])
-    engine = AgentEngine(provider, ScriptedRegistry(), session=MemorySession(), long_session=True, context_window=1000)
+    engine = AgentEngine(provider, ScriptedRegistry(), session=MemorySession(), context=LongSession(1000))
     events = engine.run_stream("go")
     next(events)
     with pytest.raises(EngineBusy):
@@ -357,7 +371,7 @@ def test_a_counter_that_raises_anything_leaves_the_estimate(caplog: pytest.LogCa
             raise ConnectionResetError("reset by peer")
 
     provider = ScriptedProvider([Reply(Message("assistant", "done"))])
-    engine = AgentEngine(provider, ScriptedRegistry(), long_session=True, context_window=1000, token_counter=Broken())
+    engine = AgentEngine(provider, ScriptedRegistry(), context=LongSession(1000, counter=Broken()))
     with caplog.at_level(logging.WARNING):
         assert engine.run("x" * 300).content == "done"
     assert "counting the request's tokens failed; using the estimate: reset by peer" in caplog.text

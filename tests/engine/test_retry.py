@@ -13,6 +13,7 @@ import pytest
 from harness9_ref.engine import (
     AgentEngine,
     EventType,
+    LongSession,
     RetryData,
     RetryHints,
     RetryingSummarizer,
@@ -93,8 +94,8 @@ def _long_engine(policy: RetryPolicy, *steps: Failure | Message) -> tuple[AgentE
     retrying = RetryingSummarizer(provider, policy)  # R-ENG-27: its builder wraps the summarizer
     compactor = new_summarization_compactor(retrying, 1000)
     engine = AgentEngine(
-        provider, ScriptedRegistry([], {}), session=session, compactor=compactor, context_window=1000,
-        long_session=True, compact_at=Fraction(1, 2), retry=policy, summary_retries=retrying,
+        provider, ScriptedRegistry([], {}), session=session, compactor=compactor,
+        context=LongSession(1000, Fraction(1, 2)), retry=policy, summary_retries=retrying,
     )
     return engine, provider, compactor
 
@@ -120,7 +121,7 @@ def test_the_engine_leaves_the_compactor_it_is_given_as_it_is() -> None:
     """R-ENG-27: the builder wraps the summarizer; the engine neither looks inside the compactor nor changes it."""
     provider = ScriptedProvider([])
     compactor = new_summarization_compactor(provider, 1000)
-    AgentEngine(provider, ScriptedRegistry([], {}), compactor=compactor, long_session=True, retry=RetryPolicy(2))
+    AgentEngine(provider, ScriptedRegistry([], {}), compactor=compactor, context=LongSession(0), retry=RetryPolicy(2))
     assert compactor.provider is provider
 
 
@@ -154,7 +155,7 @@ def test_no_helper_thread_when_no_summary_is_made() -> None:
     retrying = RetryingSummarizer(provider, policy)
     engine = AgentEngine(
         provider, ScriptedRegistry([], {}), session=MemorySession(), compactor=new_summarization_compactor(retrying, 1000),
-        context_window=1000, long_session=True, retry=policy, summary_retries=retrying,
+        context=LongSession(1000), retry=policy, summary_retries=retrying,
     )
     assert "harness9-compaction" not in _threads_started_by(lambda: engine.run("hi"))
 

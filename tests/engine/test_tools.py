@@ -1,4 +1,4 @@
-"""The engine's own tools, recall and todo (harness9_ref/engine/_tools.py; SPEC R-RCL).
+"""The engine's own tools, recall and todo (harness9_ref/engine/_own_tools.py; SPEC R-RCL).
 
 The conformance cases (conformance/cases/engine_tools/) pin every observation over a list of
 messages; these tests check what a case cannot: the history over a real session with the run's

@@ -23,6 +23,7 @@ from harness9_ref.memory import (
     UnsupportedSchema,
 )
 from harness9_ref.memory.storage._pg_db import EXTRA_MISSING, PG_SCHEMA
+from harness9_ref.schema import Message
 from tests.memory.helpers import ODD_STATE, fill, snapshot
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from harness9_ref.engine import PARTIAL_MARKER, AgentEngine
+from harness9_ref.engine import PARTIAL_MARKER, AgentEngine, SaveAsItGoes
 from harness9_ref.memory import MemorySession
 from harness9_ref.provider import (
     BODY_MAX_BYTES,
@@ -187,7 +187,8 @@ def test_a_durable_run_keeps_the_text_before_a_line_beyond_its_bound(tmp_path: P
     body = body[: body.index(b"data: [DONE]")] + b"data: " + b"x" * LINE_MAX_CHARS
     session = MemorySession()
     with loopback(reply(200, body, [("Content-Type", "text/event-stream")])) as server, Registry(tmp_path) as registry:
-        engine = AgentEngine(OpenAIProvider("m", "", base_url=server.url, timeout=5), registry, session=session, durable=True)
+        provider = OpenAIProvider("m", "", base_url=server.url, timeout=5)
+        engine = AgentEngine(provider, registry, session=session, saving=SaveAsItGoes())
         list(engine.run_stream("go"))
     message = f"openai: the stream sent a line longer than {LINE_MAX_CHARS} characters"
     assert session.get_messages()[-1] == Message("assistant", "kept" + PARTIAL_MARKER + message + "]")

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from harness9_ref.engine import AgentEngine, EventType
+from harness9_ref.engine import AgentEngine, EventType, LiteralContext
 from harness9_ref.memory import (
     SUMMARY_MARKER,
     SUMMARY_SYSTEM_PROMPT,
@@ -213,7 +213,7 @@ def test_with_a_window_of_2000_compaction_shows_within_five_turns(tmp_path: Path
     provider = OfflineProvider()
     compactor = new_summarization_compactor(provider, 2000)
     engine = AgentEngine(
-        provider, Registry(tmp_path), session=MemorySession(), compactor=compactor, context_window=2000
+        provider, Registry(tmp_path), session=MemorySession(), compactor=compactor, context=LiteralContext(2000)
     )
     turns = []
     for n, prompt in enumerate(("hello", "what can you do", "tell me more", "ok", "and then"), start=1):

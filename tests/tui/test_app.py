@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from harness9_ref.engine import AgentEngine
+from harness9_ref.engine import AgentEngine, LiteralContext, LongSession, SaveAsItGoes
 from harness9_ref.memory import Manager, MemorySession, SessionDatabaseError, new_summarization_compactor
 from harness9_ref.offline import OfflineProvider
 from harness9_ref.provider import LLMProvider
@@ -47,8 +47,7 @@ def make_app(
         registry,
         session=session,
         compactor=new_summarization_compactor(provider, window),
-        context_window=window,
-        long_session=long_session,
+        context=LongSession(window) if long_session else LiteralContext(window),
     )
     return App(
         engine,
@@ -423,7 +422,7 @@ def test_a_turn_that_could_not_be_saved_says_so(manager: Manager, tmp_path: Path
     """R-TUI-22: the save_failed event of a durable engine is one line of the error kind."""
     provider = OfflineProvider()
     session = _ReadOnlySession()
-    engine = AgentEngine(provider, Registry(tmp_path), session=session, context_window=2000, durable=True)
+    engine = AgentEngine(provider, Registry(tmp_path), session=session, context=LiteralContext(2000), saving=SaveAsItGoes())
     app = App(
         engine, manager, session, "openai/gpt-4o-mini", str(tmp_path), provider="offline", lang="en", registry=Registry(tmp_path)
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from harness9_ref.engine import AgentEngine
+from harness9_ref.engine import AgentEngine, LiteralContext
 from harness9_ref.memory import Manager
 from harness9_ref.tools import Registry
 from harness9_ref.tui import App
@@ -23,7 +23,7 @@ WAIT = 10.0
 def waiting_app(manager: Manager, workdir: Path, provider: HeldBack, clock: Clock, lang: str = "en") -> App:
     session = manager.new_session(draft=True)
     registry = Registry(workdir)
-    engine = AgentEngine(provider, registry, session=session, context_window=8192)
+    engine = AgentEngine(provider, registry, session=session, context=LiteralContext(8192))
     return App(
         engine, manager, session, "smollm2", str(workdir), provider="openai", base_url="http://127.0.0.1:8080/v1",
         lang=lang, registry=registry, monotonic=clock,

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final, Protocol, runtime_checkable
 
+from ..._errors import Harness9Error
 from ...schema import ROLE_SYSTEM, ROLE_USER, Message, ToolDefinition, Usage
 from ._compactor import (
     DEFAULT_MIN_TAIL_MESSAGES,
@@ -116,8 +117,13 @@ class LimitsReply(Protocol):
     reply_limit: int
 
 
-class SummaryFailed(Exception):
-    """The summarizer gave no usable summary; the compactor falls back (R-SUM-10)."""
+class SummaryFailed(Harness9Error):
+    """The summarizer gave no usable summary; the compactor falls back (R-SUM-10).
+
+    Raised where a summary turns out unusable (no summarizer, no reply, a blank one, a timeout,
+    a failed call, a summary not shorter than its head) and caught once, by ``summarize``, which
+    records its message in ``failures`` and falls back; it never leaves the compactor.
+    """
 
 
 def cut_to(text: str, limit: int) -> str:

@@ -1,5 +1,11 @@
-"""The engine's errors, and the codes and one-line messages of its error events (SPEC R-ENG-1,
-R-ENG-13 … R-ENG-17, R-EVT-8, R-LONG-9).
+"""How a run fails: the codes and one-line messages of its error events, and ``EngineError``,
+which carries one (SPEC R-ENG-1, R-ENG-13 … R-ENG-17, R-EVT-8, R-LONG-9).
+
+Inside a run, a failure is an exception that travels once, unwrapped, to the one place that
+turns it into the error event (``AgentEngine._execute``): the provider's own typed error
+(``ProviderError``, R-ERR-1), or an ``EngineError`` for the engine's own codes (``cancelled``,
+``max_turns``, ``internal_error``, ``context_too_small``). ``run()`` raises the event's
+``EngineError`` again for its caller.
 
 One-line messages (R-EVT-8): a message is made one line by splitting it at the line boundaries
 of Python's ``str.splitlines`` and joining the lines with one space.
@@ -8,12 +14,9 @@ of Python's ``str.splitlines`` and joining the lines with one space.
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, ClassVar, Final
+from typing import ClassVar, Final
 
 from .._errors import Harness9Error, Said
-
-if TYPE_CHECKING:
-    from ._retry import RetryHints
 
 __all__ = [  # gets re-exported
     "CANCELLED",
@@ -112,18 +115,3 @@ def engine_error(code: str, message: str | Said) -> EngineError:
     """The EngineError of the error event ``{code, message}`` (R-ENG-1)."""
     return _error_class(code)(message)
 
-
-class Failure(Exception):
-    """Ends a run with the error event ``{code, message}``; raised and caught inside the loop."""
-
-    def __init__(self, code: str, message: str, *, hints: RetryHints | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.hints = hints  # a provider failure's retry hints (R-ENG-19); None for the engine's own
-        self.partial = ""  # the text the failing provider call had streamed (R-ENG-24)
-
-    @property
-    def after_text(self) -> bool:
-        """The provider had streamed text before failing (R-LONG-7, R-ENG-19)."""
-        return bool(self.partial)

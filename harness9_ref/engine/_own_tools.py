@@ -1,4 +1,4 @@
-"""The engine's own tools in long-session mode: ``recall`` and ``todo`` (SPEC R-RCL-1 … R-RCL-9).
+"""The engine's own tools: ``recall`` and ``todo`` (SPEC R-RCL-1 … R-RCL-9, R-LONG-18).
 
 Compaction takes detail out of the view (cleared results, shortened messages, summaries), but
 every message stays in the session; ``recall`` lets the model read it back by its position, a
@@ -6,7 +6,8 @@ bounded page at a time, or find it by text. ``todo`` lets the model write the se
 (R-SES-7), which survives compaction because the summary message carries it (``plan_block``).
 The engine answers both calls itself, so the registry never sees them. Everything here is a
 function of its arguments: the history comes through ``HistorySource`` and the plan goes out
-through a ``save`` callable, so no other session is ever within reach (R-RCL-4).
+through a ``save`` callable, so no other session is ever within reach (R-RCL-4). ``OwnTools`` is
+the part an engine is given to offer and answer them.
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ import collections
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final, Protocol
 
-from ..memory import StatefulSession, make_snippet, matches
+from ..memory import Session, StatefulSession, make_snippet, matches
 from ..planning import TODO_STATUSES, TodoItem, plan_lines
 from ..schema import Message, ToolDefinition, replace_lone_surrogates
 from ..schema.strict_json import json_kind
 from ..tools import INVALID_ARGUMENTS, TOOL_FAILED, UNKNOWN_TOOL, ArgumentsError, parse_object, required_string
+from ._long_session import stateful
+from ._run_errors import engine_error
 
 __all__ = [  # gets re-exported
     "ENGINE_TOOLS",
@@ -44,6 +47,7 @@ __all__ = [  # gets re-exported
     "TODO_TOOL",
     "HistorySource",
     "ListHistory",
+    "OwnTools",
     "SessionHistory",
     "recall",
     "run_engine_tool",
@@ -95,6 +99,9 @@ TODO_TOOL: Final = ToolDefinition(
 """R-RCL-1: the definition the engine offers for ``todo``."""
 
 ENGINE_TOOLS: Final = (RECALL_TOOL, TODO_TOOL)  # R-RCL-1: in the order offered
+_ENGINE_TOOL_NAMES: Final = frozenset(tool.name for tool in ENGINE_TOOLS)
+NO_SESSION: Final = "no_session"  # R-LONG-18: a todo call in a run without a session
+NO_SESSION_FOR_PLAN: Final = "there is no session to keep a plan in"
 
 # R-RCL-2: a page of one message.
 RECALL_PAGE: Final = "[message {position} ({label}): bytes {start}-{end} of {total}{next}]\n{text}"
@@ -367,3 +374,30 @@ def run_engine_tool(name: str, arguments: str, history: HistorySource, save: Cal
         return replace_lone_surrogates(UNKNOWN_TOOL.format(name=name))
     except Exception as exc:  # R-TOOL-7: a failing session is an observation, not a crash
         return replace_lone_surrogates(TOOL_FAILED.format(message=str(exc) or "the tool failed"))
+
+
+class OwnTools:
+    """The part that gives an engine its own tools (R-LONG-18): ``ENGINE_TOOLS`` offered beside the
+    registry's, their calls answered by the engine, never by the registry.
+
+    An engine without it offers the registry's tools alone. With it, a summary says that removed
+    messages can be recalled (R-LONG-13).
+    """
+
+    def offer(self, tools: Sequence[ToolDefinition]) -> list[ToolDefinition]:
+        """``tools`` and then ``ENGINE_TOOLS``, which replace any of the same name."""
+        return [tool for tool in tools if tool.name not in _ENGINE_TOOL_NAMES] + list(ENGINE_TOOLS)
+
+    def answers(self, name: str) -> bool:
+        """Whether a call of ``name`` is one of these tools'."""
+        return name in _ENGINE_TOOL_NAMES
+
+    def answer(self, name: str, arguments: str, history: HistorySource, session: Session | None) -> str:
+        """The observation of the call; ``todo`` keeps its plan in ``session``, the run's own."""
+
+        def save(todos: list[TodoItem]) -> None:
+            if session is None:  # R-LONG-18: the failure becomes the call's observation
+                raise engine_error(NO_SESSION, NO_SESSION_FOR_PLAN)
+            stateful(session).save_todos(todos)
+
+        return run_engine_tool(name, arguments, history, save)
