@@ -16,9 +16,9 @@ import os
 import sys
 from collections.abc import Sequence
 
-from .._errors import Harness9Error, in_language
+from .._harness9_error import Harness9Error
 from ..engine import one_line
-from ..text import strings_for, terminal_safe
+from ..text import in_language, strings_for, terminal_safe
 from ._agent import run_mode, tui_mode
 from ._parser import EXIT_USAGE, parse_args
 from ._prompt import read_prompt

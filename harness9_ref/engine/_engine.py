@@ -34,7 +34,8 @@ from fractions import Fraction
 from functools import partial
 from typing import TYPE_CHECKING, Final
 
-from ..memory import Compactor, ContextState, Session, SessionError, estimate_tool_tokens
+from ..memory.context import Compactor, estimate_tool_tokens
+from ..memory.storage import ContextState, Session, SessionError
 from ..planning import TodoItem
 from ..provider import overflow_window
 from ..schema import (

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, ClassVar, Final
 
-from .._errors import Harness9Error, Said
+from .._harness9_error import Harness9Error, Said
 
 if TYPE_CHECKING:
     from ._retry import RetryHints

@@ -27,36 +27,28 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Final, TypeVar
 
-from .._errors import Said
-from ..memory import (
+from .._harness9_error import Said
+from ..memory.context import (
     CHARS_PER_TOKEN,
     DEFAULT_MIN_TAIL_MESSAGES,
     SUMMARY_SHARE,
-    Checkpoint,
     Compactor,
-    ContextState,
-    CorruptRow,
-    Session,
-    SessionError,
     SummarizationCompactor,
-    checkpoint_problem,
-    estimate_tokens,
-    is_summary,
-    message_anchor,
-    repair_orphaned_tool_pairs,
-    shorten_text,
-    shorten_view,
-    summary_message,
-)
-from ..memory.context import (
     carried_requests,
     clear_below,
+    estimate_tokens,
+    is_summary,
     next_watermark,
     recent_requests,
+    repair_orphaned_tool_pairs,
     requests_budget,
+    shorten_text,
+    shorten_view,
     summarizer_part,
     summary_body,
+    summary_message,
 )
+from ..memory.storage import Checkpoint, ContextState, CorruptRow, Session, SessionError, checkpoint_problem, message_anchor
 from ..planning import plan_block
 from ..provider import TokenCounter, plausible_window
 from ..schema import ROLE_SYSTEM, ROLE_USER, Message, ToolDefinition, Usage

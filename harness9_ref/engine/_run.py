@@ -18,7 +18,8 @@ from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Final
 
-from ..memory import Compactor, ContextState, Session, SessionError
+from ..memory.context import Compactor
+from ..memory.storage import ContextState, Session, SessionError
 from ..schema import Message
 from ._errors import CANCELLED, LOGGER_NAME, Failure, error_text, internal_message, one_line
 from ._events import ErrorData, Event, EventType, SaveFailedData, TokenUpdateData

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Final, Protocol, runtime_checkable
 
-from ..memory import Summarized
+from ..memory.context import Summarized
 from ..schema import Message, ToolDefinition
 
 __all__ = [  # gets re-exported
@@ -67,7 +67,7 @@ class ToolRegistry(Protocol):
 class SummarizingCompactor(Protocol):
     """A compactor that summarises, as long-session mode uses one (R-LONG-4 … R-LONG-9).
 
-    ``harness9_ref.memory.SummarizationCompactor`` is one. Any other compactor (``compact``
+    ``harness9_ref.memory.context.SummarizationCompactor`` is one. Any other compactor (``compact``
     alone) still works in long-session mode, whose summaries and checkpoints then never happen.
     """
 

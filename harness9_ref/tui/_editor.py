@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..text import cell_width, char_cells
 from ._commands import complete_command
 
-__all__ = ["LineEditor"]  # gets re-exported
+__all__ = ["LineEditor"]
 
 
 class LineEditor:

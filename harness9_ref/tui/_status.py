@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..memory import format_token_count
+from ..memory.context import format_token_count
 from ..provider import is_official_endpoint, server_name
 from ..text import (
     COLOUR_HIGH,
@@ -29,7 +29,7 @@ from ..text import (
     strings_for,
 )
 
-__all__ = ["OFFLINE_LABEL", "Segment", "StatusState", "ctx_colour", "model_label", "render_status"]  # gets re-exported
+__all__ = ["OFFLINE_LABEL", "Segment", "StatusState", "ctx_colour", "model_label", "render_status"]
 
 Segment = tuple[str, int | None]
 """A piece of the status bar: its text and its ANSI 256-colour number, or None (default colour)."""

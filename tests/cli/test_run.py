@@ -7,7 +7,7 @@ from pathlib import Path
 
 from harness9_ref.cli import run_prompt
 from harness9_ref.engine import AgentEngine
-from harness9_ref.memory import MemorySession
+from harness9_ref.memory.storage import MemorySession
 from harness9_ref.offline import OfflineProvider
 from harness9_ref.testing import Failure, ScriptedProvider
 from harness9_ref.tools import Registry

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness9_ref.memory import Manager, MemorySession, Session
+from harness9_ref.memory.storage import Manager, MemorySession, Session
 from tests.fakes import Clock
 
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from harness9_ref.memory import InvalidArgument, Manager, SessionDatabaseError
+from harness9_ref.memory.storage import InvalidArgument, Manager, SessionDatabaseError
 from tests.postgres.test_pg_store import ODD, column, fill
 
 if TYPE_CHECKING:

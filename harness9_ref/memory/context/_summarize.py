@@ -39,6 +39,7 @@ __all__ = [
     "SUMMARY_INCREMENTAL_PROMPT",
     "SUMMARY_MARKER",
     "SUMMARY_NOT_SHORTER",
+    "SUMMARY_RECALL",
     "SUMMARY_SHARE",
     "SUMMARY_SYSTEM_PROMPT",
     "SUMMARY_TEMPLATE",
@@ -47,12 +48,10 @@ __all__ = [
     "SummarizationCompactor",
     "Summarized",
     "Summarizer",
-    "SummaryFailed",
+    "cut_to",
     "is_summary",
     "new_summarization_compactor",
-    "render_transcript",
     "summary_message",
-    "summary_request",
 ]
 
 SUMMARY_MARKER: Final = "[Conversation Summary]"  # R-SUM-6: first line of a summary message

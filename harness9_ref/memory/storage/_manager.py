@@ -30,7 +30,7 @@ from ._session import (
 )
 from ._store import POSTGRES_SCHEMES, Store, url_scheme
 
-__all__ = ["DEFAULT_DB_NAME", "HOME_ENV", "CopyResult", "Manager", "copy_sessions", "default_db_path", "open_store"]
+__all__ = ["HOME_ENV", "CopyResult", "Manager", "copy_sessions", "default_db_path"]
 
 HOME_ENV: Final = "HARNESS9_HOME"  # R-MGR-1: moves the default database
 DEFAULT_DB_NAME: Final = "sessions.db"

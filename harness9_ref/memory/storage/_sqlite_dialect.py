@@ -23,7 +23,7 @@ from ._sql_session import SqlSession
 from ._sql_store import SqlStore
 from ._sqlite_db import Database
 
-__all__ = ["SQLiteDialect", "SQLiteSession", "SQLiteStore"]
+__all__ = ["SQLiteSession"]
 
 
 class SQLiteSession(SqlSession):

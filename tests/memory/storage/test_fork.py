@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from harness9_ref.memory import (
+from harness9_ref.memory.storage import (
     Checkpoint,
     ContextState,
     InvalidArgument,

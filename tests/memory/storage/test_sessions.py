@@ -18,13 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness9_ref.memory import (
-    CorruptRow,
-    Manager,
-    MemorySession,
-    Session,
-    SessionDatabaseError,
-)
+from harness9_ref.memory.storage import CorruptRow, Manager, MemorySession, Session, SessionDatabaseError
 from harness9_ref.planning import TodoItem
 from harness9_ref.schema import ROLE_ASSISTANT, Message, SchemaError
 from tests.fakes import assistant, call, result, system, user
