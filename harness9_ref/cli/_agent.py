@@ -21,7 +21,7 @@ from ..engine import LOGGER_NAME
 from ..memory.storage import SessionNotFound
 from ..text import run_error, strings_for, terminal_safe
 from ..tools import INTERRUPT_GRACE_SECONDS, FileChange, command_lines, require_yes, subject, visible
-from ._run import SESSION_LINE, Note, RunItem, run_prompt
+from ._run_prompt import SESSION_LINE, Note, RunItem, run_prompt
 from ._settings import Settings
 from ._subcommands import prune_line
 from ._wiring import (

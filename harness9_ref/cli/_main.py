@@ -22,7 +22,7 @@ from ..text import in_language, strings_for, terminal_safe
 from ._agent import run_mode, tui_mode
 from ._parser import EXIT_USAGE, parse_args
 from ._prompt import read_prompt
-from ._run import EXIT_FAILED
+from ._run_prompt import EXIT_FAILED
 from ._settings import UsageError, reporting_language, resolve_settings
 from ._signals import RUN_SIGNALS, TUI_SIGNALS, Signalled, exit_status, on_signals
 from ._subcommands import run_command, run_copy, run_fork

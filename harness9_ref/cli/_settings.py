@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 from .._harness9_error import Harness9Error
 from ..engine import DEFAULT_COMPACT_AT, DEFAULT_MAX_TURNS
-from ..memory.storage import POSTGRES_SCHEMES, url_scheme
+from ..memory.storage import DEFAULT_DB_NAME, DEFAULT_HOME_DIR, HOME_ENV, POSTGRES_SCHEMES, url_scheme
 from ..provider import DEFAULT_TIMEOUT, is_official_endpoint, server_name
 from ..text import STRINGS, TableSaid
 from ..tools import ALLOW_FILE
@@ -37,7 +37,6 @@ __all__ = [
     "ENV_ANTHROPIC_BASE_URL",
     "ENV_COMPACT_AT",
     "ENV_DB",
-    "ENV_HOME",
     "ENV_LANG",
     "ENV_MODEL",
     "ENV_OPENAI_API_KEY",
@@ -75,7 +74,6 @@ ENV_OPENAI_API_KEY: Final = "OPENAI_API_KEY"
 ENV_ANTHROPIC_API_KEY: Final = "ANTHROPIC_API_KEY"
 ENV_OPENAI_BASE_URL: Final = "OPENAI_BASE_URL"
 ENV_ANTHROPIC_BASE_URL: Final = "ANTHROPIC_BASE_URL"
-ENV_HOME: Final = "HARNESS9_HOME"  # R-MGR-1, with R-CLI-13's leading ~
 ENV_DB: Final = "HARNESS9_DB"  # R-CLI-13: the database when --db is not given
 ENV_YES: Final = "HARNESS9_YES"  # R-CLI-14: "1" means --yes
 ENV_LANG: Final = "HARNESS9_LANG"  # R-CLI-14, R-TUI-17
@@ -86,8 +84,6 @@ ENV_TIMEOUT: Final = "HARNESS9_TIMEOUT"  # R-CLI-22: the providers' timeout when
 LOCAL_TIMEOUT: Final = 600.0  # R-CLI-22: seconds, on a base URL other than the official endpoint
 MAX_TIMEOUT: Final = 86400  # R-CLI-22: a day; more is no longer told from a read that never ends
 DEFAULT_MAX_RETRIES: Final = 2  # R-ENG-22: the agent retries a failed model call twice, as the official SDKs
-DEFAULT_HOME_DIR: Final = ".harness9"  # R-MGR-1: ~/.harness9/sessions.db
-DEFAULT_DB_NAME: Final = "sessions.db"
 
 ProviderName = Literal["openai", "anthropic", "offline"]
 PROVIDERS: Final = ("openai", "anthropic", "offline")  # R-CLI-2: the choices of --provider
@@ -344,7 +340,7 @@ def expand_home(text: str) -> str:
 
 def home_folder(env: Mapping[str, str], cwd: str) -> Path:
     """R-MGR-1's folder: ``$HARNESS9_HOME``, else ``~/.harness9``; the user's AGENTS.md is there (R-INST-1)."""
-    home = _env(env, ENV_HOME)
+    home = _env(env, HOME_ENV)
     if home:
         return Path(cwd, expand_home(home))
     return Path.home() / DEFAULT_HOME_DIR

@@ -26,7 +26,7 @@ from ..text import STRINGS, TableSaid, history_lines, learned_window_line, strin
 from ..tools import AllowRules, rule_text, rule_words, rules_directory
 from ._output import Filter, line_filter, stream_filter
 from ._parser import DEFAULT_LIMIT
-from ._run import silence
+from ._run_prompt import silence
 from ._settings import CliError, Settings, expand_home
 from ._wiring import build_instructions, check_db_file, check_workdir, open_manager
 

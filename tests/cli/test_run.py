@@ -1,4 +1,4 @@
-"""``run PROMPT`` in process (harness9_ref/cli/_run.py; SPEC R-CLI-7)."""
+"""``run PROMPT`` in process (harness9_ref/cli/_run_prompt.py; SPEC R-CLI-7)."""
 
 from __future__ import annotations
 
