@@ -42,7 +42,6 @@ from ._strings import (
     strings_for,
 )
 
-# gets re-exported
 __all__ = [
     "compaction_notice",
     "context_lines",
