@@ -28,7 +28,7 @@ from ._output import Filter, line_filter, stream_filter
 from ._parser import DEFAULT_LIMIT
 from ._run_prompt import silence
 from ._settings import CliError, Settings, expand_home
-from ._wiring import build_instructions, check_db_file, check_workdir, open_manager
+from ._wiring import SECONDS_PER_DAY, build_instructions, check_db_file, check_workdir, open_manager
 
 if TYPE_CHECKING:
     from ..memory.storage import PruneResult
@@ -54,7 +54,6 @@ SEARCH_ROW: Final = "{id}  {when}  {snippet}"  # R-CLI-12: search
 PRUNED_LINE: Final = STRINGS["en"]["cli_pruned"]  # R-CLI-12, R-PRUNE-2
 WOULD_PRUNE_LINE: Final = STRINGS["en"]["cli_would_prune"]  # R-CLI-12: --dry-run
 NO_INDEX_NOTICE: Final = STRINGS["en"]["cli_no_index"]  # R-SRCH-3: said once, on standard error
-SECONDS_PER_DAY: Final = 86400  # R-PRUNE-2, R-CLI-12: DAYS in prune's seconds
 EXIT_NO_MATCH: Final = 1  # R-CLI-12: search found nothing
 NO_MATCH_LINE: Final = STRINGS["en"]["cli_no_match"]  # R-CLI-12: on standard error
 

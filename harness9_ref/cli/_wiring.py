@@ -53,7 +53,7 @@ __all__ = [
 
 TOOL_RESULTS_DIR: Final = "tool-results"  # R-CLI-5: <home>/tool-results, home = the database's folder
 OFFLINE_CHUNK_DELAY: Final = 0.001  # seconds between the offline provider's words in the terminal UI
-SECONDS_PER_DAY: Final = 86400  # R-PRUNE-2
+SECONDS_PER_DAY: Final = 86400  # R-PRUNE-2, R-CLI-12: DAYS in prune's seconds
 DEFAULT_LIMITS: Final = ModelLimits(DEFAULT_CONTEXT_TOKENS, DEFAULT_OUTPUT_TOKENS)  # R-LIM-3: no key matched
 # Where the window comes from (R-WIN-7); the engine adds "error" and "truncation".
 WINDOW_OPTION: Final = "option"

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ..memory.context import format_token_count
+from ..offline import OFFLINE_PROVIDER
 from ..provider import is_official_endpoint, server_name
 from ..text import (
     COLOUR_HIGH,
@@ -35,7 +36,6 @@ Segment = tuple[str, int | None]
 """A piece of the status bar: its text and its ANSI 256-colour number, or None (default colour)."""
 
 
-OFFLINE_PROVIDER: Final = "offline"  # R-CLI-9
 OFFLINE_LABEL: Final = OFFLINE_PROVIDER  # R-TUI-25: the offline provider sends no model
 MODEL_LABEL: Final = "{provider}:{model}"  # R-TUI-25: the same in both languages
 SERVER_LABEL: Final = "{label}@{server}"  # R-TUI-26: on a base URL other than the official endpoint
