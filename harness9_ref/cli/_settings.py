@@ -29,10 +29,8 @@ from ..tools import ALLOW_FILE
 
 __all__ = [
     "COMPACT_AT_OFF",
-    "DEFAULT_COMPACT_AT",
     "DEFAULT_MAX_RETRIES",
     "DEFAULT_MODEL",
-    "DEFAULT_TIMEOUT",
     "ENV_ANTHROPIC_API_KEY",
     "ENV_ANTHROPIC_BASE_URL",
     "ENV_COMPACT_AT",
