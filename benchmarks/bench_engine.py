@@ -23,7 +23,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from harness9_ref.engine import AgentEngine, EventType, LiteralContext
-from harness9_ref.memory import Compactor, MemorySession, new_token_budget_compactor
+from harness9_ref.memory.context import Compactor, new_token_budget_compactor
+from harness9_ref.memory.storage import MemorySession
 from harness9_ref.schema import Message, StreamChunk, ToolCall, ToolDefinition, Usage
 from harness9_ref.testing import Reply, ScriptedProvider, ScriptedRegistry
 from harness9_ref.tools import BASH_TOOL, READ_FILE_TOOL

@@ -67,16 +67,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import harness9_ref
 from harness9_ref.engine import AgentEngine, Event, EventType
-from harness9_ref.memory import (
+from harness9_ref.memory.context import (
     SUMMARY_SYSTEM_PROMPT,
-    Checkpoint,
-    Manager,
-    Session,
     estimate_tokens,
     estimate_tool_tokens,
-    message_anchor,
     new_summarization_compactor,
 )
+from harness9_ref.memory.storage import Checkpoint, Manager, Session, message_anchor
 from harness9_ref.schema import (
     CHUNK_DONE,
     CHUNK_TEXT,

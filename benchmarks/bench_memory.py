@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness9_ref.memory import (
+from harness9_ref.memory.context import (
     SlidingWindowCompactor,
     TokenBudgetCompactor,
     estimate_tokens,

@@ -96,12 +96,10 @@ from harness9_ref.engine import (
     SessionHistory,
     recall,
 )
-from harness9_ref.memory import (
+from harness9_ref.memory.context import (
     SUMMARY_FIRST_PROMPT,
     SUMMARY_INCREMENTAL_PROMPT,
     SUMMARY_RECALL,
-    Manager,
-    Session,
     SummarizationCompactor,
     Summarizer,
     carried_requests,
@@ -111,6 +109,7 @@ from harness9_ref.memory import (
     new_summarization_compactor,
     summarizer_part,
 )
+from harness9_ref.memory.storage import Manager, Session
 from harness9_ref.provider import OpenAIProvider, reserved_output_tokens_of
 from harness9_ref.provider.openai import build_request
 from harness9_ref.schema import (

@@ -29,11 +29,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness9_ref.memory import (
-    Manager,
-    SearchHit,
-    _db,
-)
+from harness9_ref.memory import _db
+from harness9_ref.memory.storage import Manager, SearchHit
 
 DEFAULT_MESSAGES = 1_000_000
 SESSIONS = 10_000

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_memory import format_seconds, seconds_per_call
 
-from harness9_ref.memory import Manager
+from harness9_ref.memory.storage import Manager
 from harness9_ref.memory.storage._rows import encode_tool_calls
 from harness9_ref.schema import Message
 from tests.fakes import realistic_history

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from harness9_ref.memory import POSTGRES_SCHEMES, url_scheme
+from harness9_ref.memory.storage import POSTGRES_SCHEMES, url_scheme
 
 from .runner._backends import POSTGRES_ENV
 

@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Final
 
-from .memory import (
+from .memory.context import (
     CHARS_PER_TOKEN,
     SHORTENED_MARKER,
     SUMMARY_MARKER,
@@ -43,6 +43,7 @@ from .memory import (
     cut_to,
     estimate_tokens,
     estimate_tool_tokens,
+    size_text,
 )
 from .schema import (
     CHUNK_DONE,
@@ -56,7 +57,7 @@ from .schema import (
     Usage,
     strict_json,
 )
-from .tools import BASH_TOOL, EDIT_FILE_TOOL, READ_FILE_TOOL, WRITE_FILE_TOOL, size_text
+from .tools import BASH_TOOL, EDIT_FILE_TOOL, READ_FILE_TOOL, WRITE_FILE_TOOL
 
 __all__ = ["OFFLINE_PROVIDER", "OfflineProvider"]
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Generic, NamedTuple, TypeVar
 
 from .provider import ProviderError, ScriptExhausted, error_chunk
-from .schema import CHUNK_DONE, CHUNK_ERROR, CHUNK_TEXT, Message, StreamChunk, ToolDefinition, Usage
+from .schema import CHUNK_DONE, CHUNK_ERROR, CHUNK_TEXT, UNKNOWN_TOOL, Message, StreamChunk, ToolDefinition, Usage
 
 __all__ = [
     "MOCK_PROVIDER",
@@ -57,7 +57,6 @@ __all__ = [
 MOCK_PROVIDER: Final = "mock"  # the ``provider`` attribute of MockProvider's errors
 SCRIPTED_PROVIDER: Final = "scripted"  # the ``provider`` attribute of the errors it raises
 NO_SCRIPTED_RESULT: Final = "error: no scripted result for call {number} to {name!r}"
-UNKNOWN_TOOL: Final = 'error: unknown tool "{name}"'  # as R-TOOL-2 words it
 
 
 T = TypeVar("T")

@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Final
 
-from harness9_ref.memory import STUB_TEXT, SUMMARY_MARKER
+from harness9_ref.memory.context import STUB_TEXT, SUMMARY_MARKER
 from harness9_ref.schema import (
     CHUNK_DONE,
     CHUNK_TEXT,

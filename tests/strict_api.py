@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from harness9_ref.memory import SUMMARY_SYSTEM_PROMPT
+from harness9_ref.memory.context import SUMMARY_SYSTEM_PROMPT
 from harness9_ref.offline import OfflineProvider
 from harness9_ref.schema import Message, ToolCall, ToolDefinition, canonical_json
 

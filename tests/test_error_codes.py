@@ -7,14 +7,14 @@ import inspect
 
 import pytest
 
-import harness9_ref.memory as memory
+import harness9_ref.memory.storage as storage
 from harness9_ref import Harness9Error
 from harness9_ref.engine import ENGINE_BUSY, EngineBusy, EngineError
 from harness9_ref.engine._run_errors import engine_error
-from harness9_ref.memory import InvalidArgument, InvalidSessionId, SessionError
+from harness9_ref.memory.storage import InvalidArgument, InvalidSessionId, SessionError
 
-PUBLIC_PACKAGES = ("harness9_ref.schema", "harness9_ref.provider", "harness9_ref.memory", "harness9_ref.tools",
-                   "harness9_ref.engine", "harness9_ref.cli", "harness9_ref.tui")
+PUBLIC_PACKAGES = ("harness9_ref.schema", "harness9_ref.provider", "harness9_ref.memory.context", "harness9_ref.memory.storage",
+                   "harness9_ref.tools", "harness9_ref.engine", "harness9_ref.text", "harness9_ref.cli", "harness9_ref.tui")
 
 
 def _error_classes() -> list[type[BaseException]]:
@@ -48,7 +48,7 @@ def test_the_engine_error_of_a_code_has_it_as_a_class_attribute() -> None:
 
 
 def test_every_session_error_is_a_session_error() -> None:
-    errors = [getattr(memory, name) for name in memory.__all__]
+    errors = [getattr(storage, name) for name in storage.__all__]
     errors = [e for e in errors if inspect.isclass(e) and issubclass(e, Exception)]
     assert {e.__name__ for e in errors if not issubclass(e, SessionError)} <= {"ColumnDecodeError"}
     assert issubclass(InvalidArgument, ValueError) and issubclass(InvalidSessionId, ValueError)  # as before

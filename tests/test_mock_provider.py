@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness9_ref.memory import SummarizationCompactor
+from harness9_ref.memory.context import SummarizationCompactor
 from harness9_ref.provider import LLMProvider, ProviderError, ScriptExhausted
 from harness9_ref.schema import CHUNK_DONE, CHUNK_ERROR, CHUNK_TEXT, Message, StreamChunk, ToolCall, ToolDefinition
 from harness9_ref.testing import MockProvider

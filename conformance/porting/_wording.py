@@ -28,7 +28,7 @@ __all__ = [
     "reword_case",
 ]
 
-# SPEC.md's pinned texts (R-SUM-6, R-SUM-7, R-SUM-8, R-REP-4), equal to harness9_ref.memory's.
+# SPEC.md's pinned texts (R-SUM-6, R-SUM-7, R-SUM-8, R-REP-4), equal to harness9_ref.memory.context's.
 SUMMARY_MARKER: Final = "[Conversation Summary]"
 SUMMARY_SYSTEM_PROMPT: Final = (
     "You are the context summarizer of a coding agent. Older messages of a conversation are "

@@ -38,13 +38,8 @@ from harness9_ref.engine import (
     SaveAsItGoes,
     SaveAtEnd,
 )
-from harness9_ref.memory import (
-    Compactor,
-    MemorySession,
-    SessionDatabaseError,
-    SummarizationCompactor,
-    new_summarization_compactor,
-)
+from harness9_ref.memory.context import Compactor, SummarizationCompactor, new_summarization_compactor
+from harness9_ref.memory.storage import MemorySession, SessionDatabaseError
 from harness9_ref.planning import todos_from_list
 from harness9_ref.schema import Message, StreamChunk, ToolDefinition, messages_from_list, messages_to_list
 from harness9_ref.testing import ScriptedProvider, ScriptedRegistry, steps_from_json

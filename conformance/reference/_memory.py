@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Final
 
-from harness9_ref.memory import (
+from harness9_ref.memory.context import (
     Compactor,
     SlidingWindowCompactor,
     SummarizationCompactor,

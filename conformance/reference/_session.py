@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from harness9_ref.memory import (
+from harness9_ref.memory.storage import (
     AmbiguousSessionId,
     Checkpoint,
     ContextState,

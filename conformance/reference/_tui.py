@@ -19,12 +19,22 @@ from conformance.reference._memory import InvalidInput
 from harness9_ref.engine import one_line
 from harness9_ref.provider import OFFICIAL_BASE_URLS, request_model
 from harness9_ref.schema import ToolDefinition, messages_from_list
-from harness9_ref.text import clean_line, not_saved_notice, retry_notice, terminal_safe, tool_result_line, window_notice
-from harness9_ref.tools import FileChange, command_words, rule_offers
-from harness9_ref.tui import (
+from harness9_ref.text import (
     DEFAULT_LANG,
     PAGE_SIZE,
     STRINGS,
+    clean_line,
+    compaction_notice,
+    context_lines,
+    context_report_from_dict,
+    not_saved_notice,
+    retry_notice,
+    terminal_safe,
+    tool_result_line,
+    window_notice,
+)
+from harness9_ref.tools import FileChange, command_words, rule_offers
+from harness9_ref.tui import (
     LineEditor,
     Rewind,
     StatusState,
@@ -35,11 +45,8 @@ from harness9_ref.tui import (
     approval_line,
     classify_input,
     command_rows,
-    compaction_notice,
     complete_command,
     context_estimate,
-    context_lines,
-    context_report_from_dict,
     diff_lines,
     help_lines,
     listing_lines,

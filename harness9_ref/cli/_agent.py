@@ -18,10 +18,10 @@ from functools import partial
 from typing import TYPE_CHECKING, Final, TextIO
 
 from ..engine import LOGGER_NAME
-from ..memory import SessionNotFound
+from ..memory.storage import SessionNotFound
 from ..text import run_error, strings_for, terminal_safe
 from ..tools import INTERRUPT_GRACE_SECONDS, FileChange, command_lines, require_yes, subject, visible
-from ._run import SESSION_LINE, Note, RunItem, run_prompt
+from ._run_prompt import SESSION_LINE, Note, RunItem, run_prompt
 from ._settings import Settings
 from ._subcommands import prune_line
 from ._wiring import (
@@ -36,10 +36,10 @@ from ._wiring import (
 )
 
 if TYPE_CHECKING:
-    from ..memory import Manager
+    from ..memory.storage import Manager
     from ._signals import SignalState
 
-__all__ = ["not_run_lines", "run_mode", "tui_mode"]
+__all__ = ["not_run_lines"]
 
 # R-INT-4: how long the UI's cancelled turn may take to end its command (the grace of R-INT-1
 # and a little) before the program goes on; Registry.close() only asks the running command's

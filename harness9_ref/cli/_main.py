@@ -16,13 +16,13 @@ import os
 import sys
 from collections.abc import Sequence
 
-from .._errors import Harness9Error, in_language
+from .._harness9_error import Harness9Error
 from ..engine import one_line
-from ..text import strings_for, terminal_safe
+from ..text import in_language, strings_for, terminal_safe
 from ._agent import run_mode, tui_mode
 from ._parser import EXIT_USAGE, parse_args
 from ._prompt import read_prompt
-from ._run import EXIT_FAILED
+from ._run_prompt import EXIT_FAILED
 from ._settings import UsageError, reporting_language, resolve_settings
 from ._signals import RUN_SIGNALS, TUI_SIGNALS, Signalled, exit_status, on_signals
 from ._subcommands import run_command, run_copy, run_fork

@@ -15,6 +15,7 @@ from typing import Any, Final, NoReturn
 
 from .. import __version__
 from ..engine import DEFAULT_MAX_TURNS
+from ..memory.storage import HOME_ENV
 from ..provider import DEFAULT_TIMEOUT
 from ._settings import (
     DEFAULT_MAX_RETRIES,
@@ -23,7 +24,6 @@ from ._settings import (
     ENV_ANTHROPIC_BASE_URL,
     ENV_COMPACT_AT,
     ENV_DB,
-    ENV_HOME,
     ENV_LANG,
     ENV_MODEL,
     ENV_OPENAI_API_KEY,
@@ -82,7 +82,7 @@ environment:
   {ENV_OPENAI_BASE_URL}, {ENV_ANTHROPIC_BASE_URL}
                         API roots for compatible servers and routers; with one other than
                         the official API, no key is needed (none is then sent)
-  {ENV_HOME}         folder of the default database (default ~/.harness9)
+  {HOME_ENV}         folder of the default database (default ~/.harness9)
   {ENV_DB}           the database when --db is not given (a file or a postgresql:// URL)
   {ENV_YES}=1        as --yes
   {ENV_LANG}         as --lang; without either, the first of LC_ALL, LC_MESSAGES and LANG
@@ -221,7 +221,7 @@ def _storage() -> _Parser:
     storage.add_argument(
         "--db",
         metavar="PATH",
-        help=f"session database, a file or a postgresql:// URL (default: ${ENV_DB}, else ${ENV_HOME}/sessions.db,"
+        help=f"session database, a file or a postgresql:// URL (default: ${ENV_DB}, else ${HOME_ENV}/sessions.db,"
         " else ~/.harness9/sessions.db)",
     )
     storage.add_argument("--lang", choices=LANGUAGES, help=LANG_HELP)
@@ -383,7 +383,7 @@ def _add_allow_command(commands: argparse._SubParsersAction[_Parser]) -> None:
         help="list or remove the commands allowed without asking",
         description="The allow rules: in the terminal UI, a at a command's question keeps one, and a command\n"
         "starting with a rule's words then runs without asking, in that directory only, in the UI\n"
-        f"and in run mode. They are kept in ${ENV_HOME}/allow.json (default ~/.harness9/allow.json).",
+        f"and in run mode. They are kept in ${HOME_ENV}/allow.json (default ~/.harness9/allow.json).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         argument_default=argparse.SUPPRESS,
     )

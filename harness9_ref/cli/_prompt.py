@@ -14,10 +14,10 @@ import os
 import stat
 from typing import Final, TextIO
 
-from .._errors import Said
+from ..text import TableSaid
 from ._settings import CliError, UsageError, argument_text
 
-__all__ = ["FROM_STDIN", "piped_input", "read_prompt"]
+__all__ = ["piped_input", "read_prompt"]
 
 FROM_STDIN: Final = "-"  # run -: the prompt is standard input
 
@@ -78,5 +78,5 @@ def read_prompt(prompt: str, stdin: TextIO | None) -> str:
         if extra:
             text = f"{text}\n\n{extra}"
     if not text.strip():
-        raise UsageError(Said("err_prompt_empty"))
+        raise UsageError(TableSaid("err_prompt_empty"))
     return text

@@ -20,24 +20,21 @@ from pathlib import Path
 from typing import ClassVar, Final, Literal, NamedTuple
 from urllib.parse import urlsplit
 
-from .._errors import Harness9Error, Said
+from .._harness9_error import Harness9Error
 from ..engine import DEFAULT_COMPACT_AT, DEFAULT_MAX_TURNS
-from ..memory import POSTGRES_SCHEMES, url_scheme
+from ..memory.storage import DEFAULT_DB_NAME, DEFAULT_HOME_DIR, HOME_ENV, POSTGRES_SCHEMES, url_scheme
 from ..provider import DEFAULT_TIMEOUT, is_official_endpoint, server_name
-from ..text import STRINGS
+from ..text import STRINGS, TableSaid
 from ..tools import ALLOW_FILE
 
-__all__ = [  # gets re-exported
+__all__ = [
     "COMPACT_AT_OFF",
-    "DEFAULT_COMPACT_AT",
     "DEFAULT_MAX_RETRIES",
     "DEFAULT_MODEL",
-    "DEFAULT_TIMEOUT",
     "ENV_ANTHROPIC_API_KEY",
     "ENV_ANTHROPIC_BASE_URL",
     "ENV_COMPACT_AT",
     "ENV_DB",
-    "ENV_HOME",
     "ENV_LANG",
     "ENV_MODEL",
     "ENV_OPENAI_API_KEY",
@@ -47,14 +44,12 @@ __all__ = [  # gets re-exported
     "ENV_TTL_DAYS",
     "ENV_YES",
     "LANGUAGES",
-    "LOCALE_VARIABLES",
     "LOCAL_TIMEOUT",
     "MAX_TIMEOUT",
     "OFFLINE_NOTICE",
     "PROG",
     "PROVIDERS",
     "CliError",
-    "Command",
     "ProviderChoice",
     "ProviderName",
     "Settings",
@@ -77,7 +72,6 @@ ENV_OPENAI_API_KEY: Final = "OPENAI_API_KEY"
 ENV_ANTHROPIC_API_KEY: Final = "ANTHROPIC_API_KEY"
 ENV_OPENAI_BASE_URL: Final = "OPENAI_BASE_URL"
 ENV_ANTHROPIC_BASE_URL: Final = "ANTHROPIC_BASE_URL"
-ENV_HOME: Final = "HARNESS9_HOME"  # R-MGR-1, with R-CLI-13's leading ~
 ENV_DB: Final = "HARNESS9_DB"  # R-CLI-13: the database when --db is not given
 ENV_YES: Final = "HARNESS9_YES"  # R-CLI-14: "1" means --yes
 ENV_LANG: Final = "HARNESS9_LANG"  # R-CLI-14, R-TUI-17
@@ -88,8 +82,6 @@ ENV_TIMEOUT: Final = "HARNESS9_TIMEOUT"  # R-CLI-22: the providers' timeout when
 LOCAL_TIMEOUT: Final = 600.0  # R-CLI-22: seconds, on a base URL other than the official endpoint
 MAX_TIMEOUT: Final = 86400  # R-CLI-22: a day; more is no longer told from a read that never ends
 DEFAULT_MAX_RETRIES: Final = 2  # R-ENG-22: the agent retries a failed model call twice, as the official SDKs
-DEFAULT_HOME_DIR: Final = ".harness9"  # R-MGR-1: ~/.harness9/sessions.db
-DEFAULT_DB_NAME: Final = "sessions.db"
 
 ProviderName = Literal["openai", "anthropic", "offline"]
 PROVIDERS: Final = ("openai", "anthropic", "offline")  # R-CLI-2: the choices of --provider
@@ -298,7 +290,7 @@ def check_base_url(provider: str, url: str) -> None:
         host = None
         parts = None
     if parts is None or parts.scheme.lower() not in ("http", "https") or not host:
-        raise CliError(Said("err_base_url", provider=provider, url=repr(url)))
+        raise CliError(TableSaid("err_base_url", provider=provider, url=repr(url)))
 
 
 def choose_provider(model: str, requested: str | None, env: Mapping[str, str]) -> ProviderChoice:
@@ -333,7 +325,7 @@ def choose_provider(model: str, requested: str | None, env: Mapping[str, str]) -
         check_base_url(name, base_url)
     if not api_key and (base_url is None or is_official_endpoint(name, base_url)):
         if requested is not None:
-            raise CliError(Said("err_provider_needs_key", provider=name, key=key_var))
+            raise CliError(TableSaid("err_provider_needs_key", provider=name, key=key_var))
         return ProviderChoice("offline", True, "", None, key_var)
     chosen: ProviderName = "anthropic" if name == "anthropic" else "openai"
     return ProviderChoice(chosen, False, api_key, base_url, "" if api_key else key_var)
@@ -346,7 +338,7 @@ def expand_home(text: str) -> str:
 
 def home_folder(env: Mapping[str, str], cwd: str) -> Path:
     """R-MGR-1's folder: ``$HARNESS9_HOME``, else ``~/.harness9``; the user's AGENTS.md is there (R-INST-1)."""
-    home = _env(env, ENV_HOME)
+    home = _env(env, HOME_ENV)
     if home:
         return Path(cwd, expand_home(home))
     return Path.home() / DEFAULT_HOME_DIR
@@ -360,7 +352,7 @@ def _default_db(env: Mapping[str, str], cwd: str) -> Path:
 def _allow_remove(options: Mapping[str, object]) -> tuple[str, ...] | None:
     """R-APPR-10: the words of ``allow --remove``; ``--all`` goes only with ``--list``."""
     if options.get("allow_all") and not options.get("allow_list"):
-        raise UsageError(Said("err_all_needs_list"))
+        raise UsageError(TableSaid("err_all_needs_list"))
     words = options.get("allow_remove")
     if words is None:
         return None
@@ -390,7 +382,7 @@ def resolve_db(
     if scheme in POSTGRES_SCHEMES:
         return _default_db(env, cwd), source, text
     if scheme is not None:
-        raise CliError(Said("err_db_scheme", source=source, scheme=scheme))
+        raise CliError(TableSaid("err_db_scheme", source=source, scheme=scheme))
     return Path(cwd, expand_home(text)), source, None
 
 
@@ -416,7 +408,7 @@ def language(options: Mapping[str, object], env: Mapping[str, str]) -> str:
     if not value:
         return locale_language(env)
     if value not in LANGUAGES:
-        raise CliError(Said("err_lang_env", value=repr(value)))
+        raise CliError(TableSaid("err_lang_env", value=repr(value)))
     return value
 
 
@@ -435,7 +427,7 @@ def _ttl_days(env: Mapping[str, str]) -> int | None:
         return None
     days = int(value) if value.isascii() and value.isdigit() else 0
     if days < 1:
-        raise CliError(Said("err_ttl_env", value=repr(value)))
+        raise CliError(TableSaid("err_ttl_env", value=repr(value)))
     return days
 
 
@@ -452,7 +444,7 @@ def _compact_at(options: Mapping[str, object], env: Mapping[str, str]) -> Fracti
     try:
         return parse_compact_at(text)
     except ValueError:
-        raise UsageError(Said("err_compact_at", source=source, value=repr(text))) from None
+        raise UsageError(TableSaid("err_compact_at", source=source, value=repr(text))) from None
 
 
 def _summary_model(options: Mapping[str, object], env: Mapping[str, str]) -> str | None:
@@ -469,7 +461,7 @@ def _summary_model(options: Mapping[str, object], env: Mapping[str, str]) -> str
     try:
         return parse_model_name(text)
     except ValueError:
-        raise UsageError(Said("err_model_name", source=source, value=repr(text))) from None
+        raise UsageError(TableSaid("err_model_name", source=source, value=repr(text))) from None
 
 
 def _timeout(options: Mapping[str, object], env: Mapping[str, str], choice: ProviderChoice) -> float:
@@ -487,7 +479,7 @@ def _timeout(options: Mapping[str, object], env: Mapping[str, str], choice: Prov
     try:
         return parse_timeout(text)
     except ValueError:
-        raise UsageError(Said("err_timeout", source=source, value=repr(text))) from None
+        raise UsageError(TableSaid("err_timeout", source=source, value=repr(text))) from None
 
 
 def _count_tokens(options: Mapping[str, object], provider: ProviderName) -> bool:
@@ -495,7 +487,7 @@ def _count_tokens(options: Mapping[str, object], provider: ProviderName) -> bool
     if not options.get("count_tokens"):
         return False
     if provider != "anthropic":
-        raise UsageError(Said("err_count_tokens", provider=provider))
+        raise UsageError(TableSaid("err_count_tokens", provider=provider))
     return True
 
 
@@ -505,7 +497,7 @@ def _raw(options: Mapping[str, object], command: Command) -> bool:
     if not options.get("raw"):
         return False
     if command == "tui":
-        raise UsageError(Said("err_raw_tui"))
+        raise UsageError(TableSaid("err_raw_tui"))
     return True
 
 
@@ -514,7 +506,7 @@ def _json(options: Mapping[str, object], command: Command) -> bool:
     if not options.get("json"):
         return False
     if command != "run":
-        raise UsageError(Said("err_json_run"))
+        raise UsageError(TableSaid("err_json_run"))
     return True
 
 

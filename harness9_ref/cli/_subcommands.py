@@ -20,45 +20,30 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, TextIO
 
-from .._errors import Said
-from ..memory import (
-    POSTGRES_SCHEMES,
-    CorruptRow,
-    Manager,
-    SessionDatabaseError,
-    copy_sessions,
-    format_token_count,
-    url_scheme,
-)
-from ..text import STRINGS, history_lines, learned_window_line, strings_for, terminal_safe
+from ..memory.context import format_token_count
+from ..memory.storage import POSTGRES_SCHEMES, CorruptRow, Manager, SessionDatabaseError, copy_sessions, url_scheme
+from ..text import STRINGS, TableSaid, history_lines, learned_window_line, strings_for, terminal_safe
 from ..tools import AllowRules, rule_text, rule_words, rules_directory
 from ._output import Filter, line_filter, stream_filter
 from ._parser import DEFAULT_LIMIT
-from ._run import silence
+from ._run_prompt import silence
 from ._settings import CliError, Settings, expand_home
-from ._wiring import build_instructions, check_db_file, check_workdir, open_manager
+from ._wiring import SECONDS_PER_DAY, build_instructions, check_db_file, check_workdir, open_manager
 
 if TYPE_CHECKING:
-    from ..memory import PruneResult
+    from ..memory.storage import PruneResult
 
 __all__ = [
     "ALLOW_FILE_UNUSABLE",
-    "COPIED_LINE",
     "FORK_UNWRITABLE",
     "NO_INDEX_NOTICE",
     "NO_MATCH_LINE",
     "NO_SUCH_RULE",
     "PRUNED_LINE",
-    "SECONDS_PER_DAY",
-    "SESSION_ROW",
-    "TIME_FORMAT",
     "WOULD_PRUNE_LINE",
     "format_when",
     "prune_line",
-    "run_allow",
     "run_command",
-    "run_copy",
-    "run_fork",
 ]
 
 TIME_FORMAT: Final = "%Y-%m-%d %H:%M"  # R-CLI-12: local time
@@ -69,7 +54,6 @@ SEARCH_ROW: Final = "{id}  {when}  {snippet}"  # R-CLI-12: search
 PRUNED_LINE: Final = STRINGS["en"]["cli_pruned"]  # R-CLI-12, R-PRUNE-2
 WOULD_PRUNE_LINE: Final = STRINGS["en"]["cli_would_prune"]  # R-CLI-12: --dry-run
 NO_INDEX_NOTICE: Final = STRINGS["en"]["cli_no_index"]  # R-SRCH-3: said once, on standard error
-SECONDS_PER_DAY: Final = 86400  # R-PRUNE-2, R-CLI-12: DAYS in prune's seconds
 EXIT_NO_MATCH: Final = 1  # R-CLI-12: search found nothing
 NO_MATCH_LINE: Final = STRINGS["en"]["cli_no_match"]  # R-CLI-12: on standard error
 
@@ -213,12 +197,12 @@ def _location(text: str, name: str, cwd: str, *, must_exist: bool) -> str:
     if scheme in POSTGRES_SCHEMES:
         return text
     if scheme is not None:
-        raise CliError(Said("err_db_scheme", source=f"copy {name}", scheme=scheme))
+        raise CliError(TableSaid("err_db_scheme", source=f"copy {name}", scheme=scheme))
     path = Path(cwd, expand_home(text))
     if must_exist and not path.is_file():
-        raise CliError(Said("err_copy_missing", name=name, path=path))
+        raise CliError(TableSaid("err_copy_missing", name=name, path=path))
     if not path.parent.is_dir():
-        raise CliError(Said("err_db_folder", source=f"copy {name}", path=path, folder=path.parent))
+        raise CliError(TableSaid("err_db_folder", source=f"copy {name}", path=path, folder=path.parent))
     check_db_file(path, f"copy {name} {path}", writing=True)  # R-CLI-24, R-CLI-25: both are opened for writing
     return str(path)
 
@@ -235,7 +219,7 @@ def run_copy(settings: Settings, out: TextIO) -> int:
     source = _location(settings.source or "", "SRC", cwd, must_exist=True)
     destination = _location(settings.destination or "", "DST", cwd, must_exist=False)
     if source == destination:
-        raise CliError(Said("err_copy_same"))
+        raise CliError(TableSaid("err_copy_same"))
     with Manager(source) as src, Manager(destination) as dst:
         result = copy_sessions(src, dst, overwrite=settings.overwrite)
     line = strings_for(settings.lang)["cli_copied"].format(sessions=result.sessions, messages=result.messages)
@@ -263,12 +247,12 @@ def run_fork(settings: Settings, out: TextIO) -> int:
         session_id = reader.resolve_session_id(settings.target or "")
     if settings.db_url is None and not os.access(settings.db_path, os.W_OK):
         # Refused before SQLite is asked: it would leave -wal and -shm files beside a read-only file.
-        raise SessionDatabaseError(Said("err_fork_unwritable", message=f"{settings.db_path} is read-only"))
+        raise SessionDatabaseError(TableSaid("err_fork_unwritable", message=f"{settings.db_path} is read-only"))
     try:
         with open_manager(settings) as manager:
             fork = manager.fork_session(session_id, settings.fork_at)
     except SessionDatabaseError as exc:  # a read-only file or file system (R-DB-12), a full disk
-        raise SessionDatabaseError(Said("err_fork_unwritable", message=exc)) from exc
+        raise SessionDatabaseError(TableSaid("err_fork_unwritable", message=exc)) from exc
     out.write(fork.session_id + "\n")
     out.flush()
     return 0
@@ -299,7 +283,7 @@ def run_allow(settings: Settings, out: TextIO, err: TextIO) -> int:
         words = rule_words(typed)  # R-APPR-10: a last unquoted * is the wildcard
         if words is None or not rules.remove(directory, words):
             shown = rule_text(words) if words is not None else typed
-            raise CliError(Said("err_no_such_rule", rule=shown, workdir=directory))
+            raise CliError(TableSaid("err_no_such_rule", rule=shown, workdir=directory))
         out.write(terminal_safe(texts["allow_removed"].format(rule=rule_text(words), workdir=directory)) + "\n")
         out.flush()
         return 0

@@ -12,7 +12,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from .._errors import Said
 from ..engine import (
     AgentEngine,
     InstructionWarning,
@@ -23,7 +22,8 @@ from ..engine import (
     RetryPolicy,
     SaveAsItGoes,
 )
-from ..memory import REQUEST_SHARE, SUMMARY_SHARE, ForeignDatabase, Manager, new_summarization_compactor
+from ..memory.context import REQUEST_SHARE, SUMMARY_SHARE, new_summarization_compactor
+from ..memory.storage import ForeignDatabase, Manager
 from ..offline import OfflineProvider
 from ..provider import (
     DEFAULT_CONTEXT_TOKENS,
@@ -39,35 +39,30 @@ from ..provider import (
     request_model,
     reserved_output_tokens_of,
 )
-from ..text import instruction_warning_line
+from ..text import TableSaid, instruction_warning_line
 from ..tools import AllowRules, Registry
 from ._settings import CliError, Settings
 
 if TYPE_CHECKING:
-    from ..memory import PruneResult, StatefulSession
+    from ..memory.storage import PruneResult, StatefulSession
     from ..provider import LLMProvider
     from ..tools import Approve
 
 __all__ = [
     "TOOL_RESULTS_DIR",
-    "CliError",
     "build_engine",
-    "build_instructions",
     "build_provider",
     "build_registry",
     "build_summarizer",
-    "check_db_file",
-    "check_workdir",
     "context_window",
     "open_manager",
     "open_session",
-    "prune_expired",
     "request_model_of",
 ]
 
 TOOL_RESULTS_DIR: Final = "tool-results"  # R-CLI-5: <home>/tool-results, home = the database's folder
 OFFLINE_CHUNK_DELAY: Final = 0.001  # seconds between the offline provider's words in the terminal UI
-SECONDS_PER_DAY: Final = 86400  # R-PRUNE-2
+SECONDS_PER_DAY: Final = 86400  # R-PRUNE-2, R-CLI-12: DAYS in prune's seconds
 DEFAULT_LIMITS: Final = ModelLimits(DEFAULT_CONTEXT_TOKENS, DEFAULT_OUTPUT_TOKENS)  # R-LIM-3: no key matched
 # Where the window comes from (R-WIN-7); the engine adds "error" and "truncation".
 WINDOW_OPTION: Final = "option"
@@ -79,7 +74,7 @@ WINDOW_SERVER: Final = "server"
 def check_workdir(settings: Settings) -> None:
     """Raises CliError when the working directory does not exist or is not a directory."""
     if not os.path.isdir(settings.workdir):
-        raise CliError(Said("err_workdir", path=settings.workdir))
+        raise CliError(TableSaid("err_workdir", path=settings.workdir))
 
 
 def build_provider(
@@ -169,13 +164,13 @@ def check_db_file(db_path: Path, label: str, *, writing: bool) -> None:
     except OSError:  # missing (created later), or not ours to look at: SQLite says why
         mode = None
     if mode is not None and not stat.S_ISREG(mode):
-        raise CliError(Said("err_db_special", path=label))
+        raise CliError(TableSaid("err_db_special", path=label))
     if not writing:
         return
     for target in (db_path, _nearest_folder(db_path.parent)) if mode is not None else (_nearest_folder(db_path.parent),):
         reason = _unwritable_reason(target)
         if reason is not None:
-            raise CliError(Said("err_db_unwritable", path=label, reason=reason))
+            raise CliError(TableSaid("err_db_unwritable", path=label, reason=reason))
 
 
 def open_manager(settings: Settings, *, read_only: bool = False) -> Manager:
@@ -196,13 +191,13 @@ def open_manager(settings: Settings, *, read_only: bool = False) -> Manager:
     if settings.db_url is not None:  # R-PG-1: tool results stay in <home>/tool-results
         return Manager(settings.db_url, db_path.parent / TOOL_RESULTS_DIR)
     if settings.db_source is not None and not db_path.parent.is_dir():
-        raise CliError(Said("err_db_folder", source=settings.db_source, path=db_path, folder=db_path.parent))
+        raise CliError(TableSaid("err_db_folder", source=settings.db_source, path=db_path, folder=db_path.parent))
     label = f"{settings.db_source} {db_path}" if settings.db_source is not None else str(db_path)
     check_db_file(db_path, label, writing=not read_only)
     try:
         return Manager(db_path, db_path.parent / TOOL_RESULTS_DIR, read_only=read_only)
     except ForeignDatabase as exc:
-        raise CliError(Said("err_not_ours", path=label)) from exc
+        raise CliError(TableSaid("err_not_ours", path=label)) from exc
 
 
 def prune_expired(manager: Manager, settings: Settings) -> PruneResult | None:

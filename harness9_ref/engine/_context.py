@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final, Protocol
 
-from .._errors import Harness9Error
-from ..memory import Compactor, ContextState, Session, estimate_tokens
+from .._harness9_error import Harness9Error
+from ..memory.context import Compactor, estimate_tokens
+from ..memory.storage import ContextState, Session
 from ..schema import ROLE_SYSTEM, Message, Usage
 from ._events import CompactionData, ContextReport, WindowData
 from ._long_session import NOTHING_TO_COMPACT, Context, LongSession, Prepared, Preparing, Turn, check_window

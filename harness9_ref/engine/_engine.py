@@ -42,7 +42,8 @@ import threading
 from collections.abc import Generator, Sequence
 from typing import TYPE_CHECKING, Final
 
-from ..memory import Compactor, Session, SessionError, estimate_tool_tokens
+from ..memory.context import Compactor, estimate_tool_tokens
+from ..memory.storage import Session, SessionError
 from ..provider import ProviderError
 from ..schema import (
     CHUNK_DONE,

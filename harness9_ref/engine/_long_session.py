@@ -30,37 +30,37 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Final, TypeVar
 
-from .._errors import Harness9Error, Said
-from ..memory import (
+from .._harness9_error import Harness9Error, Said
+from ..memory.context import (
     CHARS_PER_TOKEN,
     DEFAULT_MIN_TAIL_MESSAGES,
     SUMMARY_SHARE,
-    Checkpoint,
     Compactor,
+    SummarizationCompactor,
+    carried_requests,
+    clear_below,
+    estimate_tokens,
+    is_summary,
+    next_watermark,
+    recent_requests,
+    repair_orphaned_tool_pairs,
+    requests_budget,
+    shorten_text,
+    shorten_view,
+    summarizer_part,
+    summary_body,
+    summary_message,
+)
+from ..memory.storage import (
+    Checkpoint,
     ContextState,
     CorruptRow,
     LongSessionState,
     Session,
     SessionError,
     StatefulSession,
-    SummarizationCompactor,
     checkpoint_problem,
-    estimate_tokens,
-    is_summary,
     message_anchor,
-    repair_orphaned_tool_pairs,
-    shorten_text,
-    shorten_view,
-    summary_message,
-)
-from ..memory.context import (
-    carried_requests,
-    clear_below,
-    next_watermark,
-    recent_requests,
-    requests_budget,
-    summarizer_part,
-    summary_body,
 )
 from ..planning import plan_block
 from ..provider import TokenCounter, overflow_window, plausible_window

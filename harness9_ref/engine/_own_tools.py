@@ -16,11 +16,20 @@ import collections
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final, Protocol
 
-from ..memory import Session, StatefulSession, make_snippet, matches
+from ..memory.storage import Session, StatefulSession, make_snippet, matches
 from ..planning import TODO_STATUSES, TodoItem, plan_lines
-from ..schema import Message, ToolDefinition, replace_lone_surrogates
+from ..schema import (
+    INVALID_ARGUMENTS,
+    TOOL_FAILED,
+    UNKNOWN_TOOL,
+    ArgumentsError,
+    Message,
+    ToolDefinition,
+    parse_object,
+    replace_lone_surrogates,
+    required_string,
+)
 from ..schema.strict_json import json_kind
-from ..tools import INVALID_ARGUMENTS, TOOL_FAILED, UNKNOWN_TOOL, ArgumentsError, parse_object, required_string
 from ._long_session import stateful
 from ._run_errors import engine_error
 

@@ -22,12 +22,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
-from ..memory import LimitsReply
+from ..memory.context import LimitsReply
 from ._events import RetryData
 from ._run_errors import INTERNAL_ERROR, LOGGER_NAME, error_text
 
 if TYPE_CHECKING:
-    from ..memory import Summarizer
+    from ..memory.context import Summarizer
     from ..schema import Message, ToolDefinition, Usage
 
 __all__ = [

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 from typing import ClassVar, Final
 
-from .._errors import Harness9Error, Said
+from .._harness9_error import Harness9Error, Said
 
 __all__ = [  # gets re-exported
     "CANCELLED",

@@ -13,7 +13,8 @@ import threading
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 
-from ..memory import Compactor, Session
+from ..memory.context import Compactor
+from ..memory.storage import Session
 from ..schema import Message
 from ._events import ErrorData, Event, EventType, TokenUpdateData
 from ._long_session import Context

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from typing import Final
 
-from ..memory import ContextState, SessionError
+from ..memory.storage import ContextState, SessionError
 from ..schema import ROLE_ASSISTANT, Message
 from ._events import Event, EventType, SaveFailedData
 from ._long_session import stateful

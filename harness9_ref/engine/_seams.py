@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Final, Protocol, runtime_checkable
 
-from ..memory import Summarized
+from ..memory.context import SummaryOutcome
 from ..schema import Message, ToolDefinition
 
 __all__ = [  # gets re-exported
@@ -67,7 +67,7 @@ class ToolRegistry(Protocol):
 class SummarizingCompactor(Protocol):
     """A compactor that summarises, as long-session mode uses one (R-LONG-4 … R-LONG-9).
 
-    ``harness9_ref.memory.SummarizationCompactor`` is one. Any other compactor (``compact``
+    ``harness9_ref.memory.context.SummarizationCompactor`` is one. Any other compactor (``compact``
     alone) still works in long-session mode, whose summaries and checkpoints then never happen.
     """
 
@@ -89,7 +89,7 @@ class SummarizingCompactor(Protocol):
         """The view of ``msgs`` outside long-session mode (R-ENG-5)."""
         ...
 
-    def summarize(self, msgs: Sequence[Message], split: int, focus: str = "", *, recall: bool = False) -> Summarized:
+    def summarize(self, msgs: Sequence[Message], split: int, focus: str = "", *, recall: bool = False) -> SummaryOutcome:
         """Summarise ``msgs[:split]`` (after the system prompt) with ``focus`` (R-LONG-5, R-FOLD-5).
 
         ``recall`` adds the note that the messages can be read back (R-LONG-13).

@@ -8,7 +8,15 @@ from typing import Any, Final
 
 from ..schema import SchemaError, check_keys, check_str
 
-__all__ = ["PLAN_HEADER", "PLAN_ITEM", "TODO_STATUSES", "TodoItem", "plan_block", "plan_lines", "todos_from_list"]
+__all__ = [
+    "PLAN_HEADER",
+    "PLAN_ITEM",
+    "TODO_STATUSES",
+    "TodoItem",
+    "plan_block",
+    "plan_lines",
+    "todos_from_list",
+]
 
 TODO_STATUSES: Final = ("pending", "in_progress", "completed")  # R-SES-7
 # R-RCL-7, R-RCL-8: how a plan is shown to the model, in the todo tool's answer and a summary message.

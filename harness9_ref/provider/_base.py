@@ -17,8 +17,8 @@ from typing import Final, Protocol, TypeVar, runtime_checkable
 from ..schema import CHUNK_DONE, CHUNK_ERROR, CHUNK_TEXT, Message, StreamChunk, ToolDefinition, Usage
 from ._bounds import deadline_for
 from ._endpoint import request_model
-from ._errors import REDACTED, ProviderError, StreamCutOff, error_chunk
 from ._http import HttpRequest
+from ._provider_error import REDACTED, ProviderError, StreamCutOff, error_chunk
 from ._streaming import Assembler, ErrorParser, bound_reply, stream_chunks
 from ._transport import Exchange, open_stream, send
 

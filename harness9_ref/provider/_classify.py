@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from datetime import timezone
 from typing import Any, Final, Literal
 
-from ._errors import (
+from ._http import header_value
+from ._provider_error import (
     AuthenticationError,
     ContextLengthExceeded,
     InvalidRequestError,
@@ -27,22 +28,9 @@ from ._errors import (
     RateLimitError,
     ServerError,
 )
-from ._http import header_value
 from ._shape import decode_body, loads
 
-__all__ = [
-    "ANTHROPIC_OVERFLOW_PHRASES",
-    "BODY_RULES",
-    "ERROR_EXCERPT_CHARS",
-    "OPENAI_OVERFLOW_PHRASES",
-    "STATUS_RULES",
-    "BodyRule",
-    "error_from_object",
-    "error_from_response",
-    "find_request_id",
-    "parse_retry_after",
-    "parse_should_retry",
-]
+__all__ = ["ANTHROPIC_OVERFLOW_PHRASES", "ERROR_EXCERPT_CHARS", "OPENAI_OVERFLOW_PHRASES"]
 
 ERROR_EXCERPT_CHARS: Final = 500  # R-ERR-3: a non-JSON error body is quoted up to this many characters
 STREAM_WHERE: Final = "stream"  # R-ERR-4: stands for "HTTP <status>" for an error event inside a stream

@@ -15,7 +15,7 @@ from typing import Final
 
 from ._http import strip_base_url
 
-__all__ = ["OFFICIAL_BASE_URLS", "is_official_endpoint", "request_model", "server_name"]  # gets re-exported
+__all__ = ["OFFICIAL_BASE_URLS", "is_official_endpoint", "request_model", "server_name"]
 
 # R-PRV-3: each provider's default base URL, its official endpoint (R-PRV-27).
 OFFICIAL_BASE_URLS: Final[Mapping[str, str]] = {

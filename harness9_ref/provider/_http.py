@@ -13,13 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = [  # gets re-exported
-    "SECRET_HEADERS",
-    "HttpRequest",
-    "header_value",
-    "json_body",
-    "strip_base_url",
-]
+__all__ = ["HttpRequest"]
 
 HEADER_ACCEPT: Final = "Accept"
 HEADER_CONTENT_TYPE: Final = "Content-Type"

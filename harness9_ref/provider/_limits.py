@@ -14,7 +14,6 @@ __all__ = [
     "DEFAULT_CONTEXT_TOKENS",
     "DEFAULT_OUTPUT_TOKENS",
     "MODEL_REGISTRY",
-    "SEPARATORS",
     "ModelLimits",
     "get_model_limits",
     "normalize_model_name",

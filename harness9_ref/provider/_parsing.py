@@ -22,7 +22,7 @@ from typing import Any, ClassVar, TypeVar
 
 from ..schema import CHUNK_TEXT, Message, StreamChunk, Usage
 from ..schema.strict_json import JSONError
-from ._errors import MalformedResponse, ProviderError, ProviderStreamError, StreamCutOff
+from ._provider_error import MalformedResponse, ProviderError, ProviderStreamError, StreamCutOff
 from ._shape import ShapeError, decode_body, loads
 from ._sse import SSEEvent
 from ._streaming import is_success

@@ -11,12 +11,7 @@ from ..schema import Message, ToolDefinition
 from . import anthropic, openai
 from ._base import DEFAULT_TIMEOUT, HttpProvider, WireFormat
 
-__all__ = [  # gets re-exported
-    "DEFAULT_ANTHROPIC_BASE_URL",
-    "DEFAULT_OPENAI_BASE_URL",
-    "AnthropicProvider",
-    "OpenAIProvider",
-]
+__all__ = ["DEFAULT_ANTHROPIC_BASE_URL", "DEFAULT_OPENAI_BASE_URL", "AnthropicProvider", "OpenAIProvider"]
 
 DEFAULT_OPENAI_BASE_URL: Final = openai.DEFAULT_BASE_URL  # R-PRV-3
 DEFAULT_ANTHROPIC_BASE_URL: Final = anthropic.DEFAULT_BASE_URL  # R-PRV-3

@@ -14,7 +14,7 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final
 
-from .._errors import Harness9Error
+from .._harness9_error import Harness9Error
 from ..schema.strict_json import describe
 from ..schema.strict_json import loads as strict_loads
 

@@ -30,10 +30,10 @@ import codecs
 import re
 from typing import ClassVar, Final, NamedTuple
 
-from .._errors import Harness9Error
+from .._harness9_error import Harness9Error
 from ._bounds import EVENT_MAX_CHARS, LINE_MAX_CHARS
 
-__all__ = ["SSEDecoder", "SSEEvent", "SSELimitExceeded"]  # gets re-exported
+__all__ = ["SSEDecoder", "SSEEvent", "SSELimitExceeded"]
 
 _LINE_END: Final = re.compile("\r\n|\r|\n")
 _BOM: Final = "\ufeff"

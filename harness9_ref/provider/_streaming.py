@@ -19,19 +19,10 @@ from typing import Protocol
 
 from ..schema import CHUNK_DONE, CHUNK_TEXT, ROLE_ASSISTANT, Message, StreamChunk, Usage
 from ._bounds import ERROR_BODY_MAX_BYTES, REPLY_CUT_NOTE, REPLY_MAX_CHARS
-from ._errors import ProviderError, ProviderStreamError, error_chunk
+from ._provider_error import ProviderError, ProviderStreamError, error_chunk
 from ._sse import SSEDecoder, SSEEvent, SSELimitExceeded
 
-__all__ = [
-    "Assembler",
-    "ErrorParser",
-    "assemble_stream",
-    "bound_reply",
-    "cut_reply",
-    "is_success",
-    "read_head",
-    "stream_chunks",
-]
+__all__ = ["assemble_stream"]
 
 ErrorParser = Callable[[int, Sequence[tuple[str, str]], bytes], ProviderError]
 

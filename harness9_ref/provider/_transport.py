@@ -33,8 +33,8 @@ from collections.abc import Callable, Generator
 from typing import Any, Final, TypeVar
 
 from ._bounds import BODY_MAX_BYTES, ERROR_BODY_MAX_BYTES, deadline_for
-from ._errors import MalformedResponse, ProviderConnectionError, ProviderError, ProviderTimeout
 from ._http import HttpRequest
+from ._provider_error import MalformedResponse, ProviderConnectionError, ProviderError, ProviderTimeout
 from ._streaming import is_success
 
 __all__ = ["READ_SIZE", "Exchange", "Headers", "open_stream", "send"]

@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ..schema.strict_json import JSONError, loads
-from ._errors import ProviderError
 from ._http import HttpRequest, strip_base_url
+from ._provider_error import ProviderError
 from ._transport import send
 
-__all__ = [  # gets re-exported
+__all__ = [
     "OLLAMA_DEFAULT_CONTEXT",
     "PROBE_TIMEOUT",
     "WINDOW_MAX",

@@ -3,50 +3,16 @@
 ``strict_json`` is the one JSON reader of the package (``loads``, ``describe``, value positions).
 """
 
-from . import strict_json
-from ._canonical_json import canonical_json
-from ._message import (
-    CHUNK_DONE,
-    CHUNK_ERROR,
-    CHUNK_TEXT,
-    CHUNK_TYPES,
-    ROLE_ASSISTANT,
-    ROLE_SYSTEM,
-    ROLE_USER,
-    ROLES,
-    Message,
-    SchemaError,
-    StreamChunk,
-    ToolCall,
-    ToolDefinition,
-    Usage,
-    check_keys,
-    check_str,
-    messages_from_list,
-    messages_to_list,
-)
-from ._unicode import replace_lone_surrogates
+from . import _canonical_json, _message, _tool_arguments, _unicode, strict_json
+from ._canonical_json import *
+from ._message import *
+from ._tool_arguments import *
+from ._unicode import *
 
-__all__ = (
-    "CHUNK_DONE",
-    "CHUNK_ERROR",
-    "CHUNK_TEXT",
-    "CHUNK_TYPES",
-    "ROLES",
-    "ROLE_ASSISTANT",
-    "ROLE_SYSTEM",
-    "ROLE_USER",
-    "Message",
-    "SchemaError",
-    "StreamChunk",
-    "ToolCall",
-    "ToolDefinition",
-    "Usage",
-    "canonical_json",
-    "check_keys",
-    "check_str",
-    "messages_from_list",
-    "messages_to_list",
-    "replace_lone_surrogates",
+__all__ = [
+    *_canonical_json.__all__,
+    *_message.__all__,
+    *_tool_arguments.__all__,
+    *_unicode.__all__,
     "strict_json",
-)
+]

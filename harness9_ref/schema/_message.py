@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar, Final
 
-from .._errors import Harness9Error
+from .._harness9_error import Harness9Error
 from .strict_json import describe
 
 __all__ = [

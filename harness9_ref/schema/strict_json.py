@@ -21,9 +21,9 @@ import math
 import re
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
-from .._errors import Harness9Error
+from .._harness9_error import Harness9Error
 from ._unicode import replace_lone_surrogates
 
 __all__ = ["JSONError", "describe", "element_spans", "json_kind", "loads", "member_spans", "members", "value_start"]
@@ -44,8 +44,14 @@ _INT_DIGITS_LIMIT: Final[int] = getattr(sys, "get_int_max_str_digits", lambda: 0
 _RAW_DECODER: Final = json.JSONDecoder()  # for values and member names in texts already accepted
 
 
-class JSONError(json.JSONDecodeError):
-    """The text is not (strict) JSON; ``pos`` is the index of the fault in ``doc``."""
+class JSONError(Harness9Error, json.JSONDecodeError):
+    """The text is not (strict) JSON; ``pos`` is the index of the fault in ``doc``.
+
+    A ``Harness9Error`` like every error a caller can catch, and still a ``ValueError`` (through
+    ``json.JSONDecodeError``) for the callers that catch that.
+    """
+
+    code: ClassVar[str] = "invalid_json"
 
 
 def json_kind(value: object) -> str:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import unicodedata
 from typing import Final
 
-__all__ = [  # gets re-exported
+__all__ = [
     "BIDI_CONTROLS",
     "CONTROL_REPLACEMENT",
     "cell_width",

@@ -10,12 +10,11 @@ from collections.abc import Sequence
 from typing import Final, Literal, NamedTuple
 
 from ..engine import one_line
-from ..memory import SUMMARY_MARKER
+from ..memory.context import SUMMARY_MARKER, size_text
 from ..schema import ROLE_ASSISTANT, Message
-from ..tools import size_text
 from ._strings import DEFAULT_LANG, INPUT_PROMPT, strings_for
 
-__all__ = [  # gets re-exported
+__all__ = [
     "LineKind",
     "PaneLine",
     "error_line",

@@ -29,7 +29,8 @@ from ..engine import (
     WindowData,
     one_line,
 )
-from ..memory import ContextState, format_token_count
+from ..memory.context import format_token_count
+from ..memory.storage import ContextState
 from ._strings import (
     COMPACTION_TIERS,
     CONTEXT_COUNTED,
@@ -41,16 +42,17 @@ from ._strings import (
     strings_for,
 )
 
-# gets re-exported
 __all__ = [
     "compaction_notice",
     "context_lines",
     "context_report_from_dict",
     "instruction_lines",
     "instruction_warning_line",
+    "learned_window_line",
     "not_saved_notice",
     "retry_notice",
     "run_error",
+    "window_notice",
     "without_type_name",
 ]
 

@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
-from ..memory import WINDOW_SOURCES
+from ..memory.storage import WINDOW_SOURCES
 
-__all__ = [  # gets re-exported
+__all__ = [
     "BUSY_COMMAND",
     "BUSY_PROMPT",
     "CANCELLED_NOTICE",

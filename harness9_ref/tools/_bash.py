@@ -42,7 +42,6 @@ from ._process import (
 )
 
 __all__ = [
-    "BASH_PROGRAM",
     "BASH_TOOL",
     "DEFAULT_BASH_TIMEOUT",
     "EXIT_STATUS_NOTE",
@@ -51,7 +50,6 @@ __all__ = [
     "SIGNAL_NOTE",
     "START_FAILED",
     "TIMEOUT_NOTE",
-    "run_bash",
 ]
 
 # R-TOOL-1: the definition, exactly as SPEC section 20 prints it.

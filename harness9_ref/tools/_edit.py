@@ -56,10 +56,6 @@ __all__ = [
     "WRITE_FILE_TOOL",
     "WROTE_NEW",
     "WROTE_REPLACED",
-    "Plan",
-    "apply",
-    "plan_edit",
-    "plan_write",
     "unified_diff",
 ]
 

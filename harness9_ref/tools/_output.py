@@ -6,7 +6,7 @@ from typing import Final
 
 from ..schema import replace_lone_surrogates
 
-__all__ = ["DEFAULT_OUTPUT_CAP", "TRUNCATED_NOTE", "capped_text", "clean_text", "utf8_prefix"]
+__all__ = ["DEFAULT_OUTPUT_CAP", "TRUNCATED_NOTE"]
 
 DEFAULT_OUTPUT_CAP: Final = 65536  # R-TOOL-4: bytes of a file or of a command's output shown
 TRUNCATED_NOTE: Final = "\n[truncated: showing the first {cap} of {total} bytes]"  # R-TOOL-4

@@ -42,17 +42,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 
-__all__ = [
-    "INTERRUPT_GRACE_SECONDS",
-    "end_groups",
-    "exit_status",
-    "group_alive",
-    "reap",
-    "signal_group",
-    "watch",
-    "watch_pipe",
-    "watchdog_pid",
-]
+__all__ = ["INTERRUPT_GRACE_SECONDS"]
 
 INTERRUPT_GRACE_SECONDS: Final = 1.0  # R-INT-1: SIGTERM, then SIGKILL this much later
 _POLL_SECONDS: Final = 0.02  # how often a group is looked at during the grace

@@ -18,7 +18,7 @@ import os
 import stat
 from typing import Final
 
-from ..memory import format_token_count
+from ..memory.context import size_text
 from ..schema import ToolDefinition
 from ._output import capped_text
 from ._walk import Where, open_file
@@ -30,15 +30,9 @@ __all__ = [
     "IS_A_DIRECTORY",
     "NOT_A_REGULAR_FILE",
     "NO_SUCH_FILE",
-    "OPEN_FLAGS",
     "READ_FAILED",
     "READ_FILE_TOOL",
-    "confine",
     "is_text",
-    "locate",
-    "read_file",
-    "size_text",
-    "within",
 ]
 
 # R-TOOL-1: the definition, exactly as SPEC section 20 prints it.
@@ -132,13 +126,6 @@ def is_text(block: bytes) -> bool:
     except UnicodeDecodeError as exc:  # the first invalid sequence: text only if it is the split end
         return exc.end == len(block) and exc.reason == _CUT_SHORT
     return True
-
-
-def size_text(size: int) -> str:
-    """A size in bytes for people (R-TOOL-9): R-FMT's figure, a space, the unit: ``100.2 KB``."""
-    figure = format_token_count(size)
-    unit = figure[-1] if figure[-1:] in ("K", "M") else ""
-    return f"{figure.removesuffix(unit)} {unit}B"
 
 
 def _reason(exc: OSError) -> str:

@@ -18,9 +18,8 @@ from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Final
 
-from ..schema import ToolDefinition
+from ..schema import INVALID_ARGUMENTS, TOOL_FAILED, UNKNOWN_TOOL, ArgumentsError, ToolDefinition, parse_object, required_string
 from ._approval import CHANGE_DECLINED, DECLINED, Approve, FileChange, Refusal
-from ._arguments import INVALID_ARGUMENTS, ArgumentsError, parse_object, required_string
 from ._bash import BASH_TOOL, DEFAULT_BASH_TIMEOUT, run_bash
 from ._edit import EDIT_FILE_TOOL, WRITE_FILE_TOOL, Plan, apply, plan_edit, plan_write
 from ._output import DEFAULT_OUTPUT_CAP, clean_text
@@ -37,10 +36,7 @@ from ._rules import (
     rules_directory,
 )
 
-__all__ = ["TOOL_FAILED", "UNKNOWN_TOOL", "Registry"]  # gets re-exported
-
-UNKNOWN_TOOL: Final = 'error: unknown tool "{name}"'  # R-TOOL-2
-TOOL_FAILED: Final = "error: {message}"  # R-TOOL-7: any failure not named by a more specific text
+__all__ = ["Registry"]
 
 _log = logging.getLogger(__name__)  # R-APPR-9: an unusable allow file is a warning
 

@@ -25,8 +25,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import ClassVar, Final
 
-from .._errors import Harness9Error, Said
+from .._harness9_error import Harness9Error
 from ..schema.strict_json import JSONError, loads
+from ..text import TableSaid
 
 __all__ = [
     "ALLOW_FILE",
@@ -236,7 +237,7 @@ def rules_directory(workdir: str | os.PathLike[str]) -> str:
 
 
 def _unusable(path: Path, reason: str) -> AllowFileError:
-    return AllowFileError(Said("err_allow_unusable", path=path, reason=reason))  # R-LANG-3
+    return AllowFileError(TableSaid("err_allow_unusable", path=path, reason=reason))  # R-LANG-3
 
 
 def _parse(path: Path, text: str) -> dict[str, list[Rule]]:

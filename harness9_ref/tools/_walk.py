@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from .._errors import Harness9Error
+from .._harness9_error import Harness9Error
 
 __all__ = ["DIR_FLAGS", "Identity", "LinkOnPath", "Replaced", "Where", "identity", "open_at", "open_file", "open_folder"]
 

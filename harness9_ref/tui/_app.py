@@ -20,7 +20,6 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from .._errors import in_language
 from ..engine import (
     CANCELLED,
     DEFAULT_SYSTEM_PROMPT,
@@ -42,7 +41,7 @@ from ..engine import (
     WorkerItem,
     one_line,
 )
-from ..memory import SessionError, SessionNotFound
+from ..memory.storage import SessionError, SessionNotFound
 from ..text import (
     COMPACT_COMMAND,
     CONTEXT_COMMAND,
@@ -60,6 +59,7 @@ from ..text import (
     compaction_notice,
     error_line,
     history_lines,
+    in_language,
     instruction_warning_line,
     not_saved_notice,
     retry_notice,
@@ -93,10 +93,10 @@ from ._status import Segment, StatusState, model_label, render_status
 
 if TYPE_CHECKING:
     from ..engine import AgentEngine, ProjectInstructions
-    from ..memory import Manager, Session
+    from ..memory.storage import Manager, Session
     from ..schema import ToolDefinition
 
-__all__ = ["App", "QueueItem"]  # gets re-exported
+__all__ = ["App", "QueueItem"]
 
 QueueItem = WorkerItem | PaneLine | ApprovalRequest
 """What reaches the UI thread: engine events, RUN_FINISHED, a line to show (a log warning), or

@@ -27,11 +27,10 @@ from ..engine import one_line
 from ..text import DEFAULT_LANG, char_cells, strings_for
 from ..tools import AllowRule, FileChange, Rule, command_lines, rule_text, visible
 
-__all__ = [  # gets re-exported
+__all__ = [
     "DIFF_PANE_LINES",
     "GUTTER",
     "AllowKey",
-    "Answer",
     "ApprovalRequest",
     "Approver",
     "KeyAnswer",

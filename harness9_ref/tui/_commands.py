@@ -7,7 +7,7 @@ from typing import Final, Literal, NamedTuple
 
 from ..text import COMMANDS, COMPACT_COMMAND, DEFAULT_LANG, SEARCH_COMMAND, strings_for
 
-__all__ = [  # gets re-exported
+__all__ = [
     "HELP_KEYS",
     "Input",
     "InputKind",

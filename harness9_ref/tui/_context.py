@@ -18,14 +18,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..memory import Session, estimate_tokens, estimate_tool_tokens
+from ..memory.context import estimate_tokens, estimate_tool_tokens
+from ..memory.storage import Session
 from ..schema import ROLE_SYSTEM, Message, ToolDefinition
 from ..text import context_lines
 
 if TYPE_CHECKING:
     from ..engine import AgentEngine, ProjectInstructions
 
-__all__ = ["context_estimate", "context_view", "session_context"]  # gets re-exported
+__all__ = ["context_estimate", "context_view", "session_context"]
 
 
 def context_estimate(system: str, stored: Sequence[Message], tools: Sequence[ToolDefinition]) -> int:

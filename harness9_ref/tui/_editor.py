@@ -15,7 +15,7 @@ from typing import Final, NamedTuple
 from ..text import char_cells
 from ._commands import command_candidates, complete_command
 
-__all__ = ["InputView", "LineEditor", "paste_text"]  # gets re-exported
+__all__ = ["InputView", "LineEditor", "paste_text"]
 
 _KEPT_CONTROLS: Final = ("\n", "\t")
 

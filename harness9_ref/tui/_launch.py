@@ -12,28 +12,17 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, ClassVar, Final
+from typing import TYPE_CHECKING, Final
 
-from .._errors import Harness9Error, Said
+from ..text import TableSaid
+from ._screen_error import ScreenError, TuiUnavailable
 
 if TYPE_CHECKING:
     from ._app import App
 
-__all__ = ["ScreenError", "TuiUnavailable", "prepare_tui", "run_tui"]  # gets re-exported
+__all__ = ["prepare_tui", "run_tui"]
 
 _CURSES_MODULES: Final = ("curses", "_curses")
-
-
-class ScreenError(Harness9Error, RuntimeError):
-    """The terminal UI cannot start: no terminal, or one curses cannot drive."""
-
-    code: ClassVar[str] = "screen_error"
-
-
-class TuiUnavailable(ScreenError):
-    """This Python has no curses module (R-TUI-13)."""
-
-    code: ClassVar[str] = "tui_unavailable"
 
 
 def prepare_tui() -> Callable[[App], None]:
@@ -49,10 +38,10 @@ def prepare_tui() -> Callable[[App], None]:
         screen = importlib.import_module("harness9_ref.tui._screen")
     except ImportError as exc:
         if exc.name in _CURSES_MODULES:
-            raise TuiUnavailable(Said("cli_no_curses")) from None  # R-TUI-13, R-LANG-3
+            raise TuiUnavailable(TableSaid("cli_no_curses")) from None  # R-TUI-13, R-LANG-3
         raise
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        raise ScreenError(Said("cli_no_terminal"))
+        raise ScreenError(TableSaid("cli_no_terminal"))
     run: Callable[[App], None] = screen.run_screen
     return run
 

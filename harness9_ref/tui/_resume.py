@@ -19,13 +19,7 @@ from typing import Any, Final, Literal
 
 from ..text import DEFAULT_LANG, LIST_ITEM, LIST_TITLE, PAGE_SIZE, strings_for
 
-__all__ = [  # gets re-exported
-    "Choice",
-    "ListedSession",
-    "format_age",
-    "listing_lines",
-    "parse_listing_choice",
-]
+__all__ = ["Choice", "ListedSession", "format_age", "listing_lines", "parse_listing_choice"]
 
 ListedSession = Mapping[str, Any] | Any
 """A ``SessionSummary`` or ``SearchHit`` (R-FIND-3, R-SRCH-1), or its JSON object with at least

@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..memory import make_title
+from ..memory.storage import make_title
 from ..schema import ROLE_USER, Message
 from ..text import DEFAULT_LANG, PAGE_SIZE, REWIND_ITEM, strings_for
 from ._resume import Choice, parse_listing_choice
 
-__all__ = ["Prompt", "Rewind", "rewind_lines", "session_prompts"]  # gets re-exported
+__all__ = ["Prompt", "Rewind", "rewind_lines", "session_prompts"]
 
 # The prompt after a page names only the page keys that work there: (previous page?, next page?).
 _PROMPTS = {

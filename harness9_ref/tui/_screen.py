@@ -27,11 +27,10 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Final
 
-from .._errors import Said
-from ..text import COLOUR_HIGH, COLOUR_OK, COLOUR_WARN, LineKind, cut_cells
+from ..text import COLOUR_HIGH, COLOUR_OK, COLOUR_WARN, LineKind, TableSaid, cut_cells
 from ._app import App
 from ._keys import ALT_ENTER, ANSWER_GRACE, ESCAPE, Decoded, KeyDecoder, Paste
-from ._launch import ScreenError
+from ._screen_error import ScreenError
 
 __all__ = ["run_screen"]
 
@@ -60,7 +59,7 @@ def run_screen(app: App) -> None:
     try:
         curses.wrapper(_Screen(app).loop)
     except curses.error as exc:
-        raise ScreenError(Said("err_screen", reason=exc)) from None
+        raise ScreenError(TableSaid("err_screen", reason=exc)) from None
 
 
 def _set_locale() -> None:

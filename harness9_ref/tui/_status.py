@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..memory import format_token_count
+from ..memory.context import format_token_count
+from ..offline import OFFLINE_PROVIDER
 from ..provider import is_official_endpoint, server_name
 from ..text import (
     COLOUR_HIGH,
@@ -29,13 +30,12 @@ from ..text import (
     strings_for,
 )
 
-__all__ = ["OFFLINE_LABEL", "Segment", "StatusState", "ctx_colour", "model_label", "render_status"]  # gets re-exported
+__all__ = ["OFFLINE_LABEL", "Segment", "StatusState", "ctx_colour", "model_label", "render_status"]
 
 Segment = tuple[str, int | None]
 """A piece of the status bar: its text and its ANSI 256-colour number, or None (default colour)."""
 
 
-OFFLINE_PROVIDER: Final = "offline"  # R-CLI-9
 OFFLINE_LABEL: Final = OFFLINE_PROVIDER  # R-TUI-25: the offline provider sends no model
 MODEL_LABEL: Final = "{provider}:{model}"  # R-TUI-25: the same in both languages
 SERVER_LABEL: Final = "{label}@{server}"  # R-TUI-26: on a base URL other than the official endpoint

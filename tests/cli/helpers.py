@@ -19,7 +19,7 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import IO, Final, TypeVar
 
-from harness9_ref.memory import Manager
+from harness9_ref.memory.storage import Manager
 from tests.fakes import Clock, assistant, user
 
 ROOT: Final = Path(__file__).resolve().parents[2]

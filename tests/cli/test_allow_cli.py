@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from harness9_ref.cli import ALLOW_FILE_UNUSABLE, NOT_RUN_LINE
+from harness9_ref.text import STRINGS
 from harness9_ref.tools import AllowRules, rules_directory
-from harness9_ref.tui import STRINGS
 from tests.cli.helpers import cli, one_error
 
 OFFLINE = ["--provider", "offline"]

@@ -19,7 +19,7 @@ import pytest
 
 from harness9_ref import __version__
 from harness9_ref.cli import offline_notice
-from harness9_ref.memory import Manager
+from harness9_ref.memory.storage import Manager
 from harness9_ref.tools import INTERRUPTED_NOTE
 from tests.cli.helpers import ROOT, SESSION, cli, session_of
 

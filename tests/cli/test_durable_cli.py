@@ -30,7 +30,7 @@ from typing import Final
 import pytest
 
 from harness9_ref.engine import PARTIAL_MARKER
-from harness9_ref.memory import Manager
+from harness9_ref.memory.storage import Manager
 from tests.cli.helpers import EXCEPTION_NAME, cli, serving, session_of
 
 PROMPT: Final = "explain the build"

@@ -12,7 +12,7 @@ from typing import Final
 
 import pytest
 
-from harness9_ref.memory import is_session_id
+from harness9_ref.memory.storage import is_session_id
 from tests.cli.helpers import cli, seed, stored
 from tests.cli.test_durable_cli import _read_only
 

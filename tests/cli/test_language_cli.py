@@ -14,7 +14,7 @@ from typing import Final
 
 import pytest
 
-from harness9_ref.memory import InvalidArgument, Manager
+from harness9_ref.memory.storage import InvalidArgument, Manager
 from harness9_ref.text import STRINGS
 
 from .helpers import cli, environment, seed

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from harness9_ref.cli import main
-from harness9_ref.memory import RECALL_NOTE, REQUESTS_HEADER, SUMMARY_RECALL, Manager, message_anchor
+from harness9_ref.memory.context import RECALL_NOTE, REQUESTS_HEADER, SUMMARY_RECALL
+from harness9_ref.memory.storage import Manager, message_anchor
 from tests.cli.helpers import ROOT, cli, session_of
 from tests.strict_api import StrictAPI
 

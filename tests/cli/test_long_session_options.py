@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 
 from harness9_ref.cli import (
-    DEFAULT_COMPACT_AT,
     ENV_COMPACT_AT,
     UsageError,
     parse_args,
     parse_compact_at,
     resolve_settings,
 )
+from harness9_ref.engine import DEFAULT_COMPACT_AT
 from tests.cli.helpers import cli, session_of
 
 

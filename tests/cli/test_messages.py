@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from harness9_ref.cli import _agent, main, run_prompt
-from harness9_ref.cli._run import without_type_name
 from harness9_ref.engine import AgentEngine
 from harness9_ref.testing import ScriptedProvider
+from harness9_ref.text import without_type_name
 from harness9_ref.tools import Registry
 
 

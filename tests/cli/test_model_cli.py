@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness9_ref.memory import Manager
+from harness9_ref.memory.storage import Manager
 from tests.cli.helpers import cli, environment, session_of
 from tests.strict_api import StrictAPI
 

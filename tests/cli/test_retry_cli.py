@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from harness9_ref.memory import Manager
+from harness9_ref.memory.storage import Manager
 from tests.cli.helpers import cli, serving, session_of
 
 ANSWER = {

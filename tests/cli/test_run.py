@@ -1,4 +1,4 @@
-"""``run PROMPT`` in process (harness9_ref/cli/_run.py; SPEC R-CLI-7)."""
+"""``run PROMPT`` in process (harness9_ref/cli/_run_prompt.py; SPEC R-CLI-7)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 from harness9_ref.cli import run_prompt
 from harness9_ref.engine import AgentEngine
-from harness9_ref.memory import MemorySession
+from harness9_ref.memory.storage import MemorySession
 from harness9_ref.offline import OfflineProvider
 from harness9_ref.testing import Failure, ScriptedProvider
 from harness9_ref.tools import Registry

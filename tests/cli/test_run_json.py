@@ -24,9 +24,9 @@ from typing import Any
 import pytest
 
 from harness9_ref.cli import NOT_RUN_LINE, run_prompt
-from harness9_ref.cli._run import RunItem
+from harness9_ref.cli._run_prompt import RunItem
 from harness9_ref.engine import AgentEngine, RunFinished
-from harness9_ref.memory import MemorySession
+from harness9_ref.memory.storage import MemorySession
 from harness9_ref.offline import OfflineProvider
 from harness9_ref.schema import strict_json
 from harness9_ref.testing import ScriptedProvider

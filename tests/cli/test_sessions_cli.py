@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from harness9_ref.cli import NO_INDEX_NOTICE, NO_MATCH_LINE, main
-from harness9_ref.memory import NOT_OURS, Manager
+from harness9_ref.memory.storage import NOT_OURS, Manager
 from tests.cli.helpers import cli, one_error, seed, session_of, stored
 
 A1 = "aaaa1111-0000-4000-8000-000000000001"

@@ -7,10 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness9_ref import in_language
 from harness9_ref.cli import (
     DEFAULT_MODEL,
-    DEFAULT_TIMEOUT,
     LOCAL_TIMEOUT,
     MAX_TIMEOUT,
     OFFLINE_NOTICE,
@@ -28,9 +26,10 @@ from harness9_ref.cli import (
     resolve_settings,
 )
 from harness9_ref.engine import RetryingSummarizer
-from harness9_ref.memory import MemorySession
+from harness9_ref.memory.storage import MemorySession
 from harness9_ref.offline import OfflineProvider
-from harness9_ref.provider import AnthropicProvider, OpenAIProvider
+from harness9_ref.provider import DEFAULT_TIMEOUT, AnthropicProvider, OpenAIProvider
+from harness9_ref.text import in_language
 from harness9_ref.tools import Registry
 
 

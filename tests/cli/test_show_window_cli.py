@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness9_ref.memory import ContextState, Manager
+from harness9_ref.memory.storage import ContextState, Manager
 from harness9_ref.schema import Message
 from tests.cli.helpers import cli, environment
 

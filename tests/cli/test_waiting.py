@@ -1,4 +1,4 @@
-"""Run mode's waiting lines, in process (harness9_ref/cli/_run.py; SPEC R-CLI-23).
+"""Run mode's waiting lines, in process (harness9_ref/cli/_run_prompt.py; SPEC R-CLI-23).
 
 ``_WaitLines`` is ticked by hand on a settable clock, writing to a stream that is or is not a
 terminal; ``run_prompt`` runs a real engine whose provider pauses for real, with the notice
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-import harness9_ref.cli._run as run_module
+import harness9_ref.cli._run_prompt as run_module
 from harness9_ref.cli import WAIT_NOTICE_SECONDS, WAIT_REPEAT_SECONDS, run_prompt
-from harness9_ref.cli._run import _WaitLines
+from harness9_ref.cli._run_prompt import _WaitLines
 from harness9_ref.engine import AgentEngine, Event, EventType, ModelWait, TokenUpdateData
 from harness9_ref.schema import CHUNK_DONE, CHUNK_TEXT, Message, StreamChunk, ToolDefinition
 from harness9_ref.tools import Registry

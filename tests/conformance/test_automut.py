@@ -108,7 +108,7 @@ def test_sampling_is_deterministic_by_seed_and_keeps_file_order() -> None:
 
 def test_module_selection_leaves_out_the_ui_the_command_line_and_test_helpers() -> None:
     assert _selected("memory/context/_tokens.py", None)
-    assert not _selected("tui/_app.py", None) and not _selected("cli/_run.py", ["*"])
+    assert not _selected("tui/_app.py", None) and not _selected("cli/_run_prompt.py", ["*"])
     assert not _selected("testing.py", None)
     assert _selected("provider/openai/_stream.py", ["provider"])
     assert _selected("provider/openai/_stream.py", ["provider/openai/*"])

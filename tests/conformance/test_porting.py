@@ -18,7 +18,7 @@ from conformance.porting import _identity, _wording
 from conformance.porting._porting import case_pins, read_declarations
 from conformance.runner._backends import case_backends
 from conformance.runner._results import SuiteResult
-from harness9_ref import memory
+from harness9_ref.memory import context as memory_context
 from tests.reference import suite_cases
 
 from .toy import FAKES, case_data, write_json
@@ -44,12 +44,12 @@ def pinned(case_id: str) -> bool:
 
 
 def test_spec_texts_equal_the_reference_constants() -> None:
-    assert _wording.SUMMARY_SYSTEM_PROMPT == memory.SUMMARY_SYSTEM_PROMPT
-    assert _wording.SUMMARY_FIRST_PROMPT == memory.SUMMARY_FIRST_PROMPT
-    assert _wording.SUMMARY_INCREMENTAL_PROMPT == memory.SUMMARY_INCREMENTAL_PROMPT
-    assert _wording.SUMMARY_MARKER == memory.SUMMARY_MARKER
-    assert _wording.STUB_TEXT == memory.STUB_TEXT
-    assert _wording.SUMMARY_FOCUS == memory.SUMMARY_FOCUS
+    assert _wording.SUMMARY_SYSTEM_PROMPT == memory_context.SUMMARY_SYSTEM_PROMPT
+    assert _wording.SUMMARY_FIRST_PROMPT == memory_context.SUMMARY_FIRST_PROMPT
+    assert _wording.SUMMARY_INCREMENTAL_PROMPT == memory_context.SUMMARY_INCREMENTAL_PROMPT
+    assert _wording.SUMMARY_MARKER == memory_context.SUMMARY_MARKER
+    assert _wording.STUB_TEXT == memory_context.STUB_TEXT
+    assert _wording.SUMMARY_FOCUS == memory_context.SUMMARY_FOCUS
 
 
 def test_every_pinned_text_is_pinned_by_a_case() -> None:

@@ -29,7 +29,7 @@ from harness9_ref.engine import (
     RetryPolicy,
     SaveAsItGoes,
 )
-from harness9_ref.memory import Manager, MemorySession, SessionNotFound
+from harness9_ref.memory.storage import Manager, MemorySession, SessionNotFound
 from harness9_ref.provider import RateLimitError
 from harness9_ref.schema import CHUNK_DONE, CHUNK_ERROR, CHUNK_TEXT, Message, StreamChunk, ToolCall, ToolDefinition, Usage
 from harness9_ref.testing import Failure, Reply, ScriptedProvider, ScriptedRegistry
@@ -641,7 +641,7 @@ def test_a_cancel_while_a_tool_runs_lets_it_finish_and_stops_before_the_next_pro
 
 
 def test_a_real_summarization_compactor_compacts_each_turn_and_the_session_keeps_everything() -> None:
-    from harness9_ref.memory import SUMMARY_MARKER, SummarizationCompactor
+    from harness9_ref.memory.context import SUMMARY_MARKER, SummarizationCompactor
 
     session = MemorySession()
     session.add_messages([user("old " * 100), assistant("old answer " * 40)] * 5)
@@ -660,7 +660,7 @@ def test_a_real_summarization_compactor_compacts_each_turn_and_the_session_keeps
 
 
 def test_a_real_token_budget_compactor_sends_the_newest_messages() -> None:
-    from harness9_ref.memory import TokenBudgetCompactor
+    from harness9_ref.memory.context import TokenBudgetCompactor
 
     session = MemorySession()
     session.add_messages([user(f"message {i} " + "x" * 400) for i in range(20)])

@@ -25,7 +25,7 @@ from harness9_ref.engine import (
     load_instructions,
     read_instruction_file,
 )
-from harness9_ref.memory import MemorySession
+from harness9_ref.memory.storage import MemorySession
 from harness9_ref.schema import ROLE_SYSTEM
 from harness9_ref.testing import ScriptedProvider, ScriptedRegistry, steps_from_json
 

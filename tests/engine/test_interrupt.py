@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from harness9_ref.engine import AgentEngine, Event, EventType
-from harness9_ref.memory import MemorySession
+from harness9_ref.memory.storage import MemorySession
 from harness9_ref.provider import OpenAIProvider
 from harness9_ref.schema import ToolCall
 from harness9_ref.testing import Reply, ScriptedProvider

@@ -27,16 +27,13 @@ from harness9_ref.engine import (
     SummarizingCompactor,
     TokenUpdateData,
 )
-from harness9_ref.memory import (
+from harness9_ref.memory.context import (
     SUMMARY_SYSTEM_PROMPT,
-    Checkpoint,
-    Manager,
-    MemorySession,
     TokenBudgetCompactor,
     estimate_tool_tokens,
-    message_anchor,
     new_summarization_compactor,
 )
+from harness9_ref.memory.storage import Checkpoint, Manager, MemorySession, message_anchor
 from harness9_ref.offline import OfflineProvider
 from harness9_ref.provider import ContextLengthExceeded
 from harness9_ref.schema import CHUNK_ERROR, Message, StreamChunk, ToolDefinition, Usage

@@ -21,7 +21,8 @@ from harness9_ref.engine import (
     retry_delay,
     should_retry,
 )
-from harness9_ref.memory import MemorySession, SummarizationCompactor, new_summarization_compactor
+from harness9_ref.memory.context import SummarizationCompactor, new_summarization_compactor
+from harness9_ref.memory.storage import MemorySession
 from harness9_ref.schema import Message
 from harness9_ref.testing import Failure, ScriptedProvider, ScriptedRegistry
 

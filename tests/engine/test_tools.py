@@ -29,7 +29,7 @@ from harness9_ref.engine import (
     run_engine_tool,
     write_todos,
 )
-from harness9_ref.memory import Manager, MemorySession, SessionDatabaseError
+from harness9_ref.memory.storage import Manager, MemorySession, SessionDatabaseError
 from harness9_ref.planning import PLAN_HEADER, TodoItem, plan_block
 from harness9_ref.schema import Message, ToolCall
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness9_ref.memory import Manager, MemorySession, StatefulSession
+from harness9_ref.memory.storage import Manager, MemorySession, StatefulSession
 from tests.fakes import Clock
 from tests.memory.helpers import Database
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from harness9_ref.memory import Checkpoint, ContextState, Manager
+from harness9_ref.memory.storage import Checkpoint, ContextState, Manager
 from harness9_ref.planning import TodoItem
 from harness9_ref.schema import Message, ToolCall
 from tests.fakes import START, Clock, user

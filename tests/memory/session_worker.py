@@ -40,7 +40,7 @@ from contextlib import ExitStack
 from typing import NamedTuple
 
 import harness9_ref.memory.storage._sqlite_db
-from harness9_ref.memory import Manager, Session
+from harness9_ref.memory.storage import Manager, Session
 from harness9_ref.schema import ROLE_ASSISTANT, ROLE_USER, Message, ToolCall
 
 __all__ = ["APPEND_LARGEST", "MAX_BATCH", "Part", "batch_messages", "batch_size", "main", "split_batches"]

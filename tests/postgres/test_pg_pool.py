@@ -13,10 +13,10 @@ import time
 
 import pytest
 
-from harness9_ref import in_language
-from harness9_ref.memory import Manager, SessionDatabaseError
+from harness9_ref.memory.storage import Manager, SessionDatabaseError
 from harness9_ref.memory.storage._pg_db import POOL_SIZE, POOL_TIMEOUT_S, PgDatabase
 from harness9_ref.schema import Message
+from harness9_ref.text import in_language
 
 THREADS = 6  # more threads than connections, so calls wait in line
 SECONDS = 3.0

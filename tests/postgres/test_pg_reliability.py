@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from harness9_ref.memory import Manager, SessionDatabaseError
+from harness9_ref.memory.storage import Manager, SessionDatabaseError
 from harness9_ref.memory.storage._pg_db import redact_url
 from harness9_ref.memory.storage._pg_dialect import PostgresStore
 from harness9_ref.schema import Message
@@ -42,7 +42,7 @@ BATCHES = 40
 
 def test_two_managers_in_two_processes_see_each_others_sessions_at_once(pg_url: str) -> None:
     child = (
-        "import sys\nfrom harness9_ref.memory import Manager\nfrom harness9_ref.schema import Message\n"
+        "import sys\nfrom harness9_ref.memory.storage import Manager\nfrom harness9_ref.schema import Message\n"
         "with Manager(sys.argv[1]) as m:\n"
         "    s = m.new_session(); s.add_messages([Message('user', 'from the other host')]); print(s.session_id)\n"
         "    print(sorted(i.id for i in m.list_sessions()))\n"

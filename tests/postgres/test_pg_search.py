@@ -22,7 +22,7 @@ from urllib.parse import quote
 
 import pytest
 
-from harness9_ref.memory import Manager
+from harness9_ref.memory.storage import Manager
 from harness9_ref.memory.storage._pg_db import POOL_SIZE, PgDatabase
 from harness9_ref.memory.storage._pg_dialect import PostgresStore
 from harness9_ref.memory.storage._pg_search import SCAN_BATCH

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from harness9_ref.memory import (
+from harness9_ref.memory.storage import (
     ContextState,
     Manager,
     SessionDatabaseError,
@@ -80,14 +80,14 @@ def test_connection_errors_are_one_line_without_the_password() -> None:
 def test_without_psycopg_the_error_names_the_extra_and_sqlite_needs_nothing(tmp_path: Path) -> None:
     code = (
         "import sys; sys.modules['psycopg'] = None\n"
-        "from harness9_ref.memory import Manager, SessionDatabaseError\n"
+        "from harness9_ref.memory.storage import Manager, SessionDatabaseError\n"
         f"Manager({str(tmp_path / 'x.db')!r}).close()\n"
         "try:\n    Manager('postgresql://u@h/db')\nexcept SessionDatabaseError as e:\n    print(e)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout == EXTRA_MISSING + "\n"
-    plain = "import sys, harness9_ref.cli, harness9_ref.memory; print('psycopg' in sys.modules)"
+    plain = "import sys, harness9_ref.cli, harness9_ref.memory.storage; print('psycopg' in sys.modules)"
     loaded = subprocess.run([sys.executable, "-c", plain], check=False, capture_output=True, text=True, cwd=ROOT)
     assert loaded.stdout == "False\n"
 

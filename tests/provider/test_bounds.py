@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from harness9_ref.engine import PARTIAL_MARKER, AgentEngine, SaveAsItGoes
-from harness9_ref.memory import MemorySession
+from harness9_ref.memory.storage import MemorySession
 from harness9_ref.provider import (
     BODY_MAX_BYTES,
     DEADLINE_FACTOR,

@@ -1,5 +1,5 @@
 """Provider errors: hierarchy, classification, messages and hints
-(harness9_ref/provider/_errors.py, _classify.py; SPEC R-ERR-1 … R-ERR-4, R-ERR-6)."""
+(harness9_ref/provider/_provider_error.py, _classify.py; SPEC R-ERR-1 … R-ERR-4, R-ERR-6)."""
 
 from __future__ import annotations
 

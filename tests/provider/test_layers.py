@@ -19,7 +19,7 @@ def test_importing_the_provider_layer_imports_neither_memory_nor_tools() -> None
         "print(sorted({m.split('.')[1] for m in sys.modules if m.startswith('harness9_ref.')}))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "['_errors', 'provider', 'schema']"  # _errors: the root of every error
+    assert out.strip() == "['_harness9_error', 'provider', 'schema']"  # the root of every error
 
 
 def _private_reach_ins(path: Path) -> list[str]:

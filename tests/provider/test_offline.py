@@ -11,16 +11,16 @@ from typing import Any
 import pytest
 
 from harness9_ref.engine import AgentEngine, EventType, LiteralContext
-from harness9_ref.memory import (
+from harness9_ref.memory.context import (
     SUMMARY_MARKER,
     SUMMARY_SYSTEM_PROMPT,
     SUMMARY_TEMPLATE,
-    MemorySession,
     SummarizationCompactor,
     estimate_tokens,
     estimate_tool_tokens,
     new_summarization_compactor,
 )
+from harness9_ref.memory.storage import MemorySession
 from harness9_ref.offline import OfflineProvider
 from harness9_ref.provider import LLMProvider
 from harness9_ref.schema import CHUNK_DONE, CHUNK_TEXT, Message, ToolCall

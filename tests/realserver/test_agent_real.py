@@ -18,7 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness9_ref.memory import CHARS_PER_TOKEN, Manager
+from harness9_ref.memory.context import CHARS_PER_TOKEN
+from harness9_ref.memory.storage import Manager
 from tests.cli.helpers import ROOT, environment
 from tests.llama_server import MODEL_ALIAS, LlamaServer
 

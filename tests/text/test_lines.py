@@ -6,13 +6,13 @@ import pytest
 
 from harness9_ref.engine import CompactionData, ErrorData
 from harness9_ref.schema import Message, ToolCall
-from harness9_ref.text import run_error
-from harness9_ref.tui import (
+from harness9_ref.text import (
     COMPACTION_NOTICE,
     PaneLine,
     compaction_notice,
     error_line,
     history_lines,
+    run_error,
     tool_call_line,
     tool_result_line,
     user_line,

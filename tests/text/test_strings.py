@@ -11,9 +11,9 @@ import string
 
 import pytest
 
-import harness9_ref.tui as tui
-from harness9_ref.memory import NOT_OURS
-from harness9_ref.tui import LANGS, STRINGS, STRINGS_TABLE, parse_strings, strings_for
+import harness9_ref.text as text_package
+from harness9_ref.memory.storage import NOT_OURS
+from harness9_ref.text import LANGS, STRINGS, STRINGS_TABLE, parse_strings, strings_for
 
 
 def fields(text: str) -> set[str]:
@@ -36,13 +36,13 @@ def test_no_text_starts_or_ends_with_white_space() -> None:
 
 def test_the_earlier_constants_are_the_chinese_texts() -> None:
     zh = STRINGS["zh"]
-    assert zh["compaction_notice"] == tui.COMPACTION_NOTICE
-    assert zh["resume_header"] == tui.RESUME_HEADER and zh["resume_prompt"] == tui.RESUME_PROMPT
-    assert zh["no_sessions"] == tui.NO_SESSIONS and zh["cancelled"] == tui.CANCELLED_NOTICE
-    assert tui.INTERRUPTED_NOTICE == zh["interrupted"] == "已中断"
-    assert tui.UNKNOWN_COMMAND + "/x" == zh["unknown_command"].format(input="/x") == "未知命令：/x"
-    assert tui.ERROR_PREFIX == "错误："
-    assert tui.STATUS_BAR == "[harness9] {model}  workdir: {workdir}  \u2502  session: {session}..."
+    assert zh["compaction_notice"] == text_package.COMPACTION_NOTICE
+    assert zh["resume_header"] == text_package.RESUME_HEADER and zh["resume_prompt"] == text_package.RESUME_PROMPT
+    assert zh["no_sessions"] == text_package.NO_SESSIONS and zh["cancelled"] == text_package.CANCELLED_NOTICE
+    assert text_package.INTERRUPTED_NOTICE == zh["interrupted"] == "已中断"
+    assert text_package.UNKNOWN_COMMAND + "/x" == zh["unknown_command"].format(input="/x") == "未知命令：/x"
+    assert text_package.ERROR_PREFIX == "错误："
+    assert text_package.STATUS_BAR == "[harness9] {model}  workdir: {workdir}  \u2502  session: {session}..."
 
 
 def test_an_unknown_language_is_an_error() -> None:

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness9_ref.memory import format_token_count
+from harness9_ref.memory.context import format_token_count
 from harness9_ref.tools import BINARY_FILE, BINARY_SNIFF_BYTES, Registry
 from harness9_ref.tools._read_file import is_text
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness9_ref.engine import ToolRegistry
-from harness9_ref.memory import estimate_tool_tokens
+from harness9_ref.memory.context import estimate_tool_tokens
 from harness9_ref.tools import BASH_TOOL, EDIT_FILE_TOOL, READ_FILE_TOOL, WRITE_FILE_TOOL, Registry
 
 SPEC = Path(__file__).resolve().parents[2] / "SPEC.md"

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from harness9_ref.memory import Manager
+from harness9_ref.memory.storage import Manager
 
 if TYPE_CHECKING:
     from .test_screen_tmux import Screen

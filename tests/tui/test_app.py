@@ -16,13 +16,15 @@ from pathlib import Path
 import pytest
 
 from harness9_ref.engine import AgentEngine, LiteralContext, LongSession, SaveAsItGoes
-from harness9_ref.memory import Manager, MemorySession, SessionDatabaseError, new_summarization_compactor
+from harness9_ref.memory.context import new_summarization_compactor
+from harness9_ref.memory.storage import Manager, MemorySession, SessionDatabaseError
 from harness9_ref.offline import OfflineProvider
 from harness9_ref.provider import LLMProvider
 from harness9_ref.schema import Message
 from harness9_ref.testing import Failure, ScriptedProvider
+from harness9_ref.text import PaneLine, context_lines
 from harness9_ref.tools import Registry
-from harness9_ref.tui import App, Approver, PaneLine, context_lines, session_context
+from harness9_ref.tui import App, Approver, session_context
 
 WAIT = 10.0
 

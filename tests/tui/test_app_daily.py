@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from harness9_ref.memory import Manager
+from harness9_ref.memory.storage import Manager
 from harness9_ref.schema import Message
+from harness9_ref.text import STRINGS, PaneLine
 from harness9_ref.tools import DECLINED, AllowRule
-from harness9_ref.tui import STRINGS, App, ApprovalRequest, PaneLine, approval_header, help_lines
+from harness9_ref.tui import App, ApprovalRequest, approval_header, help_lines
 
 from .test_app import WAIT, make_app, send, settle, start_figure, texts
 

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from harness9_ref.memory import Manager
+from harness9_ref.memory.storage import Manager
 from harness9_ref.schema import Message
-from harness9_ref.tui import STRINGS, App, error_line, history_lines
+from harness9_ref.text import STRINGS, error_line, history_lines
+from harness9_ref.tui import App
 from harness9_ref.tui._rewind import Prompt, rewind_lines, session_prompts
 
 from .test_app import make_app, send, settle, texts

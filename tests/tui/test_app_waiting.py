@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from harness9_ref.engine import AgentEngine, LiteralContext
-from harness9_ref.memory import Manager
+from harness9_ref.memory.storage import Manager
 from harness9_ref.tools import Registry
 from harness9_ref.tui import App
 from tests.fakes import Clock, HeldBack

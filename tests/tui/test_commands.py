@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness9_ref.tui import COMMANDS, STRINGS, UNKNOWN_COMMAND, Input, classify_input, complete_command, help_lines
+from harness9_ref.text import COMMANDS, STRINGS, UNKNOWN_COMMAND
+from harness9_ref.tui import Input, classify_input, complete_command, help_lines
 
 
 def test_the_command_table() -> None:

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from harness9_ref.memory import SearchHit, SessionSummary
-from harness9_ref.tui import CANCELLED_NOTICE, NO_SESSIONS, PAGE_SIZE, format_age, listing_lines, parse_listing_choice
+from harness9_ref.memory.storage import SearchHit, SessionSummary
+from harness9_ref.text import CANCELLED_NOTICE, NO_SESSIONS, PAGE_SIZE
+from harness9_ref.tui import format_age, listing_lines, parse_listing_choice
 
 NOW = 1779000000
 SEED: list[dict[str, Any]] = [

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 
-from harness9_ref.tui import STRINGS
+from harness9_ref.text import STRINGS
 
 from .test_screen_tmux import Screen, pytestmark, started  # noqa: F401  (pytestmark: skipped without tmux)
 from .test_screen_tmux_daily import answer_question, rows

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from harness9_ref.tui import STRINGS
+from harness9_ref.text import STRINGS
 from tests.local_server import LocalServer
 
 from .test_screen_tmux import HEIGHT, Screen, pytestmark, started  # noqa: F401  (pytestmark: skipped without tmux)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import time
 
-from harness9_ref.memory import Manager
+from harness9_ref.memory.storage import Manager
 from harness9_ref.schema import Message
+from harness9_ref.text import STRINGS
 from harness9_ref.tools import CHANGE_DECLINED, DECLINED
-from harness9_ref.tui import STRINGS, help_lines
+from harness9_ref.tui import help_lines
 
 from .test_screen_tmux import Screen, pytestmark, started  # noqa: F401  (pytestmark: skipped without tmux)
 

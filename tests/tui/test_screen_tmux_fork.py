@@ -7,9 +7,9 @@ database the program wrote.
 
 from __future__ import annotations
 
-from harness9_ref.memory import Manager
+from harness9_ref.memory.storage import Manager
 from harness9_ref.schema import Message
-from harness9_ref.tui import STRINGS
+from harness9_ref.text import STRINGS
 
 from .test_screen_tmux import Screen, pytestmark, started  # noqa: F401  (pytestmark: skipped without tmux)
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from harness9_ref.tui import STRINGS
+from harness9_ref.text import STRINGS
 from harness9_ref.tui._keys import ANSWER_GRACE
 
 from .test_screen_tmux import Screen, pytestmark, started  # noqa: F401  (pytestmark: skipped without tmux)

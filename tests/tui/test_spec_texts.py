@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness9_ref.cli import OFFLINE_NOTICE
-from harness9_ref.tui import (
+from harness9_ref.text import (
     COMPACTION_NOTICE,
     LIST_ITEM,
     LIST_TITLE,
@@ -21,9 +21,8 @@ from harness9_ref.tui import (
     STATUS_CTX_GAP,
     STRINGS,
     compaction_notice,
-    model_label,
-    render_status,
 )
+from harness9_ref.tui import model_label, render_status
 
 SPEC = Path(__file__).resolve().parents[2] / "SPEC.md"
 

@@ -9,104 +9,21 @@ protocol. What is *kept* of a conversation is the other half of memory, ``memory
 nothing here imports it.
 """
 
-from ._carry import (
-    RECALL_NOTE,
-    REQUESTS_HEADER,
-    REQUESTS_MAX_TOKENS,
-    carried_requests,
-    recent_requests,
-    requests_budget,
-    summarizer_part,
-    summary_body,
-)
-from ._clear import CLEAR_EXCLUDED_TOOLS, CLEAR_KEEP_RESULTS, CLEARED_RESULT, clear_below, cleared_placeholder, next_watermark
-from ._compactor import (
-    BUDGET_PERCENT,
-    DEFAULT_MAX_MESSAGES,
-    DEFAULT_MAX_TOKENS,
-    DEFAULT_MIN_TAIL_MESSAGES,
-    Compactor,
-    SlidingWindowCompactor,
-    TokenBudgetCompactor,
-    budget_for_context_window,
-    new_token_budget_compactor,
-)
-from ._repair import STUB_TEXT, repair_orphaned_tool_pairs
-from ._shorten import SHORTEN_KEEP_MIN, SHORTENED_MARKER, shorten_text, shorten_view
-from ._summarize import (
-    REQUEST_SHARE,
-    SUMMARY_FIRST_PROMPT,
-    SUMMARY_FOCUS,
-    SUMMARY_INCREMENTAL_PROMPT,
-    SUMMARY_MARKER,
-    SUMMARY_NOT_SHORTER,
-    SUMMARY_RECALL,
-    SUMMARY_SHARE,
-    SUMMARY_SYSTEM_PROMPT,
-    SUMMARY_TEMPLATE,
-    SUMMARY_TIMEOUT_SECONDS,
-    LimitsReply,
-    SummarizationCompactor,
-    Summarized,
-    Summarizer,
-    cut_to,
-    is_summary,
-    new_summarization_compactor,
-    summary_message,
-)
-from ._tokens import CHARS_PER_TOKEN, estimate_tokens, estimate_tool_tokens, format_token_count
+from . import _carry, _clear, _compactor, _repair, _shorten, _summarize, _tokens
+from ._carry import *
+from ._clear import *
+from ._compactor import *
+from ._repair import *
+from ._shorten import *
+from ._summarize import *
+from ._tokens import *
 
-__all__ = (
-    "BUDGET_PERCENT",
-    "CHARS_PER_TOKEN",
-    "CLEARED_RESULT",
-    "CLEAR_EXCLUDED_TOOLS",
-    "CLEAR_KEEP_RESULTS",
-    "DEFAULT_MAX_MESSAGES",
-    "DEFAULT_MAX_TOKENS",
-    "DEFAULT_MIN_TAIL_MESSAGES",
-    "RECALL_NOTE",
-    "REQUESTS_HEADER",
-    "REQUESTS_MAX_TOKENS",
-    "REQUEST_SHARE",
-    "SHORTENED_MARKER",
-    "SHORTEN_KEEP_MIN",
-    "STUB_TEXT",
-    "SUMMARY_FIRST_PROMPT",
-    "SUMMARY_FOCUS",
-    "SUMMARY_INCREMENTAL_PROMPT",
-    "SUMMARY_MARKER",
-    "SUMMARY_NOT_SHORTER",
-    "SUMMARY_RECALL",
-    "SUMMARY_SHARE",
-    "SUMMARY_SYSTEM_PROMPT",
-    "SUMMARY_TEMPLATE",
-    "SUMMARY_TIMEOUT_SECONDS",
-    "Compactor",
-    "LimitsReply",
-    "SlidingWindowCompactor",
-    "SummarizationCompactor",
-    "Summarized",
-    "Summarizer",
-    "TokenBudgetCompactor",
-    "budget_for_context_window",
-    "carried_requests",
-    "clear_below",
-    "cleared_placeholder",
-    "cut_to",
-    "estimate_tokens",
-    "estimate_tool_tokens",
-    "format_token_count",
-    "is_summary",
-    "new_summarization_compactor",
-    "new_token_budget_compactor",
-    "next_watermark",
-    "recent_requests",
-    "repair_orphaned_tool_pairs",
-    "requests_budget",
-    "shorten_text",
-    "shorten_view",
-    "summarizer_part",
-    "summary_body",
-    "summary_message",
-)
+__all__ = [
+    *_carry.__all__,
+    *_clear.__all__,
+    *_compactor.__all__,
+    *_repair.__all__,
+    *_shorten.__all__,
+    *_summarize.__all__,
+    *_tokens.__all__,
+]

@@ -27,7 +27,6 @@ __all__ = [
     "CLEAR_EXCLUDED_TOOLS",
     "CLEAR_KEEP_RESULTS",
     "clear_below",
-    "clearable",
     "cleared_placeholder",
     "next_watermark",
 ]

@@ -26,14 +26,10 @@ __all__ = [
     "DEFAULT_MAX_MESSAGES",
     "DEFAULT_MAX_TOKENS",
     "DEFAULT_MIN_TAIL_MESSAGES",
-    "MIN_MAX_MESSAGES",
     "Compactor",
     "SlidingWindowCompactor",
     "TokenBudgetCompactor",
     "budget_for_context_window",
-    "effective_max_tokens",
-    "effective_min_tail",
-    "is_compactable",
     "new_token_budget_compactor",
 ]
 

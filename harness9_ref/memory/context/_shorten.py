@@ -15,7 +15,7 @@ from typing import Final
 from ...schema import Message
 from ._tokens import CHARS_PER_TOKEN, message_bytes, utf8_len
 
-__all__ = ["SHORTENED_MARKER", "SHORTEN_KEEP_MIN", "marker_bytes", "shorten_text", "shorten_view"]
+__all__ = ["SHORTENED_MARKER", "SHORTEN_KEEP_MIN", "shorten_text", "shorten_view"]
 
 # R-TRIM-2: what replaces the middle of a shortened text.
 SHORTENED_MARKER: Final = (

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final, Protocol, runtime_checkable
 
-from ..._errors import Harness9Error
+from ..._harness9_error import Harness9Error
 from ...schema import ROLE_SYSTEM, ROLE_USER, Message, ToolDefinition, Usage
 from ._compactor import (
     DEFAULT_MIN_TAIL_MESSAGES,
@@ -40,20 +40,19 @@ __all__ = [
     "SUMMARY_INCREMENTAL_PROMPT",
     "SUMMARY_MARKER",
     "SUMMARY_NOT_SHORTER",
+    "SUMMARY_RECALL",
     "SUMMARY_SHARE",
     "SUMMARY_SYSTEM_PROMPT",
     "SUMMARY_TEMPLATE",
     "SUMMARY_TIMEOUT_SECONDS",
     "LimitsReply",
     "SummarizationCompactor",
-    "Summarized",
     "Summarizer",
-    "SummaryFailed",
+    "SummaryOutcome",
+    "cut_to",
     "is_summary",
     "new_summarization_compactor",
-    "render_transcript",
     "summary_message",
-    "summary_request",
 ]
 
 SUMMARY_MARKER: Final = "[Conversation Summary]"  # R-SUM-6: first line of a summary message
@@ -236,7 +235,7 @@ def _call_with_timeout(summarizer: Summarizer, request: list[Message], timeout: 
 
 
 @dataclass(frozen=True, slots=True)
-class Summarized:
+class SummaryOutcome:
     """What ``SummarizationCompactor.summarize`` did: the view, and the summary when one was made.
 
     ``summary`` is None when the summary failed and ``messages`` is the fallback's view; the
@@ -308,7 +307,7 @@ class SummarizationCompactor:
             return list(msgs)
         return self.summarize(msgs, split).messages
 
-    def summarize(self, msgs: Sequence[Message], split: int, focus: str = "", *, recall: bool = False) -> Summarized:
+    def summarize(self, msgs: Sequence[Message], split: int, focus: str = "", *, recall: bool = False) -> SummaryOutcome:
         """Summarise ``msgs[1:split]`` and keep ``msgs[split:]``, whatever the budget (R-SUM-10, R-SUM-12, R-LONG-5).
 
         ``focus`` is added to every summarizer prompt (R-FOLD-5), then, with ``recall``, the note
@@ -320,8 +319,8 @@ class SummarizationCompactor:
             self._check_shrinks(msgs[1:split], summary)
         except SummaryFailed as exc:
             self._failures.append(str(exc))
-            return Summarized(self.fall_back(msgs), None)
-        return Summarized(repair_orphaned_tool_pairs([msgs[0], summary_message(summary), *msgs[split:]]), summary)
+            return SummaryOutcome(self.fall_back(msgs), None)
+        return SummaryOutcome(repair_orphaned_tool_pairs([msgs[0], summary_message(summary), *msgs[split:]]), summary)
 
     def fit_window(self, window: int) -> None:
         """Make the limits that were set follow a window learned after the compactor was built (R-WIN-6).

@@ -12,15 +12,7 @@ from typing import Final
 
 from ...schema import Message, ToolDefinition, canonical_json
 
-__all__ = [
-    "CHARS_PER_TOKEN",
-    "bytes_to_tokens",
-    "estimate_tokens",
-    "estimate_tool_tokens",
-    "format_token_count",
-    "message_bytes",
-    "utf8_len",
-]
+__all__ = ["CHARS_PER_TOKEN", "estimate_tokens", "estimate_tool_tokens", "format_token_count", "size_text"]
 
 CHARS_PER_TOKEN: Final = 4  # R-TOK-1
 
@@ -81,3 +73,10 @@ def format_token_count(n: int) -> str:
     if k_tenths < 10000:
         return _tenths(k_tenths, "K")
     return _tenths((n + 50000) // 100000, "M")
+
+
+def size_text(size: int) -> str:
+    """A size in bytes for people (R-TOOL-9): R-FMT's figure, a space, the unit: ``100.2 KB``."""
+    figure = format_token_count(size)
+    unit = figure[-1] if figure[-1:] in ("K", "M") else ""
+    return f"{figure.removesuffix(unit)} {unit}B"

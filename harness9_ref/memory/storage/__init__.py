@@ -1,8 +1,7 @@
 """Storage: what of a conversation is kept, and where (SPEC R-SES, R-MGR, R-DB, R-PG, R-FIND, R-SRCH, R-PRUNE, R-CKP).
 
-The ``Session`` protocol (one conversation's messages), ``LongSessionState`` (what long-session mode
-keeps beside them: todos, checkpoint, context state; ``StatefulSession`` is both) and their three
-implementations, each of both: ``MemorySession`` (no I/O), ``SQLiteSession`` (an SQLite file, R-DB) and
+The ``Session`` protocol (messages, todos, checkpoint, context state of one conversation) and its three
+implementations: ``MemorySession`` (no I/O), ``SQLiteSession`` (an SQLite file, R-DB) and
 PostgreSQL's sessions (R-PG), the last two handed out by a ``Manager``, which also finds,
 searches, prunes and copies sessions. Both databases run one session (``_sql_session``) and one
 store (``_sql_store``), each over a dialect that holds only what the two do differently
@@ -12,77 +11,27 @@ opened. This is the half of memory that does I/O; the other half, ``memory.conte
 what the model sees and never imports this one.
 """
 
-from ._checkpoint import Checkpoint, checkpoint_problem, message_anchor
-from ._context_state import WINDOW_MODEL_MAX, WINDOW_SOURCES, ContextState
-from ._find import TITLE_LIMIT, SessionSummary, make_title
-from ._manager import HOME_ENV, CopyResult, Manager, copy_sessions, default_db_path
-from ._prune import PruneResult
-from ._search import SearchHit, make_snippet, matches
-from ._session import (
-    SESSION_ID_PATTERN,
-    AmbiguousSessionId,
-    Clock,
-    CorruptRow,
-    ForeignDatabase,
-    InvalidArgument,
-    InvalidSessionId,
-    LongSessionState,
-    MemorySession,
-    Session,
-    SessionClosed,
-    SessionDatabaseError,
-    SessionError,
-    SessionInfo,
-    SessionNotFound,
-    StatefulSession,
-    UnsupportedSchema,
-    is_session_id,
-    new_session_id,
-)
-from ._sqlite_db import NOT_OURS
-from ._sqlite_dialect import SQLiteSession
-from ._store import POSTGRES_SCHEMES, url_scheme
+from . import _checkpoint, _context_state, _find, _manager, _prune, _search, _session, _sqlite_db, _sqlite_dialect, _store
+from ._checkpoint import *
+from ._context_state import *
+from ._find import *
+from ._manager import *
+from ._prune import *
+from ._search import *
+from ._session import *
+from ._sqlite_db import *
+from ._sqlite_dialect import *
+from ._store import *
 
-__all__ = (
-    "HOME_ENV",
-    "NOT_OURS",
-    "POSTGRES_SCHEMES",
-    "SESSION_ID_PATTERN",
-    "TITLE_LIMIT",
-    "WINDOW_MODEL_MAX",
-    "WINDOW_SOURCES",
-    "AmbiguousSessionId",
-    "Checkpoint",
-    "Clock",
-    "ContextState",
-    "CopyResult",
-    "CorruptRow",
-    "ForeignDatabase",
-    "InvalidArgument",
-    "InvalidSessionId",
-    "LongSessionState",
-    "Manager",
-    "MemorySession",
-    "PruneResult",
-    "SQLiteSession",
-    "SearchHit",
-    "Session",
-    "SessionClosed",
-    "SessionDatabaseError",
-    "SessionError",
-    "SessionInfo",
-    "SessionNotFound",
-    "SessionSummary",
-    "StatefulSession",
-    "UnsupportedSchema",
-    "checkpoint_problem",
-    "copy_sessions",
-    "default_db_path",
-    "is_session_id",
-    "make_snippet",
-    "make_title",
-    "matches",
-    "message_anchor",
-    "new_session_id",
-    "url_scheme",
-)
+__all__ = [
+    *_checkpoint.__all__,
+    *_context_state.__all__,
+    *_find.__all__,
+    *_manager.__all__,
+    *_prune.__all__,
+    *_search.__all__,
+    *_session.__all__,
+    *_sqlite_db.__all__,
+    *_sqlite_dialect.__all__,
+    *_store.__all__,
+]

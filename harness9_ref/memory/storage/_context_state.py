@@ -21,14 +21,7 @@ from typing import Any, Final
 from ...schema import SchemaError, check_keys, check_str
 from ...schema.strict_json import describe
 
-__all__ = [
-    "CONTEXT_STATE_FIELDS",
-    "COUNT_FIELDS",
-    "FIELD_KINDS",
-    "WINDOW_MODEL_MAX",
-    "WINDOW_SOURCES",
-    "ContextState",
-]
+__all__ = ["WINDOW_MODEL_MAX", "WINDOW_SOURCES", "ContextState"]
 
 REQUIRED_FIELDS: Final = ("input_tokens", "estimate", "cleared_below")
 # R-CKP-9: the members after the first three, each optional with its default.

@@ -17,15 +17,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+from typing import Any, Protocol, TypeAlias
 
 from ._find import SessionSummary
 from ._prune import PruneResult
 from ._search import SearchHit
 from ._sql import Statements
-
-if TYPE_CHECKING:
-    from ._sql_session import SqlSession
 
 __all__ = ["Cursor", "Dialect", "DialectDatabase"]
 
@@ -55,8 +52,6 @@ class Dialect(Protocol):
     name: str
     """The path, or the URL without its password: what messages name (R-MGR-9, R-PG-3)."""
     sql: Statements
-    session_type: type[SqlSession]
-    """The class of the sessions handed out, so that each backend's have a name of their own."""
     lock_row: str
     """Appended to ``sql.session_exists`` before a write changes the session (R-PG-7)."""
     lock_source: str

@@ -12,25 +12,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from typing import Any, Final
 
-from ..._errors import Said
+from ..._harness9_error import Said
 from ._index import searchable_text
 from ._session import INT64_MAX, AmbiguousSessionId, InvalidSessionId, SessionNotFound, is_session_id
 from ._sql import SESSION_ORDER
 from ._sql import SQLITE as SQL
 
-__all__ = [
-    "AMBIGUOUS_LISTED",
-    "TITLE_LIMIT",
-    "TITLE_PREFIX",
-    "SessionSummary",
-    "make_title",
-    "parse_session_ref",
-    "recent_sessions",
-    "resolve_session_id",
-    "resolved_prefix",
-    "session_details",
-    "title_from_head",
-]
+__all__ = ["TITLE_LIMIT", "SessionSummary", "make_title"]
 
 TITLE_LIMIT: Final = 60  # R-FIND-3: characters of a title, the ellipsis included
 AMBIGUOUS_LISTED: Final = 10  # R-FIND-1: candidates named in the error

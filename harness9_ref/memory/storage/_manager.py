@@ -30,9 +30,9 @@ from ._session import (
 )
 from ._store import POSTGRES_SCHEMES, Store, url_scheme
 
-__all__ = ["DEFAULT_DB_NAME", "HOME_ENV", "CopyResult", "Manager", "copy_sessions", "default_db_path", "open_store"]
+__all__ = ["DEFAULT_DB_NAME", "DEFAULT_HOME_DIR", "HOME_ENV", "CopyResult", "Manager", "copy_sessions", "default_db_path"]
 
-HOME_ENV: Final = "HARNESS9_HOME"  # R-MGR-1: moves the default database
+HOME_ENV: Final = "HARNESS9_HOME"  # R-MGR-1: moves the default database (the program also reads a leading ~, R-CLI-13)
 DEFAULT_DB_NAME: Final = "sessions.db"
 DEFAULT_HOME_DIR: Final = ".harness9"  # R-MGR-1: ~/.harness9/sessions.db, the document's path
 

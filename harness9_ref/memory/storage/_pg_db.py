@@ -24,7 +24,7 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qsl, urlsplit
 
-from ..._errors import Said
+from ..._harness9_error import Said
 from ._index import searchable_text
 from ._session import SessionClosed, SessionDatabaseError, UnsupportedSchema
 from ._sqlite_db import BUSY_TIMEOUT_MS

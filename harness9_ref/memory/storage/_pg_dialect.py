@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ..._errors import Said
+from ..._harness9_error import Said
 from ._dialect import Cursor
 from ._find import AMBIGUOUS_LISTED, TITLE_PREFIX, SessionSummary, parse_session_ref, resolved_prefix, title_from_head
 from ._index import searchable_text
@@ -44,7 +44,6 @@ class PostgresDialect:
     """What PostgreSQL does its own way (``_dialect.Dialect``); ``db`` is the pool of connections."""
 
     sql = POSTGRES
-    session_type: type[SqlSession] = PostgresSession
     lock_row = " FOR UPDATE"
     lock_source = " FOR SHARE"
     insert_draft = POSTGRES.insert_session + " ON CONFLICT (id) DO NOTHING"
@@ -160,6 +159,8 @@ def _title(cur: Cursor, message_id: int | None) -> str:
 
 class PostgresStore(SqlStore):
     """One PostgreSQL database (R-PG): SqlStore in PostgreSQL's dialect."""
+
+    session_type = PostgresSession
 
     def __init__(self, url: str) -> None:
         super().__init__(PostgresDialect(PgDatabase(url)))

@@ -19,7 +19,7 @@ from ._index import forget_messages
 from ._session import INT64_MIN, InvalidArgument, SessionDatabaseError, is_session_id
 from ._sqlite_db import Database
 
-__all__ = ["PruneResult", "prune", "prune_cutoff", "remove_folders"]
+__all__ = ["PruneResult"]
 
 _OLD: Final = "SELECT id FROM sessions WHERE updated_at < ?"
 

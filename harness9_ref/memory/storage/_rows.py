@@ -16,8 +16,9 @@ model's bytes come back unchanged either way. "Valid JSON" is RFC 8259's grammar
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
+from ..._harness9_error import Harness9Error
 from ...planning import TodoItem
 from ...schema import Message, SchemaError, ToolCall, canonical_json
 from ...schema.strict_json import JSONError, describe, element_spans, loads, members, value_start
@@ -42,8 +43,13 @@ _RAW_FLAG: Final = "arguments_raw"
 _EMPTY_FORMS: Final = ("", "null", "[]")  # R-DB-5: each reads as "no calls"
 
 
-class ColumnDecodeError(ValueError):
-    """The column text does not have the shape R-DB-6 allows; the caller names the row."""
+class ColumnDecodeError(Harness9Error, ValueError):
+    """The column text does not have the shape R-DB-6 allows; the caller names the row.
+
+    A ``Harness9Error`` like every error a caller can catch, and still a ``ValueError``.
+    """
+
+    code: ClassVar[str] = "column_decode_error"
 
 
 def is_json_text(text: str) -> bool:

@@ -14,23 +14,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Final
 
-from ..._errors import Said
+from ..._harness9_error import Said
 from ._find import session_details
 from ._index import candidate_query, searchable_text, watermark
 from ._session import InvalidArgument
 
-__all__ = [
-    "SNIPPET_AFTER",
-    "SNIPPET_BEFORE",
-    "Found",
-    "SearchHit",
-    "collect_matches",
-    "make_snippet",
-    "matches",
-    "rank_hits",
-    "search",
-    "search_terms",
-]
+__all__ = ["SearchHit", "make_snippet", "matches"]
 
 SNIPPET_BEFORE: Final = 30  # R-SRCH-2: characters kept before the first term
 SNIPPET_AFTER: Final = 50  # R-SRCH-2: characters kept after it

@@ -14,19 +14,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any, ClassVar, Final, Protocol, runtime_checkable
 
-from ..._errors import Harness9Error, Said
+from ..._harness9_error import Harness9Error, Said
 from ...planning import TodoItem
 from ...schema import Message, SchemaError
 from ._checkpoint import Checkpoint
 from ._context_state import COUNT_FIELDS, ContextState
 
 __all__ = [
-    "INT64_MAX",
-    "INT64_MIN",
     "SESSION_ID_PATTERN",
     "AmbiguousSessionId",
     "Clock",
     "CorruptRow",
+    "ForeignDatabase",
     "InvalidArgument",
     "InvalidSessionId",
     "LongSessionState",
@@ -39,12 +38,6 @@ __all__ = [
     "SessionNotFound",
     "StatefulSession",
     "UnsupportedSchema",
-    "check_checkpoint",
-    "check_context_state",
-    "check_count",
-    "check_limit",
-    "check_session_id",
-    "check_start",
     "is_session_id",
     "new_session_id",
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import ClassVar
 
 from ._dialect import Cursor, Dialect
 from ._find import SessionSummary
@@ -30,7 +31,13 @@ __all__ = ["SqlStore"]
 
 
 class SqlStore:
-    """One database (R-DB, R-PG) in its dialect; ``db`` is its connection."""
+    """One database (R-DB, R-PG) in its dialect; ``db`` is its connection.
+
+    ``session_type`` is the class of the sessions handed out, so that each backend's have a
+    name of their own.
+    """
+
+    session_type: ClassVar[type[SqlSession]] = SqlSession
 
     def __init__(self, dialect: Dialect) -> None:
         self.dialect = dialect
@@ -43,7 +50,7 @@ class SqlStore:
         return self.dialect.indexed
 
     def _session(self, session_id: str, clock: Clock, draft: bool = False) -> SqlSession:
-        return self.dialect.session_type(self.dialect, session_id, clock, draft=draft)
+        return self.session_type(self.dialect, session_id, clock, draft=draft)
 
     def new_session(self, session_id: str, clock: Clock, draft: bool) -> SqlSession:
         if draft:

@@ -28,7 +28,7 @@ from typing import Final
 from ._index import index_available, index_state, index_tail, install_index, mark_damaged, reconcile_index, watermark
 from ._session import ForeignDatabase, SessionClosed, SessionDatabaseError, UnsupportedSchema
 
-__all__ = ["BUSY_SLICE_MS", "BUSY_TIMEOUT_MS", "FORMAT_VERSION", "NOT_OURS", "SCHEMA", "WRITE_WAIT_S", "Database"]
+__all__ = ["NOT_OURS"]
 
 FORMAT_VERSION: Final = 4  # R-DB-2: PRAGMA user_version of a file in this format
 # R-DB-2: version 3 is this format before the last five columns of context_state (R-CKP-12),

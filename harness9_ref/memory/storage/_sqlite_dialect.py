@@ -23,7 +23,7 @@ from ._sql_session import SqlSession
 from ._sql_store import SqlStore
 from ._sqlite_db import Database
 
-__all__ = ["SQLiteDialect", "SQLiteSession", "SQLiteStore"]
+__all__ = ["SQLiteSession"]
 
 
 class SQLiteSession(SqlSession):
@@ -39,7 +39,6 @@ class SQLiteDialect:
     """What SQLite does its own way (``_dialect.Dialect``); ``db`` is the file's one connection."""
 
     sql = SQLITE
-    session_type: type[SqlSession] = SQLiteSession
     lock_row = ""
     lock_source = ""
     insert_draft = "INSERT OR IGNORE" + SQLITE.insert_session.removeprefix("INSERT")
@@ -117,6 +116,8 @@ class SQLiteDialect:
 
 class SQLiteStore(SqlStore):
     """One SQLite file (R-DB): SqlStore in SQLite's dialect."""
+
+    session_type = SQLiteSession
 
     def __init__(self, path: Path, *, read_only: bool = False) -> None:
         super().__init__(SQLiteDialect(Database(path, read_only=read_only)))

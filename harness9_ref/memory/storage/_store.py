@@ -29,27 +29,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Protocol
 
-from ..._errors import Said
+from ..._harness9_error import Said
 from ._context_state import FIELD_KINDS
 from ._find import SessionSummary
 from ._prune import PruneResult
 from ._search import SearchHit
 from ._session import Clock, CorruptRow, InvalidArgument, SessionDatabaseError, SessionInfo, StatefulSession
 
-__all__ = [
-    "POSTGRES_SCHEMES",
-    "SessionRecord",
-    "Store",
-    "StoredMessage",
-    "StoredState",
-    "fork_length",
-    "record_int",
-    "record_optional_text",
-    "record_state",
-    "record_text",
-    "refuse_existing",
-    "url_scheme",
-]
+__all__ = ["POSTGRES_SCHEMES", "url_scheme"]
 
 POSTGRES_SCHEMES: Final = ("postgresql", "postgres")  # R-PG-1: the two prefixes libpq reads
 _URL_SCHEME: Final = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")

@@ -11,30 +11,9 @@ R-PRV-14, R-PRV-18, R-PRV-24, R-PRV-26, R-USE-4, R-USE-5).
 - ``parse_stream(status, headers, chunks) -> list[StreamChunk]``
 """
 
-from ._request import (
-    API_VERSION,
-    DEFAULT_BASE_URL,
-    PROVIDER,
-    build_count_request,
-    build_request,
-    reserved_output_tokens,
-    tool_input,
-)
-from ._response import parse_count_response, parse_error, parse_response
-from ._stream import EVENT_TYPES, StreamAssembler, parse_stream
+from . import _request, _response, _stream
+from ._request import *
+from ._response import *
+from ._stream import *
 
-__all__ = (
-    "API_VERSION",
-    "DEFAULT_BASE_URL",
-    "EVENT_TYPES",
-    "PROVIDER",
-    "StreamAssembler",
-    "build_count_request",
-    "build_request",
-    "parse_count_response",
-    "parse_error",
-    "parse_response",
-    "parse_stream",
-    "reserved_output_tokens",
-    "tool_input",
-)
+__all__ = [*_request.__all__, *_response.__all__, *_stream.__all__]

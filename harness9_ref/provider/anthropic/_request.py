@@ -20,7 +20,6 @@ from typing import Any, Final
 
 from ...schema import ROLE_ASSISTANT, ROLE_SYSTEM, ROLE_USER, Message, ToolDefinition, strict_json
 from .._endpoint import OFFICIAL_BASE_URLS, request_model
-from .._errors import RequestBuildError
 from .._http import (
     ACCEPT_JSON,
     ACCEPT_STREAM,
@@ -32,8 +31,10 @@ from .._http import (
     strip_base_url,
 )
 from .._limits import get_model_limits
+from .._provider_error import RequestBuildError
 
 __all__ = [
+    "API_VERSION",
     "DEFAULT_BASE_URL",
     "PROVIDER",
     "build_count_request",

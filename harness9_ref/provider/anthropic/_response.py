@@ -14,19 +14,12 @@ from typing import Any, Final
 from ...schema import ROLE_ASSISTANT, Message, ToolCall, Usage
 from ...schema.strict_json import describe, element_spans, member_spans, value_start
 from .._classify import error_from_object, error_from_response
-from .._errors import ProviderError
 from .._parsing import parse_body
+from .._provider_error import ProviderError
 from .._shape import ShapeError, expect_object, expect_str, optional_int
 from ._request import BLOCK_TEXT, BLOCK_TOOL_USE, PROVIDER
 
-__all__ = [
-    "USAGE_FIELDS",
-    "parse_count_response",
-    "parse_error",
-    "parse_response",
-    "read_usage_fields",
-    "usage_from_fields",
-]
+__all__ = ["parse_count_response", "parse_error", "parse_response"]
 
 TYPE_ERROR: Final = "error"  # R-PRV-14: a body or event of this type is an error (R-ERR-3)
 COUNT_FIELD: Final = "input_tokens"  # R-PRV-24: the member of a count's answer

@@ -22,7 +22,7 @@ from .._streaming import stream_chunks
 from ._request import BLOCK_TEXT, BLOCK_TOOL_USE, PROVIDER
 from ._response import parse_error, read_usage_fields, usage_from_fields
 
-__all__ = ["EMPTY_ARGUMENTS", "EVENT_TYPES", "StreamAssembler", "parse_stream"]
+__all__ = ["EVENT_TYPES", "StreamAssembler", "parse_stream"]
 
 EMPTY_ARGUMENTS: Final = "{}"  # R-PRV-18: the arguments of a tool_use block that streamed no partial_json
 DELTA_TEXT: Final = "text_delta"  # R-PRV-18

@@ -9,19 +9,9 @@ R-PRV-17, R-PRV-26, R-USE-2, R-USE-3).
 - ``parse_stream(status, headers, chunks) -> list[StreamChunk]``
 """
 
-from ._request import DEFAULT_BASE_URL, PROVIDER, build_request, reserved_output_tokens
-from ._response import parse_error, parse_response, read_usage
-from ._stream import SSE_DONE, StreamAssembler, parse_stream
+from . import _request, _response, _stream
+from ._request import *
+from ._response import *
+from ._stream import *
 
-__all__ = (
-    "DEFAULT_BASE_URL",
-    "PROVIDER",
-    "SSE_DONE",
-    "StreamAssembler",
-    "build_request",
-    "parse_error",
-    "parse_response",
-    "parse_stream",
-    "read_usage",
-    "reserved_output_tokens",
-)
+__all__ = [*_request.__all__, *_response.__all__, *_stream.__all__]

@@ -11,7 +11,6 @@ from typing import Any, Final
 
 from ...schema import ROLE_ASSISTANT, ROLE_SYSTEM, ROLE_USER, Message, ToolDefinition
 from .._endpoint import OFFICIAL_BASE_URLS, is_official_endpoint, request_model
-from .._errors import RequestBuildError
 from .._http import (
     ACCEPT_JSON,
     ACCEPT_STREAM,
@@ -22,6 +21,7 @@ from .._http import (
     json_body,
     strip_base_url,
 )
+from .._provider_error import RequestBuildError
 
 __all__ = ["DEFAULT_BASE_URL", "PROVIDER", "build_request", "reserved_output_tokens"]
 

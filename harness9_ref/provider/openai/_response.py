@@ -12,12 +12,12 @@ from typing import Any, Final
 from ...schema import ROLE_ASSISTANT, Message, ToolCall, Usage
 from ...schema.strict_json import describe
 from .._classify import error_from_object, error_from_response
-from .._errors import ProviderError
 from .._parsing import parse_body
+from .._provider_error import ProviderError
 from .._shape import ShapeError, expect_object, expect_str, optional_int, optional_list, optional_object, optional_str
 from ._request import PROVIDER, TOOL_TYPE_FUNCTION
 
-__all__ = ["LEGACY_FUNCTION_CALL", "parse_error", "parse_response", "read_usage"]
+__all__ = ["parse_error", "parse_response", "read_usage"]
 
 LEGACY_FUNCTION_CALL: Final = "function_call"  # R-PRV-13: the pre-tools format, refused
 

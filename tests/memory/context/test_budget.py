@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from harness9_ref.memory import (
+from harness9_ref.memory.context import (
     BUDGET_PERCENT,
     DEFAULT_MAX_TOKENS,
     DEFAULT_MIN_TAIL_MESSAGES,

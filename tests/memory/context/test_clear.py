@@ -11,7 +11,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness9_ref.memory import (
+from harness9_ref.memory.context import (
     CLEAR_KEEP_RESULTS,
     REQUESTS_HEADER,
     carried_requests,

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness9_ref.memory import (
+from harness9_ref.memory.context import (
     DEFAULT_MAX_MESSAGES,
     DEFAULT_MAX_TOKENS,
     DEFAULT_MIN_TAIL_MESSAGES,

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from harness9_ref.memory import STUB_TEXT, repair_orphaned_tool_pairs
+from harness9_ref.memory.context import STUB_TEXT, repair_orphaned_tool_pairs
 from harness9_ref.schema import Message
 from tests import literal_seed
 from tests.fakes import assistant, call, result, stub, system, user

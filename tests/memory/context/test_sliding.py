@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from harness9_ref.memory import DEFAULT_MAX_MESSAGES, Compactor, SlidingWindowCompactor
+from harness9_ref.memory.context import DEFAULT_MAX_MESSAGES, Compactor, SlidingWindowCompactor
 from harness9_ref.schema import Message
 from tests import literal_seed
 from tests.fakes import assistant, call, result, stub, system, user

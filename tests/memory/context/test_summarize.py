@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import pytest
 
 from harness9_ref.engine import RetryingSummarizer, RetryPolicy
-from harness9_ref.memory import (
+from harness9_ref.memory.context import (
     SUMMARY_FIRST_PROMPT,
     SUMMARY_INCREMENTAL_PROMPT,
     SUMMARY_MARKER,

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from harness9_ref.memory import CHARS_PER_TOKEN, estimate_tokens, estimate_tool_tokens, format_token_count
+from harness9_ref.memory.context import CHARS_PER_TOKEN, estimate_tokens, estimate_tool_tokens, format_token_count
 from harness9_ref.schema import Message, ToolDefinition
 from tests.fakes import assistant, call, result, system, user
 

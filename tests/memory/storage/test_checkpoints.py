@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from harness9_ref.memory import (
+from harness9_ref.memory.storage import (
     Checkpoint,
     CorruptRow,
     Manager,

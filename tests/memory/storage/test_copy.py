@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness9_ref.memory import Manager, SessionDatabaseError, copy_sessions
+from harness9_ref.memory.storage import Manager, SessionDatabaseError, copy_sessions
 from harness9_ref.schema import Message
 from tests.memory.helpers import ODD, Database, fill, snapshot
 

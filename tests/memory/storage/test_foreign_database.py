@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness9_ref.memory import NOT_OURS, ForeignDatabase, Manager, UnsupportedSchema
+from harness9_ref.memory.storage import NOT_OURS, ForeignDatabase, Manager, UnsupportedSchema
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "sessions"
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from harness9_ref.memory import (
+from harness9_ref.memory.storage import (
     InvalidArgument,
     InvalidSessionId,
     Manager,

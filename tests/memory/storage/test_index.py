@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness9_ref.memory import Manager, UnsupportedSchema
+from harness9_ref.memory.storage import Manager, UnsupportedSchema
 from tests.fakes import user
 from tests.memory.helpers import raw
 from tests.memory.storage.test_search import hits, scan

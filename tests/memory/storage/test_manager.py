@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from harness9_ref.memory import (
+from harness9_ref.memory.storage import (
     HOME_ENV,
     Checkpoint,
     InvalidSessionId,

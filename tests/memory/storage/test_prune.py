@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from harness9_ref.memory import InvalidArgument, Manager, PruneResult, SessionDatabaseError, SessionNotFound
+from harness9_ref.memory.storage import InvalidArgument, Manager, PruneResult, SessionDatabaseError, SessionNotFound
 from harness9_ref.planning import TodoItem
 from tests.fakes import user
 from tests.memory.helpers import START, Clock, raw

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness9_ref.memory import ForeignDatabase, Manager, SessionDatabaseError, UnsupportedSchema
+from harness9_ref.memory.storage import ForeignDatabase, Manager, SessionDatabaseError, UnsupportedSchema
 from tests.fakes import assistant, user
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "sessions"

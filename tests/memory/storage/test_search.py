@@ -20,8 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness9_ref.memory import InvalidArgument, Manager, SearchHit
-from harness9_ref.memory.storage import _index, _sqlite_db
+from harness9_ref.memory.storage import InvalidArgument, Manager, SearchHit, _index, _sqlite_db
 from harness9_ref.schema import Message, ToolCall
 from tests.fakes import user
 from tests.memory.helpers import Clock, raw

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 import harness9_ref.memory.storage._sqlite_db
-from harness9_ref.memory import CorruptRow, Manager, SessionDatabaseError, SessionError, SQLiteSession
+from harness9_ref.memory.storage import CorruptRow, Manager, SessionDatabaseError, SessionError, SQLiteSession
 from harness9_ref.planning import TodoItem
 from harness9_ref.schema import Message
 from tests.fakes import user

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness9_ref.memory import (
+from harness9_ref.memory.storage import (
     CorruptRow,
     Manager,
     MemorySession,

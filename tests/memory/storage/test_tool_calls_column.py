@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness9_ref.memory import CorruptRow, Manager, SQLiteSession
+from harness9_ref.memory.storage import CorruptRow, Manager, SQLiteSession
 from harness9_ref.memory.storage._rows import decode_tool_calls, encode_tool_calls
 from harness9_ref.schema import ROLE_ASSISTANT, Message, ToolCall
 

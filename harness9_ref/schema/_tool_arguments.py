@@ -1,15 +1,21 @@
-"""Reading a tool call's raw arguments (SPEC R-TOOL-2, R-MSG-3)."""
+"""Reading a tool call's raw arguments, and the observations of a call no tool answers (SPEC R-TOOL-2, R-TOOL-7, R-MSG-3).
+
+They are the contract of every tool, the engine's own (``recall``, ``todo``) and the product's
+alike, so they live with the schema rather than with the tools of a working directory.
+"""
 
 from __future__ import annotations
 
 from typing import Any, ClassVar, Final
 
-from .._errors import Harness9Error
-from ..schema.strict_json import JSONError, json_kind, loads
+from .._harness9_error import Harness9Error
+from .strict_json import JSONError, json_kind, loads
 
-__all__ = ["INVALID_ARGUMENTS", "ArgumentsError", "parse_object", "required_string"]
+__all__ = ["INVALID_ARGUMENTS", "TOOL_FAILED", "UNKNOWN_TOOL", "ArgumentsError", "parse_object", "required_string"]
 
 INVALID_ARGUMENTS: Final = "error: invalid arguments for {name}: {detail}"  # R-TOOL-2
+UNKNOWN_TOOL: Final = 'error: unknown tool "{name}"'  # R-TOOL-2
+TOOL_FAILED: Final = "error: {message}"  # R-TOOL-7: any failure not named by a more specific text
 
 
 class ArgumentsError(Harness9Error):

@@ -27,11 +27,10 @@ from __future__ import annotations
 
 from typing import ClassVar, Final
 
-from .._errors import Harness9Error
+from .._harness9_error import Harness9Error
 from ..schema import CHUNK_ERROR, StreamChunk
 
-__all__ = [  # gets re-exported
-    "REDACTED",
+__all__ = [
     "AuthenticationError",
     "ContextLengthExceeded",
     "InvalidRequestError",

@@ -73,21 +73,15 @@ if TYPE_CHECKING:
     from ..engine import AgentEngine
 
 __all__ = [
-    "CANCEL_WAIT_SECONDS",
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_TERMINATED",
     "NOT_RUN_LINE",
-    "SESSION_EVENT",
     "SESSION_LINE",
     "WAIT_NOTICE_SECONDS",
     "WAIT_REPEAT_SECONDS",
-    "Note",
-    "RunItem",
     "run_prompt",
-    "silence",
-    "without_type_name",
 ]
 
 EXIT_OK: Final = 0
