@@ -52,7 +52,7 @@ SPEC_PATH: Final = _shipped("SPEC.md")
 
 # A requirement definition in SPEC.md: `- <a id="R-TOK-1"></a>**R-TOK-1** MUST …`.
 _REQUIREMENT_LINE: Final = "- <a id="
-_REQUIREMENT_ID: Final = re.compile(r"\*\*(R-[A-Z]+-\d+)\*\*")
+_REQUIREMENT_ID: Final = re.compile(r"\*\*(R-[A-Z]+-\d+[a-z]?)\*\*")
 # Ops whose inputs name files and folders that an implementation may create or delete.
 
 

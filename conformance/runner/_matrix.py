@@ -34,7 +34,7 @@ STATES: Final = ("passed", "failed", "known failure", "unsupported", "partial", 
 _OUTCOMES: Final = ("passed", "failed", "skipped", "unsupported", "errored", "known_failure")
 _FAILED: Final = frozenset({"failed", "errored"})
 _HEADING: Final = re.compile(r"^(#{2,3}) (.+)$")
-_DEFINITION: Final = re.compile(r"^- <a id=\"[^\"]*\"></a>\*\*(R-[A-Z]+-\d+)\*\*")
+_DEFINITION: Final = re.compile(r"^- <a id=\"[^\"]*\"></a>\*\*(R-[A-Z]+-\d+[a-z]?)\*\*")
 # Failing ids written out in one Markdown cell; the failures list below has them all.
 _MD_IDS: Final = 5
 

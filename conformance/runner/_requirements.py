@@ -242,7 +242,7 @@ def requirement_titles(spec_path: Path) -> dict[str, str]:
     except OSError:
         return {}
     titles = {}
-    pattern = re.compile(r"^- <a id=\"[^\"]*\"></a>\*\*(R-[A-Z]+-\d+)\*\*\s*(.*)$")
+    pattern = re.compile(r"^- <a id=\"[^\"]*\"></a>\*\*(R-[A-Z]+-\d+[a-z]?)\*\*\s*(.*)$")
     for line in text.splitlines():
         match = pattern.match(line)
         if match:
