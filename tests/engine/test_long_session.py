@@ -310,7 +310,7 @@ def test_a_run_cannot_start_while_compact_now_summarises() -> None:
 
 
 def test_the_status_figure_is_the_calibrated_one() -> None:
-    """R-LONG-3: the first token update of a turn scales the estimate by the last real count."""
+    """R-LONG-3a: the first token update of a turn scales the estimate by the last real count."""
     provider = ScriptedProvider(
         [Reply(Message("assistant", "a"), Usage(300, 1)), Reply(Message("assistant", "b"), Usage(310, 1))]
     )
