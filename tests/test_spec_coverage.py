@@ -71,7 +71,8 @@ def test_every_requirement_line_anchors_its_own_id(spec_text: str) -> None:
 def test_every_requirement_is_cited_by_a_case_or_pending(
     defined: list[str], cited: set[str], pending: list[str]
 ) -> None:
-    uncovered = [r for r in defined if r not in cited and r not in pending]
+    groups = {r[:-1] for r in defined if r[-1].isalpha()}  # a parent whose sub-ids carry it
+    uncovered = [r for r in defined if r not in cited and r not in pending and r not in groups]
     assert not uncovered, f"no case cites (and pending.txt does not list): {', '.join(uncovered)}"
 
 

@@ -70,7 +70,7 @@ class CompactionData:
     """R-EVT-3: what a compaction that saved more than 5% changed (R-ENG-6).
 
     In long-session mode it also says which tier ran and how many tool results it newly
-    cleared (R-LONG-4 f); ``tier`` is None outside the mode, and both are then left out.
+    cleared (R-LONG-4c, step f); ``tier`` is None outside the mode, and both are then left out.
     """
 
     tokens_before: int

@@ -104,7 +104,7 @@ CLEAR_TARGET: Final = Fraction(3, 5)
 SUMMARY_FAILURE_LIMIT: Final = 3  # R-LONG-15: failed summaries in a row that pause the summarizer
 SUMMARY_PAUSE_TURNS: Final = 10  # R-LONG-15: turns the summarizer is then not asked
 
-# The tiers a compaction event names (R-LONG-4 f, R-LONG-11 … R-LONG-15).
+# The tiers a compaction event names (R-LONG-4c, step f; R-LONG-11 … R-LONG-15).
 TIER_CLEARED: Final = "cleared"
 TIER_SUMMARY: Final = "summary"
 TIER_FALLBACK: Final = "fallback"
@@ -308,7 +308,7 @@ class Turn:
 
 @dataclass
 class _Step:
-    """What a compaction of one turn did, for its event (R-LONG-4 f)."""
+    """What a compaction of one turn did, for its event (R-LONG-4c, step f)."""
 
     view: list[Message]
     tier: str | None = None
@@ -450,7 +450,7 @@ class LongSession:
         return tokens * self._used // self._sent
 
     def message_budget(self, tool_tokens: int, budget: int | None = None) -> int:
-        """M of R-LONG-4 (c): the largest message estimate whose measured total stays within the budget."""
+        """M of R-LONG-4b step (c): the largest message estimate whose measured total stays within the budget."""
         budget = self.budget if budget is None else budget
         return max(0, ((budget + 1) * self._sent - 1) // self._used - tool_tokens)
 

@@ -97,7 +97,7 @@ def test_tool_activity_goes_to_stderr_and_the_text_to_stdout(env: dict[str, str]
 
 
 def test_the_tool_line_and_the_reply_agree_on_a_shortened_result(env: dict[str, str], workdir: Path) -> None:
-    """R-TUI-24: a small window shortens the result in the request; the reply says so, with the tool line's size."""
+    """R-TUI-24b: a small window shortens the result in the request; the reply says so, with the tool line's size."""
     (workdir / "big.txt").write_text("# big\n" + "a line of the file\n" * 2000, encoding="utf-8")
     result = cli(["--provider", "offline", "--context-window", "2000", "run", "read big.txt"], env, workdir)
     assert result.returncode == 0

@@ -44,7 +44,7 @@ def expected(*sections: tuple[Path, str]) -> str:
 
 
 def test_show_system_prints_the_prompt_a_run_would_send_from_here(tmp_path: Path, env: dict[str, str], repo: Path) -> None:
-    """R-INST-6: from the current directory, nearest file last, without a session or a database."""
+    """R-INST-6a, R-INST-6b: from the current directory, nearest file last, without a session or a database."""
     result = cli(["show", "--system"], env, repo / "app" / "web")
     assert result.returncode == 0 and result.stderr == ""
     assert result.stdout == expected(
@@ -66,7 +66,7 @@ def test_show_system_follows_workdir_and_a_folder_outside_any_repository(tmp_pat
 
 
 def test_show_system_warns_on_standard_error_and_uses_the_rest(tmp_path: Path, env: dict[str, str], repo: Path) -> None:
-    """R-INST-2: a file not UTF-8, a folder named AGENTS.md and a dangling link: one line each."""
+    """R-INST-2a, R-INST-2b: a file not UTF-8, a folder named AGENTS.md and a dangling link: one line each."""
     (tmp_path / "home" / "AGENTS.md").write_bytes(b"caf\xe9\n")
     (repo / "app" / "AGENTS.md").mkdir()
     (repo / "app" / "web" / "AGENTS.md").unlink()
@@ -83,7 +83,7 @@ def test_show_system_warns_on_standard_error_and_uses_the_rest(tmp_path: Path, e
 
 
 def test_show_system_makes_control_characters_visible_unless_raw(tmp_path: Path, env: dict[str, str], repo: Path) -> None:
-    """R-SAFE-2: a file's escape sequence is shown, not obeyed; ``--raw`` writes it as it is."""
+    """R-SAFE-2b: a file's escape sequence is shown, not obeyed; ``--raw`` writes it as it is."""
     (repo / "AGENTS.md").write_text("tab\there \x1b[2J", encoding="utf-8")
     shown = cli(["show", "--system"], env, repo).stdout
     assert "tab\there \ufffd[2J" in shown and "\x1b" not in shown
@@ -113,7 +113,7 @@ def api() -> Iterator[StrictAPI]:
 
 
 def test_run_sends_the_files_and_stores_none_of_them(tmp_path: Path, env: dict[str, str], repo: Path, api: StrictAPI) -> None:
-    """R-INST-4: the request's system message carries every file, and an edit made between two
+    """R-INST-4a: the request's system message carries every file, and an edit made between two
     prompts of one session reaches the next request; the database holds none of it, summaries
     and checkpoints included (the small window makes the second prompt summarise)."""
     model = {**env, "OPENAI_API_KEY": "sk-test-not-a-secret", "OPENAI_BASE_URL": api.url}
@@ -137,7 +137,7 @@ def test_run_sends_the_files_and_stores_none_of_them(tmp_path: Path, env: dict[s
 
 
 def test_run_warns_once_on_standard_error(env: dict[str, str], repo: Path) -> None:
-    """R-INST-4: ``run`` writes a warning line on standard error, in the language chosen."""
+    """R-INST-4b: ``run`` writes a warning line on standard error, in the language chosen."""
     (repo / "AGENTS.md").write_bytes(b"\xff\xfe")
     result = cli(["--provider", "offline", "--lang", "zh", "run", "hi"], env, repo)
     assert result.returncode == 0

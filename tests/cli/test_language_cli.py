@@ -39,7 +39,7 @@ def _in(lang: str, name: str, /, **fields: object) -> str:
 
 
 def test_run_mode_speaks_the_locales_language(env: dict[str, str], lang: str, tmp_path: Path) -> None:
-    """R-LANG-2: the offline notice, the refused command and the session line of ``run``."""
+    """R-LANG-2a: the offline notice, the refused command and the session line of ``run``."""
     result = cli(["run", "run echo hi"], env, tmp_path)
     assert result.returncode == 0, result.stderr
     lines = result.stderr.splitlines()
@@ -51,7 +51,7 @@ def test_run_mode_speaks_the_locales_language(env: dict[str, str], lang: str, tm
 
 
 def test_the_listings_speak_the_locales_language(env: dict[str, str], lang: str, tmp_path: Path) -> None:
-    """R-LANG-2: ``sessions``' word, ``search``'s no-hit line, ``prune``'s and ``copy``'s reports."""
+    """R-LANG-2b: ``sessions``' word, ``search``'s no-hit line, ``prune``'s and ``copy``'s reports."""
     db = tmp_path / "home" / "sessions.db"
     seed(db, [(SOURCE, 1_000_000_000, ["hello"])])
     listing = cli(["sessions"], env, tmp_path)
@@ -65,7 +65,7 @@ def test_the_listings_speak_the_locales_language(env: dict[str, str], lang: str,
 
 
 def test_a_users_mistake_is_worded_in_the_language(env: dict[str, str], lang: str, tmp_path: Path) -> None:
-    """R-LANG-3: errors carried by their key (an unknown session, a fork past the end, an empty
+    """R-LANG-3a: errors carried by their key (an unknown session, a fork past the end, an empty
     query, a rule that is not there, a bad variable) are converted where the line is written."""
     db = tmp_path / "home" / "sessions.db"
     seed(db, [(SOURCE, 1_000_000_000, ["hello"])])
@@ -91,14 +91,14 @@ def test_a_users_mistake_is_worded_in_the_language(env: dict[str, str], lang: st
 
 
 def test_the_library_message_is_english(tmp_path: Path) -> None:
-    """R-LANG-3: ``str(error)`` is the table's English text, whatever the locale."""
+    """R-LANG-3a: ``str(error)`` is the table's English text, whatever the locale."""
     with Manager(tmp_path / "s.db") as manager, pytest.raises(InvalidArgument) as raised:
         manager.search(" ")
     assert str(raised.value) == STRINGS["en"]["err_query_empty"]
 
 
 def test_a_providers_words_are_shown_as_received(env: dict[str, str], lang: str, tmp_path: Path) -> None:
-    """R-LANG-3: the prefix is translated, the quoted text is not (an operating system's words)."""
+    """R-LANG-3d: the prefix is translated, the quoted text is not (an operating system's words)."""
     result = cli(["--workdir", str(tmp_path / "nowhere"), "run", "x"], env, tmp_path)
     assert result.stderr.splitlines()[-1] == _in(lang, "cli_error", message=_in(lang, "err_workdir", path=tmp_path / "nowhere"))
 

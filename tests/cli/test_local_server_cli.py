@@ -41,7 +41,7 @@ def keyless(server: str, anthropic: bool = False) -> str:
 
 
 def test_a_local_server_needs_no_key_and_gets_none(env: dict[str, str], work: Path, local: LocalServer) -> None:
-    """R-CLI-21, R-PRV-4: the server answers (not the offline provider), the notice names it."""
+    """R-CLI-21a, R-CLI-21b, R-PRV-4: the server answers (not the offline provider), the notice names it."""
     result = cli(["--model", "smollm2", "run", "hello"], env, work, OPENAI_BASE_URL=local.url)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "".join(REPLY) + "\n"
@@ -52,7 +52,7 @@ def test_a_local_server_needs_no_key_and_gets_none(env: dict[str, str], work: Pa
 
 
 def test_an_anthropic_compatible_proxy_needs_no_key_either(env: dict[str, str], work: Path) -> None:
-    """R-CLI-21, R-PRV-8: with --provider given too, no error, and no x-api-key header."""
+    """R-CLI-21b, R-PRV-8: with --provider given too, no error, and no x-api-key header."""
     proxy = LocalServer(anthropic=True).start()
     try:
         result = cli(["--provider", "anthropic", "--model", "claude-x", "run", "hi"], env, work, ANTHROPIC_BASE_URL=proxy.url)
@@ -73,7 +73,7 @@ def test_a_key_that_is_set_is_sent_to_the_local_server(env: dict[str, str], work
 
 
 def test_the_official_endpoint_without_a_key_stays_offline(env: dict[str, str], work: Path) -> None:
-    """R-CLI-4, R-CLI-13: as today, with the official URL written out; with --provider, an error."""
+    """R-CLI-4b, R-CLI-13a: as today, with the official URL written out; with --provider, an error."""
     official = "https://api.openai.com/v1/"
     result = cli(["run", "hello"], env, work, OPENAI_BASE_URL=official)
     assert result.returncode == 0, result.stderr
@@ -83,7 +83,7 @@ def test_the_official_endpoint_without_a_key_stays_offline(env: dict[str, str], 
 
 
 def test_the_timeout_ends_a_silent_wait(env: dict[str, str], work: Path) -> None:
-    """R-CLI-22: --timeout, else HARNESS9_TIMEOUT, bounds each read; the error names it."""
+    """R-CLI-22a: --timeout, else HARNESS9_TIMEOUT, bounds each read; the error names it."""
     silent = LocalServer(delay=30).start()
     try:
         by_option = cli(["--timeout", "0.5", "--max-retries", "0", "run", "hello"], env, work, OPENAI_BASE_URL=silent.url)
@@ -107,7 +107,7 @@ def test_the_timeout_ends_a_silent_wait(env: dict[str, str], work: Path) -> None
 def test_an_invalid_timeout_is_a_one_line_usage_error(
     env: dict[str, str], work: Path, args: list[str], variable: str, lang: str, line: str
 ) -> None:
-    """R-CLI-22: exit 2, in the program's language for the variable (R-LANG-3), nothing sent."""
+    """R-CLI-22c: exit 2, in the program's language for the variable (R-LANG-3), nothing sent."""
     result = cli(["--lang", lang, *args, "run", "hello"], env, work, HARNESS9_TIMEOUT=variable)
     assert result.returncode == 2 and result.stdout == ""
     prefix = "harness9-ref: 错误：" if lang == "zh" else "harness9-ref: error: "
@@ -115,7 +115,7 @@ def test_an_invalid_timeout_is_a_one_line_usage_error(
 
 
 def test_a_long_wait_for_the_first_piece_is_told_on_standard_error(env: dict[str, str], work: Path) -> None:
-    """R-CLI-23: off a terminal, one whole line at five seconds; the answer on standard output intact."""
+    """R-CLI-23b: off a terminal, one whole line at five seconds; the answer on standard output intact."""
     slow = LocalServer(delay=6).start()
     try:
         plain = subprocess.Popen(
@@ -137,7 +137,7 @@ def test_a_long_wait_for_the_first_piece_is_told_on_standard_error(env: dict[str
 
 
 def test_on_a_terminal_the_waiting_line_is_rewritten_in_place_and_erased(env: dict[str, str], work: Path) -> None:
-    """R-CLI-23: standard error a terminal: ``\\r<line>\\x1b[K`` each second, then ``\\r\\x1b[K``
+    """R-CLI-23b: standard error a terminal: ``\\r<line>\\x1b[K`` each second, then ``\\r\\x1b[K``
     before the answer; standard output (a pipe) holds the answer alone."""
     slow = LocalServer(delay=6.5).start()
     leader, follower = os.openpty()
@@ -168,7 +168,7 @@ def test_on_a_terminal_the_waiting_line_is_rewritten_in_place_and_erased(env: di
 
 
 def test_ctrl_c_ends_the_wait_for_a_silent_server_at_once(env: dict[str, str], work: Path, db: Path) -> None:
-    """R-CLI-23, R-PRV-3, R-INT-4: the stream is interrupted, not awaited: the program is gone
+    """R-CLI-23c, R-PRV-3, R-INT-4: the stream is interrupted, not awaited: the program is gone
     well within R-INT-4's time, says nothing of waiting after the signal, and kept the prompt."""
     silent = LocalServer(delay=60).start()
     try:

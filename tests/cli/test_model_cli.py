@@ -41,7 +41,7 @@ def test_a_router_receives_the_model_with_its_prefix(tmp_path: Path, env: dict[s
 def test_summaries_are_asked_of_the_summary_model_and_turns_of_the_main_one(
     tmp_path: Path, env: dict[str, str], api: StrictAPI
 ) -> None:
-    """R-CLI-20: --summary-model names the summarizer's model on the same provider and server."""
+    """R-CLI-20a: --summary-model names the summarizer's model on the same provider and server."""
     base = ["--model", "gpt-4o-mini", "--summary-model", "gpt-4.1-nano", "--context-window", "1500"]
     first = cli([*base, "run", "hello " * 200], env, tmp_path)
     assert first.returncode == 0, first.stderr
@@ -54,7 +54,7 @@ def test_summaries_are_asked_of_the_summary_model_and_turns_of_the_main_one(
 
 
 def test_without_a_summary_model_the_main_model_summarises(tmp_path: Path, env: dict[str, str], api: StrictAPI) -> None:
-    """R-CLI-20: the default is the model of the turns."""
+    """R-CLI-20a: the default is the model of the turns."""
     env = {**env, "HARNESS9_SUMMARY_MODEL": ""}  # empty: unset
     base = ["--model", "gpt-4o-mini", "--context-window", "1500"]
     first = cli([*base, "run", "hello " * 200], env, tmp_path)

@@ -19,7 +19,7 @@ OFFLINE = ["--provider", "offline", "--lang", "en"]
 
 
 def test_a_hidden_second_line_is_a_line_of_its_own(env: dict[str, str], work: Path) -> None:
-    """R-APPR-12: the second line of a refused command is never joined to the first."""
+    """R-APPR-12a: the second line of a refused command is never joined to the first."""
     (work / "important_dir").mkdir()
     command = "echo Cleaning up, will not touch: \nrm -rf important_dir"
     result = cli([*OFFLINE, "run", f"run {command}"], env, work)
@@ -33,7 +33,7 @@ def test_a_hidden_second_line_is_a_line_of_its_own(env: dict[str, str], work: Pa
 def test_a_one_line_command_keeps_its_line_with_controls_escaped(
     env: dict[str, str], work: Path, json_mode: list[str]
 ) -> None:
-    """R-APPR-12: a command of one line is one line, a tab and an escape character shown as escapes,
+    """R-APPR-12a: a command of one line is one line, a tab and an escape character shown as escapes,
     with --json too (R-CLI-18)."""
     result = cli([*OFFLINE, *json_mode, "run", "run printf 'a\tb\x1b[2J' > made.txt"], env, work)
     assert "harness9-ref: not run (needs --yes): printf 'a\\tb\\x1b[2J' > made.txt" in result.stderr.splitlines()
@@ -45,7 +45,7 @@ def test_the_lines_in_chinese() -> None:
 
 
 def test_a_final_line_feed_and_a_carriage_return_are_shown() -> None:
-    """R-APPR-11: lines are split at line feeds only; a CR stays on its line as \\r, and a final
+    """R-APPR-11b: lines are split at line feeds only; a CR stays on its line as \\r, and a final
     line feed leaves an empty last line, as bash reads it."""
     assert not_run_lines("ls\r\nwc\n", "en") == [
         "harness9-ref: not run (needs --yes), a command of 3 lines:",
@@ -61,6 +61,6 @@ def test_ten_lines_are_numbered_right_aligned() -> None:
 
 
 def test_a_change_names_its_path_on_one_visible_line() -> None:
-    """R-APPR-12: a change's subject is one line, a line feed in its path written \\n."""
+    """R-APPR-12a: a change's subject is one line, a line feed in its path written \\n."""
     change = FileChange("write_file", "a\nb.txt", "")
     assert not_run_lines(change, "en") == ["harness9-ref: not run (needs --yes): write_file a\\nb.txt"]

@@ -92,7 +92,7 @@ def test_json_before_run_and_yes_run_the_command(env: dict[str, str], work: Path
 
 
 def test_notes_stay_text_on_standard_error(env: dict[str, str], work: Path) -> None:
-    """R-CLI-18: the offline notice and a refused command; the events say the rest."""
+    """R-CLI-18a: the offline notice and a refused command; the events say the rest."""
     result = cli(["--lang", "en", "run", "--json", "run echo hi"], env, work)
     assert result.returncode == 0
     assert result.stderr.splitlines() == [
@@ -270,7 +270,7 @@ def stalling() -> Iterator[Stalling]:
 def test_a_run_that_does_not_end_in_time_gets_the_cancelled_line(
     stalling: Stalling, env: dict[str, str], work: Path
 ) -> None:
-    """R-CLI-16: the run sends no terminal event within R-INT-4's time; the program writes one."""
+    """R-CLI-16c: the run sends no terminal event within R-INT-4's time; the program writes one."""
     process = subprocess.Popen(
         [sys.executable, "-m", "harness9_ref", "--max-retries", "0", "run", "--json", "hi"],
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=work, text=True,

@@ -312,7 +312,7 @@ def test_the_summary_model_option_wins_over_its_variable(
 def test_a_summary_model_that_names_no_model_is_a_one_line_usage_error(
     name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """R-CLI-20: empty, white space or a control character; the option by argparse, the variable after."""
+    """R-CLI-20b: empty, white space or a control character; the option by argparse, the variable after."""
     with pytest.raises(SystemExit) as exc:
         parse_args(["--summary-model", name, "run", "x"])
     assert exc.value.code == 2
@@ -324,7 +324,7 @@ def test_a_summary_model_that_names_no_model_is_a_one_line_usage_error(
 
 
 def test_the_summarizer_is_the_same_provider_with_a_reply_limit(tmp_path: Path) -> None:
-    """R-CLI-20, R-FOLD-7: the same provider, base URL and key, for the main model unless a
+    """R-CLI-20a, R-FOLD-7: the same provider, base URL and key, for the main model unless a
     summary model is given, limited to an eighth of the window; the offline provider sends no model."""
     env = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
     plain = resolve_settings({"command": "run", "prompt": "x"}, env, str(tmp_path))
@@ -357,7 +357,7 @@ def test_the_request_model_of_the_settings(env: dict[str, str], sent: str, tmp_p
 
 
 def test_a_provider_used_without_a_key_says_so_and_names_its_server(tmp_path: Path) -> None:
-    """R-CLI-21: the notice replaces the offline one, in the language of R-LANG-1; the key is empty."""
+    """R-CLI-21b: the notice replaces the offline one, in the language of R-LANG-1; the key is empty."""
     env = {"OPENAI_BASE_URL": "http://user:secret@127.0.0.1:8080/v1"}
     settings = resolve_settings({"command": "run", "prompt": "x"}, env, str(tmp_path))
     assert (settings.provider, settings.api_key, settings.fell_back) == ("openai", "", False)
@@ -400,7 +400,7 @@ def test_the_timeout_option_its_variable_and_its_defaults(
 def test_a_timeout_that_is_no_number_of_seconds_is_a_one_line_usage_error(
     text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """R-CLI-22: the option by argparse (English, R-LANG-4), the variable after, in both languages (R-LANG-3)."""
+    """R-CLI-22c: the option by argparse (English, R-LANG-4), the variable after, in both languages (R-LANG-3)."""
     with pytest.raises(SystemExit) as exc:
         parse_args(["--timeout", text, "run", "x"])
     assert exc.value.code == 2
@@ -413,7 +413,7 @@ def test_a_timeout_that_is_no_number_of_seconds_is_a_one_line_usage_error(
 
 
 def test_the_summarizer_gets_the_main_providers_timeout(tmp_path: Path) -> None:
-    """R-CLI-22: the main model's provider and the summarizer's, with or without a key."""
+    """R-CLI-22a: the main model's provider and the summarizer's, with or without a key."""
     env = {"OPENAI_BASE_URL": LLAMA}
     settings = resolve_settings({"command": "run", "prompt": "x", "summary_model": "small", "timeout": "900"}, env, str(tmp_path))
     provider = build_provider(settings)
@@ -427,7 +427,7 @@ def test_the_summarizer_gets_the_main_providers_timeout(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("options", "wrapped"), [({}, True), ({"max_retries": "0"}, False)])
 def test_the_builder_wraps_the_summarizer_for_retries(tmp_path: Path, options: dict[str, str], wrapped: bool) -> None:
-    """R-ENG-22, R-ENG-27: with retries the wiring wraps the summarizer and gives the engine the same wrapper."""
+    """R-ENG-22a, R-ENG-27b: with retries the wiring wraps the summarizer and gives the engine the same wrapper."""
     settings = resolve_settings({"command": "run", "prompt": "x", **options}, {}, str(tmp_path))
     engine = build_engine(settings, build_provider(settings), MemorySession(), Registry(tmp_path))
     summarizer = engine._compactor.provider  # type: ignore[union-attr]

@@ -110,7 +110,7 @@ class Pausing:
 def test_a_run_tells_the_wait_before_the_first_piece_but_never_inside_a_line(
     as_json: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """R-CLI-23: the line before the first piece; the pause inside ``Hello there.`` is not told
+    """R-CLI-23c: the line before the first piece; the pause inside ``Hello there.`` is not told
     without --json (the line would be cut), and with --json it goes to standard error only."""
     monkeypatch.setattr(run_module, "WAIT_NOTICE_SECONDS", 1)
     out, err = io.StringIO(), io.StringIO()

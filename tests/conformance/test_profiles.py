@@ -146,7 +146,7 @@ def test_a_claimed_profile_not_passed_fails_the_run(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("passed", "cases", "verdict"), [(2, 3, "66%"), (199, 200, "99%"), (3, 3, "✓"), (0, 5, "0%")])
 def test_the_percentage_is_rounded_down(passed: int, cases: int, verdict: str) -> None:
-    """R-PROF-2: the whole percentage of the cases that passed, rounded down (2 of 3 is 66%, never 67%)."""
+    """R-PROF-2a: the whole percentage of the cases that passed, rounded down (2 of 3 is 66%, never 67%)."""
     result = ProfileResult(PROFILES[0], claimed=False, cases=cases, passed_cases=passed, failing=())
     assert result.verdict == verdict
 

@@ -125,7 +125,7 @@ def _write_run(cases_dir: Path, adapter: str, path: Path, *extra: str) -> int:
 def test_write_known_failures_lists_the_failing_cases(
     cases_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """R-RUN-2: a new file lists every failing case; the run it was written from still fails,
+    """R-RUN-2a: a new file lists every failing case; the run it was written from still fails,
     one with it as its known failures does not."""
     path = tmp_path / "known.txt"
     assert _write_run(cases_dir, "wrong", path) == 1

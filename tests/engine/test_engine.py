@@ -439,7 +439,7 @@ class GatedFailingProvider:
 
 
 def test_a_cancel_pending_when_an_error_chunk_arrives_wins_over_the_providers_error() -> None:
-    """R-ENG-15: the check on each chunk comes before the chunk is looked at, so a cancel made
+    """R-ENG-15b: the check on each chunk comes before the chunk is looked at, so a cancel made
     while the provider was blocked, on another thread, ends the run as cancelled, not with the
     provider's error."""
     session = MemorySession()
@@ -684,7 +684,7 @@ class _TypedFailureProvider:
 
 
 def test_an_error_chunk_with_a_typed_error_is_read_from_the_error_not_its_text() -> None:
-    """R-ENG-17: the code and message come from the typed error the provider attached."""
+    """R-ENG-17a: the code and message come from the typed error the provider attached."""
     with pytest.raises(EngineError) as caught:
         AgentEngine(_TypedFailureProvider(), ScriptedRegistry(), prompt_builder=lambda: SYSTEM).run("hi")
     assert (caught.value.code, caught.value.message) == ("rate_limit", "slow down: later")

@@ -56,7 +56,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def test_home_then_the_root_down_to_the_working_directory_nearest_last(tmp_path: Path, home: Path, repo: Path) -> None:
-    """R-INST-1: a folder without AGENTS.md adds nothing; a file above the root is not read."""
+    """R-INST-1a, R-INST-1b: a folder without AGENTS.md adds nothing; a file above the root is not read."""
     write(tmp_path / "outer" / "AGENTS.md", "above the root")
     files = [
         write(home / "AGENTS.md", "mine"),
@@ -87,7 +87,7 @@ def test_the_nearest_repository_wins_over_an_enclosing_one(repo: Path) -> None:
 
 
 def test_outside_a_repository_only_the_working_directory_is_read(tmp_path: Path, home: Path) -> None:
-    """R-INST-1: no .git above: the folders above the working directory are not the project."""
+    """R-INST-1b: no .git above: the folders above the working directory are not the project."""
     write(tmp_path / "AGENTS.md", "a stranger's instructions")
     own = write(tmp_path / "scratch" / "AGENTS.md", "scratch")
     assert find_instruction_files(str(tmp_path / "scratch"), str(home)) == [str(own)]
@@ -140,7 +140,7 @@ def test_a_file_not_utf8_is_skipped_and_the_rest_used(home: Path, repo: Path) ->
 
 
 def test_a_file_too_large_is_cut_at_a_character_boundary_with_a_note(repo: Path) -> None:
-    """R-INST-2: 32768 bytes at most; a three-byte character across the limit is left out whole."""
+    """R-INST-2b: 32768 bytes at most; a three-byte character across the limit is left out whole."""
     text = "x" * (INSTRUCTIONS_MAX_BYTES - 1) + "中" + "after the limit"
     write(repo / "AGENTS.md", text)
     size = len(text.encode("utf-8"))
@@ -165,7 +165,7 @@ def test_without_a_file_the_prompt_is_the_base_alone(repo: Path) -> None:
 
 
 def test_the_builder_reads_the_files_again_at_every_call(repo: Path) -> None:
-    """R-INST-4: an edit, a new file and a removed file apply from the next build."""
+    """R-INST-4a: an edit, a new file and a removed file apply from the next build."""
     builder = ProjectInstructions(str(repo / "src"), None, base="base")
     assert builder() == "base"
     write(repo / "AGENTS.md", "version 1")
@@ -181,7 +181,7 @@ def test_the_builder_reads_the_files_again_at_every_call(repo: Path) -> None:
 
 
 def test_a_warning_is_reported_once_per_change(repo: Path) -> None:
-    """R-INST-4: not at every build; again when it comes back or the too-large file's size changes."""
+    """R-INST-4b: not at every build; again when it comes back or the too-large file's size changes."""
     seen: list[InstructionWarning] = []
     builder = ProjectInstructions(str(repo), None, on_warning=seen.append)
     path = repo / "AGENTS.md"

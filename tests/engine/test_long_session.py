@@ -33,7 +33,7 @@ from harness9_ref.memory.context import (
     estimate_tool_tokens,
     new_summarization_compactor,
 )
-from harness9_ref.memory.storage import Checkpoint, Manager, MemorySession, message_anchor
+from harness9_ref.memory.storage import Checkpoint, ContextState, Manager, MemorySession, SessionDatabaseError, message_anchor
 from harness9_ref.offline import OfflineProvider
 from harness9_ref.provider import ContextLengthExceeded
 from harness9_ref.schema import CHUNK_ERROR, Message, StreamChunk, ToolDefinition, Usage
@@ -252,6 +252,44 @@ def test_a_failed_checkpoint_save_only_logs(caplog: pytest.LogCaptureFixture) ->
     assert "could not save the checkpoint" in caplog.text
 
 
+class FailingStateSession(MemorySession):
+    def save_context_state(self, state: ContextState) -> None:
+        raise SessionDatabaseError("disk full")
+
+
+def test_a_failed_context_state_save_only_logs(caplog: pytest.LogCaptureFixture) -> None:
+    """R-LONG-16c: the run succeeds and keeps its messages; only a warning says the state was lost."""
+    session = FailingStateSession()
+    provider = ScriptedProvider([Reply(Message("assistant", "done"), usage=Usage(1000, 5))])
+    engine = AgentEngine(provider, ScriptedRegistry(), prompt_builder=lambda: SYSTEM, session=session, context=LongSession(0))
+    with caplog.at_level(logging.WARNING):
+        assert engine.run("go").content == "done"
+    assert [m.content for m in session.get_messages()] == ["go", "done"]
+    assert "could not save the context state" in caplog.text
+
+
+class RefusingCheckpointSession(MemorySession):
+    """A store that refuses the checkpoint with a session error, as a full disk does."""
+
+    def save_checkpoint(self, cp: Checkpoint) -> None:
+        raise SessionDatabaseError("disk full")
+
+
+def test_compact_now_raises_the_code_of_a_failed_checkpoint_save() -> None:
+    """R-LONG-9e: unlike a run (R-LONG-6b), compact_now reports the failed save as its error."""
+    session = RefusingCheckpointSession()
+    session.add_messages([Message("user", "x" * 400), Message("assistant", "y" * 400)] * 4)
+    provider = ScriptedProvider([Message("assistant", "SUMMARY")])
+    engine = AgentEngine(
+        provider, ScriptedRegistry(), prompt_builder=lambda: SYSTEM, session=session,
+        compactor=new_summarization_compactor(provider, 200), context=LongSession(200),
+    )
+    with pytest.raises(EngineError) as info:
+        engine.compact_now()
+    assert (info.value.code, str(info.value)) == ("database_error", "disk full")
+    assert session.get_checkpoint() is None
+
+
 def test_compact_now_is_refused_while_a_run_is_in_progress() -> None:
     started, release = threading.Event(), threading.Event()
 
@@ -311,7 +349,7 @@ def test_a_run_cannot_start_while_compact_now_summarises() -> None:
 
 
 def test_the_status_figure_is_the_calibrated_one() -> None:
-    """R-LONG-3: the first token update of a turn scales the estimate by the last real count."""
+    """R-LONG-3a: the first token update of a turn scales the estimate by the last real count."""
     provider = ScriptedProvider(
         [Reply(Message("assistant", "a"), Usage(300, 1)), Reply(Message("assistant", "b"), Usage(310, 1))]
     )

@@ -73,7 +73,7 @@ def test_after_the_terminal_event_nothing_waits() -> None:
 
 
 def test_a_worker_keeps_the_wait_as_the_ui_thread_reads_it(tmp_path: Path) -> None:
-    """R-TUI-27: while the provider holds its reply back the wait grows; when the run is over there is none."""
+    """R-TUI-27b: while the provider holds its reply back the wait grows; when the run is over there is none."""
     clock = Clock(0)
     provider = HeldBack()
     items: queue.Queue[WorkerItem] = queue.Queue()

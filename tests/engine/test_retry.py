@@ -119,7 +119,7 @@ def test_a_cancel_ends_the_summarizers_wait_at_once() -> None:
 
 
 def test_the_engine_leaves_the_compactor_it_is_given_as_it_is() -> None:
-    """R-ENG-27: the builder wraps the summarizer; the engine neither looks inside the compactor nor changes it."""
+    """R-ENG-27b: the builder wraps the summarizer; the engine neither looks inside the compactor nor changes it."""
     provider = ScriptedProvider([])
     compactor = new_summarization_compactor(provider, 1000)
     AgentEngine(provider, ScriptedRegistry([], {}), compactor=compactor, context=LongSession(0), retry=RetryPolicy(2))

@@ -106,7 +106,7 @@ def test_a_window_too_small_for_the_system_prompt_says_so_in_one_line(
 
 
 def test_the_prior_calibration_holds_for_english_prose(llama_server: LlamaServer) -> None:
-    """R-LONG-3: until the server counts, a token per 3 bytes; SmolLM2's tokenizer counts no more
+    """R-LONG-3b: until the server counts, a token per 3 bytes; SmolLM2's tokenizer counts no more
     for English prose. It counts more for code (35 tokens for 99 bytes of Python, 1.1 times the
     prior), JSON (40 for 77 bytes, 2.1 times) and Chinese (49 for 81 bytes, 1.8 times): the first
     request of such a session can overflow, which R-LONG-7 recovers from, and the first usage

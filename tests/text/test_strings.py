@@ -70,5 +70,5 @@ def test_a_text_may_contain_the_separator() -> None:
 
 
 def test_the_foreign_file_error_ends_with_r_db_2s_message() -> None:
-    """R-CLI-13, R-LANG-3: the command line's English line for another program's file is R-DB-2's message."""
+    """R-CLI-13c, R-LANG-3: the command line's English line for another program's file is R-DB-2's message."""
     assert STRINGS["en"]["err_not_ours"] == "{path}: " + NOT_OURS

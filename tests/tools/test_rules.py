@@ -185,7 +185,7 @@ def test_with_an_unusable_file_the_choice_runs_and_two_warnings_say_so(
 
 
 def test_a_version_1_file_is_read_as_exact_rules_and_written_as_version_2(tmp_path: Path) -> None:
-    """R-APPR-13: a rule kept when rules covered every longer command now covers its own words
+    """R-APPR-13b: a rule kept when rules covered every longer command now covers its own words
     only; one ending in the word * goes; reading writes nothing, the next change writes version 2."""
     path = tmp_path / "allow.json"
     old = {"format": "harness9-allow", "version": 1, "directories": {"/a": [["git", "status"], ["ls", "*"], ["git"]]}}
@@ -202,7 +202,7 @@ def test_a_version_1_file_is_read_as_exact_rules_and_written_as_version_2(tmp_pa
 
 
 def test_a_version_1_rule_no_longer_lets_options_ride_along(tmp_path: Path) -> None:
-    """R-APPR-13: the rule git kept by version 1 runs git alone, and asks about git with more."""
+    """R-APPR-13b: the rule git kept by version 1 runs git alone, and asks about git with more."""
     path = tmp_path / "home" / "allow.json"
     work = tmp_path / "work"
     work.mkdir()
@@ -242,7 +242,7 @@ OUTSIDE_WRITES = [
 
 @pytest.mark.parametrize("command", OUTSIDE_WRITES)
 def test_exact_rules_never_cover_a_command_that_writes_elsewhere(tmp_path: Path, command: str) -> None:
-    """R-APPR-6, R-APPR-7: the rules git diff and find . (even git diff * and find . * for the
+    """R-APPR-6c, R-APPR-7b: the rules git diff and find . (even git diff * and find . * for the
     commands that are no single program) leave each of these asked about; declined, nothing is
     written outside and nothing is deleted inside, checked on the disk."""
     outside, work, home = tmp_path / "outside", tmp_path / "work", tmp_path / "home"
@@ -265,7 +265,7 @@ NO_SINGLE_PROGRAM = [c for c in OUTSIDE_WRITES if c.startswith("git diff") and "
 
 @pytest.mark.parametrize("command", NO_SINGLE_PROGRAM)
 def test_a_wildcard_rule_still_never_covers_shell_operators(tmp_path: Path, command: str) -> None:
-    """R-APPR-6, R-APPR-7: git diff * allows any words after git diff, never a second command,
+    """R-APPR-6c, R-APPR-7b: git diff * allows any words after git diff, never a second command,
     a substitution or a redirection."""
     outside, work, home = tmp_path / "outside", tmp_path / "work", tmp_path / "home"
     for folder in (outside, work, home):
@@ -280,7 +280,7 @@ def test_a_wildcard_rule_still_never_covers_shell_operators(tmp_path: Path, comm
 
 
 def test_an_exact_rule_runs_its_command_unasked(tmp_path: Path) -> None:
-    """R-APPR-7: the rule covers its own command word for word, however it is quoted."""
+    """R-APPR-7a: the rule covers its own command word for word, however it is quoted."""
     home, work = tmp_path / "home", tmp_path / "work"
     work.mkdir()
     rules = AllowRules(home / "allow.json")

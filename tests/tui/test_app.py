@@ -386,7 +386,7 @@ def test_compact_with_nothing_to_summarise_shows_an_error_line(
 
 
 def test_compact_sets_the_status_bar_to_the_notices_figure(manager: Manager, tmp_path: Path) -> None:
-    """R-TUI-21: after /compact the bar, the notice and /context show one figure."""
+    """R-TUI-21b: after /compact the bar, the notice and /context show one figure."""
     app = make_app(manager, tmp_path, None, 100_000, long_session=True)
     for i in range(5):
         send(app, f"prompt {i}")
@@ -398,7 +398,7 @@ def test_compact_sets_the_status_bar_to_the_notices_figure(manager: Manager, tmp
 
 
 def test_context_lists_the_report_and_waits_for_a_running_turn(manager: Manager, tmp_path: Path) -> None:
-    """R-TUI-20: /context's lines are those of the engine's report; during a turn it is refused."""
+    """R-TUI-20a: /context's lines are those of the engine's report; during a turn it is refused."""
     app = make_app(manager, tmp_path, None, 100_000, long_session=True, lang="en")
     send(app, "hello")
     send(app, "/context")

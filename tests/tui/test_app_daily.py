@@ -295,7 +295,7 @@ HIDDEN = "echo Cleaning up, will not touch: \nrm -rf important_dir"
 
 
 def test_every_line_of_a_command_has_a_numbered_row_of_its_own(manager: Manager, tmp_path: Path) -> None:
-    """R-APPR-11: the second line of a command is never joined to the first; the question has a
+    """R-APPR-11c: the second line of a command is never joined to the first; the question has a
     row of its own after the command, and y answers the command shown."""
     app = make_app(manager, tmp_path, ask=True, lang="en")
     request = ApprovalRequest(HIDDEN)
@@ -311,7 +311,7 @@ def test_every_line_of_a_command_has_a_numbered_row_of_its_own(manager: Manager,
 
 
 def test_control_characters_of_a_command_are_shown_escaped(manager: Manager, tmp_path: Path) -> None:
-    """R-APPR-11: an escape sequence, a tab and a right-to-left override are shown, not obeyed."""
+    """R-APPR-11b: an escape sequence, a tab and a right-to-left override are shown, not obeyed."""
     app = make_app(manager, tmp_path, ask=True, lang="en")
     app.handle(ApprovalRequest("echo safe\x1b[2K\r\trm -rf x \u202eesrever"))
     rows = [row for row, kind in app.pane_rows(80, 20) if kind == "command"]
@@ -323,7 +323,7 @@ def tall(lines: int) -> str:
 
 
 def test_y_and_a_wait_until_a_tall_command_has_been_shown_from_its_top(manager: Manager, tmp_path: Path) -> None:
-    """R-APPR-11: a command taller than the pane is read from its first line before y or a
+    """R-APPR-11d: a command taller than the pane is read from its first line before y or a
     counts; paging up shows it, and then y answers."""
     app = make_app(manager, tmp_path, ask=True, lang="en")
     request = ApprovalRequest(tall(30))
@@ -347,7 +347,7 @@ def test_y_and_a_wait_until_a_tall_command_has_been_shown_from_its_top(manager: 
 
 @pytest.mark.parametrize("key", ["n", "\x1b", "\n"])
 def test_declining_a_tall_command_needs_no_reading(manager: Manager, tmp_path: Path, key: str) -> None:
-    """R-APPR-11: no, Enter and Esc answer at once, the command unread."""
+    """R-APPR-11d: no, Enter and Esc answer at once, the command unread."""
     app = make_app(manager, tmp_path, ask=True, lang="en")
     request = ApprovalRequest(tall(30))
     app.handle(request)
@@ -357,7 +357,7 @@ def test_declining_a_tall_command_needs_no_reading(manager: Manager, tmp_path: P
 
 
 def test_a_command_that_fits_is_answered_at_once(manager: Manager, tmp_path: Path) -> None:
-    """R-APPR-11: a command whose header row is on the screen at the first drawing needs no paging."""
+    """R-APPR-11d: a command whose header row is on the screen at the first drawing needs no paging."""
     app = make_app(manager, tmp_path, ask=True, lang="en")
     request = ApprovalRequest(tall(5))
     app.handle(request)
@@ -367,7 +367,7 @@ def test_a_command_that_fits_is_answered_at_once(manager: Manager, tmp_path: Pat
 
 
 def test_the_rule_offered_and_added_shows_a_tab_escaped(manager: Manager, tmp_path: Path) -> None:
-    """R-APPR-8, R-APPR-11: a rule's word holding a tab is offered and named with \\t."""
+    """R-APPR-8b, R-APPR-11b: a rule's word holding a tab is offered and named with \\t."""
     app = make_app(manager, tmp_path, ask=True, lang="en")
     request = ApprovalRequest("printf 'a\tb'")
     app.handle(request)

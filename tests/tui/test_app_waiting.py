@@ -53,7 +53,7 @@ def finished(app: App) -> None:
 
 
 def test_the_row_shows_the_whole_seconds_of_the_wait_and_goes_with_the_reply(manager: Manager, tmp_path: Path) -> None:
-    """R-TUI-27: not before a whole second, then updated as each second passes; never a line."""
+    """R-TUI-27a: not before a whole second, then updated as each second passes; never a line."""
     clock, provider = Clock(0), HeldBack("Hello.")
     app = waiting_app(manager, tmp_path, provider, clock)
     asked(app, provider)
@@ -74,7 +74,7 @@ def test_the_row_shows_the_whole_seconds_of_the_wait_and_goes_with_the_reply(man
 
 
 def test_ctrl_c_takes_the_row_away_at_once(manager: Manager, tmp_path: Path) -> None:
-    """R-TUI-27, R-TUI-9: the row goes when the interrupted line shows."""
+    """R-TUI-27c, R-TUI-9: the row goes when the interrupted line shows."""
     clock, provider = Clock(0), HeldBack()
     app = waiting_app(manager, tmp_path, provider, clock, lang="zh")
     asked(app, provider)

@@ -59,7 +59,7 @@ def ask(screen: Screen, server: CommandServer, command: str) -> list[str]:
 
 
 def test_both_lines_of_a_command_are_shown_and_y_runs_what_was_shown(screen: Screen, server: CommandServer) -> None:
-    """R-APPR-11: the second line of the command is a row of its own, numbered, above the
+    """R-APPR-11c: the second line of the command is a row of its own, numbered, above the
     question; y then runs both lines, nothing more."""
     (screen.workdir / "important_dir").mkdir()
     shown = ask(screen, server, "echo Cleaning up, will not touch:\nrm -rf important_dir")
@@ -86,7 +86,7 @@ def test_n_keeps_the_hidden_line_from_running(screen: Screen, server: CommandSer
 
 
 def test_a_command_taller_than_the_pane_is_paged_through_before_y_counts(screen: Screen, server: CommandServer) -> None:
-    """R-APPR-11: y before the command's first line has been on the screen adds a notice and
+    """R-APPR-11d: y before the command's first line has been on the screen adds a notice and
     runs nothing; PageUp shows the first lines, PageDown goes back, and then y runs it."""
     command = "\n".join(f"echo line {k}" for k in range(1, HEIGHT + 10)) + "\ntouch made.txt"
     shown = ask(screen, server, command)

@@ -54,7 +54,7 @@ def test_the_label_names_the_provider_and_the_model_its_requests_carry(provider:
     ],
 )
 def test_the_label_names_the_server_of_any_other_base_url(provider: str, model: str, base_url: str, shown: str) -> None:
-    """R-TUI-26: a local server or router is named, so it is never taken for the official API or for offline."""
+    """R-TUI-26a: a local server or router is named, so it is never taken for the official API or for offline."""
     assert model_label(provider, model, base_url) == shown
 
 
@@ -143,7 +143,7 @@ def test_without_a_ctx_part_the_same_order_then_the_session_part_then_a_cut() ->
 
 
 def test_a_cut_never_leaves_half_a_session_id() -> None:
-    """R-TUI-16: the gap before ctx: may shrink to one space; a shorter room drops the session part."""
+    """R-TUI-16a: the gap before ctx: may shrink to one space; a shorter room drops the session part."""
     fits = render_status("gpt-4o-mini", "/your/project", SID, 45200, 128000, 57)
     assert fits[0] == ("[harness9]  \u2502  session: f3a2c1b0... ", None)
     narrower = render_status("gpt-4o-mini", "/your/project", SID, 45200, 128000, 56)
