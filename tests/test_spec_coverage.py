@@ -1,5 +1,8 @@
 """SPEC.md and the suite agree: every requirement is cited, every citation exists, pins match.
 
+The suite's own requirements (R-REC, R-CASE, R-RUN, R-PROF, R-MTX) may live in a document of
+their own, ``conformance/SUITE.md``; they count here as SPEC.md's do.
+
 A requirement that no case checks yet is listed in ``conformance/pending.txt`` with a reason;
 listing it there is the only way to leave it uncovered, and a pending id that gains a case
 must leave the list.
@@ -15,7 +18,8 @@ from typing import Any, Final
 
 import pytest
 
-from conformance import PROJECT_ROOT, SPEC_PATH, read_id_list, spec_requirement_ids
+from conformance import PROJECT_ROOT, SPEC_PATH, defined_requirement_ids, read_id_list
+from conformance.runner._cases import suite_document
 from conformance.runner._compare import describe_difference
 from tests.reference import suite_cases
 
@@ -26,13 +30,15 @@ _FENCE: Final = re.compile(r"(`{3,}|~{3,})")
 
 @pytest.fixture(scope="module")
 def spec_text() -> str:
+    """SPEC.md, then the suite's own document when there is one."""
     assert SPEC_PATH.is_file(), f"{SPEC_PATH} does not exist"
-    return SPEC_PATH.read_text(encoding="utf-8")
+    suite = suite_document(SPEC_PATH)
+    return "\n".join(path.read_text(encoding="utf-8") for path in (SPEC_PATH, suite) if path is not None)
 
 
 @pytest.fixture(scope="module")
 def defined(spec_text: str) -> list[str]:
-    return spec_requirement_ids(SPEC_PATH)
+    return defined_requirement_ids(SPEC_PATH)
 
 
 @pytest.fixture(scope="module")

@@ -26,9 +26,11 @@ __all__ = [
     "SPEC_PATH",
     "Case",
     "CaseError",
+    "defined_requirement_ids",
     "load_cases",
     "read_id_list",
     "spec_requirement_ids",
+    "suite_document",
 ]
 
 PROJECT_ROOT: Final = Path(__file__).resolve().parents[2]
@@ -49,6 +51,7 @@ def _shipped(name: str) -> Path:
 
 FIXTURES_DIR: Final = _shipped("fixtures")
 SPEC_PATH: Final = _shipped("SPEC.md")
+SUITE_NAME: Final = "SUITE.md"
 
 # A requirement definition in SPEC.md: `- <a id="R-TOK-1"></a>**R-TOK-1** MUST …`.
 _REQUIREMENT_LINE: Final = "- <a id="
@@ -175,6 +178,27 @@ def load_cases(root: Path | None = None) -> list[Case]:
     if problems:
         raise CaseError(problems)
     return cases
+
+
+def suite_document(spec_path: Path) -> Path | None:
+    """``conformance/SUITE.md``, the suite's own requirements (R-REC, R-CASE, R-RUN, R-PROF,
+    R-MTX), found from SPEC.md's place: beside ``conformance/`` in a checkout, inside it in a
+    wheel; None when there is none (a SPEC.md that still holds them, or a test's own SPEC)."""
+    return next(
+        (place for place in (spec_path.parent / "conformance" / SUITE_NAME, spec_path.parent / SUITE_NAME)
+         if place.is_file()),
+        None,
+    )
+
+
+def defined_requirement_ids(spec_path: Path) -> list[str]:
+    """Every requirement id a case may cite: SPEC.md's, then its suite document's, repeats kept.
+
+    Only SPEC.md's ids are what a port implements (``spec_requirement_ids``); the suite's are the
+    runner's own, cited by cases and listed as pending the same way.
+    """
+    suite = suite_document(spec_path)
+    return spec_requirement_ids(spec_path) + ([] if suite is None else spec_requirement_ids(suite))
 
 
 def spec_requirement_ids(spec_path: Path) -> list[str]:

@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from ._backends import sqlite_only_problem
 from ._case_text import literal_runs
-from ._cases import CASES_DIR, SPEC_PATH, _display, _scan, spec_requirement_ids
+from ._cases import CASES_DIR, SPEC_PATH, _display, _scan, defined_requirement_ids
 
 __all__ = ["lint_cases"]
 
@@ -40,7 +40,8 @@ def lint_cases(root: Path | None = None, spec_path: Path | None = None) -> list[
 
     Beyond what loading rejects (schema violations, duplicate ids, files outside an area
     folder, invalid JSON), lint rejects an empty suite, citing an id twice, citing an id
-    that SPEC.md does not define, an input naming an existing absolute path, and a session
+    that neither SPEC.md nor the suite's own document (``conformance/SUITE.md``) defines, an
+    input naming an existing absolute path, and a session
     case bound to SQLite's file that is not marked SQLite-only (R-PG-2).
 
     Args:
@@ -56,7 +57,7 @@ def lint_cases(root: Path | None = None, spec_path: Path | None = None) -> list[
         problems.append(f"{_display(root)}: no case files found")
     if not spec_path.is_file():
         return [*problems, f"{_display(spec_path)}: not found, so cited ids cannot be checked"]
-    defined = set(spec_requirement_ids(spec_path))
+    defined = set(defined_requirement_ids(spec_path))
     for case in cases:
         sqlite_only = sqlite_only_problem(case)
         if sqlite_only is not None:
