@@ -29,7 +29,8 @@ def spec_section(title: str) -> str:
     found: list[str] = []
     for path in _documents():
         lines = path.read_text(encoding="utf-8").splitlines()
-        level, taken, fence = 0, [], False
+        level, fence = 0, False
+        taken: list[str] = []
         for line in lines:
             if _FENCE.match(line):
                 fence = not fence
