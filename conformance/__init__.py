@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         SPEC_PATH,
         Case,
         CaseError,
+        defined_requirement_ids,
         load_cases,
         read_id_list,
         spec_requirement_ids,
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 
 _HOMES = {
     **dict.fromkeys(("CASES_DIR", "PROJECT_ROOT", "SPEC_PATH", "Case", "CaseError", "load_cases",
-                     "read_id_list", "spec_requirement_ids"), "runner._cases"),
+                     "read_id_list", "spec_requirement_ids", "defined_requirement_ids"), "runner._cases"),
     **dict.fromkeys(("first_difference", "json_equal"), "runner._compare"),
     "lint_cases": "runner._lint",
     **dict.fromkeys(("Response", "Verdict", "evaluate"), "runner._verdicts"),
@@ -79,6 +80,7 @@ __all__ = (
     "Response",
     "SuiteResult",
     "Verdict",
+    "defined_requirement_ids",
     "evaluate",
     "first_difference",
     "json_equal",

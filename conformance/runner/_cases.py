@@ -26,10 +26,12 @@ __all__ = [
     "SPEC_PATH",
     "Case",
     "CaseError",
+    "defined_requirement_ids",
     "load_cases",
     "read_id_list",
     "spec_groups",
     "spec_requirement_ids",
+    "suite_document",
 ]
 
 PROJECT_ROOT: Final = Path(__file__).resolve().parents[2]
@@ -50,6 +52,7 @@ def _shipped(name: str) -> Path:
 
 FIXTURES_DIR: Final = _shipped("fixtures")
 SPEC_PATH: Final = _shipped("SPEC.md")
+SUITE_NAME: Final = "SUITE.md"
 
 # A requirement id: `R-TOK-1`, or a lettered sub-id `R-DB-6a` of a split requirement (SPEC §0).
 ID_PATTERN: Final = r"R-[A-Z]+-\d+[a-z]?"
@@ -180,6 +183,33 @@ def load_cases(root: Path | None = None) -> list[Case]:
     return cases
 
 
+def suite_document(spec_path: Path) -> Path | None:
+    """``conformance/SUITE.md``, the suite's own requirements (R-REC, R-CASE, R-RUN, R-PROF,
+    R-MTX), found from SPEC.md's place: beside ``conformance/`` in a checkout, inside it in a
+    wheel; None when there is none (a SPEC.md that still holds them, or a test's own SPEC)."""
+    return next(
+        (place for place in (spec_path.parent / "conformance" / SUITE_NAME, spec_path.parent / SUITE_NAME)
+         if place.is_file()),
+        None,
+    )
+
+
+def defined_requirement_ids(spec_path: Path) -> list[str]:
+    """Every requirement id a case may cite: SPEC.md's, then its suite document's, repeats kept.
+
+    Only SPEC.md's ids are what a port implements (``spec_requirement_ids``); the suite's are the
+    runner's own, cited by cases and listed as pending the same way.
+    """
+    suite = suite_document(spec_path)
+    return spec_requirement_ids(spec_path) + ([] if suite is None else spec_requirement_ids(suite))
+
+
+def all_definitions(spec_path: Path) -> list[str]:
+    """Every id SPEC.md and its suite document anchor, group parents included, repeats kept."""
+    suite = suite_document(spec_path)
+    return _spec_definitions(spec_path) + ([] if suite is None else _spec_definitions(suite))
+
+
 def _spec_definitions(spec_path: Path) -> list[str]:
     """Every id SPEC.md anchors, group parents included, in document order, repeats kept.
 
@@ -211,7 +241,7 @@ def spec_groups(spec_path: Path) -> dict[str, tuple[str, ...]]:
     A group parent keeps its anchor, so links to it still land, but it is a summary, not a
     requirement: cases cite its sub-ids, each of which is a requirement of its own.
     """
-    return _groups_of(_spec_definitions(spec_path))
+    return _groups_of(all_definitions(spec_path))
 
 
 def spec_requirement_ids(spec_path: Path) -> list[str]:

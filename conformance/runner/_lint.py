@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from ._backends import sqlite_only_problem
 from ._case_text import literal_runs
-from ._cases import CASES_DIR, SPEC_PATH, _display, _groups_of, _scan, _spec_definitions
+from ._cases import CASES_DIR, SPEC_PATH, _display, _groups_of, _scan, all_definitions
 
 __all__ = ["lint_cases"]
 
@@ -40,10 +40,10 @@ def lint_cases(root: Path | None = None, spec_path: Path | None = None) -> list[
 
     Beyond what loading rejects (schema violations, duplicate ids, files outside an area
     folder, invalid JSON), lint rejects an empty suite, citing an id twice, citing an id
-    that SPEC.md does not define, citing a group parent (``R-DB-6`` where SPEC.md splits it
-    into ``R-DB-6a`` …: a case names the sub-ids it checks), an input naming an existing
-    absolute path, and a session case bound to SQLite's file that is not marked SQLite-only
-    (R-PG-2).
+    that neither SPEC.md nor the suite's own document (``conformance/SUITE.md``) defines, citing
+    a group parent (``R-DB-6`` where SPEC.md splits it into ``R-DB-6a`` …: a case names the
+    sub-ids it checks), an input naming an existing absolute path, and a session case bound to
+    SQLite's file that is not marked SQLite-only (R-PG-2).
 
     Args:
         root: the cases directory; defaults to ``CASES_DIR``.
@@ -58,7 +58,7 @@ def lint_cases(root: Path | None = None, spec_path: Path | None = None) -> list[
         problems.append(f"{_display(root)}: no case files found")
     if not spec_path.is_file():
         return [*problems, f"{_display(spec_path)}: not found, so cited ids cannot be checked"]
-    definitions = _spec_definitions(spec_path)
+    definitions = all_definitions(spec_path)
     defined, groups = set(definitions), _groups_of(definitions)
     for case in cases:
         sqlite_only = sqlite_only_problem(case)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from ._cases import suite_document
 from ._results import OUTCOMES, CaseResult, Outcome, SuiteResult
 
 __all__ = [
@@ -237,9 +238,13 @@ def junit_requirement_suites(root: ET.Element, suite: SuiteResult) -> None:
 
 
 def requirement_titles(spec_path: Path) -> dict[str, str]:
-    """The first words of each requirement's SPEC.md bullet, markup removed; {} without a SPEC."""
+    """The first words of each requirement's bullet in SPEC.md and the suite's own document
+    (cases cite both), markup removed; {} without a SPEC."""
     try:
         text = spec_path.read_text(encoding="utf-8")
+        suite = suite_document(spec_path)
+        if suite is not None:
+            text += "\n" + suite.read_text(encoding="utf-8")
     except OSError:
         return {}
     titles = {}

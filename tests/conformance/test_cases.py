@@ -7,7 +7,14 @@ from typing import Any
 
 import pytest
 
-from conformance import CaseError, lint_cases, load_cases, read_id_list, spec_requirement_ids
+from conformance import (
+    CaseError,
+    defined_requirement_ids,
+    lint_cases,
+    load_cases,
+    read_id_list,
+    spec_requirement_ids,
+)
 from conformance._cli import main
 from conformance.runner._cases import spec_groups
 
@@ -213,6 +220,21 @@ def test_lint_accepts_a_sub_id_and_rejects_its_group_parent(tmp_path: Path) -> N
     write_json(cases / "fmt" / "parent.json", case_data("PARENT", spec=["R-ZZZ-9"]))
     (problem,) = lint_cases(cases, spec)
     assert problem.endswith("parent.json: cites R-ZZZ-9, a group of SPEC.md: cite R-ZZZ-9a … R-ZZZ-9b instead")
+@pytest.mark.parametrize("place", ["conformance/SUITE.md", "SUITE.md"])
+def test_the_suite_document_beside_spec_adds_its_ids(tmp_path: Path, place: str) -> None:
+    """conformance/SUITE.md in a checkout, SUITE.md beside the wheel's SPEC.md: both count."""
+    spec = tmp_path / "SPEC.md"
+    spec.write_text(SPEC_TEXT, encoding="utf-8")
+    cases = toy_suite(tmp_path / "cases")
+    write_json(cases / "fmt" / "suite.json", case_data("SUITE1", spec=["R-Y-2"]))
+    assert defined_requirement_ids(spec) == ["R-FMT-1", "R-FMT-2"]  # no suite document yet
+    assert [p.rsplit(": ", 1)[1] for p in lint_cases(cases, spec)] == ["cites R-Y-2, which SPEC.md does not define"]
+    suite = tmp_path / place
+    suite.parent.mkdir(exist_ok=True)
+    suite.write_text('- <a id="R-Y-2"></a>**R-Y-2** MUST run.\n', encoding="utf-8")
+    assert defined_requirement_ids(spec) == ["R-FMT-1", "R-FMT-2", "R-Y-2"]
+    assert spec_requirement_ids(spec) == ["R-FMT-1", "R-FMT-2"]
+    assert lint_cases(cases, spec) == []
 
 
 def test_read_id_list_skips_comments_and_blank_lines(tmp_path: Path) -> None:

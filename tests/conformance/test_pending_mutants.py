@@ -17,7 +17,7 @@ import pytest
 from conformance._cli import main
 from conformance.mutation._mutant_copy import Edit, patched
 from conformance.mutation._pytest_mutants import PYTEST_DIR, load_catalogue
-from conformance.runner._cases import PROJECT_ROOT, read_id_list, spec_requirement_ids
+from conformance.runner._cases import PROJECT_ROOT, defined_requirement_ids, read_id_list
 
 from .test_mutants import MUTANTS as MUTANT_CASES
 from .test_mutants import make_project
@@ -31,7 +31,7 @@ FAMILIES = ("R-REC-", "R-PG-", "R-RUN-", "R-PROF-", "R-MTX-", "R-FORK-", "R-INST
 
 def test_every_pending_requirement_of_these_families_has_a_seeded_bug() -> None:
     cited = {mutant["description"].partition(":")[0] for mutant in MUTANTS.values()}
-    defined = spec_requirement_ids(PROJECT_ROOT / "SPEC.md")
+    defined = defined_requirement_ids(PROJECT_ROOT / "SPEC.md")
     assert cited <= set(defined)
     pending = read_id_list(PROJECT_ROOT / "conformance" / "pending.txt")
     assert {r for r in pending if r.startswith(FAMILIES)} <= cited

@@ -15,12 +15,13 @@ from typing import Any
 
 import pytest
 
-from conformance import PROJECT_ROOT, SPEC_PATH, spec_requirement_ids
+from conformance import PROJECT_ROOT, SPEC_PATH, defined_requirement_ids
 from conformance.runner._backends import POSTGRES_KEY, case_backends
 from conformance.runner._ops import OPS
 from conformance.runner._profiles import PROFILES, ProfileResult, profile_of
 from conformance.runner._requirements import area_of
 from tests.reference import suite_cases
+from tests.spec_text import spec_section
 
 from .toy import fake
 
@@ -84,8 +85,7 @@ def test_every_local_fixture_is_a_recording_of_a_local_server() -> None:
 
 def test_spec_table_is_the_data() -> None:
     """SPEC 21.4's table and conformance/runner/_profiles.py name the same parts."""
-    text = SPEC_PATH.read_text(encoding="utf-8")
-    section = text[text.index("### 21.4 ") : text.index("## 22. ")]
+    section = spec_section("Profiles and the compliance matrix")
     rows = [line for line in section.splitlines() if line.startswith("| `")]
     assert len(rows) == len(PROFILES)
     # postgresql and local take other profiles' cases by R-PROF-1's rules, no op of their own
@@ -224,7 +224,7 @@ def test_the_start_schema_names_the_claimable_profiles() -> None:
 
 def test_every_requirement_area_of_spec_is_in_one_profile() -> None:
     """So that a new area of SPEC.md gets its place in the table (R-CASE, R-RUN, R-PROF and R-MTX are the runner's own)."""
-    areas = {area_of(requirement) for requirement in spec_requirement_ids(SPEC_PATH)}
+    areas = {area_of(requirement) for requirement in defined_requirement_ids(SPEC_PATH)}
     placed = [area for profile in PROFILES for area in profile.areas]
     assert len(placed) == len(set(placed))
     assert areas - set(placed) == {"R-CASE", "R-RUN", "R-PROF", "R-MTX"}

@@ -292,6 +292,10 @@ def test_titles_are_the_first_words_of_the_bullet_without_markup(tmp_path: Path)
         "R-ZZZ-9a": "MUST count.",
     }
     assert requirement_titles(tmp_path / "missing.md") == {}
+    # cases may cite the suite's own requirements, which conformance/SUITE.md beside SPEC.md holds
+    (tmp_path / "conformance").mkdir()
+    (tmp_path / "conformance" / "SUITE.md").write_text('- <a id="R-Y-2"></a>**R-Y-2** MUST run.\n', encoding="utf-8")
+    assert requirement_titles(spec)["R-Y-2"] == "MUST run."
 
 
 def test_real_suite_tokens_through_the_reference_adapter(

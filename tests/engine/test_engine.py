@@ -34,8 +34,8 @@ from harness9_ref.provider import RateLimitError
 from harness9_ref.schema import CHUNK_DONE, CHUNK_ERROR, CHUNK_TEXT, Message, StreamChunk, ToolCall, ToolDefinition, Usage
 from harness9_ref.testing import Failure, Reply, ScriptedProvider, ScriptedRegistry
 from tests.fakes import assistant, call, result, system, user
+from tests.spec_text import spec_section
 
-SPEC = Path(__file__).resolve().parents[2] / "SPEC.md"
 SYSTEM = "You are harness9."
 BASH_LS = ToolCall("c1", "bash", '{"command":"ls"}')
 TOOL = ToolDefinition("bash", "Run a command.", {"type": "object"})
@@ -46,8 +46,7 @@ def dumps(event: Event) -> str:
 
 
 def spec_example_lines() -> list[str]:
-    text = SPEC.read_text(encoding="utf-8")
-    section = text[text.index("## 16. Engine run loop") : text.index("## 17. Events")]
+    section = spec_section("Engine run loop")
     block = re.search(r"one JSON object per\nline:\n\n```text\n(.*?)\n```", section, re.S)
     assert block is not None, "the example of SPEC section 16 was not found"
     return block.group(1).split("\n")

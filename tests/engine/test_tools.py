@@ -32,9 +32,9 @@ from harness9_ref.engine import (
 from harness9_ref.memory.storage import Manager, MemorySession, SessionDatabaseError
 from harness9_ref.planning import PLAN_HEADER, TodoItem, plan_block
 from harness9_ref.schema import Message, ToolCall
+from tests.spec_text import spec_section
 
 _HEADER = re.compile(r"\[message (\d+) \(([^)]*)\): bytes (\d+)-(\d+) of (\d+)(?:; next page at offset (\d+))?\]\n")
-SPEC = Path(__file__).resolve().parents[2] / "SPEC.md"
 
 
 def _user(content: str) -> Message:
@@ -68,7 +68,7 @@ def test_pages_put_back_together_give_the_content_each_within_the_bound(content:
 
 def test_definitions_are_spec_text_byte_for_byte() -> None:
     lines = [json.dumps(tool.to_dict(), separators=(",", ":"), ensure_ascii=False) for tool in ENGINE_TOOLS]
-    section = SPEC.read_text(encoding="utf-8").split("### 22.5 ", 1)[1]
+    section = spec_section("Recall and the plan")
     assert "\n".join(lines) in section
 
 

@@ -14,13 +14,11 @@ import pytest
 from harness9_ref.engine import ToolRegistry
 from harness9_ref.memory.context import estimate_tool_tokens
 from harness9_ref.tools import BASH_TOOL, EDIT_FILE_TOOL, READ_FILE_TOOL, WRITE_FILE_TOOL, Registry
-
-SPEC = Path(__file__).resolve().parents[2] / "SPEC.md"
+from tests.spec_text import spec_section
 
 
 def spec_tool_lines() -> list[str]:
-    text = SPEC.read_text(encoding="utf-8")
-    section = text[text.index("## 20. Tools") : text.index("## 21. Conformance")]
+    section = spec_section("Tools (R-TOOL)")
     block = re.search(r"Tool definitions \(R-TOOL-1\).*?```text\n(.*?)\n```", section, re.S)
     assert block is not None, "the tool definitions of SPEC section 20 were not found"
     return block.group(1).split("\n")

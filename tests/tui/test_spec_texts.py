@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
@@ -23,13 +22,7 @@ from harness9_ref.text import (
     compaction_notice,
 )
 from harness9_ref.tui import model_label, render_status
-
-SPEC = Path(__file__).resolve().parents[2] / "SPEC.md"
-
-
-def section(start: str, end: str) -> str:
-    text = SPEC.read_text(encoding="utf-8")
-    return text[text.index(start) : text.index(end)]
+from tests.spec_text import spec_section
 
 
 def block_after(text: str, caption: str) -> list[str]:
@@ -40,7 +33,7 @@ def block_after(text: str, caption: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def tui_section() -> str:
-    return section("## 18. Terminal UI", "## 19. Command line")
+    return spec_section("Terminal UI")
 
 
 def as_template(constant: str) -> str:
@@ -98,7 +91,7 @@ def test_resume_listing_templates(tui_section: str) -> None:
 
 
 def test_listing_item_template() -> None:
-    daily = section("### 23.7 Terminal UI", "## Appendix A")
+    daily = spec_section("Terminal UI")
     assert f"`{as_template(LIST_ITEM + LIST_TITLE)}`" in daily
     assert "`approve_prompt`" in daily and "approve_prompt" in STRINGS["zh"]
 
@@ -109,5 +102,5 @@ def test_fixed_words_of_the_requirements(tui_section: str) -> None:
 
 
 def test_offline_notice() -> None:
-    cli = section("### 23.6 Command line", "### 23.7 Terminal UI")
+    cli = spec_section("Command line")
     assert f"`{as_template(OFFLINE_NOTICE)}`" in cli  # R-CLI-13 names the one key that is missing
