@@ -18,7 +18,7 @@ whether it used the incremental prompt. The session is played twice, in a fresh 
   (SPEC R-ENG, R-SUM: every turn over budget summarises the whole stored history again);
 - long-session: as ``harness9_ref.cli._wiring.build_engine`` wires it,
   ``new_summarization_compactor(provider, window, request_limit=window // 2)`` and the
-  ``LongSession`` context part (SPEC section 22).
+  ``LongSession`` context part (SPEC sections 4.5, 4.6, 5.4 and 8).
 
 Part 2 stores ``--stored`` messages of the same mix in a session with a checkpoint covering all
 but the newest ~20, and times runs of one prompt of ``--turns`` provider calls with an instant

@@ -46,7 +46,7 @@ HEADER: Final = """\
 # Known failures of a faithful port of the Go original (gosundy/harness9, checked at
 # c8317596 and HEAD 0ccc650; the functions concerned are the same in both) that declares
 # its own wording (summarizer prompts, stub text) in its start answer, as PORTING.md says.
-# One group per divergence of SPEC.md Appendix A; [An] is Appendix A item n.
+# One group per divergence of GO-ORIGINAL.md; [An] is Appendix A item n.
 # Computed, not written by hand: python -m conformance.porting._go_original rewrites this file
 # from the patches in conformance/known-failures/go-original/, each making a copy of the Python
 # reference behave like the Go code for one divergence (declared.json makes it declare its own

@@ -2,7 +2,7 @@
 
 Why: a porter implements the suite a part at a time, and "1119 passed, 2 unsupported" does
 not say which parts are done. A profile names a part (its SPEC sections, requirement areas and
-ops; SPEC 21.4 holds the same table), and every run judges each profile as a whole, so a port
+ops; SUITE.md §4 holds the same table), and every run judges each profile as a whole, so a port
 can say exactly what it implements: ``harness9 conformance: core ✓ sessions ✓ providers 98%``.
 
 Each case belongs to exactly one profile (R-PROF-1): the PostgreSQL runs of session cases to
@@ -58,7 +58,7 @@ PROFILES: Final[tuple[Profile, ...]] = (
     Profile(
         "core",
         "core memory",
-        "1–9",
+        "1–3, 4.1–4.4",
         ("R-MSG", "R-TOK", "R-FMT", "R-LIM", "R-REP", "R-CMP", "R-SW", "R-TB", "R-SUM"),
         (
             "estimate_tokens",
@@ -73,41 +73,41 @@ PROFILES: Final[tuple[Profile, ...]] = (
     Profile(
         "sessions",
         "sessions on SQLite",
-        "10–12, 23.2–23.4",
+        "5.1–5.3, 5.5–5.7",
         ("R-SES", "R-DB", "R-MGR", "R-FIND", "R-SRCH", "R-PRUNE"),
         ("session", "memory_session"),
     ),
-    Profile("postgresql", "sessions on PostgreSQL", "24", ("R-PG",), ()),
+    Profile("postgresql", "sessions on PostgreSQL", "12", ("R-PG",), ()),
     Profile(
         "providers",
         "providers",
-        "4.1, 13–15",
+        "2.4, 6",
         ("R-PRV", "R-USE", "R-ERR", "R-WIN"),
         ("provider_request", "provider_parse", "provider_call", "model_window"),
     ),
-    Profile(LOCAL, "local model servers", "13–15, 21.4", (), ()),
+    Profile(LOCAL, "local model servers", "6, SUITE.md §4", (), ()),
     Profile(
         "engine",
         "engine and tools",
-        "16, 17, 20, 23.1, 23.5, 23.10",
+        "7, 9.1, 9.2",
         ("R-ENG", "R-EVT", "R-TOOL", "R-INT", "R-APPR", "R-INST"),
         ("engine_run", "tool_execute", "approval_rule", "system_prompt"),
     ),
     Profile(
         "long",
         "long sessions",
-        "22",
+        "4.5, 4.6, 5.4, 8",
         ("R-LONG", "R-CKP", "R-FOLD", "R-TRIM", "R-RCL", "R-FIT"),
         ("shorten_view", "engine_tool"),
     ),
     Profile(
         "tui",
         "terminal UI",
-        "18, 19, 23.6–23.9, 23.11",
+        "5.8, 9.3, 10, 11",
         ("R-TUI", "R-CLI", "R-SAFE", "R-FORK", "R-LANG"),
         ("tui_status", "tui_notice", "tui_resume", "tui_input"),
     ),
-    Profile("traffic", "traffic tools", "21.1", ("R-REC",), ()),
+    Profile("traffic", "traffic tools", "SUITE.md §1", ("R-REC",), ()),
 )
 _BY_NAME: Final = {profile.name: profile for profile in PROFILES}
 _HOME: Final = {op: profile.name for profile in PROFILES for op in profile.ops}

@@ -2,7 +2,7 @@
 
 ``ReplayServer`` answers requests on 127.0.0.1 with the fixtures of ``fixtures/providers``
 (loaded by ``conformance.traffic._record.load_exchange``), so a port's real HTTP client can be pointed
-at them: the ``provider_call`` op of SPEC §21. It delivers a body whole, in its recorded reads,
+at them: the ``provider_call`` op of SUITE.md. It delivers a body whole, in its recorded reads,
 line by line or one byte at a time, and every chunking must give the same parse (SPEC R-PRV-16).
 
 A request is matched on its method, its exact path and its body compared as JSON (key order

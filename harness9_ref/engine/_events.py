@@ -2,7 +2,7 @@
 
 An event is ``{"type": <type>, "data": <object>}``. Each type has one data class whose
 ``to_dict`` writes its members in the order SPEC lists them, so ``json.dumps(event.to_dict())``
-gives exactly the lines of the example in SPEC section 16.
+gives exactly the lines of the example in SPEC section 7.1.
 """
 
 from __future__ import annotations

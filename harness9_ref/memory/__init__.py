@@ -1,4 +1,4 @@
-"""Memory: the two halves of what an agent remembers (SPEC sections 3 … 7 and R-SES onwards).
+"""Memory: the two halves of what an agent remembers (SPEC sections 2.2–2.4, 3, 4.1 and 4.2 and R-SES onwards).
 
 - ``memory.context``, context engineering: token estimation, tool-pair repair, the three
   compactors (sliding window, token budget, summarisation with long-session folding) and

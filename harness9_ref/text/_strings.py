@@ -5,7 +5,7 @@ One pinned text, ``STRINGS_TABLE``, holds both tables, so SPEC.md and the code c
 apart and a port can copy the block verbatim. ``STRINGS[lang][key]`` is that text parsed:
 ``[lang]`` starts a table, each other line is ``key = text``. A text never starts or ends with
 white space (an editor would strip it from SPEC.md); indentation and separators are layout and
-stay in the code, below the tables, with the Chinese texts under the names SPEC section 18
+stay in the code, below the tables, with the Chinese texts under the names SPEC section 11
 uses. Templates use ``str.format`` fields. How lines are made from events and messages is
 rendering, in ``_lines.py``.
 """
@@ -469,7 +469,7 @@ def strings_for(lang: str) -> Mapping[str, str]:
         raise ValueError(f"unknown language {lang!r}: expected one of {', '.join(LANGS)}") from None
 
 
-# --- The Chinese texts under the names SPEC section 18 uses, and what is layout rather than
+# --- The Chinese texts under the names SPEC section 11 uses, and what is layout rather than
 # language (separators, indentation, limits, colours).
 
 _ZH: Final = STRINGS["zh"]

@@ -52,7 +52,7 @@ __all__ = [
     "TIMEOUT_NOTE",
 ]
 
-# R-TOOL-1: the definition, exactly as SPEC section 20 prints it.
+# R-TOOL-1: the definition, exactly as SPEC section 9.1 prints it.
 BASH_TOOL: Final = ToolDefinition(
     "bash",
     "Run a shell command with bash in the working directory and return its combined output.",

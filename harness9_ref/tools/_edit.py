@@ -61,7 +61,7 @@ __all__ = [
 
 _PATH_PROPERTY: Final = {"type": "string", "description": "Path of the file, relative to the working directory."}
 
-# R-TOOL-1: the definitions, exactly as SPEC section 20 prints them.
+# R-TOOL-1: the definitions, exactly as SPEC section 9.1 prints them.
 EDIT_FILE_TOOL: Final = ToolDefinition(
     "edit_file",
     "Replace one exact, unique occurrence of old_text in a text file inside the working directory by new_text.",

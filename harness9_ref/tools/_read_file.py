@@ -35,7 +35,7 @@ __all__ = [
     "is_text",
 ]
 
-# R-TOOL-1: the definition, exactly as SPEC section 20 prints it.
+# R-TOOL-1: the definition, exactly as SPEC section 9.1 prints it.
 READ_FILE_TOOL: Final = ToolDefinition(
     "read_file",
     "Read a text file inside the working directory and return its contents.",

@@ -1,4 +1,4 @@
-"""The terminal UI (SPEC sections 18 and 23.7: R-TUI-1 … R-TUI-21, R-APPR-2).
+"""The terminal UI (SPEC section 11: R-TUI-1 … R-TUI-21, R-APPR-2).
 
 Its pure parts are plain functions of JSON-friendly values, with conformance cases:
 ``render_status`` and ``StatusState`` (the status bar), ``context_estimate`` (its figure

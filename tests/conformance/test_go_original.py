@@ -1,4 +1,4 @@
-"""conformance/known-failures/go-original.txt is what the Go-mimicking patches give (SPEC Appendix A).
+"""conformance/known-failures/go-original.txt is what the Go-mimicking patches give (conformance/GO-ORIGINAL.md).
 
 Why: the file is computed by ``conformance/porting/_go_original.py`` from one patch of the
 reference per divergence; a new case, a changed case or a changed patch that would change the

@@ -1,4 +1,4 @@
-"""Profiles (SPEC 21.4): the grouping of the real suite, the verdicts a run prints and writes,
+"""Profiles (conformance/SUITE.md §4): the grouping of the real suite, the verdicts a run prints and writes,
 and what a claim does to the run, through the real command line and real adapter processes."""
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def test_every_local_fixture_is_a_recording_of_a_local_server() -> None:
 
 
 def test_spec_table_is_the_data() -> None:
-    """SPEC 21.4's table and conformance/runner/_profiles.py name the same parts."""
+    """conformance/SUITE.md §4's table and conformance/runner/_profiles.py name the same parts."""
     section = spec_section("Profiles and the compliance matrix")
     rows = [line for line in section.splitlines() if line.startswith("| `")]
     assert len(rows) == len(PROFILES)

@@ -1,6 +1,6 @@
 """The run loop (harness9_ref/engine/_engine.py; SPEC R-ENG-1 … R-ENG-17, R-EVT-9).
 
-The example of SPEC section 16 is read from SPEC.md itself and compared line by line with the
+The example of SPEC section 7.1 is read from SPEC.md itself and compared line by line with the
 JSON of the events. Providers and registries are the scripted ones of ``harness9_ref.testing``;
 sessions are real (``MemorySession``, and ``SQLiteSession`` on a file where it matters).
 """
@@ -48,7 +48,7 @@ def dumps(event: Event) -> str:
 def spec_example_lines() -> list[str]:
     section = spec_section("Engine run loop")
     block = re.search(r"one JSON object per\nline:\n\n```text\n(.*?)\n```", section, re.S)
-    assert block is not None, "the example of SPEC section 16 was not found"
+    assert block is not None, "the example of SPEC section 7.1 was not found"
     return block.group(1).split("\n")
 
 
@@ -115,7 +115,7 @@ class FailingSession(MemorySession):
         raise OSError("disk full")
 
 
-# R-ENG-1, R-ENG-5, R-ENG-7, R-EVT-9: the example of SPEC section 16
+# R-ENG-1, R-ENG-5, R-ENG-7, R-EVT-9: the example of SPEC section 7.1
 
 
 def run_spec_example(session: object) -> list[str]:

@@ -1,6 +1,6 @@
 """The tool registry (harness9_ref/tools/_registry.py; SPEC R-TOOL-1, R-TOOL-2, R-TOOL-7).
 
-The four tool definitions are compared with the JSON lines printed in SPEC section 20.
+The four tool definitions are compared with the JSON lines printed in SPEC section 9.1.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from tests.spec_text import spec_section
 def spec_tool_lines() -> list[str]:
     section = spec_section("Tools (R-TOOL)")
     block = re.search(r"Tool definitions \(R-TOOL-1\).*?```text\n(.*?)\n```", section, re.S)
-    assert block is not None, "the tool definitions of SPEC section 20 were not found"
+    assert block is not None, "the tool definitions of SPEC section 9.1 were not found"
     return block.group(1).split("\n")
 
 

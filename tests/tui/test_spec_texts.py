@@ -1,4 +1,4 @@
-"""The UI's fixed texts equal those printed in SPEC.md sections 18, 19 and 23, byte for byte
+"""The UI's fixed texts equal those printed in SPEC.md sections 5.5–5.8, 7.5, 7.6, 9.2, 9.3, 10 and 11, byte for byte
 (R-TUI-1, R-TUI-2, R-TUI-5, R-TUI-8, R-TUI-18, R-CLI-13). The strings table itself is pinned
 (R-TUI-17) and checked by tests/test_spec_coverage.py."""
 

@@ -1,6 +1,6 @@
 """Context engineering: what of a conversation the model sees, and how much room it takes.
 
-SPEC sections 3 … 7: token estimation (R-TOK, R-FMT), tool-pair repair (R-REP), the Compactor
+SPEC sections 2.2–2.4, 3, 4.1 and 4.2: token estimation (R-TOK, R-FMT), tool-pair repair (R-REP), the Compactor
 seam and its three compactors (R-CMP; R-SW sliding window, R-TB token budget, R-SUM
 summarisation with long-session folding, R-FOLD), and shortening oversized messages in a view
 (R-TRIM). Everything here maps ``list[Message]`` to ``list[Message]`` (or a number): no clock,
