@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from harness9_ref.tools import DECLINED
+from harness9_ref.tui._keys import ANSWER_GRACE
 from tests.cli.helpers import SESSION, stored
 from tests.cli.test_run_cli import processes_with
 
@@ -123,6 +124,7 @@ def test_a_declined_command_does_not_run(terminal: Callable[..., Terminal], db: 
     term.wait_for(ready)
     term.type("run echo hi > made.txt\r")
     term.wait_for(lambda text: "1 | echo hi > made.txt" in text and "Run the command above?" in text)  # R-APPR-11
+    time.sleep(ANSWER_GRACE + 0.1)  # R-TUI-34: a fresh key press answers
     term.type("n")
     term.wait_for(lambda text: "declined" in text)
     term.type("/exit\r")
