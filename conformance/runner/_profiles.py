@@ -103,10 +103,11 @@ PROFILES: Final[tuple[Profile, ...]] = (
     Profile(
         "tui",
         "terminal UI",
-        "18, 19, 23.6–23.9, 23.11",
-        ("R-TUI", "R-CLI", "R-SAFE", "R-FORK", "R-LANG"),
+        "18, 23.7–23.9, 23.11",
+        ("R-TUI", "R-SAFE", "R-FORK", "R-LANG"),
         ("tui_status", "tui_notice", "tui_resume", "tui_input"),
     ),
+    Profile("cli", "command line", "19, 23.6", ("R-CLI",), ("cli",)),
     Profile("traffic", "traffic tools", "21.1", ("R-REC",), ()),
 )
 _BY_NAME: Final = {profile.name: profile for profile in PROFILES}
