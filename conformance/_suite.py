@@ -42,7 +42,8 @@ def prepared(case: Case) -> AbstractContextManager[tuple[dict[str, Any], Callabl
 @contextmanager
 def _cli_folder(case: Case) -> Iterator[tuple[CliFolder, Callable[[], dict[str, Any]]]]:
     """A ``cli`` case's folder, with the replay server of its ``fixtures`` when it names some."""
-    with cli_servers(case.input.get("fixtures", ()), case.input.get("ignore", ())) as (base_urls, replay):
+    spec = case.input
+    with cli_servers(spec.get("fixtures", ()), spec.get("ignore", ()), spec.get("faults", ())) as (base_urls, replay):
         with cli_prepared(case.input, base_urls) as folder:
             yield folder, replay
 

@@ -36,12 +36,17 @@ def _prepare(inp: Mapping[str, Any]) -> None:
         raise InvalidInput(f"the sessions' step {failed[0][0]} failed: {failed[0][1]['error']}")
 
 
+def _argument(value: str | Mapping[str, str]) -> str | bytes:
+    """An argument as the program receives it: text as UTF-8, ``{"hex": …}`` as those bytes (R-CLI-26)."""
+    return bytes.fromhex(value["hex"]) if isinstance(value, Mapping) else value
+
+
 def _run(command: Mapping[str, Any], workdir: str, timeout: float) -> dict[str, Any]:
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(PROJECT_ROOT), "PYTHONUTF8": "1",
            **command["env"]}
     stdin = command.get("stdin")
     with subprocess.Popen(
-        [*PROGRAM, *command["argv"]], cwd=workdir, env=env, start_new_session=True,
+        [*PROGRAM, *map(_argument, command["argv"])], cwd=workdir, env=env, start_new_session=True,
         stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     ) as process:

@@ -69,19 +69,20 @@ def call_setup(spec: Mapping[str, Any]) -> Iterator[tuple[dict[str, Any], Callab
 
 
 @contextmanager
-def cli_servers(names: Sequence[str], ignore: Sequence[str] = ()) -> Iterator[
+def cli_servers(names: Sequence[str], ignore: Sequence[str] = (), faults: Sequence[str] = ()) -> Iterator[
         tuple[dict[str, str], Callable[[], dict[str, Any]]]]:
     """For a ``cli`` case: a replay server of the exchanges ``names`` (none: no server), its base
     URL by provider, and a function reporting what it saw, as ``provider_call``'s ``replay``.
 
     ``ignore`` lists request body members left out of matching (R-REC-4): a program's request
     holds its own system prompt and tools, which a recording of another client's cannot.
+    ``faults`` are rules of ``--fault`` (R-REC-8): a stall makes the program wait for the model.
     """
     if not names:
         yield {}, dict
         return
     exchanges = [load_exchange(PROVIDER_DIR / name) for name in names]
-    with ReplayServer(exchanges, "recorded", ignore=ignore) as server:
+    with ReplayServer(exchanges, "recorded", ignore=ignore, faults=faults) as server:
         urls = {provider: server.base_url_for(provider) for provider in ("openai", "anthropic")}
         yield urls, lambda: {
             "replay": {"requests": len(server.requests_seen), "unexpected": list(server.unexpected)}
