@@ -32,10 +32,11 @@ __all__ = ["prepared", "run_case", "run_suite"]
 
 def prepared(case: Case) -> AbstractContextManager[tuple[dict[str, Any], Callable[[], dict[str, Any]]]]:
     """The input to send for a case and a function that observes what the run left: traffic's
-    bytes or replay server for the provider ops, the runner's scratch folder otherwise."""
-    setup = PROVIDER_SETUPS.get(case.op)
+    bytes or replay server for the provider ops, the runner's scratch folder otherwise (for
+    ``cli`` its own folder, whose answer ``run_case`` views as well)."""
     if case.op == CLI_OP:
         return _cli_input(case)
+    setup = PROVIDER_SETUPS.get(case.op)
     return setup(case.input) if setup is not None else prepared_folder(case)
 
 
@@ -43,13 +44,14 @@ def prepared(case: Case) -> AbstractContextManager[tuple[dict[str, Any], Callabl
 def _cli_folder(case: Case) -> Iterator[tuple[CliFolder, Callable[[], dict[str, Any]]]]:
     """A ``cli`` case's folder, with the replay server of its ``fixtures`` when it names some."""
     spec = case.input
-    with cli_servers(spec.get("fixtures", ()), spec.get("ignore", ()), spec.get("faults", ())) as (base_urls, replay):
-        with cli_prepared(case.input, base_urls) as folder:
-            yield folder, replay
+    servers = cli_servers(spec.get("fixtures", ()), spec.get("ignore", ()), spec.get("faults", ()))
+    with servers as (base_urls, replay), cli_prepared(spec, base_urls) as folder:
+        yield folder, replay
 
 
 @contextmanager
 def _cli_input(case: Case) -> Iterator[tuple[dict[str, Any], Callable[[], dict[str, Any]]]]:
+    """What a ``cli`` case sends, as ``show`` prints it; its folder is observed by ``_run_cli``."""
     with _cli_folder(case) as (folder, _):
         yield folder.send, dict
 

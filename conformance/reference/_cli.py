@@ -2,7 +2,7 @@
 
 The runner lays out the folder and gives each command's whole environment (a private ``HOME``,
 the locale, the case's variables); this op adds only what the reference needs to start at all
-and no option of SPEC reads: ``PATH``, ``PYTHONPATH`` (this checkout's package) and
+and no option of SPEC reads: ``PATH``, ``PYTHONPATH`` (the package this adapter runs) and
 ``PYTHONUTF8`` (its streams are UTF-8 whatever locale a case names, R-CLI-26). A database a
 case prepares with session steps is written first, through this adapter's own ``session`` op.
 conformance/PORTING.md describes the op.
@@ -18,12 +18,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
+import harness9_ref
 from conformance.reference._memory import InvalidInput
 from conformance.reference._session import op_session
 
 __all__ = ["op_cli"]
 
-PROJECT_ROOT: Final = Path(__file__).resolve().parents[2]
+# The folder this adapter imported harness9_ref from, links not resolved: a seeded bug's copy of
+# the project links its unedited files to a template, and the program must run the copy's code.
+PACKAGE_ROOT: Final = Path(harness9_ref.__file__).parent.parent
+# Passed on from the adapter's own environment: where programs are, and (in a seeded bug's copy)
+# that no bytecode is written through its links.
+INHERITED: Final = ("PATH", "PYTHONDONTWRITEBYTECODE")
 PROGRAM: Final = (sys.executable, "-m", "harness9_ref")
 
 
@@ -42,8 +48,8 @@ def _argument(value: str | Mapping[str, str]) -> str | bytes:
 
 
 def _run(command: Mapping[str, Any], workdir: str, timeout: float) -> dict[str, Any]:
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(PROJECT_ROOT), "PYTHONUTF8": "1",
-           **command["env"]}
+    env = {**{name: os.environ[name] for name in INHERITED if name in os.environ},
+           "PYTHONPATH": str(PACKAGE_ROOT), "PYTHONUTF8": "1", **command["env"]}
     stdin = command.get("stdin")
     with subprocess.Popen(
         [*PROGRAM, *map(_argument, command["argv"])], cwd=workdir, env=env, start_new_session=True,

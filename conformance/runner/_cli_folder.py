@@ -6,13 +6,13 @@ runner lays out one fresh folder per case (``work/``, the program's working dire
 ``home/``, its private home folder holding the default database of R-MGR-1), hands the adapter
 the whole environment each command runs with (so no key, locale or home of the machine leaks
 in), and afterwards puts placeholders where the answer names what varies: ``{workdir}``,
-``{home}``, ``{root}``, a replay server's ``{openai_base_url}`` (``{anthropic_base_url}``, ``{server}``), ``{id1}``, ``{id2}``, … for session
-ids the case never wrote, and ``{now}`` for a minute of the run's own span. It then keeps of
-each command's answer only the members the case expects, some of them views of the text
-(``stdout_json``: its lines as JSON values; ``stdout_json_has``: the values some line holds,
-objects matched on the members given; ``stdout_has``, ``stderr_has``: texts it contains;
-``stdout_lacks``, ``stderr_lacks``: texts it does not contain), so a
-case pins exactly what SPEC pins.
+``{home}``, ``{root}``, a replay server's ``{openai_base_url}``, ``{anthropic_base_url}`` and
+``{server}``, ``{id1}``, ``{id2}``, … for session ids the case never wrote, and ``{now}`` for a
+minute of the run's own span. It then keeps of each command's answer only the members the case
+expects, some of them views of the text (``stdout_json``: its lines as JSON values;
+``stdout_json_has``: the values some line holds, objects matched on the members given;
+``stdout_has``, ``stderr_has``: texts it contains; ``stdout_lacks``, ``stderr_lacks``: texts it
+does not contain), so a case pins exactly what SPEC pins.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ WORKDIR: Final = "work"
 HOME: Final = "home"
 DATABASE: Final = "home/.harness9/sessions.db"  # R-MGR-1's default under the private home
 TOOL_RESULTS: Final = "home/.harness9/tool-results"
-COMMAND_TIMEOUT: Final = 8.0  # seconds one command may run before the adapter kills it
+COMMAND_TIMEOUT: Final = 15.0  # seconds one command may run before the adapter kills it
 # What every command's environment holds unless the case says otherwise (a value null removes
 # one): the private home, a locale that chooses English (R-LANG-1) and UTC for listed times.
 BASE_ENV: Final = {"LANG": "C.UTF-8", "TZ": "UTC"}
@@ -145,7 +145,7 @@ def _normalised(text: str, places: Mapping[str, str], chosen: str, ids: dict[str
         found = match.group(0)
         if found in chosen:
             return found
-        return ids.setdefault(found, "{id%d}" % (len(ids) + 1))
+        return ids.setdefault(found, f"{{id{len(ids) + 1}}}")
 
     text = _UUID.sub(fresh, text)
     return _MINUTE.sub(lambda m: "{now}" if m.group(0) in minutes else m.group(0), text)
