@@ -10,29 +10,66 @@ the others, so they meet only in this module.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from .porting._porting import PortAdapter, Target, plan
 from .runner._backends import on_a_backend, per_backend
 from .runner._cases import PROJECT_ROOT, Case
+from .runner._cli_folder import CLI_OP, CliFolder, cli_prepared
 from .runner._requirements import is_requirement_id
 from .runner._results import CaseResult, SuiteResult, case_result
 from .runner._runner import DEFAULT_ADAPTER_COMMAND, DEFAULT_TIMEOUT
-from .runner._verdicts import Verdict
+from .runner._verdicts import Verdict, evaluate
 from .runner._workspace import prepared as prepared_folder
-from .traffic._provider_setup import PROVIDER_SETUPS
+from .traffic._provider_setup import PROVIDER_SETUPS, cli_servers
 
 __all__ = ["prepared", "run_case", "run_suite"]
 
 
 def prepared(case: Case) -> AbstractContextManager[tuple[dict[str, Any], Callable[[], dict[str, Any]]]]:
     """The input to send for a case and a function that observes what the run left: traffic's
-    bytes or replay server for the provider ops, the runner's scratch folder otherwise."""
+    bytes or replay server for the provider ops, the runner's scratch folder otherwise (for
+    ``cli`` its own folder, whose answer ``run_case`` views as well)."""
+    if case.op == CLI_OP:
+        return _cli_input(case)
     setup = PROVIDER_SETUPS.get(case.op)
     return setup(case.input) if setup is not None else prepared_folder(case)
+
+
+@contextmanager
+def _cli_folder(case: Case) -> Iterator[tuple[CliFolder, Callable[[], dict[str, Any]]]]:
+    """A ``cli`` case's folder, with the replay server of its ``fixtures`` when it names some."""
+    spec = case.input
+    servers = cli_servers(spec.get("fixtures", ()), spec.get("ignore", ()), spec.get("faults", ()))
+    with servers as (base_urls, replay), cli_prepared(spec, base_urls) as folder:
+        yield folder, replay
+
+
+@contextmanager
+def _cli_input(case: Case) -> Iterator[tuple[dict[str, Any], Callable[[], dict[str, Any]]]]:
+    """What a ``cli`` case sends, as ``show`` prints it; its folder is observed by ``_run_cli``."""
+    with _cli_folder(case) as (folder, _):
+        yield folder.send, dict
+
+
+def _run_cli(adapter: Target, case: Case) -> Verdict:
+    """A ``cli`` case: the port's program run in a fresh folder, its answer normalised and
+    viewed as the case expects (conformance/runner/_cli_folder.py), the folder and the replay
+    server observed beside it."""
+    with _cli_folder(case) as (folder, replay):
+        started = time.time()
+        response = adapter.run(case.op, folder.send)
+        span = (started, time.time())
+        observed: dict[str, Any] = {}
+        if response.kind == "output":
+            output = folder.answer(response.output, case.input, case.expect.get("output"), span)
+            response = replace(response, output=output)
+            observed = {**folder.observe(case.expect), **replay()}
+    return evaluate(case, response, observed)
 
 
 def run_case(adapter: Target, case: Case) -> Verdict:
@@ -46,6 +83,11 @@ def run_case(adapter: Target, case: Case) -> Verdict:
     runnable = on_a_backend(case, adapter.backends)  # conformance/runner/_backends.py
     if isinstance(runnable, str):
         return Verdict("unsupported", runnable)
+    if runnable.op == CLI_OP and CLI_OP in adapter.ops:
+        if "sessions" in runnable.input and (adapter.declared.own_ids or adapter.declared.own_clock):
+            return Verdict("unsupported", "its database is prepared by session steps with the case's "
+                           "ids and clock, which the adapter declares it does not take")
+        return _run_cli(adapter, runnable)
     judged = plan(runnable, adapter.declared)
     if judged.unsupported and runnable.op in adapter.ops:
         return Verdict("unsupported", judged.unsupported)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import harness9_ref
+from conformance.reference._cli import op_cli
 from conformance.reference._engine import op_approval_rule, op_engine_run, op_tool_execute
 from conformance.reference._engine_tool import op_engine_tool
 from conformance.reference._instructions import op_system_prompt
@@ -35,6 +36,7 @@ OPS: Final[Mapping[str, Callable[[Mapping[str, Any]], Any]]] = {
     "engine_tool": op_engine_tool,
     "system_prompt": op_system_prompt,
     **TUI_OPS,
+    "cli": op_cli,
 }
 
 
@@ -63,7 +65,7 @@ def start_answer() -> dict[str, Any]:
         "backends": ["sqlite", "postgresql"],  # conformance/runner/_backends.py
         # SPEC R-PROF-3: every profile with cases but PostgreSQL, which a run judges only when
         # it is given a server (without one its PostgreSQL-only cases are unsupported).
-        "profiles": ["core", "sessions", "providers", "local", "engine", "long", "tui"],
+        "profiles": ["core", "sessions", "providers", "local", "engine", "long", "tui", "cli"],
     }
 
 

@@ -16,7 +16,7 @@ from ._cases import CASES_DIR, SPEC_PATH, _display, _groups_of, _scan, all_defin
 
 __all__ = ["lint_cases"]
 
-FILE_OPS: Final = frozenset({"session", "tool_execute"})  # ops whose input may name paths
+FILE_OPS: Final = frozenset({"session", "tool_execute", "cli"})  # ops whose input may name paths
 
 
 def _real_paths(value: Any) -> list[str]:

@@ -34,6 +34,7 @@ OPS: Final = (
     "tui_notice",
     "tui_resume",
     "tui_input",
+    "cli",
 )
 
 # The adapter protocol this runner speaks; an adapter's start answer must echo it.

@@ -103,10 +103,11 @@ PROFILES: Final[tuple[Profile, ...]] = (
     Profile(
         "tui",
         "terminal UI",
-        "5.8, 9.3, 10, 11",
-        ("R-TUI", "R-CLI", "R-SAFE", "R-FORK", "R-LANG"),
+        "5.8, 9.3, 10.1, 11",
+        ("R-TUI", "R-SAFE", "R-FORK", "R-LANG"),
         ("tui_status", "tui_notice", "tui_resume", "tui_input"),
     ),
+    Profile("cli", "command line", "10", ("R-CLI",), ("cli",)),
     Profile("traffic", "traffic tools", "SUITE.md §1", ("R-REC",), ()),
 )
 _BY_NAME: Final = {profile.name: profile for profile in PROFILES}

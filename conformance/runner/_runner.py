@@ -29,6 +29,7 @@ from typing import IO, Any, Final, TypeVar
 from harness9_ref.schema import strict_json
 
 from ._backends import read_backends
+from ._cli_folder import CLI_OP
 from ._compare import compact_json
 from ._jsonschema import Validator, load_schema
 from ._ops import PROTOCOL_VERSION
@@ -182,6 +183,18 @@ def read_answer(answer: Any, seq: int, validate: Callable[[Any], None] = lambda 
     return Response("error", error_code=error["code"], message=message)
 
 
+def _allowance(op: str, input: Mapping[str, Any]) -> float:
+    """Seconds an answer may take beyond the timeout: a ``cli`` case's commands each have their
+    own bound (``timeout`` of its input, which the adapter enforces), so the answer waits for
+    them all however many there are."""
+    if op != CLI_OP:
+        return 0.0
+    commands, each = input.get("commands"), input.get("timeout")
+    if isinstance(commands, list) and isinstance(each, (int, float)):
+        return len(commands) * float(each)
+    return 0.0
+
+
 def _traced(direction: str, line: str) -> str:
     """One protocol line of a trace: ``> `` sent, ``< `` received, cut to ``_TRACE_CUT``."""
     if len(line) > _TRACE_CUT:
@@ -275,8 +288,9 @@ class Adapter:
                 restart=False,
             )
 
-    def _exchange(self, process: _Process, request: dict[str, Any]) -> Any:
-        """Send one request and read one JSON answer, raising _Fault on misbehaviour."""
+    def _exchange(self, process: _Process, request: dict[str, Any], allowance: float = 0.0) -> Any:
+        """Send one request and read one JSON answer, raising _Fault on misbehaviour; the
+        answer may take ``allowance`` seconds beyond the timeout."""
         self._check(f"{request['cmd']}.request", request)
         try:
             sent = process.send(request)
@@ -286,10 +300,10 @@ class Adapter:
         if self.trace is not None:
             self.trace.append(_traced(">", sent))
         try:
-            line = process.lines.get(timeout=self.timeout)
+            line = process.lines.get(timeout=self.timeout + allowance)
         except queue.Empty:
             raise _Fault(
-                f"no answer within {self.timeout:g} s",
+                f"no answer within {self.timeout + allowance:g} s",
                 "raise --timeout, and make sure the adapter flushes stdout after each line",
             ) from None
         if self.trace is not None:
@@ -359,7 +373,7 @@ class Adapter:
         self._seq += 1
         request = {"cmd": "run", "seq": self._seq, "op": op, "input": dict(input)}
         try:
-            answer = self._exchange(self._process, request)
+            answer = self._exchange(self._process, request, _allowance(op, input))
             return read_answer(answer, self._seq, functools.partial(self._check, "run.response"))
         except _Fault as fault:
             if fault.restart:

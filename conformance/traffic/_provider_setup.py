@@ -10,7 +10,7 @@ the server saw: a request the recording does not match fails the case with the d
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Final
 
@@ -18,7 +18,7 @@ from ..runner._cases import FIXTURES_DIR
 from ._record import load_exchange
 from ._replay import ReplayServer, split_body
 
-__all__ = ["PROVIDER_DIR", "PROVIDER_SETUPS", "TEST_API_KEY", "call_setup", "parse_setup"]
+__all__ = ["PROVIDER_DIR", "PROVIDER_SETUPS", "TEST_API_KEY", "call_setup", "cli_servers", "parse_setup"]
 
 PROVIDER_DIR: Final = FIXTURES_DIR / "providers"
 TEST_API_KEY: Final = "test-key-not-secret"  # what adapters send to the replay server
@@ -64,6 +64,27 @@ def call_setup(spec: Mapping[str, Any]) -> Iterator[tuple[dict[str, Any], Callab
         send.update(base_url=server.base_url_for(send["provider"]), timeout=CALL_TIMEOUT)
         send.setdefault("api_key", TEST_API_KEY)  # a case may choose the key (R-ERR-7's cases do)
         yield send, lambda: {
+            "replay": {"requests": len(server.requests_seen), "unexpected": list(server.unexpected)}
+        }
+
+
+@contextmanager
+def cli_servers(names: Sequence[str], ignore: Sequence[str] = (), faults: Sequence[str] = ()) -> Iterator[
+        tuple[dict[str, str], Callable[[], dict[str, Any]]]]:
+    """For a ``cli`` case: a replay server of the exchanges ``names`` (none: no server), its base
+    URL by provider, and a function reporting what it saw, as ``provider_call``'s ``replay``.
+
+    ``ignore`` lists request body members left out of matching (R-REC-4): a program's request
+    holds its own system prompt and tools, which a recording of another client's cannot.
+    ``faults`` are rules of ``--fault`` (R-REC-8): a stall makes the program wait for the model.
+    """
+    if not names:
+        yield {}, dict
+        return
+    exchanges = [load_exchange(PROVIDER_DIR / name) for name in names]
+    with ReplayServer(exchanges, "recorded", ignore=ignore, faults=faults) as server:
+        urls = {provider: server.base_url_for(provider) for provider in ("openai", "anthropic")}
+        yield urls, lambda: {
             "replay": {"requests": len(server.requests_seen), "unexpected": list(server.unexpected)}
         }
 
