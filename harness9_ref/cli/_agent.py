@@ -89,7 +89,7 @@ def run_mode(settings: Settings, signals: SignalState) -> int:
 
     with open_manager(settings) as manager, session_lock(settings) as lock, _warnings_to(sys.stderr, settings.lang) as warnings:
         _pruned(manager, settings)
-        session = open_session(manager, settings, lock)
+        session = open_session(manager, settings, lock, partial(_say, sys.stderr))
         registry = build_registry(settings, None if settings.yes else require_yes(refused))
         try:
             # R-INST-4: an AGENTS.md warning is a warning line, in its place among the events
@@ -137,7 +137,7 @@ def tui_mode(settings: Settings, signals: SignalState) -> int:
         pruned = _pruned(manager, settings)
         if pruned is not None:
             notices.append(pruned)
-        session = open_session(manager, settings, lock)
+        session = open_session(manager, settings, lock, notices.append)  # R-CLI-28: in the pane, which hides standard error
         # The registry is built before the App (the engine needs it): the App's Approver is made
         # first and handed to both, so the UI answers the registry's questions (R-APPR-2).
         approver = None if settings.yes else Approver()

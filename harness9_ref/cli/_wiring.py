@@ -39,7 +39,7 @@ from ..provider import (
     request_model,
     reserved_output_tokens_of,
 )
-from ..text import TableSaid, instruction_warning_line
+from ..text import TableSaid, instruction_warning_line, strings_for
 from ..tools import AllowRules, Registry
 from ._session_lock import SESSION_LOCK_FILE, SessionLock
 from ._settings import CliError, Settings
@@ -226,13 +226,17 @@ def session_lock(settings: Settings) -> SessionLock:
         raise CliError(TableSaid("err_session_lock", path=path, reason=exc.strerror or exc)) from exc
 
 
-def open_session(manager: Manager, settings: Settings, lock: SessionLock) -> StatefulSession:
+def open_session(
+    manager: Manager, settings: Settings, lock: SessionLock, say: Callable[[str], None]
+) -> StatefulSession:
     """The session to work on (R-CLI-7, R-CLI-8, R-CLI-10), locked by ``lock`` (R-CLI-27).
 
     ``--resume TEXT`` takes an id or a unique prefix (R-FIND-1: SessionNotFound,
     AmbiguousSessionId or InvalidSessionId otherwise); ``--continue`` the most recent session
-    with messages, else a new one. A new session is a draft (R-FIND-2): it is stored with its
-    first message, so starting and quitting, or a start that fails, leaves nothing behind.
+    with messages, else a new one, of which ``say`` is told (R-CLI-28: a user who asked to go on
+    should not take a fresh start for the old conversation). A new session is a draft
+    (R-FIND-2): it is stored with its first message, so starting and quitting, or a start that
+    fails, leaves nothing behind.
 
     Raises:
         SessionInUse: another running program holds the session (R-CLI-27b).
@@ -242,6 +246,8 @@ def open_session(manager: Manager, settings: Settings, lock: SessionLock) -> Sta
     elif settings.continue_last and (recent := manager.recent_sessions(limit=1)):
         session = manager.open_session(recent[0].id)
     else:
+        if settings.continue_last:
+            say(strings_for(settings.lang)["cli_continue_none"])
         session = manager.new_session(draft=True)
     lock.hold(session.session_id)
     return session

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from harness9_ref.text import strings_for
 from tests.cli.helpers import cli, one_error, session_of, stored
+from tests.cli.test_tui_cli import Terminal, ready
 from tests.local_server import LocalServer
 
 
@@ -85,3 +86,41 @@ def test_a_lock_file_that_cannot_be_opened_is_one_line(env: dict[str, str], work
     message = one_error(refused)
     assert message.startswith(f"{db.parent / 'session-locks'}: the sessions' lock file cannot be opened: "), message
     assert stored(db) == {}
+
+
+def test_continue_without_a_session_says_it_starts_a_new_one(env: dict[str, str], work: Path, db: Path) -> None:
+    """R-CLI-28: one line on standard error, in the program's language, then a new session; none once there is one."""
+    first = cli(["--provider", "offline", "-c", "run", "first"], env, work)
+    assert first.returncode == 0, first.stderr
+    assert first.stderr.splitlines()[0] == strings_for("en")["cli_continue_none"]
+    session = session_of(first)
+    assert stored(db)[session][0] == "first"
+    again = cli(["--provider", "offline", "-c", "run", "again"], env, work)
+    assert strings_for("en")["cli_continue_none"] not in again.stderr
+    assert session_of(again) == session
+    fresh = cli(["--provider", "offline", "run", "fresh"], {**env, "HARNESS9_HOME": str(work.parent / "h1")}, work)
+    assert strings_for("en")["cli_continue_none"] not in fresh.stderr  # no -c, nothing said
+    elsewhere = cli(["--provider", "offline", "--lang", "zh", "--json", "-c", "run", "x"], {**env, "HARNESS9_HOME": str(work.parent / "h2")}, work)
+    assert elsewhere.stderr.splitlines()[0] == strings_for("zh")["cli_continue_none"]
+    assert all(json.loads(line)["type"] for line in elsewhere.stdout.splitlines())
+
+
+def test_the_terminal_ui_holds_its_session_while_it_is_open(env: dict[str, str], work: Path, db: Path) -> None:
+    """R-CLI-27a, R-CLI-28: a UI started with -c and nothing to continue says so in its pane; while
+    it stays open, -c from another program is refused; after it ends, -c continues its session."""
+    term = Terminal(["--provider", "offline", "--lang", "en", "-c"], env, work)
+    try:
+        term.wait_for(ready)
+        assert strings_for("en")["cli_continue_none"] in term.text
+        term.type("keep me open\r")
+        term.wait_for(lambda text: "Offline reply" in text)
+        session = next(iter(stored(db)))
+        refused = cli(["--provider", "offline", "-c", "run", "meanwhile"], env, work)
+        assert one_error(refused) == in_use(session)
+        term.type("/exit\r")
+        assert term.finish() == 0
+    finally:
+        term.close()
+    later = cli(["--provider", "offline", "-c", "run", "meanwhile"], env, work)
+    assert session_of(later) == session
+    assert stored(db)[session][0] == "keep me open" and "meanwhile" in stored(db)[session]
