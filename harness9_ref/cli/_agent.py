@@ -33,6 +33,7 @@ from ._wiring import (
     open_session,
     prune_expired,
     request_model_of,
+    session_lock,
 )
 
 if TYPE_CHECKING:
@@ -86,9 +87,9 @@ def run_mode(settings: Settings, signals: SignalState) -> int:
         for line in not_run_lines(request, settings.lang):
             items.put(Note(line))
 
-    with open_manager(settings) as manager, _warnings_to(sys.stderr, settings.lang) as warnings:
+    with open_manager(settings) as manager, session_lock(settings) as lock, _warnings_to(sys.stderr, settings.lang) as warnings:
         _pruned(manager, settings)
-        session = open_session(manager, settings)
+        session = open_session(manager, settings, lock, partial(_say, sys.stderr))
         registry = build_registry(settings, None if settings.yes else require_yes(refused))
         try:
             # R-INST-4: an AGENTS.md warning is a warning line, in its place among the events
@@ -131,12 +132,12 @@ def tui_mode(settings: Settings, signals: SignalState) -> int:
 
     screen = prepare_tui()  # before anything is created: no curses or no terminal fails here (R-TUI-13)
     provider = build_provider(settings, streaming_delay=True)
-    with open_manager(settings) as manager:
+    with open_manager(settings) as manager, session_lock(settings) as lock:
         notices = [settings.notice] if settings.notice is not None else []
         pruned = _pruned(manager, settings)
         if pruned is not None:
             notices.append(pruned)
-        session = open_session(manager, settings)
+        session = open_session(manager, settings, lock, notices.append)  # R-CLI-28: in the pane, which hides standard error
         # The registry is built before the App (the engine needs it): the App's Approver is made
         # first and handed to both, so the UI answers the registry's questions (R-APPR-2).
         approver = None if settings.yes else Approver()
@@ -159,6 +160,7 @@ def tui_mode(settings: Settings, signals: SignalState) -> int:
                 approver=approver,
                 long_session=True,  # build_engine's context part is LongSession (R-LONG-1): the start figure uses its prior
                 instructions=instructions,
+                hold=lock.hold,  # R-CLI-27c: /new, /resume, /fork and /rewind move the lock
             )
             logger = logging.getLogger(_package_logger())
             handler = app.log_handler()

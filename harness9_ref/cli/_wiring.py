@@ -39,8 +39,9 @@ from ..provider import (
     request_model,
     reserved_output_tokens_of,
 )
-from ..text import TableSaid, instruction_warning_line
+from ..text import TableSaid, instruction_warning_line, strings_for
 from ..tools import AllowRules, Registry
+from ._session_lock import SESSION_LOCK_FILE, SessionLock
 from ._settings import CliError, Settings
 
 if TYPE_CHECKING:
@@ -58,6 +59,7 @@ __all__ = [
     "open_manager",
     "open_session",
     "request_model_of",
+    "session_lock",
 ]
 
 TOOL_RESULTS_DIR: Final = "tool-results"  # R-CLI-5: <home>/tool-results, home = the database's folder
@@ -209,21 +211,46 @@ def prune_expired(manager: Manager, settings: Settings) -> PruneResult | None:
     return result if result.sessions > 0 else None
 
 
-def open_session(manager: Manager, settings: Settings) -> StatefulSession:
-    """The session to work on (R-CLI-7, R-CLI-8, R-CLI-10).
+def session_lock(settings: Settings) -> SessionLock:
+    """The lock of the program's current session (R-CLI-27a): the file ``session-locks`` in the
+    database's folder, the home folder for PostgreSQL (made when missing, as R-MGR-1 makes it).
+
+    Raises:
+        CliError: the file cannot be opened or created (the operating system's words).
+    """
+    path = settings.db_path.parent / SESSION_LOCK_FILE
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return SessionLock(path)
+    except OSError as exc:
+        raise CliError(TableSaid("err_session_lock", path=path, reason=exc.strerror or exc)) from exc
+
+
+def open_session(
+    manager: Manager, settings: Settings, lock: SessionLock, say: Callable[[str], None]
+) -> StatefulSession:
+    """The session to work on (R-CLI-7, R-CLI-8, R-CLI-10), locked by ``lock`` (R-CLI-27).
 
     ``--resume TEXT`` takes an id or a unique prefix (R-FIND-1: SessionNotFound,
     AmbiguousSessionId or InvalidSessionId otherwise); ``--continue`` the most recent session
-    with messages, else a new one. A new session is a draft (R-FIND-2): it is stored with its
-    first message, so starting and quitting, or a start that fails, leaves nothing behind.
+    with messages, else a new one, of which ``say`` is told (R-CLI-28: a user who asked to go on
+    should not take a fresh start for the old conversation). A new session is a draft
+    (R-FIND-2): it is stored with its first message, so starting and quitting, or a start that
+    fails, leaves nothing behind.
+
+    Raises:
+        SessionInUse: another running program holds the session (R-CLI-27b).
     """
     if settings.resume is not None:
-        return manager.open_session(manager.resolve_session_id(settings.resume))
-    if settings.continue_last:
-        recent = manager.recent_sessions(limit=1)
-        if recent:
-            return manager.open_session(recent[0].id)
-    return manager.new_session(draft=True)
+        session = manager.open_session(manager.resolve_session_id(settings.resume))
+    elif settings.continue_last and (recent := manager.recent_sessions(limit=1)):
+        session = manager.open_session(recent[0].id)
+    else:
+        if settings.continue_last:
+            say(strings_for(settings.lang)["cli_continue_none"])
+        session = manager.new_session(draft=True)
+    lock.hold(session.session_id)
+    return session
 
 
 def build_registry(settings: Settings, approve: Approve | None) -> Registry:

@@ -153,6 +153,10 @@ class App:
             notice lines (it is told so here).
         clock: Unix time in seconds, for the ages of the listings (R-TUI-19).
         monotonic: the clock of the waits for the model (R-TUI-27).
+        hold: called with the id of each session the App is about to make current (/new,
+            /resume, /fork, /rewind), before it does; it raises a ``SessionError`` to refuse
+            one another program is working on, which leaves the current session as it was
+            (R-CLI-27c). None: every session may be made current.
 
     Raises:
         ValueError: ``lang`` is not a language of R-TUI-17.
@@ -177,6 +181,7 @@ class App:
         instructions: ProjectInstructions | None = None,
         clock: Callable[[], float] = time.time,
         monotonic: Callable[[], float] = time.monotonic,
+        hold: Callable[[str], None] | None = None,
     ) -> None:
         self.texts = strings_for(lang)
         self.lang = lang
@@ -193,6 +198,7 @@ class App:
         self.instructions = instructions
         self.clock = clock
         self.monotonic = monotonic
+        self.hold = hold
         self.editor = LineEditor()
         self.lines: list[PaneLine] = [PaneLine(text, "notice") for text in notices]
         self.items: queue.Queue[QueueItem] = queue.Queue()
@@ -680,7 +686,13 @@ class App:
             self._error(in_language(exc, self.lang))
 
     def _switch(self, session: Session, lines: Sequence[PaneLine]) -> None:
-        """Make ``session`` current: engine, approval, status bar and a fresh pane (R-TUI-7, R-TUI-8, R-APPR-2)."""
+        """Make ``session`` current: engine, approval, status bar and a fresh pane (R-TUI-7, R-TUI-8, R-APPR-2).
+
+        Raises:
+            SessionError: ``hold`` refuses the session (R-CLI-27c); nothing changed.
+        """
+        if self.hold is not None:
+            self.hold(session.session_id)
         self.engine.set_session(session)
         reset = getattr(self.registry, "reset_approval", None)
         if callable(reset):
