@@ -240,9 +240,14 @@ def profile_results(
             failing[name].append(result.case.id)
     return [
         ProfileResult(
-            p, p.name in claimed, cases[p.name], passed[p.name], tuple(failing[p.name]),
-            judged[p.name], (left_out or {}).get(p.name, 0),
-        )  # fmt: skip
+            p,
+            p.name in claimed,
+            cases[p.name],
+            passed[p.name],
+            tuple(failing[p.name]),
+            judged[p.name],
+            (left_out or {}).get(p.name, 0),
+        )
         for p in PROFILES
     ]
 

@@ -104,7 +104,10 @@ def test_fork_on_a_read_only_database_is_one_line(env: dict[str, str], work: Pat
 @pytest.mark.parametrize(
     ("lang", "line"),
     [
-        ("en", "message 3 of session {id} is a tool result; a fork of its first 2 messages would end between a call and its result"),
+        (
+            "en",
+            "message 3 of session {id} is a tool result; a fork of its first 2 messages would end between a call and its result",
+        ),
         ("zh", "会话 {id} 的第 3 条消息是工具结果；只保留前 2 条的分叉会停在调用和它的结果之间"),
     ],
 )

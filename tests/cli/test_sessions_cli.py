@@ -116,7 +116,8 @@ def test_one_message_is_singular(env: dict[str, str], work: Path, db: Path, lang
     failed = cli(["--provider", "openai", "run", "hello"], env, work, OPENAI_API_KEY="k", OPENAI_BASE_URL="http://127.0.0.1:9")
     assert failed.returncode == 1 and stored(db)[session_of(failed)] == ["hello"]
     result = cli(["--lang", lang, "sessions"], env, work)
-    assert result.stdout == f"{session_of(failed)}  {time.strftime('%Y-%m-%d %H:%M', time.localtime(_updated(db)))}  {word}  hello\n"
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(_updated(db)))
+    assert result.stdout == f"{session_of(failed)}  {when}  {word}  hello\n"
 
 
 def _updated(db: Path) -> int:
