@@ -20,6 +20,7 @@ import os
 import shlex
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 
@@ -44,7 +45,7 @@ from .runner._known_failures import updated_known_failures
 from .runner._lint import lint_cases
 from .runner._matrix import add_matrix_command
 from .runner._new_case import add_new_case_command
-from .runner._profiles import profile_line
+from .runner._profiles import left_out_cases, profile_line
 from .runner._report import (
     format_result,
     suite_ok,
@@ -171,6 +172,7 @@ def _run(args: argparse.Namespace) -> int:
         )
     except AdapterError as exc:
         raise Abort(str(exc)) from None
+    suite = replace(suite, left_out=left_out_cases(every_case, cases))  # R-PROF-2c
     for line in requirement_lines(suite, verbose=args.verbose):
         print(line)
     if args.repeat > 1:

@@ -27,7 +27,7 @@ from typing import ClassVar, Final
 __all__ = ["CORE_ERROR_TEXTS", "Harness9Error", "Said"]
 
 # R-LANG-3: the English text of each key the core raises (R-FIND-1, R-SRCH-1, R-FORK-2, R-PG-13,
-# R-LONG-9), exactly as the strings table's "en" column words it.
+# R-LONG-9, R-PG-9), exactly as the strings table's "en" column words it.
 CORE_ERROR_TEXTS: Final[Mapping[str, str]] = MappingProxyType(
     {
         "err_no_session": "no session with id {id}",
@@ -38,7 +38,11 @@ CORE_ERROR_TEXTS: Final[Mapping[str, str]] = MappingProxyType(
         "err_query_empty": "the search query is empty",
         "err_nothing_to_compact": "nothing is old enough to summarise yet",
         "err_fork_beyond": "session {id} holds {count} messages; a fork keeps at most that many, not {at}",
-        "err_fork_result": "message {at} of session {id} is a tool result; a fork cannot end between a call and its result",
+        "err_fork_result": (
+            "message {k} of session {id} is a tool result;"
+            " a fork of its first {at} messages would end between a call and its result"
+        ),
+        "err_copy_taken": "{name} already holds {n} of these sessions ({ids}); nothing was copied (--overwrite replaces them)",
         "err_pool_timeout": "{db}: no connection of the pool came free within {seconds} s",
     }
 )

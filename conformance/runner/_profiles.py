@@ -32,6 +32,7 @@ __all__ = [
     "Profile",
     "ProfileResult",
     "junit_profile_suite",
+    "left_out_cases",
     "profile_line",
     "profile_of",
     "profile_results",
@@ -116,6 +117,9 @@ _LONG_AREAS: Final = frozenset(_BY_NAME["long"].areas)
 # Profiles no adapter can claim: no op and no rule of R-PROF-1 gives them a case (R-PROF-3).
 _UNCLAIMABLE: Final = frozenset(p.name for p in PROFILES if not p.ops and p.name not in (POSTGRES, LOCAL))
 PASSED_MARK: Final = "✓"
+NOT_RUN: Final = "not run"  # R-PROF-2c: none of its cases ran
+FILTERED: Final = "(filtered)"  # R-PROF-2c: judged on the part --filter selected
+NOT_JUDGED: Final = frozenset({"skipped", "unsupported"})  # outcomes of a case that did not run
 LINE_PREFIX: Final = "harness9 conformance:"
 
 assert set(_HOME) == set(OPS), "every op has exactly one home profile"
@@ -171,6 +175,8 @@ class ProfileResult:
     cases: int
     passed_cases: int
     failing: tuple[str, ...]  # ids of its cases that failed or errored, in run order
+    judged: int  # its cases that ran (not skipped or unsupported)
+    left_out: int = 0  # its cases of the suite that --filter left out of the run (R-PROF-2c)
 
     @property
     def passed(self) -> bool:
@@ -189,10 +195,21 @@ class ProfileResult:
 
     @property
     def verdict(self) -> str:
-        """``✓`` or the percentage, e.g. ``98%``; empty without cases."""
-        if self.passed:
-            return PASSED_MARK
-        return "" if self.percent is None else f"{self.percent}%"
+        """``✓`` or the percentage, e.g. ``98%``; empty without cases (R-PROF-2b).
+
+        R-PROF-2c: ``not run`` when none of its cases ran (a percentage would read as cases
+        that failed), and, when ``--filter`` left some of its cases out, how many of the suite's
+        ran, ``25/222 (filtered)`` (``96% of 25/222 (filtered)`` when not all passed): a verdict
+        on a part is never ``✓``.
+        """
+        if self.percent is None:
+            return ""
+        if self.judged == 0:
+            return NOT_RUN
+        if self.left_out:
+            part = f"{self.cases}/{self.cases + self.left_out} {FILTERED}"
+            return part if self.passed else f"{self.percent}% of {part}"
+        return PASSED_MARK if self.passed else f"{self.percent}%"
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -202,24 +219,50 @@ class ProfileResult:
             "passed_cases": self.passed_cases,
             "percent": self.percent,
             "failing": list(self.failing),
+            "left_out": self.left_out,
         }
 
 
-def profile_results(results: Iterable[CaseResult], claimed: Sequence[str] = ()) -> list[ProfileResult]:
-    """One result per profile, in the table's order, zeros included."""
+def profile_results(
+    results: Iterable[CaseResult], claimed: Sequence[str] = (), left_out: Mapping[str, int] | None = None
+) -> list[ProfileResult]:
+    """One result per profile, in the table's order, zeros included; ``left_out`` counts each
+    profile's cases that the run's ``--filter`` did not select (R-PROF-2c)."""
     cases: dict[str, int] = dict.fromkeys(_BY_NAME, 0)
     passed: dict[str, int] = dict.fromkeys(_BY_NAME, 0)
+    judged: dict[str, int] = dict.fromkeys(_BY_NAME, 0)
     failing: dict[str, list[str]] = {name: [] for name in _BY_NAME}
     for result in results:
         name = profile_of(result.case)
         cases[name] += 1
         passed[name] += result.outcome == "passed"
+        judged[name] += result.outcome not in NOT_JUDGED
         if result.outcome in ("failed", "errored"):
             failing[name].append(result.case.id)
     return [
-        ProfileResult(p, p.name in claimed, cases[p.name], passed[p.name], tuple(failing[p.name]))
+        ProfileResult(
+            p,
+            p.name in claimed,
+            cases[p.name],
+            passed[p.name],
+            tuple(failing[p.name]),
+            judged[p.name],
+            (left_out or {}).get(p.name, 0),
+        )
         for p in PROFILES
     ]
+
+
+def left_out_cases(every_case: Iterable[Case], selected: Iterable[Case]) -> dict[str, int]:
+    """How many of each profile's cases ``--filter`` did not select (R-PROF-2c), counted on
+    the cases as loaded (a session case's PostgreSQL run is not a case of its own here)."""
+    chosen = {case.id for case in selected}
+    counts: dict[str, int] = {}
+    for case in every_case:
+        if case.id not in chosen:
+            name = profile_of(case)
+            counts[name] = counts.get(name, 0) + 1
+    return counts
 
 
 def profile_line(results: Iterable[ProfileResult]) -> str:

@@ -36,7 +36,7 @@ _SUMMARY: Final[tuple[Outcome, ...]] = ("passed", "failed", "skipped", "unsuppor
 
 def suite_profiles(suite: SuiteResult) -> list[ProfileResult]:
     """Each profile judged on the run's cases, in the table's order (R-PROF-2)."""
-    return profile_results(suite.results, suite.claimed_profiles)
+    return profile_results(suite.results, suite.claimed_profiles, suite.left_out)
 
 
 def suite_ok(suite: SuiteResult) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from ._cases import Case
@@ -74,6 +74,8 @@ class SuiteResult:
     known_requirements: frozenset[str] = frozenset()
     # Profiles the adapter claims (see _profiles): one not passed fails the run.
     claimed_profiles: tuple[str, ...] = ()
+    # Per profile, its cases of the suite that --filter left out of the run (R-PROF-2c).
+    left_out: Mapping[str, int] = field(default_factory=dict)
 
     def counts(self) -> dict[Outcome, int]:
         """How many cases ended in each outcome, zeros included."""

@@ -21,7 +21,7 @@ from ..engine import LOGGER_NAME
 from ..memory.storage import SessionNotFound
 from ..text import run_error, strings_for, terminal_safe
 from ..tools import INTERRUPT_GRACE_SECONDS, FileChange, command_lines, require_yes, subject, visible
-from ._run_prompt import SESSION_LINE, Note, RunItem, run_prompt
+from ._run_prompt import EXIT_NOT_RUN, EXIT_OK, SESSION_LINE, Note, RunItem, run_prompt
 from ._settings import Settings
 from ._subcommands import prune_line
 from ._wiring import (
@@ -83,7 +83,10 @@ def run_mode(settings: Settings, signals: SignalState) -> int:
     provider = build_provider(settings)
     items: queue.Queue[RunItem] = queue.Queue()
 
+    refusals: list[str | FileChange] = []
+
     def refused(request: str | FileChange) -> None:  # on the worker thread: in the order of the events
+        refusals.append(request)
         for line in not_run_lines(request, settings.lang):
             items.put(Note(line))
 
@@ -96,7 +99,7 @@ def run_mode(settings: Settings, signals: SignalState) -> int:
             instructions = build_instructions(settings, logging.getLogger(__name__).warning)
             engine = build_engine(settings, provider, session, registry, instructions)
             warnings.items = items
-            return run_prompt(
+            status = run_prompt(
                 engine,
                 session.session_id,
                 settings.prompt,
@@ -116,6 +119,8 @@ def run_mode(settings: Settings, signals: SignalState) -> int:
                 raw=settings.raw,
                 as_json=settings.json,
             )
+            # R-CLI-50: a run that did what it was asked but for a refused command does not say 0
+            return EXIT_NOT_RUN if status == EXIT_OK and refusals else status
         finally:
             warnings.items = None
             signals.raising = False  # the clean-up finishes whatever signal comes now

@@ -371,7 +371,8 @@ def _add_session_commands(commands: argparse._SubParsersAction[_Parser]) -> None
         formatter_class=formatter,
     )
     fork.add_argument("target", metavar="SESSION", help="an id or the start of one")
-    fork.add_argument("--at", type=_count, metavar="N", help="keep only the first N messages (default: all)")
+    # R-FORK-2b: --at 0 would make a session of no message, which no listing shows
+    fork.add_argument("--at", type=_positive, metavar="N", help="keep only the first N messages, N >= 1 (default: all)")
     _add_allow_command(commands)
 
 

@@ -75,6 +75,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
+    "EXIT_NOT_RUN",
     "EXIT_OK",
     "EXIT_TERMINATED",
     "NOT_RUN_LINE",
@@ -86,6 +87,7 @@ __all__ = [
 
 EXIT_OK: Final = 0
 EXIT_FAILED: Final = 1  # R-CLI-6, R-CLI-7
+EXIT_NOT_RUN: Final = 3  # R-CLI-50: the run ended well, but something was refused for want of --yes
 EXIT_INTERRUPTED: Final = 130  # R-CLI-7, R-INT-4: after Ctrl+C (128 + SIGINT)
 EXIT_TERMINATED: Final = 143  # R-INT-4: after SIGTERM (128 + SIGTERM)
 SESSION_LINE: Final = "session: {id}"  # R-CLI-7: the last line on standard error

@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 TIME_FORMAT: Final = "%Y-%m-%d %H:%M"  # R-CLI-12: local time
-# R-CLI-12's rows, with the word of STRINGS' messages_word (R-LANG-2).
+# R-CLI-12's rows, with the word of STRINGS' message_word or messages_word (R-LANG-2, R-CLI-51).
 SESSION_ROW: Final = "{id}  {when}  {count} {messages}  {title}"  # R-CLI-12: sessions
 SEARCH_ROW: Final = "{id}  {when}  {snippet}"  # R-CLI-12: search
 # The English texts of R-CLI-12's lines; the program writes them in its language (R-LANG-2).
@@ -80,7 +80,7 @@ def _row(clean: Filter, template: str, **fields: object) -> str:
 
 
 def _sessions(manager: Manager, limit: int, lang: str, clean: Filter, out: TextIO) -> int:
-    word = strings_for(lang)["messages_word"]
+    texts = strings_for(lang)
     for summary in manager.recent_sessions(limit=limit):
         out.write(
             _row(
@@ -89,7 +89,7 @@ def _sessions(manager: Manager, limit: int, lang: str, clean: Filter, out: TextI
                 id=summary.id,
                 when=format_when(summary.updated_at),
                 count=summary.message_count,
-                messages=word,
+                messages=texts["message_word" if summary.message_count == 1 else "messages_word"],  # R-CLI-51
                 title=summary.title,
             )
             + "\n"

@@ -13,7 +13,7 @@ from typing import Final
 import pytest
 
 from harness9_ref.memory.storage import is_session_id
-from tests.cli.helpers import cli, seed, stored
+from tests.cli.helpers import cli, seed, session_of, stored
 from tests.cli.test_durable_cli import _read_only
 
 SOURCE: Final = "aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa"
@@ -50,7 +50,7 @@ def test_fork_prints_the_new_id_and_copies_the_messages(env: dict[str, str], wor
 
 
 def test_fork_at_keeps_the_first_messages(env: dict[str, str], work: Path, seeded: Path) -> None:
-    for at, kept in ((0, []), (2, ["first", "re: first"])):
+    for at, kept in ((1, ["first"]), (2, ["first", "re: first"])):
         result = cli(["fork", SOURCE, "--at", str(at)], env, work)
         assert result.returncode == 0, result.stderr
         assert stored(seeded)[result.stdout.strip()] == kept
@@ -70,8 +70,10 @@ def test_fork_at_keeps_the_first_messages(env: dict[str, str], work: Path, seede
             1,
             f"harness9-ref: error: session {SOURCE} holds 4 messages; a fork keeps at most that many, not 5",
         ),
-        (["fork", SOURCE, "--at", "-1"], 2, "harness9-ref: error: argument --at: expected 0 or a positive integer, got '-1'"),
-        (["fork", SOURCE, "--at", "x"], 2, "harness9-ref: error: argument --at: expected 0 or a positive integer, got 'x'"),
+        (["fork", SOURCE, "--at", "-1"], 2, "harness9-ref: error: argument --at: expected a positive integer, got '-1'"),
+        (["fork", SOURCE, "--at", "x"], 2, "harness9-ref: error: argument --at: expected a positive integer, got 'x'"),
+        # R-FORK-2b: a fork of no message would be a session no listing shows
+        (["fork", SOURCE, "--at", "0"], 2, "harness9-ref: error: argument --at: expected a positive integer, got '0'"),
     ],
 )
 def test_a_refused_fork_is_one_line_and_creates_nothing(
@@ -97,3 +99,28 @@ def test_fork_on_a_read_only_database_is_one_line(env: dict[str, str], work: Pat
     prefix = "harness9-ref: error: fork writes a new session, and the database cannot be written: "
     assert result.stderr.startswith(prefix) and result.stderr.count("\n") == 1, result.stderr
     assert {path.name: path.read_bytes() for path in seeded.parent.iterdir()} == before
+
+
+@pytest.mark.parametrize(
+    ("lang", "line"),
+    [
+        (
+            "en",
+            "message 3 of session {id} is a tool result; a fork of its first 2 messages would end between a call and its result",
+        ),
+        ("zh", "会话 {id} 的第 3 条消息是工具结果；只保留前 2 条的分叉会停在调用和它的结果之间"),
+    ],
+)
+def test_a_fork_before_a_result_names_the_message_as_sessions_counts_it(
+    env: dict[str, str], work: Path, db: Path, lang: str, line: str
+) -> None:
+    """R-MGR-11b: the prompt, the reply with its call, then the result: the third of the session's 4 messages."""
+    made = cli(["--provider", "offline", "--yes", "run", "run echo hi"], env, work)
+    session_id = session_of(made)
+    listed = cli(["sessions"], env, work).stdout
+    assert listed.startswith(f"{session_id}  ") and "  4 messages  " in listed
+    before = rows(db)
+    result = cli(["--lang", lang, "fork", session_id, "--at", "2"], env, work)
+    prefix = "harness9-ref: error: " if lang == "en" else "harness9-ref: 错误："
+    assert (result.returncode, result.stdout, result.stderr) == (1, "", prefix + line.format(id=session_id) + "\n")
+    assert rows(db) == before

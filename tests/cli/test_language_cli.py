@@ -41,7 +41,7 @@ def _in(lang: str, name: str, /, **fields: object) -> str:
 def test_run_mode_speaks_the_locales_language(env: dict[str, str], lang: str, tmp_path: Path) -> None:
     """R-LANG-2a: the offline notice, the refused command and the session line of ``run``."""
     result = cli(["run", "run echo hi"], env, tmp_path)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 3, result.stderr  # R-CLI-50: the command was not run
     lines = result.stderr.splitlines()
     assert lines[0] == _in(lang, "cli_offline", key="OPENAI_API_KEY")
     assert _in(lang, "cli_not_run", command="echo hi") in lines
@@ -62,6 +62,10 @@ def test_the_listings_speak_the_locales_language(env: dict[str, str], lang: str,
     assert dry.stdout.strip() == _in(lang, "cli_would_prune", sessions=1, messages=2)
     copied = cli(["copy", str(db), str(tmp_path / "copy.db")], env, tmp_path)
     assert copied.stdout.strip() == _in(lang, "cli_copied", sessions=1, messages=2)
+    again = cli(["copy", str(db), str(tmp_path / "copy.db")], env, tmp_path)  # R-PG-10: names the option that replaces
+    taken = _in(lang, "err_copy_taken", name=tmp_path / "copy.db", n=1, ids=SOURCE)
+    assert (again.returncode, again.stderr) == (1, _in(lang, "cli_error", message=taken) + "\n")
+    assert "(--overwrite " in taken or "（--overwrite " in taken
 
 
 def test_a_users_mistake_is_worded_in_the_language(env: dict[str, str], lang: str, tmp_path: Path) -> None:

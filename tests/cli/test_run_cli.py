@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from harness9_ref.cli import NOT_RUN_LINE, main, offline_notice
+from harness9_ref.cli import EXIT_NOT_RUN, NOT_RUN_LINE, main, offline_notice
 from harness9_ref.tools import APPROVAL_REQUIRED, INTERRUPTED_NOTE
 from tests.cli.helpers import EXCEPTION_NAME, SESSION, cli, environment, one_error, session_of, stored
 
@@ -147,7 +147,7 @@ def test_the_context_window_has_an_upper_bound(env: dict[str, str], work: Path) 
 
 def test_without_yes_commands_are_refused_and_the_run_goes_on(env: dict[str, str], work: Path, db: Path) -> None:
     result = cli([*OFFLINE, "run", "run echo hi > made.txt"], env, work)
-    assert result.returncode == 0
+    assert result.returncode == EXIT_NOT_RUN == 3  # R-CLI-50: a script can tell nothing was skipped only by 0
     lines = result.stderr.splitlines()
     assert lines[0].startswith("\u2192 bash ")
     assert lines[1] == NOT_RUN_LINE.format(command="echo hi > made.txt")
@@ -167,6 +167,15 @@ def test_yes_runs_commands(env: dict[str, str], work: Path, args: list[str], ext
 def test_harness9_yes_other_than_1_asks(env: dict[str, str], work: Path) -> None:
     result = cli([*OFFLINE, "run", "run echo hi"], env, work, HARNESS9_YES="0")
     assert "harness9-ref: not run (needs --yes): echo hi" in result.stderr.splitlines()
+    assert result.returncode == EXIT_NOT_RUN
+
+
+def test_a_refused_change_is_status_3_and_a_failed_run_stays_1(env: dict[str, str], work: Path) -> None:
+    """R-CLI-50: a change refused for want of --yes is as a command; a failure of the run wins over it."""
+    result = cli([*OFFLINE, "run", "write notes.txt hello"], env, work)
+    assert result.returncode == EXIT_NOT_RUN and not (work / "notes.txt").exists()
+    failed = cli([*OFFLINE, "--max-turns", "1", "run", "run echo hi"], env, work)
+    assert "not run (needs --yes)" in failed.stderr and failed.returncode == 1
 
 
 @pytest.mark.parametrize(("args", "extra", "status"), [(["--lang", "fr"], {}, 2), ([], {"HARNESS9_LANG": "de"}, 1)])

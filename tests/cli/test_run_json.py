@@ -94,7 +94,7 @@ def test_json_before_run_and_yes_run_the_command(env: dict[str, str], work: Path
 def test_notes_stay_text_on_standard_error(env: dict[str, str], work: Path) -> None:
     """R-CLI-18a: the offline notice and a refused command; the events say the rest."""
     result = cli(["--lang", "en", "run", "--json", "run echo hi"], env, work)
-    assert result.returncode == 0
+    assert result.returncode == 3  # R-CLI-50: as without --json
     assert result.stderr.splitlines() == [
         "harness9-ref: no API key set (OPENAI_API_KEY); using the offline provider",
         NOT_RUN_LINE.format(command="echo hi"),

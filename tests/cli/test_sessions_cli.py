@@ -110,6 +110,21 @@ def test_sessions_lists_those_with_messages_newest_first(env: dict[str, str], wo
     assert cli(["sessions", "--limit", "0"], env, work).returncode == 2
 
 
+@pytest.mark.parametrize(("lang", "word"), [("en", "1 message"), ("zh", "1 条消息")])
+def test_one_message_is_singular(env: dict[str, str], work: Path, db: Path, lang: str, word: str) -> None:
+    """R-CLI-51: a run whose model failed at once stores only its prompt: ``1 message``, not ``1 messages``."""
+    failed = cli(["--provider", "openai", "run", "hello"], env, work, OPENAI_API_KEY="k", OPENAI_BASE_URL="http://127.0.0.1:9")
+    assert failed.returncode == 1 and stored(db)[session_of(failed)] == ["hello"]
+    result = cli(["--lang", lang, "sessions"], env, work)
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(_updated(db)))
+    assert result.stdout == f"{session_of(failed)}  {when}  {word}  hello\n"
+
+
+def _updated(db: Path) -> int:
+    with Manager(db) as manager:
+        return manager.recent_sessions()[0].updated_at
+
+
 def test_sessions_reads_the_database_of_db(env: dict[str, str], work: Path, tmp_path: Path) -> None:
     other = tmp_path / "other.db"
     seed(other, [(A1, T0, ["elsewhere"])])

@@ -112,19 +112,39 @@ def test_a_run_prints_and_writes_each_profiles_verdict(tmp_path: Path) -> None:
     assert sum(entry["cases"] for entry in profiles.values()) == len(report["cases"])
     n = profiles["core"]["cases"]
     assert n > 0
+    core_total = sum(profile_of(case) == "core" for case in suite_cases())
     assert profiles["core"] == {"claimed": True, "passed": True, "cases": n, "passed_cases": n,
-                                "percent": 100, "failing": []}  # fmt: skip
+                                "percent": 100, "failing": [], "left_out": core_total - n}  # fmt: skip
     assert profiles["providers"]["passed"] and profiles["sessions"]["passed"]
     pg = profiles["postgresql"]  # PostgreSQL-only cases, no server: unsupported, not claimed
     assert pg["cases"] == by_status["unsupported"] > 0
     assert pg == {"claimed": False, "passed": False, "cases": pg["cases"], "passed_cases": 0,
-                  "percent": 0, "failing": []}  # fmt: skip
+                  "percent": 0, "failing": [], "left_out": pg["left_out"]}  # fmt: skip
+    engine_total = sum(profile_of(case) == "engine" for case in suite_cases())
     assert profiles["engine"] == {"claimed": True, "passed": False, "cases": 0, "passed_cases": 0,
-                                  "percent": None, "failing": []}  # fmt: skip
+                                  "percent": None, "failing": [], "left_out": engine_total}  # fmt: skip
     assert profiles["local"]["passed"] and profiles["local"]["cases"] == sum(
         case["slug"].startswith("local-") for case in report["cases"]
     )
-    assert lines[-1] == "harness9 conformance: core ✓ sessions ✓ postgresql 0% providers ✓ local ✓"
+    # R-PROF-2c: a part of a profile is never ✓, and PostgreSQL cases without a server did not run
+    assert re.fullmatch(
+        r"harness9 conformance: core (\d+)/(\d+) \(filtered\) sessions \d+/\d+ \(filtered\)"
+        r" postgresql not run providers \d+/\d+ \(filtered\) local \d+/\d+ \(filtered\)",
+        lines[-1],
+    ), lines[-1]
+    assert f" core {n}/{core_total} (filtered) " in lines[-1]
+
+
+@pytest.mark.parametrize(
+    ("judged", "left_out", "verdict"),
+    [(0, 0, "not run"), (0, 30, "not run"), (3, 30, "3/33 (filtered)"), (3, 0, "✓")],
+)
+def test_a_profile_not_run_or_filtered_is_never_a_tick_nor_0_percent(judged: int, left_out: int, verdict: str) -> None:
+    """R-PROF-2c: a profile none of whose cases ran says so; one judged on a part says which part."""
+    result = ProfileResult(PROFILES[0], False, 3, judged, (), judged, left_out)
+    assert result.verdict == verdict
+    failing = ProfileResult(PROFILES[0], False, 25, 24, ("X",), 25, 197)
+    assert failing.verdict == "96% of 25/222 (filtered)"
 
 
 def test_a_claimed_profile_not_passed_fails_the_run(tmp_path: Path) -> None:
@@ -138,16 +158,16 @@ def test_a_claimed_profile_not_passed_fails_the_run(tmp_path: Path) -> None:
     assert core["percent"] == percent and core["claimed"] and not core["passed"]
     assert code == 1 and report["ok"] is False
     assert report["totals"]["failed"] == report["totals"]["errored"] == 0
-    assert lines[-1].startswith(f"harness9 conformance: core {percent}% (claimed) sessions 0% ")
+    assert lines[-1].startswith(f"harness9 conformance: core {percent}% (claimed) sessions not run ")
     code, report, lines = _run(fake("claims"), tmp_path)
     assert code == 0 and report["ok"] and not report["profiles"]["core"]["claimed"]
-    assert lines[-1].startswith(f"harness9 conformance: core {percent}% sessions 0% ")
+    assert lines[-1].startswith(f"harness9 conformance: core {percent}% sessions not run ")
 
 
 @pytest.mark.parametrize(("passed", "cases", "verdict"), [(2, 3, "66%"), (199, 200, "99%"), (3, 3, "✓"), (0, 5, "0%")])
 def test_the_percentage_is_rounded_down(passed: int, cases: int, verdict: str) -> None:
     """R-PROF-2a: the whole percentage of the cases that passed, rounded down (2 of 3 is 66%, never 67%)."""
-    result = ProfileResult(PROFILES[0], claimed=False, cases=cases, passed_cases=passed, failing=())
+    result = ProfileResult(PROFILES[0], claimed=False, cases=cases, passed_cases=passed, failing=(), judged=cases)
     assert result.verdict == verdict
 
 

@@ -62,12 +62,14 @@ def test_tool_lines() -> None:
     assert tool_call_line("bash", "") == "\u2192 bash"
     assert tool_call_line("bash", '{"command":\n"ls"}') == '\u2192 bash {"command": "ls"}'
     assert tool_result_line("read_file", "hello") == "\u2190 read_file: hello"
-    assert tool_result_line("read_file", "hello\nworld\n") == "\u2190 read_file: hello (2 lines, 12 B)"
-    assert tool_result_line("bash", "a\nb\nc") == "\u2190 bash: a (3 lines, 5 B)"
+    assert tool_result_line("read_file", "hello\nworld\n", "en") == "\u2190 read_file: hello (2 lines, 12 B)"
+    assert tool_result_line("bash", "a\nb\nc", "en") == "\u2190 bash: a (3 lines, 5 B)"
+    assert tool_result_line("bash", "a\nb\nc", "zh") == "\u2190 bash: a \uff083 \u884c\uff0c5 B\uff09"  # R-TUI-17b
     big = "# title\n" + "é" * 20000 + "\n" * 533  # R-TUI-24: the whole result's figures, R-TOOL-9's size
-    assert tool_result_line("read_file", big) == "\u2190 read_file: # title (534 lines, 40.5 KB)"
-    assert tool_result_line("read_file", big, "en") == tool_result_line("read_file", big, "zh")
-    assert tool_result_line("bash", "") == "\u2190 bash: (empty)"
+    assert tool_result_line("read_file", big, "en") == "\u2190 read_file: # title (534 lines, 40.5 KB)"
+    assert tool_result_line("read_file", big, "zh") == "\u2190 read_file: # title \uff08534 \u884c\uff0c40.5 KB\uff09"
+    assert tool_result_line("bash", "", "en") == "\u2190 bash: (empty)"
+    assert tool_result_line("bash", "", "zh") == "\u2190 bash: \uff08\u7a7a\uff09"
     long = tool_result_line("bash", "x" * 500)
     assert long == "\u2190 bash: " + "x" * 199 + "\u2026"
 
@@ -88,7 +90,7 @@ def test_history_lines_show_stored_messages_as_a_live_run_does() -> None:
         PaneLine("> read a.txt", "user"),
         PaneLine("Reading a.txt.", "assistant"),
         PaneLine('\u2192 read_file {"path":"a.txt"}', "tool"),
-        PaneLine("\u2190 read_file: alpha (2 lines, 10 B)", "tool"),
+        PaneLine("\u2190 read_file: alpha \uff082 \u884c\uff0c10 B\uff09", "tool"),
         PaneLine("Done.", "assistant"),
         PaneLine("[Conversation Summary]\n**Goal:** x", "notice"),
         PaneLine('\u2192 bash {"command":"ls"}', "tool"),

@@ -122,7 +122,7 @@ def test_read_shows_the_tool_call_and_its_result(manager: Manager, tmp_path: Pat
         "> read notes.txt",
         "Reading notes.txt.",
         '\u2192 read_file {"path": "notes.txt"}',
-        "\u2190 read_file: hello world (2 lines, 24 B)",
+        "\u2190 read_file: hello world \uff082 \u884c\uff0c24 B\uff09",  # zh: R-TUI-17b
         texts(app)[4],
     ]
     assert texts(app)[4].startswith("The tool calls of the last step returned:\n- read_file notes.txt: 2 lines")

@@ -117,19 +117,19 @@ def test_resume_pages_through_more_than_ten_sessions(manager: Manager, tmp_path:
     app.clock = lambda: NOW
     send(app, "/resume")
     page1 = texts(app)[1:]
-    assert page1[0] == "可用会话（第 1 页，10 条）："
+    assert page1[0] == "可用会话（第 1 页，本页 10 条）："
     assert len(page1) == 12 and page1[-1] == "输入序号选择，n 下一页（其他 Enter 取消）："
     assert [line.split()[1] for line in page1[1:11]] == [i[:8] for i in ids[:10]]
     send(app, "n")
     page2 = texts(app)[-12:]
-    assert page2[0] == "可用会话（第 2 页，10 条）："
+    assert page2[0] == "可用会话（第 2 页，本页 10 条）："
     assert page2[1].startswith(f"  [11] {ids[10][:8]}  ")
     send(app, "n")
     page3 = texts(app)[-5:]
-    assert page3[0] == "可用会话（第 3 页，3 条）："
+    assert page3[0] == "可用会话（第 3 页，本页 3 条）："
     assert page3[-1] == "输入序号选择，p 上一页（其他 Enter 取消）："
     send(app, "p")
-    assert texts(app)[-12] == "可用会话（第 2 页，10 条）："
+    assert texts(app)[-12] == "可用会话（第 2 页，本页 10 条）："
     send(app, "12")
     assert app.session.session_id == ids[11]
     assert texts(app) == [f"> {manager.open_session(ids[11]).get_messages(0)[0].content}", "ok"]
@@ -163,10 +163,10 @@ def test_search_pages(manager: Manager, tmp_path: Path) -> None:
     stored(manager, 12)
     app = make_app(manager, tmp_path)
     send(app, "/search task")
-    assert texts(app)[1] == "匹配的会话（第 1 页，10 条）："
+    assert texts(app)[1] == "匹配的会话（第 1 页，本页 10 条）："
     send(app, "n")
     assert texts(app)[-4:] == [
-        "匹配的会话（第 2 页，2 条）：",
+        "匹配的会话（第 2 页，本页 2 条）：",
         texts(app)[-3],
         texts(app)[-2],
         "输入序号选择，p 上一页（其他 Enter 取消）：",

@@ -79,18 +79,18 @@ def test_ten_fit_one_page_and_the_eleventh_only_says_there_is_more() -> None:
     assert len(ten) == 12 and ten[0] == "可用会话（10 条）：" and ten[-1] == "输入序号选择（非数字 Enter 取消）："
     eleven = listing_lines(many(11), page=1, now=NOW)
     assert len(eleven) == 12
-    assert eleven[0] == "可用会话（第 1 页，10 条）："
+    assert eleven[0] == "可用会话（第 1 页，本页 10 条）："
     assert eleven[10] == "  [10] 00000009  刚刚  2 条消息  t9"
     assert eleven[-1] == "输入序号选择，n 下一页（其他 Enter 取消）："
 
 
 def test_later_pages_number_on_and_name_the_keys_that_work() -> None:
     middle = listing_lines(many(11), page=2, now=NOW)  # items 11 … 20 and one more
-    assert middle[0] == "可用会话（第 2 页，10 条）："
+    assert middle[0] == "可用会话（第 2 页，本页 10 条）："
     assert middle[1].startswith("  [11] 00000000")
     assert middle[-1] == "输入序号选择，n 下一页，p 上一页（其他 Enter 取消）："
     last = listing_lines(many(3), page=3, now=NOW)
-    assert last[0] == "可用会话（第 3 页，3 条）："
+    assert last[0] == "可用会话（第 3 页，本页 3 条）："
     assert last[1].startswith("  [21] ") and last[3].startswith("  [23] ")
     assert last[-1] == "输入序号选择，p 上一页（其他 Enter 取消）："
 

@@ -226,7 +226,7 @@ def test_read_shows_the_tool_call_and_its_result(screen: Screen) -> None:
     assert rows[at + 1 : at + 5] == [
         "Reading notes.txt.",
         '\u2192 read_file {"path": "notes.txt"}',
-        "\u2190 read_file: hello world (2 lines, 24 B)",
+        "\u2190 read_file: hello world \uff082 \u884c\uff0c24 B\uff09",  # zh: R-TUI-17b
         "The tool calls of the last step returned:",
     ]
 

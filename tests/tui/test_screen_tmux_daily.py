@@ -49,12 +49,12 @@ def test_resume_pages_through_twelve_sessions(screen: Screen) -> None:
         listed = [s.id for s in manager.recent_sessions(12)]
     started(screen).say("/resume")
     shown = rows(screen)
-    at = shown.index("可用会话（第 1 页，10 条）：")
+    at = shown.index("可用会话（第 1 页，本页 10 条）：")
     assert [row.split()[1] for row in shown[at + 1 : at + 11]] == [sid[:8] for sid in listed[:10]]
     assert shown[at + 11] == ZH["resume_prompt_next"]
     screen.say("n")
     shown = rows(screen)
-    at = shown.index("可用会话（第 2 页，2 条）：")
+    at = shown.index("可用会话（第 2 页，本页 2 条）：")
     assert shown[at + 1].startswith(f"  [11] {listed[10][:8]}  刚刚  2 条消息  task number ")
     assert shown[at + 3] == ZH["resume_prompt_previous"]
     screen.type("12")

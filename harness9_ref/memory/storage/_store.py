@@ -167,7 +167,7 @@ def fork_length(source_id: str, count: int, at: int | None, result_at: Callable[
     if at > count:
         raise InvalidArgument(Said("err_fork_beyond", id=source_id, count=count, at=at))  # R-LANG-3
     if at < count and result_at(at):
-        raise InvalidArgument(Said("err_fork_result", id=source_id, at=at))
+        raise InvalidArgument(Said("err_fork_result", id=source_id, at=at, k=at + 1))  # counted from 1, as a person counts
     return at
 
 
@@ -175,7 +175,4 @@ def refuse_existing(existing: list[str], name: str, overwrite: bool) -> None:
     """Raise before anything is written when the destination holds one of the ids (R-PG-9)."""
     if existing and not overwrite:
         shown = ", ".join(existing[:_LISTED]) + (", …" if len(existing) > _LISTED else "")
-        raise SessionDatabaseError(
-            f"{name} already holds {len(existing)} of these sessions ({shown}); nothing was copied"
-            " (overwrite replaces them)"
-        )
+        raise SessionDatabaseError(Said("err_copy_taken", name=name, n=len(existing), ids=shown))  # R-LANG-3
