@@ -625,7 +625,7 @@ class App:
         def compact() -> list[QueueItem]:  # the answer to the command, whatever the figures (R-TUI-36)
             data = self.engine.compact_now(focus)
             update = TokenUpdateData(data.tokens_after, self.engine.context_window)
-            return [PaneLine(compaction_notice(data, lang), "notice"), Event(EventType.TOKEN_UPDATE, update)]
+            return [Event(EventType.TOKEN_UPDATE, update), PaneLine(compaction_notice(data, lang), "notice")]
 
         self._in_background("harness9-compact", compact)
 
