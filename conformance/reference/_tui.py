@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from conformance.reference._memory import InvalidInput
-from harness9_ref.engine import one_line
+from harness9_ref.engine import closing_data, one_line
 from harness9_ref.provider import OFFICIAL_BASE_URLS, request_model
 from harness9_ref.schema import ToolDefinition, messages_from_list
 from harness9_ref.text import (
@@ -29,6 +29,7 @@ from harness9_ref.text import (
     context_report_from_dict,
     not_saved_notice,
     retry_notice,
+    run_compaction_notice,
     terminal_safe,
     tool_result_line,
     window_notice,
@@ -67,7 +68,8 @@ def _lang(inp: Mapping[str, Any]) -> str:
 
 def op_tui_status(inp: Mapping[str, Any]) -> list[list[Any]]:
     """The status bar at start-up (R-TUI-15: ``start`` describes the session, or gives the
-    engine's context report in long-session mode; none: no ctx part) after the given token updates."""
+    engine's context report in long-session mode; none: no ctx part) after the given token
+    updates, a ``{"report": …}`` among them being the closing token update of that report (R-TUI-37)."""
     start = inp.get("start")
     state = StatusState()
     if start is not None and "report" in start:
@@ -75,8 +77,8 @@ def op_tui_status(inp: Mapping[str, Any]) -> list[list[Any]]:
         state = StatusState(report.total, report.window)
     elif start is not None:
         state = StatusState(_start_figure(start), int(start["window"]))
-    for update in inp.get("updates", []):
-        state = state.apply(update)
+    for update in inp.get("updates", []):  # R-TUI-37: {"report": …} is a run's closing token update
+        state = state.apply(closing_data(context_report_from_dict(update["report"])).to_dict() if "report" in update else update)
     provider = str(inp["provider"])  # R-TUI-25, R-TUI-26: the label from the provider, what it sends and where
     base_url = str(inp.get("base_url", OFFICIAL_BASE_URLS.get(provider, "")))
     label = model_label(provider, request_model(provider, str(inp["model"]), base_url), base_url)
@@ -213,9 +215,13 @@ def op_tui_input(inp: Mapping[str, Any]) -> Any:
     return {"kind": kind, "text": text}
 
 
-def op_tui_notice(inp: Mapping[str, Any]) -> str:
-    """The compaction notice of the event data (R-TUI-5, R-TUI-21: with ``tier`` and ``cleared``) in ``lang``."""
-    return compaction_notice(inp, _lang(inp))
+def op_tui_notice(inp: Mapping[str, Any]) -> str | None:
+    """The compaction notice of the event data (R-TUI-5, R-TUI-21: with ``tier`` and ``cleared``) in
+    ``lang``: a run's, None when it did not shrink the figure (R-TUI-36); with ``"command": true``
+    the answer of ``/compact``, shown whatever the figures (R-TUI-21b)."""
+    if inp.get("command", False):
+        return compaction_notice(inp, _lang(inp))
+    return run_compaction_notice(inp, _lang(inp))
 
 
 TUI_OPS: Final = {

@@ -56,8 +56,8 @@ from ..engine import (
 )
 from ..text import (
     STRINGS,
-    compaction_notice,
     retry_notice,
+    run_compaction_notice,
     run_error,
     strings_for,
     terminal_safe,
@@ -235,7 +235,9 @@ class _Printer:
         elif isinstance(data, ToolResultData):
             self.note(tool_result_line(data.name, data.content, self.lang))
         elif isinstance(data, CompactionData):
-            self.note(compaction_notice(data, self.lang))
+            notice = run_compaction_notice(data, self.lang)
+            if notice is not None:  # R-TUI-36: none for a compaction that did not shrink the figure
+                self.note(notice)
         elif isinstance(data, RetryData):
             self.note(retry_notice(data, self.lang))
         elif isinstance(data, WindowData):  # R-EVT-12
@@ -345,7 +347,7 @@ def run_prompt(
         printer.line({"type": SESSION_EVENT, "data": {"id": session_id}})
     else:
         printer = _Printer(out, err, lang, stream_filter(raw))
-    worker = RunWorker(engine, prompt, queued.put).start()
+    worker = RunWorker(engine, prompt, queued.put, closing=as_json).start()  # R-TUI-37
     waiting = _WaitLines(err, lang, worker.wait)
     signalled: BaseException | None = None
     deadline = 0.0

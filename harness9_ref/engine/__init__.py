@@ -101,7 +101,7 @@ from ._run_errors import (
 from ._run_state import RunIterator
 from ._saving import PARTIAL_MARKER, SaveAsItGoes, SaveAtEnd
 from ._seams import DEFAULT_MAX_TURNS, DEFAULT_SYSTEM_PROMPT, PromptBuilder, SummarizingCompactor, ToolRegistry
-from ._worker import RUN_FINISHED, ModelWait, RunFinished, RunWorker, WorkerItem
+from ._worker import RUN_FINISHED, ModelWait, RunFinished, RunWorker, WorkerItem, closing_data, closing_update
 
 __all__ = (
     "BACKOFF_BASE_SECONDS",
@@ -190,6 +190,8 @@ __all__ = (
     "WindowData",
     "WorkerItem",
     "assemble_instructions",
+    "closing_data",
+    "closing_update",
     "find_instruction_files",
     "instruction_from_bytes",
     "load_instructions",

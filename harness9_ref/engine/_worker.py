@@ -1,11 +1,13 @@
 """One run of the engine in a worker thread, its events handed over through a queue
-(SPEC R-TUI-9, R-TUI-27, R-CLI-7, R-CLI-23; the engine and the UI run in separate threads, R-ENG-2).
+(SPEC R-TUI-9, R-TUI-27, R-TUI-37, R-CLI-7, R-CLI-23; the engine and the UI run in separate threads, R-ENG-2).
 
 The worker only iterates ``engine.run_stream`` and puts each event on the queue; whoever owns
 the queue (the UI thread, or ``harness9-ref run``) draws them. Cancelling goes through
 ``engine.cancel()``, so the run ends with its own ``cancelled`` error event and saves what
 R-ENG-12 allows. As it hands the events out, the worker keeps a ``ModelWait``: since when the
-run has been waiting for the model, which the UI and run mode show (R-TUI-27, R-CLI-23).
+run has been waiting for the model, which the UI and run mode show (R-TUI-27, R-CLI-23). Asked
+to, it closes a run with the figure of the next request (R-TUI-37), so the status bar and
+``run --json`` end a run on the figure ``/context`` shows (R-TUI-35).
 """
 
 from __future__ import annotations
@@ -16,10 +18,18 @@ from collections.abc import Callable
 from typing import Final
 
 from ._engine import AgentEngine
-from ._events import ErrorData, Event, EventType
+from ._events import ContextReport, ErrorData, Event, EventType, TokenUpdateData
 from ._run_errors import INTERNAL_ERROR, EngineError, one_line
 
-__all__ = ["RUN_FINISHED", "ModelWait", "RunFinished", "RunWorker", "WorkerItem"]  # gets re-exported
+__all__ = [  # gets re-exported
+    "RUN_FINISHED",
+    "ModelWait",
+    "RunFinished",
+    "RunWorker",
+    "WorkerItem",
+    "closing_data",
+    "closing_update",
+]
 
 
 class RunFinished:
@@ -75,9 +85,34 @@ class ModelWait:
         return None if since is None else (since, max(0, int(self._clock() - since)))
 
 
+def closing_data(report: ContextReport) -> TokenUpdateData:
+    """The closing token update of a report (R-TUI-37): its ``total`` and ``window``.
+
+    The total, not the sum of the parts: each part is measured on its own (R-LONG-17b), so the
+    parts need not add up to the figure of the whole request, which ``/context`` heads with.
+    """
+    return TokenUpdateData(report.total, report.window)
+
+
+def closing_update(engine: AgentEngine) -> Event | None:
+    """The closing token update of a run (R-TUI-37): ``closing_data`` of ``context_report()``,
+    the figure of the next request as it stands; None when the report fails (a session error:
+    the bar keeps the run's last figure).
+
+    The run's own last token update is the figure of the request it sent, without the reply
+    that came back; ``/context`` counts the reply (R-TUI-35). This update makes the two one figure.
+    """
+    try:
+        report = engine.context_report()
+    except EngineError:
+        return None
+    return Event(EventType.TOKEN_UPDATE, closing_data(report))
+
+
 class RunWorker:
     """Runs one prompt on a daemon thread and hands its events, then RUN_FINISHED, to ``put``
-    (a queue's ``put``).
+    (a queue's ``put``). In long-session mode the terminal event is followed by the closing
+    token update of R-TUI-37, before RUN_FINISHED, so no new run can start between them.
 
     An exception that escapes the engine (``EngineBusy``, or anything unexpected) becomes an
     ``error`` event, so the queue always ends with one terminal event and RUN_FINISHED.
@@ -90,8 +125,11 @@ class RunWorker:
         prompt: str,
         put: Callable[[WorkerItem], None],
         clock: Callable[[], float] = time.monotonic,
+        *,
+        closing: bool = False,
     ) -> None:
         self._engine = engine
+        self._closing = closing  # long-session mode: close with the report's figure (R-TUI-37)
         self._prompt = prompt
         self._put = put
         self.wait = ModelWait(clock)
@@ -130,6 +168,9 @@ class RunWorker:
             self._hand_out(_error(INTERNAL_ERROR, f"{type(exc).__name__}: {text}" if text else type(exc).__name__))
         finally:
             self.wait.since = None
+            closing = closing_update(self._engine) if self._closing else None
+            if closing is not None:
+                self._put(closing)
             self._put(RUN_FINISHED)
 
     def _hand_out(self, event: Event) -> None:

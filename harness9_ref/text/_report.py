@@ -51,6 +51,7 @@ __all__ = [
     "learned_window_line",
     "not_saved_notice",
     "retry_notice",
+    "run_compaction_notice",
     "run_error",
     "window_notice",
     "without_type_name",
@@ -119,6 +120,19 @@ def compaction_notice(data: CompactionData | Mapping[str, Any], lang: str = DEFA
     if key not in ("compaction_notice", "compaction_cleared") and cleared > 0:
         line += texts["compaction_also_cleared"].format(cleared=cleared)
     return line
+
+
+def run_compaction_notice(data: CompactionData | Mapping[str, Any], lang: str = DEFAULT_LANG) -> str | None:
+    """The notice of a run's compaction event, or None for one that did not shrink the figure (R-TUI-36).
+
+    A recovery announces itself even when nothing changed (R-LONG-7b), and an estimate that
+    shrank can still give a figure that did not (R-LONG-10c's rules differ before and after):
+    a line saying ``4.7K → 4.8K`` would tell the user the context grew while being compacted.
+    ``/compact`` answers with ``compaction_notice`` whatever the figures (R-TUI-21b).
+    """
+    if int(_field(data, "tokens_after")) >= int(_field(data, "tokens_before")):
+        return None
+    return compaction_notice(data, lang)
 
 
 def retry_notice(data: RetryData | Mapping[str, Any], lang: str = DEFAULT_LANG) -> str:

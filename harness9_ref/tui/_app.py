@@ -63,6 +63,7 @@ from ..text import (
     instruction_warning_line,
     not_saved_notice,
     retry_notice,
+    run_compaction_notice,
     run_error,
     strings_for,
     tool_call_line,
@@ -526,7 +527,9 @@ class App:
         if isinstance(data, TokenUpdateData):
             self.status = self.status.updated(data.estimated_tokens, data.context_window)
         elif isinstance(data, CompactionData):  # the bar shows the notice's figure (R-TUI-21)
-            self._add(compaction_notice(data, self.lang), "notice")
+            notice = run_compaction_notice(data, self.lang)
+            if notice is not None:  # R-TUI-36: no notice of a compaction that did not shrink the figure
+                self._add(notice, "notice")
             self.status = self.status.updated(data.tokens_after, self.engine.context_window)
         elif isinstance(data, RetryData):  # R-ENG-22
             self._add(retry_notice(data, self.lang), "notice")
@@ -623,7 +626,14 @@ class App:
         """/compact [focus]: clear or summarise now on a thread, then show the tier's notice and
         its figure in the status bar, as for a compaction event (R-TUI-21, R-LONG-9)."""
         self._add(self.texts["compacting"], "notice")
-        self._in_background("harness9-compact", lambda: [Event(EventType.COMPACTION, self.engine.compact_now(focus))])
+        lang = self.lang
+
+        def compact() -> list[QueueItem]:  # the answer to the command, whatever the figures (R-TUI-36)
+            data = self.engine.compact_now(focus)
+            update = TokenUpdateData(data.tokens_after, self.engine.context_window)
+            return [Event(EventType.TOKEN_UPDATE, update), PaneLine(compaction_notice(data, lang), "notice")]
+
+        self._in_background("harness9-compact", compact)
 
     def _context(self) -> None:
         """/context: what the next request holds (R-TUI-20), on a thread, since counting it
@@ -709,7 +719,7 @@ class App:
         self._add(user_line(prompt), "user")
         self.scroll = 0
         self._interrupted = False
-        self.worker = RunWorker(self.engine, prompt, self.items.put, self.monotonic).start()
+        self.worker = RunWorker(self.engine, prompt, self.items.put, self.monotonic, closing=self.long_session).start()
 
     def _command(self, command: str) -> None:
         if command == "/exit":
