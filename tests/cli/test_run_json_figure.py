@@ -23,7 +23,7 @@ from harness9_ref.cli import (
     resolve_settings,
     run_prompt,
 )
-from harness9_ref.cli._wiring import build_instructions
+from harness9_ref.cli._wiring import build_instructions, session_lock
 from harness9_ref.engine import AgentEngine, LongSession
 from harness9_ref.memory.storage import MemorySession
 from harness9_ref.schema import ROLE_ASSISTANT, Message
@@ -45,7 +45,7 @@ def test_each_runs_closing_token_update_is_the_context_reports_total(env: dict[s
     compactions: list[dict[str, Any]] = []
     with open_manager(settings) as manager:
         registry = build_registry(settings, None)
-        session = open_session(manager, settings)
+        session = open_session(manager, settings, session_lock(settings), lambda line: None)
         engine = build_engine(settings, build_provider(settings), session, registry, build_instructions(settings))
         try:
             for n in range(1, 8):
