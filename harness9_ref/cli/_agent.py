@@ -113,6 +113,7 @@ def run_mode(settings: Settings, signals: SignalState) -> int:
                 ),
                 session_exists=partial(_stored, manager, session.session_id),
                 raw=settings.raw,
+                full=settings.full,
                 as_json=settings.json,
             )
         finally:

@@ -17,8 +17,10 @@ from ._strings import DEFAULT_LANG, INPUT_PROMPT, strings_for
 __all__ = [
     "LineKind",
     "PaneLine",
+    "ToolResult",
     "error_line",
     "history_lines",
+    "result_lines",
     "tool_call_line",
     "tool_result_line",
     "user_line",
@@ -30,13 +32,24 @@ USER_PREFIX: Final = INPUT_PROMPT  # the user's prompt, as it was typed after th
 TOOL_CALL_PREFIX: Final = "\u2192 "  # "→ read_file {...}"
 TOOL_RESULT_PREFIX: Final = "\u2190 "  # "← read_file: first line (534 lines, 35.3 KB)"
 TOOL_TEXT_LIMIT: Final = 200  # characters of arguments or of a result's first line shown
+STATUS_TOOL: Final = "bash"  # R-TUI-40: the tool whose results end with a status line (R-TOOL-18)
+RESULT_INDENT: Final = "  "  # R-CLI-40: before each line of a result shown whole
+
+
+class ToolResult(NamedTuple):
+    """A tool result as a tool line stands for it: the tool's name and the whole observation."""
+
+    name: str
+    content: str
 
 
 class PaneLine(NamedTuple):
-    """One logical line of the conversation pane; ``text`` may hold newlines."""
+    """One logical line of the conversation pane; ``text`` may hold newlines. A tool result's
+    line keeps the ``result`` it stands for, so it can be shown whole (R-CLI-40)."""
 
     text: str
     kind: LineKind
+    result: ToolResult | None = None
 
 
 def error_line(message: str, lang: str = DEFAULT_LANG) -> str:
@@ -59,20 +72,41 @@ def tool_call_line(name: str, arguments: str) -> str:
     return f"{TOOL_CALL_PREFIX}{name} {args}" if args else f"{TOOL_CALL_PREFIX}{name}"
 
 
+def _output_and_status(name: str, content: str) -> tuple[str, str]:
+    """R-TUI-40: a ``bash`` result's output and its status line (R-TOOL-18); any other result whole."""
+    from ..tools import split_status  # here: the tools import this package's texts
+
+    return split_status(content) if name == STATUS_TOOL else (content, "")
+
+
 def tool_result_line(name: str, content: str, lang: str = DEFAULT_LANG) -> str:
-    """One line for a tool result (R-TUI-11, R-TUI-24): ``← <name>: <first line> (<n> lines, <size>)``.
+    """One line for a tool result (R-TUI-11, R-TUI-24, R-TUI-40): ``← <name>: <first line> (<n> lines, <size>)``.
 
     The figures are the whole result's, written as the offline provider reports a result
-    (R-CLI-9), so that the line and what the model says of it agree.
+    (R-CLI-9), so that the line and what the model says of it agree. A ``bash`` result's status
+    line (a timeout, an interrupt, an exit status other than 0) is taken off first and ends the
+    line, so a command that failed never reads as one that succeeded (R-TUI-40).
     """
     texts = strings_for(lang)
-    lines = content.splitlines()
+    output, status = _output_and_status(name, content)
+    after = f" {status}" if status else ""
+    lines = output.splitlines()
     if not lines:
-        return f"{TOOL_RESULT_PREFIX}{name}: {texts['tool_empty']}"
+        return f"{TOOL_RESULT_PREFIX}{name}: {texts['tool_empty']}{after}"
     measure = ""
     if len(lines) > 1:
-        measure = " " + texts["tool_lines"].format(n=len(lines), size=size_text(len(content.encode("utf-8"))))
-    return f"{TOOL_RESULT_PREFIX}{name}: {_shorten(lines[0])}{measure}"
+        measure = " " + texts["tool_lines"].format(n=len(lines), size=size_text(len(output.encode("utf-8"))))
+    return f"{TOOL_RESULT_PREFIX}{name}: {_shorten(lines[0])}{measure}{after}"
+
+
+def result_lines(result: ToolResult) -> list[str]:
+    """R-CLI-40: the lines of a result that its tool line does not show whole, each after
+    ``RESULT_INDENT``; none when the line shows it all (one line of output, not cut)."""
+    output, _ = _output_and_status(result.name, result.content)
+    lines = output.splitlines()
+    if len(lines) <= 1 and all(len(line) <= TOOL_TEXT_LIMIT for line in lines):
+        return []
+    return [RESULT_INDENT + line if line else "" for line in result.content.splitlines()]
 
 
 def history_lines(messages: Sequence[Message], lang: str = DEFAULT_LANG) -> list[PaneLine]:
@@ -86,7 +120,7 @@ def history_lines(messages: Sequence[Message], lang: str = DEFAULT_LANG) -> list
     for msg in messages:
         if msg.tool_call_id:
             name = names.get(msg.tool_call_id, "tool")
-            out.append(PaneLine(tool_result_line(name, msg.content, lang), "tool"))
+            out.append(PaneLine(tool_result_line(name, msg.content, lang), "tool", ToolResult(name, msg.content)))
         elif msg.role == ROLE_ASSISTANT:
             if msg.content:
                 out.append(PaneLine(msg.content, "assistant"))
