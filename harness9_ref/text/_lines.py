@@ -6,6 +6,7 @@ pane and ``harness9-ref run`` both use them. A line has a kind that the screen m
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Final, Literal, NamedTuple
 
@@ -19,6 +20,7 @@ __all__ = [
     "PaneLine",
     "ToolResult",
     "error_line",
+    "expanded_lines",
     "history_lines",
     "result_lines",
     "tool_call_line",
@@ -26,7 +28,8 @@ __all__ = [
     "user_line",
 ]
 
-LineKind = Literal["user", "assistant", "tool", "notice", "error", "command"]  # command: R-APPR-11
+# command: R-APPR-11; added, removed, hunk: the lines of a unified diff shown whole (R-TUI-42)
+LineKind = Literal["user", "assistant", "tool", "notice", "error", "command", "added", "removed", "hunk"]
 
 USER_PREFIX: Final = INPUT_PROMPT  # the user's prompt, as it was typed after the input prompt
 TOOL_CALL_PREFIX: Final = "\u2192 "  # "→ read_file {...}"
@@ -34,6 +37,7 @@ TOOL_RESULT_PREFIX: Final = "\u2190 "  # "← read_file: first line (534 lines, 
 TOOL_TEXT_LIMIT: Final = 200  # characters of arguments or of a result's first line shown
 STATUS_TOOL: Final = "bash"  # R-TUI-40: the tool whose results end with a status line (R-TOOL-18)
 RESULT_INDENT: Final = "  "  # R-CLI-40: before each line of a result shown whole
+_HUNK: Final = re.compile(r"@@ -[0-9]+(?:,[0-9]+)? \+[0-9]+(?:,[0-9]+)? @@")  # R-TUI-42: a unified diff's hunk header
 
 
 class ToolResult(NamedTuple):
@@ -99,14 +103,34 @@ def tool_result_line(name: str, content: str, lang: str = DEFAULT_LANG) -> str:
     return f"{TOOL_RESULT_PREFIX}{name}: {_shorten(lines[0])}{measure}{after}"
 
 
-def result_lines(result: ToolResult) -> list[str]:
+def result_lines(result: ToolResult, *, whole: bool = False) -> list[str]:
     """R-CLI-40: the lines of a result that its tool line does not show whole, each after
-    ``RESULT_INDENT``; none when the line shows it all (one line of output, not cut)."""
+    ``RESULT_INDENT``; none when the line shows it all (one line of output, not cut), unless
+    ``whole`` (the terminal UI's expansion, R-TUI-41, which always shows them)."""
     output, _ = _output_and_status(result.name, result.content)
     lines = output.splitlines()
-    if len(lines) <= 1 and all(len(line) <= TOOL_TEXT_LIMIT for line in lines):
+    if not whole and len(lines) <= 1 and all(len(line) <= TOOL_TEXT_LIMIT for line in lines):
         return []
     return [RESULT_INDENT + line if line else "" for line in result.content.splitlines()]
+
+
+def expanded_lines(result: ToolResult, lang: str = DEFAULT_LANG) -> list[PaneLine]:
+    """R-TUI-41, R-TUI-42: a result shown whole in the pane: its tool line, then every line of it,
+    those of a unified diff (a result with a hunk header) coloured by their first character."""
+    body = result_lines(result, whole=True)
+    diff = any(_HUNK.match(line) for line in result.content.splitlines())
+    lines = [PaneLine(tool_result_line(result.name, result.content, lang), "tool")]
+    lines.extend(PaneLine(line, _diff_kind(line[len(RESULT_INDENT) :]) if diff else "tool") for line in body)
+    return lines
+
+
+def _diff_kind(line: str) -> LineKind:
+    """R-TUI-42: ``@@`` starts a hunk header, ``+`` an added line, ``-`` a removed one."""
+    if line.startswith("@@"):
+        return "hunk"
+    if line.startswith("+"):
+        return "added"
+    return "removed" if line.startswith("-") else "tool"
 
 
 def history_lines(messages: Sequence[Message], lang: str = DEFAULT_LANG) -> list[PaneLine]:

@@ -231,6 +231,7 @@ class _Screen:
             curses.KEY_PPAGE: self._page_up,
             curses.KEY_NPAGE: self._page_down,
             "\x0c": self.stdscr.clear,
+            "\x0f": app.show_result,  # Ctrl+O: the last tool result whole (R-TUI-41)
             curses.KEY_RESIZE: lambda: None,
         }
 
@@ -275,6 +276,10 @@ class _Screen:
                 self.colours[colour] = curses.color_pair(pair) | curses.A_BOLD
             curses.init_pair(len(_BASIC_COLOURS) + 1, curses.COLOR_CYAN, background)
             self.kinds["tool"] = curses.color_pair(len(_BASIC_COLOURS) + 1)
+            # R-TUI-42: a diff shown whole: added lines green, removed red, hunk headers cyan
+            self.kinds["hunk"] = self.kinds["tool"] | curses.A_BOLD
+            self.kinds["added"] = curses.color_pair(1 + list(_BASIC_COLOURS).index(COLOUR_OK))
+            self.kinds["removed"] = curses.color_pair(1 + list(_BASIC_COLOURS).index(COLOUR_HIGH))
             self.kinds["notice"] = self.colours[COLOUR_WARN]
             self.kinds["error"] = self.colours[COLOUR_HIGH]
         except curses.error:  # a terminal that refuses colours still gets the text
