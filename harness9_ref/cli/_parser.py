@@ -102,7 +102,8 @@ SESSION is an id or the start of one (at least 4 characters).
 
 terminal UI: /new starts a session, /resume picks a saved one, /fork continues in a copy,
 /rewind goes back to before one of your prompts, /search finds a session, /compact compacts
-now, /context shows what the next request holds, /help lists the keys, /exit leaves;
+now, /context shows what the next request holds, /show [N] (Ctrl+O) shows a tool result whole,
+/help lists the keys, /exit leaves;
 Tab completes a command; Ctrl+C interrupts a turn, or leaves when none is running.
 
 The bash tool is not a sandbox: commands run with your permissions and can reach any file you
