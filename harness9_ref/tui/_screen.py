@@ -7,7 +7,8 @@ changed, read one key with a short timeout. The engine runs on the worker thread
 
 Keys: Enter sends, Tab completes a command, Up/Down walk the input history, Left/Right/Home/End
 (Ctrl+A, Ctrl+E) move, Backspace/Delete, Ctrl+U/Ctrl+K cut, PageUp/PageDown scroll the pane,
-Ctrl+L redraws, Ctrl+O shows the last tool result whole (R-TUI-41), Ctrl+C cancels the running turn or ends the program when idle, Ctrl+D on an
+Ctrl+L redraws, Ctrl+O shows the last tool result whole (R-TUI-41), Ctrl+C cancels the running turn or
+ends the program when idle, Ctrl+D on an
 empty line ends the program. While a command waits for approval (R-APPR-2), y, n and a answer,
 Enter and Esc mean no, Ctrl+C means no and cancels the turn, and other keys do nothing (so
 PageUp cannot scroll then; the question is the newest line anyway). The
