@@ -334,7 +334,7 @@ def _add_session_commands(commands: argparse._SubParsersAction[_Parser]) -> None
         formatter_class=formatter,
     )
     show.add_argument("target", metavar="SESSION", nargs="?", help="an id or the start of one")
-    show.add_argument("--full", action="store_true", help=_FULL_HELP)
+    show.add_argument("--full", action="store_true", default=argparse.SUPPRESS, help=_FULL_HELP)
     show.add_argument(
         "--system",
         action="store_true",
@@ -431,7 +431,7 @@ def _build() -> _Parser:
         formatter_class=formatter,
     )
     run.add_argument("prompt", metavar="PROMPT", help="what to ask, or - to read it from standard input")
-    run.add_argument("--full", action="store_true", help=_FULL_HELP)
+    run.add_argument("--full", action="store_true", default=argparse.SUPPRESS, help=_FULL_HELP)
     _add_session_commands(commands)
     parser.command_names = frozenset(commands.choices)
     return parser
