@@ -87,9 +87,10 @@ def tool_result_line(name: str, content: str, lang: str = DEFAULT_LANG) -> str:
     """One line for a tool result (R-TUI-11, R-TUI-24, R-TUI-40): ``← <name>: <first line> (<n> lines, <size>)``.
 
     The figures are the whole result's, written as the offline provider reports a result
-    (R-CLI-9), so that the line and what the model says of it agree. A ``bash`` result's status
-    line (a timeout, an interrupt, an exit status other than 0) is taken off first and ends the
-    line, so a command that failed never reads as one that succeeded (R-TUI-40).
+    (R-CLI-9), so that the line and what the model says of it agree; but a ``bash`` result's
+    status line (a timeout, an interrupt, an exit status other than 0) is taken off first, not
+    counted, and ends the line, so a command that failed never reads as one that succeeded and
+    its one line of output never reads as two (R-TUI-40).
     """
     texts = strings_for(lang)
     output, status = _output_and_status(name, content)
