@@ -23,11 +23,13 @@ from harness9_ref.text import (
     DEFAULT_LANG,
     PAGE_SIZE,
     STRINGS,
+    ToolResult,
     clean_line,
     compaction_notice,
     context_lines,
     context_report_from_dict,
     not_saved_notice,
+    result_lines,
     retry_notice,
     run_compaction_notice,
     terminal_safe,
@@ -207,6 +209,9 @@ def op_tui_input(inp: Mapping[str, Any]) -> Any:
         return not_saved_notice(inp["event"], _lang(inp))
     if inp["action"] == "tool_result":
         return tool_result_line(inp["event"]["name"], inp["event"]["content"], _lang(inp))
+    if inp["action"] == "tool_result_full":  # R-CLI-40: the tool line, then the result's lines
+        result = ToolResult(inp["event"]["name"], inp["event"]["content"])
+        return [tool_result_line(result.name, result.content, _lang(inp)), *result_lines(result)]
     if inp["action"] == "terminal_safe":
         return terminal_safe(inp["text"])
     if inp["action"] == "pane_line":

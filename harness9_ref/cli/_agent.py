@@ -117,6 +117,7 @@ def run_mode(settings: Settings, signals: SignalState) -> int:
                 ),
                 session_exists=partial(_stored, manager, session.session_id),
                 raw=settings.raw,
+                full=settings.full,
                 as_json=settings.json,
             )
             # R-CLI-50: a run that did what it was asked but for a refused command does not say 0

@@ -17,11 +17,13 @@ from .. import __version__
 from ..engine import DEFAULT_MAX_TURNS
 from ..memory.storage import HOME_ENV
 from ..provider import DEFAULT_TIMEOUT
+from ..tools import DEFAULT_BASH_TIMEOUT
 from ._settings import (
     DEFAULT_MAX_RETRIES,
     DEFAULT_MODEL,
     ENV_ANTHROPIC_API_KEY,
     ENV_ANTHROPIC_BASE_URL,
+    ENV_BASH_TIMEOUT,
     ENV_COMPACT_AT,
     ENV_DB,
     ENV_LANG,
@@ -91,6 +93,8 @@ environment:
   {ENV_SUMMARY_MODEL}
                         as --summary-model
   {ENV_TIMEOUT}      as --timeout
+  {ENV_BASH_TIMEOUT}
+                        as --bash-timeout
   {ENV_TTL_DAYS}=N
                         delete sessions not updated for N days when the agent starts
 
@@ -98,7 +102,8 @@ SESSION is an id or the start of one (at least 4 characters).
 
 terminal UI: /new starts a session, /resume picks a saved one, /fork continues in a copy,
 /rewind goes back to before one of your prompts, /search finds a session, /compact compacts
-now, /context shows what the next request holds, /help lists the keys, /exit leaves;
+now, /context shows what the next request holds, /show [N] (Ctrl+O) shows a tool result whole,
+/help lists the keys, /exit leaves;
 Tab completes a command; Ctrl+C interrupts a turn, or leaves when none is running.
 
 The bash tool is not a sandbox: commands run with your permissions and can reach any file you
@@ -112,6 +117,7 @@ LANG_HELP: Final = f"language of the messages (default: ${ENV_LANG}, else zh whe
 BOTH_RESUME_AND_CONTINUE: Final = "--resume and --continue cannot be used together"
 SESSION_REQUIRED: Final = "the following arguments are required: SESSION"  # R-INST-6: show without --system
 _COMMAND_METAVAR: Final = "COMMAND"
+_FULL_HELP: Final = "write each tool result whole after its one-line form (control characters shown as U+FFFD unless --raw)"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -289,6 +295,13 @@ def _common() -> _Parser:
         f" {MAX_TIMEOUT} (default: ${ENV_TIMEOUT}, else {LOCAL_TIMEOUT:g} with a base URL other than the"
         f" official API, for a server reading a long prompt on a CPU, else {DEFAULT_TIMEOUT:g})",
     )
+    common.add_argument(
+        "--bash-timeout",
+        type=_timeout,
+        metavar="SECONDS",
+        help=f"how long a shell command may run before it is ended, 0 < SECONDS <= {MAX_TIMEOUT}"
+        f" (default: ${ENV_BASH_TIMEOUT}, else {DEFAULT_BASH_TIMEOUT:g})",
+    )
     common.add_argument("--yes", action="store_true", help="run shell commands and make file changes without asking")
     common.add_argument(
         "--json",
@@ -321,6 +334,7 @@ def _add_session_commands(commands: argparse._SubParsersAction[_Parser]) -> None
         formatter_class=formatter,
     )
     show.add_argument("target", metavar="SESSION", nargs="?", help="an id or the start of one")
+    show.add_argument("--full", action="store_true", default=argparse.SUPPRESS, help=_FULL_HELP)
     show.add_argument(
         "--system",
         action="store_true",
@@ -418,6 +432,7 @@ def _build() -> _Parser:
         formatter_class=formatter,
     )
     run.add_argument("prompt", metavar="PROMPT", help="what to ask, or - to read it from standard input")
+    run.add_argument("--full", action="store_true", default=argparse.SUPPRESS, help=_FULL_HELP)
     _add_session_commands(commands)
     parser.command_names = frozenset(commands.choices)
     return parser

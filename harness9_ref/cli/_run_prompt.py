@@ -56,6 +56,8 @@ from ..engine import (
 )
 from ..text import (
     STRINGS,
+    ToolResult,
+    result_lines,
     retry_notice,
     run_compaction_notice,
     run_error,
@@ -191,11 +193,13 @@ class _Printer:
         err: TextIO,
         lang: str,
         safe: Filter,
+        full: bool = False,
     ) -> None:
         self.out = out
         self.err = err
         self.lang = lang
         self.safe = safe  # R-SAFE-2: every text of the run passes it on its way out
+        self.full = full  # R-CLI-40: each tool result whole after its line
         self.open_line = False  # text was written to out without its final newline
         self.out_closed = False  # the reader of out went away (``run … | head -1``): the run goes on
         self.error: ErrorData | None = None
@@ -234,6 +238,8 @@ class _Printer:
             self.note(tool_call_line(data.name, data.arguments))
         elif isinstance(data, ToolResultData):
             self.note(tool_result_line(data.name, data.content, self.lang))
+            for line in result_lines(ToolResult(data.name, data.content)) if self.full else ():
+                self.note(line)
         elif isinstance(data, CompactionData):
             notice = run_compaction_notice(data, self.lang)
             if notice is not None:  # R-TUI-36: none for a compaction that did not shrink the figure
@@ -323,6 +329,7 @@ def run_prompt(
     session_exists: Callable[[], bool] = lambda: True,
     raw: bool = False,
     as_json: bool = False,
+    full: bool = False,
 ) -> int:
     """Run ``prompt`` and report it; returns the exit status (0, 1, or 128 + a signal's number).
 
@@ -339,6 +346,7 @@ def run_prompt(
             that no session line names a session that was never created (R-CLI-7).
         raw: write the text as received, control characters included (``--raw``, R-SAFE-2).
         as_json: write the events as JSON lines (``--json``, R-CLI-16 … R-CLI-18).
+        full: write each tool result whole after its line (``--full``, R-CLI-40).
     """
     queued: queue.Queue[RunItem] = items if items is not None else queue.Queue()
     printer: _Printer | _JsonPrinter
@@ -346,7 +354,7 @@ def run_prompt(
         printer = _JsonPrinter(out, err, stream_filter(raw))
         printer.line({"type": SESSION_EVENT, "data": {"id": session_id}})
     else:
-        printer = _Printer(out, err, lang, stream_filter(raw))
+        printer = _Printer(out, err, lang, stream_filter(raw), full)
     worker = RunWorker(engine, prompt, queued.put, closing=as_json).start()  # R-TUI-37
     waiting = _WaitLines(err, lang, worker.wait)
     signalled: BaseException | None = None

@@ -25,7 +25,7 @@ from ..engine import DEFAULT_COMPACT_AT, DEFAULT_MAX_TURNS
 from ..memory.storage import DEFAULT_DB_NAME, DEFAULT_HOME_DIR, HOME_ENV, POSTGRES_SCHEMES, url_scheme
 from ..provider import DEFAULT_TIMEOUT, is_official_endpoint, server_name
 from ..text import STRINGS, TableSaid
-from ..tools import ALLOW_FILE
+from ..tools import ALLOW_FILE, DEFAULT_BASH_TIMEOUT
 
 __all__ = [
     "COMPACT_AT_OFF",
@@ -33,6 +33,7 @@ __all__ = [
     "DEFAULT_MODEL",
     "ENV_ANTHROPIC_API_KEY",
     "ENV_ANTHROPIC_BASE_URL",
+    "ENV_BASH_TIMEOUT",
     "ENV_COMPACT_AT",
     "ENV_DB",
     "ENV_LANG",
@@ -79,6 +80,7 @@ ENV_TTL_DAYS: Final = "HARNESS9_SESSION_TTL_DAYS"  # R-PRUNE-2
 ENV_COMPACT_AT: Final = "HARNESS9_COMPACT_AT"  # R-CLI-15: the trigger when --compact-at is not given
 ENV_SUMMARY_MODEL: Final = "HARNESS9_SUMMARY_MODEL"  # R-CLI-20: the summarizer's model when --summary-model is not given
 ENV_TIMEOUT: Final = "HARNESS9_TIMEOUT"  # R-CLI-22: the providers' timeout when --timeout is not given
+ENV_BASH_TIMEOUT: Final = "HARNESS9_BASH_TIMEOUT"  # R-CLI-41: the bash tool's limit when --bash-timeout is not given
 LOCAL_TIMEOUT: Final = 600.0  # R-CLI-22: seconds, on a base URL other than the official endpoint
 MAX_TIMEOUT: Final = 86400  # R-CLI-22: a day; more is no longer told from a read that never ends
 DEFAULT_MAX_RETRIES: Final = 2  # R-ENG-22: the agent retries a failed model call twice, as the official SDKs
@@ -237,6 +239,8 @@ class Settings:
     count_tokens: bool = False  # R-CLI-15
     timeout: float = DEFAULT_TIMEOUT  # R-CLI-22: seconds for connecting and for each read
     raw: bool = False  # R-SAFE-2: text written as received, control characters included
+    full: bool = False  # R-CLI-40: run and show write each tool result whole
+    bash_timeout: float = DEFAULT_BASH_TIMEOUT  # R-CLI-41: seconds before a command is ended
     json: bool = False  # R-CLI-16: run writes its events as JSON lines
     home: Path | None = None  # R-INST-1: the folder of the user's AGENTS.md (R-MGR-1's, whatever --db says)
     system: bool = False  # R-INST-6: show --system
@@ -482,6 +486,24 @@ def _timeout(options: Mapping[str, object], env: Mapping[str, str], choice: Prov
         raise UsageError(TableSaid("err_timeout", source=source, value=repr(text))) from None
 
 
+def _bash_timeout(options: Mapping[str, object], env: Mapping[str, str]) -> float:
+    """R-CLI-41: ``--bash-timeout``, else HARNESS9_BASH_TIMEOUT, else R-TOOL-6's 60 seconds;
+    written and bounded as R-CLI-22's SECONDS.
+
+    Raises:
+        UsageError: the value is not a number of seconds in (0, MAX_TIMEOUT].
+    """
+    given = options.get("bash_timeout")
+    source = "--bash-timeout" if given is not None else ENV_BASH_TIMEOUT
+    text = str(given) if given is not None else _env(env, ENV_BASH_TIMEOUT)
+    if given is None and not text:
+        return DEFAULT_BASH_TIMEOUT
+    try:
+        return parse_timeout(text)
+    except ValueError:
+        raise UsageError(TableSaid("err_timeout", source=source, value=repr(text))) from None
+
+
 def _count_tokens(options: Mapping[str, object], provider: ProviderName) -> bool:
     """R-CLI-15: ``--count-tokens`` with a provider that has no counting endpoint is a usage error."""
     if not options.get("count_tokens"):
@@ -614,6 +636,8 @@ def resolve_settings(options: Mapping[str, object], env: Mapping[str, str], cwd:
         summary_model=_summary_model(options, env) if agent else None,
         timeout=_timeout(options, env, choice) if agent else DEFAULT_TIMEOUT,
         raw=_raw(options, command),
+        full=bool(opt("full")),
+        bash_timeout=_bash_timeout(options, env) if agent else DEFAULT_BASH_TIMEOUT,
         json=_json(options, command),
         home=home_folder(env, cwd),
         system=bool(opt("system")),

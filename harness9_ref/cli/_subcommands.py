@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Final, TextIO
 
 from ..memory.context import format_token_count
 from ..memory.storage import POSTGRES_SCHEMES, CorruptRow, Manager, SessionDatabaseError, copy_sessions, url_scheme
-from ..text import STRINGS, TableSaid, history_lines, learned_window_line, strings_for, terminal_safe
+from ..text import STRINGS, TableSaid, history_lines, learned_window_line, result_lines, strings_for, terminal_safe
 from ..tools import AllowRules, rule_text, rule_words, rules_directory
 from ._output import Filter, line_filter, stream_filter
 from ._parser import DEFAULT_LIMIT
@@ -97,10 +97,14 @@ def _sessions(manager: Manager, limit: int, lang: str, clean: Filter, out: TextI
     return 0
 
 
-def _show(manager: Manager, target: str, lang: str, clean: Filter, out: TextIO) -> int:
+def _show(manager: Manager, target: str, lang: str, clean: Filter, out: TextIO, *, full: bool = False) -> int:
+    """R-CLI-12a: the stored messages as the pane shows them; with ``--full`` each tool result
+    whole after its line (R-CLI-40)."""
     session = manager.open_session(manager.resolve_session_id(target))
     for line in history_lines(session.get_messages(0), lang):
         out.write(clean(line.text) + "\n")
+        for text in result_lines(line.result) if full and line.result is not None else ():
+            out.write(clean(text) + "\n")
     try:
         state = session.get_context_state()
     except CorruptRow:  # the engine ignores such a row too (R-CKP-13)
@@ -177,7 +181,7 @@ def _dispatch(settings: Settings, out: TextIO, err: TextIO) -> int:
     clean = line_filter(settings.raw)  # R-SAFE-2
     with open_manager(settings, read_only=settings.command != "prune") as manager:  # R-CLI-12
         if settings.command == "show" and settings.target is not None:
-            status = _show(manager, settings.target, settings.lang, clean, out)
+            status = _show(manager, settings.target, settings.lang, clean, out, full=settings.full)
         elif settings.command == "search" and settings.query is not None:
             status = _search(settings, manager, limit, clean, out, err)
         elif settings.command == "prune" and settings.older_than_days is not None:

@@ -258,9 +258,9 @@ def build_registry(settings: Settings, approve: Approve | None) -> Registry:
     (R-APPR-1) that no allow rule of ``<home>/allow.json`` covers (R-APPR-7, R-APPR-9); None
     runs every command (``--yes``)."""
     if approve is None:
-        return Registry(settings.workdir)
+        return Registry(settings.workdir, bash_timeout=settings.bash_timeout)
     rules = AllowRules(settings.allow_file) if settings.allow_file is not None else None
-    return Registry(settings.workdir, approve=approve, rules=rules)
+    return Registry(settings.workdir, approve=approve, rules=rules, bash_timeout=settings.bash_timeout)
 
 
 def build_instructions(settings: Settings, warn: Callable[[str], None] | None = None) -> ProjectInstructions:

@@ -6,6 +6,7 @@ pane and ``harness9-ref run`` both use them. A line has a kind that the screen m
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Final, Literal, NamedTuple
 
@@ -17,26 +18,42 @@ from ._strings import DEFAULT_LANG, INPUT_PROMPT, strings_for
 __all__ = [
     "LineKind",
     "PaneLine",
+    "ToolResult",
     "error_line",
+    "expanded_lines",
     "history_lines",
+    "result_lines",
     "tool_call_line",
     "tool_result_line",
     "user_line",
 ]
 
-LineKind = Literal["user", "assistant", "tool", "notice", "error", "command"]  # command: R-APPR-11
+# command: R-APPR-11; added, removed, hunk: the lines of a unified diff shown whole (R-TUI-42)
+LineKind = Literal["user", "assistant", "tool", "notice", "error", "command", "added", "removed", "hunk"]
 
 USER_PREFIX: Final = INPUT_PROMPT  # the user's prompt, as it was typed after the input prompt
 TOOL_CALL_PREFIX: Final = "\u2192 "  # "→ read_file {...}"
 TOOL_RESULT_PREFIX: Final = "\u2190 "  # "← read_file: first line (534 lines, 35.3 KB)"
 TOOL_TEXT_LIMIT: Final = 200  # characters of arguments or of a result's first line shown
+STATUS_TOOL: Final = "bash"  # R-TUI-40: the tool whose results end with a status line (R-TOOL-18)
+RESULT_INDENT: Final = "  "  # R-CLI-40: before each line of a result shown whole
+_HUNK: Final = re.compile(r"@@ -[0-9]+(?:,[0-9]+)? \+[0-9]+(?:,[0-9]+)? @@")  # R-TUI-42: a unified diff's hunk header
+
+
+class ToolResult(NamedTuple):
+    """A tool result as a tool line stands for it: the tool's name and the whole observation."""
+
+    name: str
+    content: str
 
 
 class PaneLine(NamedTuple):
-    """One logical line of the conversation pane; ``text`` may hold newlines."""
+    """One logical line of the conversation pane; ``text`` may hold newlines. A tool result's
+    line keeps the ``result`` it stands for, so it can be shown whole (R-CLI-40)."""
 
     text: str
     kind: LineKind
+    result: ToolResult | None = None
 
 
 def error_line(message: str, lang: str = DEFAULT_LANG) -> str:
@@ -59,20 +76,62 @@ def tool_call_line(name: str, arguments: str) -> str:
     return f"{TOOL_CALL_PREFIX}{name} {args}" if args else f"{TOOL_CALL_PREFIX}{name}"
 
 
+def _output_and_status(name: str, content: str) -> tuple[str, str]:
+    """R-TUI-40: a ``bash`` result's output and its status line (R-TOOL-18); any other result whole."""
+    from ..tools import split_status  # here: the tools import this package's texts
+
+    return split_status(content) if name == STATUS_TOOL else (content, "")
+
+
 def tool_result_line(name: str, content: str, lang: str = DEFAULT_LANG) -> str:
-    """One line for a tool result (R-TUI-11, R-TUI-24): ``← <name>: <first line> (<n> lines, <size>)``.
+    """One line for a tool result (R-TUI-11, R-TUI-24, R-TUI-40): ``← <name>: <first line> (<n> lines, <size>)``.
 
     The figures are the whole result's, written as the offline provider reports a result
-    (R-CLI-9), so that the line and what the model says of it agree.
+    (R-CLI-9), so that the line and what the model says of it agree; but a ``bash`` result's
+    status line (a timeout, an interrupt, an exit status other than 0) is taken off first, not
+    counted, and ends the line, so a command that failed never reads as one that succeeded and
+    its one line of output never reads as two (R-TUI-40).
     """
     texts = strings_for(lang)
-    lines = content.splitlines()
+    output, status = _output_and_status(name, content)
+    after = f" {status}" if status else ""
+    lines = output.splitlines()
     if not lines:
-        return f"{TOOL_RESULT_PREFIX}{name}: {texts['tool_empty']}"
+        return f"{TOOL_RESULT_PREFIX}{name}: {texts['tool_empty']}{after}"
     measure = ""
     if len(lines) > 1:
-        measure = " " + texts["tool_lines"].format(n=len(lines), size=size_text(len(content.encode("utf-8"))))
-    return f"{TOOL_RESULT_PREFIX}{name}: {_shorten(lines[0])}{measure}"
+        measure = " " + texts["tool_lines"].format(n=len(lines), size=size_text(len(output.encode("utf-8"))))
+    return f"{TOOL_RESULT_PREFIX}{name}: {_shorten(lines[0])}{measure}{after}"
+
+
+def result_lines(result: ToolResult, *, whole: bool = False) -> list[str]:
+    """R-CLI-40: the lines of a result that its tool line does not show whole, each after
+    ``RESULT_INDENT``; none when the line shows it all (one line of output, not cut), unless
+    ``whole`` (the terminal UI's expansion, R-TUI-41, which always shows them)."""
+    output, _ = _output_and_status(result.name, result.content)
+    lines = output.splitlines()
+    if not whole and len(lines) <= 1 and all(len(line) <= TOOL_TEXT_LIMIT for line in lines):
+        return []
+    return [RESULT_INDENT + line if line else "" for line in result.content.splitlines()]
+
+
+def expanded_lines(result: ToolResult, lang: str = DEFAULT_LANG) -> list[PaneLine]:
+    """R-TUI-41, R-TUI-42: a result shown whole in the pane: its tool line, then every line of it,
+    those of a unified diff (a result with a hunk header) coloured by their first character."""
+    body = result_lines(result, whole=True)
+    diff = any(_HUNK.match(line) for line in result.content.splitlines())
+    lines = [PaneLine(tool_result_line(result.name, result.content, lang), "tool")]
+    lines.extend(PaneLine(line, _diff_kind(line[len(RESULT_INDENT) :]) if diff else "tool") for line in body)
+    return lines
+
+
+def _diff_kind(line: str) -> LineKind:
+    """R-TUI-42: ``@@`` starts a hunk header, ``+`` an added line, ``-`` a removed one."""
+    if line.startswith("@@"):
+        return "hunk"
+    if line.startswith("+"):
+        return "added"
+    return "removed" if line.startswith("-") else "tool"
 
 
 def history_lines(messages: Sequence[Message], lang: str = DEFAULT_LANG) -> list[PaneLine]:
@@ -86,7 +145,7 @@ def history_lines(messages: Sequence[Message], lang: str = DEFAULT_LANG) -> list
     for msg in messages:
         if msg.tool_call_id:
             name = names.get(msg.tool_call_id, "tool")
-            out.append(PaneLine(tool_result_line(name, msg.content, lang), "tool"))
+            out.append(PaneLine(tool_result_line(name, msg.content, lang), "tool", ToolResult(name, msg.content)))
         elif msg.role == ROLE_ASSISTANT:
             if msg.content:
                 out.append(PaneLine(msg.content, "assistant"))

@@ -59,6 +59,7 @@ __all__ = [
     "REWIND_COMMAND",
     "REWIND_ITEM",
     "SEARCH_COMMAND",
+    "SHOW_COMMAND",
     "STATUS_BAR",
     "STATUS_CTX",
     "STATUS_CTX_GAP",
@@ -253,6 +254,9 @@ rewind_prompt_pages = 输入序号回到该条输入之前，p 更早的输入�
 rewind_empty = 没有可以回到之前的输入
 rewind_done = 已回到第 {k} 条输入之前，新会话 {session}；该输入已放回输入行，可修改后发送
 err_pool_timeout = {db}：{seconds} 秒内连接池没有空出连接
+help_show = /show [序号]  完整显示最后一个（或第几个）工具结果；Ctrl+O 显示最后一个
+show_none = 还没有可显示的工具结果
+show_usage = 用法：/show [序号]，序号为 1 到 {n}
 [en]
 status_name = [harness9]
 status_workdir = workdir: {workdir}
@@ -428,7 +432,10 @@ rewind_prompt_next = Type a number to go back to before that prompt, n for later
 rewind_prompt_pages = Type a number to go back to before that prompt, p for earlier ones, n for later ones (anything else and Enter cancels):
 rewind_empty = no prompt to go back to
 rewind_done = back to before prompt {k}, in new session {session}; the prompt is in the input line to edit and send
-err_pool_timeout = {db}: no connection of the pool came free within {seconds} s"""
+err_pool_timeout = {db}: no connection of the pool came free within {seconds} s
+help_show = /show [N]  show the last (or the N-th) tool result whole; Ctrl+O shows the last
+show_none = no tool result to show yet
+show_usage = usage: /show [N], N from 1 to {n}"""
 
 
 def parse_strings(table: str) -> dict[str, dict[str, str]]:
@@ -519,13 +526,14 @@ CONTEXT_WINDOW_SOURCES: Final = ("option", "registry", "default", *WINDOW_SOURCE
 CONTEXT_INDENT: Final = "  "
 
 # R-TUI-6, R-TUI-14: the one table of commands, in completion order.
-COMMANDS: Final = ("/new", "/resume", "/fork", "/rewind", "/search", "/compact", "/context", "/help", "/exit")
+COMMANDS: Final = ("/new", "/resume", "/fork", "/rewind", "/search", "/compact", "/context", "/show", "/help", "/exit")
 FORK_COMMAND: Final = "/fork"  # R-FORK-3: the current session, whole, into a new one
 REWIND_COMMAND: Final = "/rewind"  # R-FORK-4: back to before one of the prompts, in a new session
 COMPACT_COMMAND: Final = "/compact"  # R-LONG-9: takes a focus after a space
 SEARCH_COMMAND: Final = "/search"  # R-TUI-18: takes the query after a space
 HELP_COMMAND: Final = "/help"
 CONTEXT_COMMAND: Final = "/context"  # R-TUI-20: what the next request holds
+SHOW_COMMAND: Final = "/show"  # R-TUI-41: a tool result whole; takes its number after a space
 COMPACTING_NOTICE: Final = _ZH["compacting"]  # shown while /compact summarises
 UNKNOWN_COMMAND: Final = _ZH["unknown_command"].replace("{input}", "")  # R-TUI-6: followed by the input
 

@@ -53,11 +53,14 @@ from ..text import (
     INPUT_PROMPT_BUSY,
     REWIND_COMMAND,
     SEARCH_COMMAND,
+    SHOW_COMMAND,
     LineKind,
     PaneLine,
+    ToolResult,
     clean_line,
     compaction_notice,
     error_line,
+    expanded_lines,
     history_lines,
     in_language,
     instruction_warning_line,
@@ -208,6 +211,7 @@ class App:
         self.asking: ApprovalRequest | None = None  # set while a command waits for y, n or a
         self.choosing: list[Rule] | None = None  # the offers, while the rule question waits (R-APPR-8)
         self._ask_at: int | None = None  # the header line of a command not yet shown from its top (R-APPR-11)
+        self._top_at: int | None = None  # the first line of a result just shown whole, drawn at the top (R-TUI-41)
         self.approver = approver if approver is not None else Approver()
         self.exiting = False
         self.scroll = 0  # rows scrolled up from the bottom of the pane
@@ -267,10 +271,12 @@ class App:
             self._wrapped, self._wrap_width = [], width
         del self._wrapped[len(self.lines) :]
         rows: list[tuple[str, LineKind]] = []
-        header_row = None
+        header_row = top_row = None
         for i, line in enumerate(self.lines):
             if i == self._ask_at:  # R-APPR-11: where the command's header row is
                 header_row = len(rows)
+            if i == self._top_at:  # R-TUI-41: a result shown whole is read from its first row
+                top_row = len(rows)
             if i < len(self._wrapped) and self._wrapped[i][0] == line.text and line.kind != "command":
                 wrapped = self._wrapped[i][1]
             elif line.kind == "command":  # R-APPR-11: shown exactly, behind a numbered gutter
@@ -286,6 +292,8 @@ class App:
         waiting = self.waiting_line()
         if waiting is not None:  # no line of the conversation: drawn, never kept (R-TUI-27)
             rows.extend((row, "notice") for row in wrap_cells(waiting, width))
+        if top_row is not None:
+            self.scroll, self._top_at = len(rows) - top_row - height, None
         self.scroll = max(0, min(self.scroll, len(rows) - height))
         end = len(rows) - self.scroll
         if header_row is not None and end - height <= header_row < end:
@@ -539,8 +547,9 @@ class App:
             self._add(not_saved_notice(data, self.lang), "error")
         elif isinstance(data, ToolCallData):
             self._add(tool_call_line(data.name, data.arguments), "tool")
-        elif isinstance(data, ToolResultData):
-            self._add(tool_result_line(data.name, data.content, self.lang), "tool")
+        elif isinstance(data, ToolResultData):  # R-TUI-41: the line keeps its result, to be shown whole
+            text = tool_result_line(data.name, data.content, self.lang)
+            self.lines.append(PaneLine(text, "tool", ToolResult(data.name, data.content)))
         elif isinstance(data, ErrorData) and not (data.code == CANCELLED and self._interrupted):
             self._error(run_error(data, self.lang, self.engine.max_turns, self.provider, self.model))  # R-LANG-3
 
@@ -721,9 +730,39 @@ class App:
         self._interrupted = False
         self.worker = RunWorker(self.engine, prompt, self.items.put, self.monotonic, closing=self.long_session).start()
 
+    def show_result(self, number: int | None = None) -> None:
+        """/show [N] and Ctrl+O (R-TUI-41): the N-th tool result of the pane (the last without N)
+        whole, after the pane's last line, drawn from its first row; the lines are the pane's
+        only, never stored, and do not count as results themselves."""
+        results = [line.result for line in self.lines if line.result is not None]
+        if not results:
+            self._add(self.texts["show_none"], "error")
+            return
+        if number is None:
+            number = len(results)
+        if not 1 <= number <= len(results):
+            self._add(self.texts["show_usage"].format(n=len(results)), "error")
+            return
+        self._stream_line = None  # streamed text goes on below the result, not above it
+        self._top_at = len(self.lines)
+        self.lines.extend(expanded_lines(results[number - 1], self.lang))
+
+    def _show_command(self, command: str) -> None:
+        """/show, or /show followed by a listed number (R-TUI-18e's digits)."""
+        text = command[len(SHOW_COMMAND) :].strip()
+        if not text:
+            self.show_result()
+        elif text.isascii() and text.isdigit():
+            self.show_result(int(text))
+        else:
+            results = sum(line.result is not None for line in self.lines)
+            self._add(self.texts["show_usage" if results else "show_none"].format(n=results), "error")
+
     def _command(self, command: str) -> None:
         if command == "/exit":
             self.request_exit()
+        elif command.startswith(SHOW_COMMAND):  # R-TUI-41: also while a turn runs
+            self._show_command(command)
         elif command == "/help":
             self._run_command(command)
         elif self.running:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os.path
 from typing import Final, Literal, NamedTuple
 
-from ..text import COMMANDS, COMPACT_COMMAND, DEFAULT_LANG, SEARCH_COMMAND, strings_for
+from ..text import COMMANDS, COMPACT_COMMAND, DEFAULT_LANG, SEARCH_COMMAND, SHOW_COMMAND, strings_for
 
 __all__ = [
     "HELP_KEYS",
@@ -29,12 +29,13 @@ HELP_KEYS: Final = (
     "help_search",
     "help_compact",
     "help_context",
+    "help_show",
     "help_help",
     "help_exit",
     "help_keys",
     "help_keys_edit",
 )
-_TAKES_TEXT: Final = (COMPACT_COMMAND, SEARCH_COMMAND)  # followed by a space and text: focus, query
+_TAKES_TEXT: Final = (COMPACT_COMMAND, SEARCH_COMMAND, SHOW_COMMAND)  # followed by a space and text: focus, query, number
 
 
 class Input(NamedTuple):

@@ -7,7 +7,8 @@ changed, read one key with a short timeout. The engine runs on the worker thread
 
 Keys: Enter sends, Tab completes a command, Up/Down walk the input history, Left/Right/Home/End
 (Ctrl+A, Ctrl+E) move, Backspace/Delete, Ctrl+U/Ctrl+K cut, PageUp/PageDown scroll the pane,
-Ctrl+L redraws, Ctrl+C cancels the running turn or ends the program when idle, Ctrl+D on an
+Ctrl+L redraws, Ctrl+O shows the last tool result whole (R-TUI-41), Ctrl+C cancels the running turn or
+ends the program when idle, Ctrl+D on an
 empty line ends the program. While a command waits for approval (R-APPR-2), y, n and a answer,
 Enter and Esc mean no, Ctrl+C means no and cancels the turn, and other keys do nothing (so
 PageUp cannot scroll then; the question is the newest line anyway). The
@@ -231,6 +232,7 @@ class _Screen:
             curses.KEY_PPAGE: self._page_up,
             curses.KEY_NPAGE: self._page_down,
             "\x0c": self.stdscr.clear,
+            "\x0f": app.show_result,  # Ctrl+O: the last tool result whole (R-TUI-41)
             curses.KEY_RESIZE: lambda: None,
         }
 
@@ -275,6 +277,10 @@ class _Screen:
                 self.colours[colour] = curses.color_pair(pair) | curses.A_BOLD
             curses.init_pair(len(_BASIC_COLOURS) + 1, curses.COLOR_CYAN, background)
             self.kinds["tool"] = curses.color_pair(len(_BASIC_COLOURS) + 1)
+            # R-TUI-42: a diff shown whole: added lines green, removed red, hunk headers cyan
+            self.kinds["hunk"] = self.kinds["tool"] | curses.A_BOLD
+            self.kinds["added"] = curses.color_pair(1 + list(_BASIC_COLOURS).index(COLOUR_OK))
+            self.kinds["removed"] = curses.color_pair(1 + list(_BASIC_COLOURS).index(COLOUR_HIGH))
             self.kinds["notice"] = self.colours[COLOUR_WARN]
             self.kinds["error"] = self.colours[COLOUR_HIGH]
         except curses.error:  # a terminal that refuses colours still gets the text

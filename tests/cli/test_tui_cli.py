@@ -124,7 +124,7 @@ def test_a_declined_command_does_not_run(terminal: Callable[..., Terminal], db: 
     term.wait_for(ready)
     term.type("run echo hi > made.txt\r")
     term.wait_for(lambda text: "1 | echo hi > made.txt" in text and "Run the command above?" in text)  # R-APPR-11
-    time.sleep(ANSWER_GRACE + 0.1)  # R-TUI-34: a fresh key press answers
+    time.sleep(2 * ANSWER_GRACE + 0.2)  # R-TUI-34: a fresh key press answers, after the grace and a margin
     term.type("n")
     term.wait_for(lambda text: "declined" in text)
     term.type("/exit\r")

@@ -9,6 +9,7 @@ from harness9_ref.schema import Message, ToolCall
 from harness9_ref.text import (
     COMPACTION_NOTICE,
     PaneLine,
+    ToolResult,
     compaction_notice,
     error_line,
     history_lines,
@@ -90,12 +91,12 @@ def test_history_lines_show_stored_messages_as_a_live_run_does() -> None:
         PaneLine("> read a.txt", "user"),
         PaneLine("Reading a.txt.", "assistant"),
         PaneLine('\u2192 read_file {"path":"a.txt"}', "tool"),
-        PaneLine("\u2190 read_file: alpha \uff082 \u884c\uff0c10 B\uff09", "tool"),
+        PaneLine("\u2190 read_file: alpha \uff082 \u884c\uff0c10 B\uff09", "tool", ToolResult("read_file", "alpha\nbeta")),
         PaneLine("Done.", "assistant"),
         PaneLine("[Conversation Summary]\n**Goal:** x", "notice"),
         PaneLine('\u2192 bash {"command":"ls"}', "tool"),
-        PaneLine("\u2190 bash: (no output)", "tool"),
-        PaneLine("\u2190 tool: orphan", "tool"),
+        PaneLine("\u2190 bash: (no output)", "tool", ToolResult("bash", "(no output)")),
+        PaneLine("\u2190 tool: orphan", "tool", ToolResult("tool", "orphan")),
     ]
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness9_ref.tools import Registry
+from harness9_ref.tools import Registry, split_status
 from tests.tools.processes import bash, is_gone, wait_gone
 
 
@@ -153,3 +153,23 @@ def test_a_nul_byte_in_the_command_is_an_error_observation(registry: Registry) -
 )
 def test_invalid_arguments_are_named(registry: Registry, arguments: str, detail: str) -> None:
     assert registry.execute("bash", arguments) == f"error: invalid arguments for bash: {detail}"
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("echo out; exit 4", ("out\n", "[exit status 4]")),
+        ("kill -KILL $$", ("(no output)", "[killed by signal 9]")),
+        ("echo '[exit status 1]'", ("[exit status 1]\n", "")),  # the output's own text, then a line feed
+        ("printf 'all fine'", ("all fine", "")),
+    ],
+)
+def test_split_status_takes_the_note_off_a_real_observation(registry: Registry, command: str, expected: tuple[str, str]) -> None:
+    """R-TOOL-18: the note run_bash writes last is the status line; output that only looks like one is output."""
+    assert split_status(bash(registry, command)) == expected
+
+
+def test_split_status_finds_a_timeout_and_an_interrupt(tmp_path: Path) -> None:
+    with Registry(str(tmp_path), bash_timeout=0.2) as registry:
+        assert split_status(bash(registry, "sleep 5")) == ("(no output)", "[timed out after 0.2 s]")
+    assert split_status("(no output)\n[interrupted]") == ("(no output)", "[interrupted]")

@@ -9,7 +9,9 @@ from harness9_ref.tui import Input, classify_input, complete_command, help_lines
 
 
 def test_the_command_table() -> None:
-    assert COMMANDS == ("/new", "/resume", "/fork", "/rewind", "/search", "/compact", "/context", "/help", "/exit")
+    assert COMMANDS == (
+        "/new", "/resume", "/fork", "/rewind", "/search", "/compact", "/context", "/show", "/help", "/exit"
+    )
 
 
 def test_search_takes_a_query_and_help_takes_nothing() -> None:
@@ -50,7 +52,9 @@ def test_compact_takes_a_focus_and_other_commands_take_nothing() -> None:
         ("/n", "/new"),
         ("/e", "/exit"),
         ("/", "/"),  # nine candidates whose longest common prefix is "/"
-        ("/s", "/search"),
+        ("/s", "/s"),  # /search and /show (R-TUI-41)
+        ("/se", "/search"),
+        ("/sh", "/show"),
         ("/h", "/help"),
         ("/c", "/co"),
         ("/con", "/context"),

@@ -158,8 +158,9 @@ class Screen:
 
     def answer(self, *keys: str) -> None:
         """Answer a question that is on the screen, as a person does: after a pause longer
-        than the grace in which keys are still typing (R-TUI-34)."""
-        time.sleep(ANSWER_GRACE + 0.1)
+        than the grace in which keys are still typing (R-TUI-34), counted from when the program
+        read the key before, which a loaded machine delays: twice the grace and a margin."""
+        time.sleep(2 * ANSWER_GRACE + 0.2)
         self.keys(*keys)
 
     def say(self, text: str) -> None:
