@@ -23,6 +23,7 @@ __all__ = [
     "expanded_lines",
     "history_lines",
     "result_lines",
+    "split_status",
     "tool_call_line",
     "tool_result_line",
     "user_line",
@@ -36,6 +37,10 @@ TOOL_CALL_PREFIX: Final = "\u2192 "  # "→ read_file {...}"
 TOOL_RESULT_PREFIX: Final = "\u2190 "  # "← read_file: first line (534 lines, 35.3 KB)"
 TOOL_TEXT_LIMIT: Final = 200  # characters of arguments or of a result's first line shown
 STATUS_TOOL: Final = "bash"  # R-TUI-40: the tool whose results end with a status line (R-TOOL-18)
+# R-TOOL-18: a note of R-TOOL-5, R-TOOL-6 or R-INT-1 as the observation's last line, after its line feed.
+_STATUS_LINE: Final = re.compile(
+    r"\n(\[(?:exit status -?[0-9]+|killed by signal [0-9]+|timed out after [0-9.e+-]+ s|interrupted)\])\Z"
+)
 RESULT_INDENT: Final = "  "  # R-CLI-40: before each line of a result shown whole
 _HUNK: Final = re.compile(r"@@ -[0-9]+(?:,[0-9]+)? \+[0-9]+(?:,[0-9]+)? @@")  # R-TUI-42: a unified diff's hunk header
 
@@ -76,10 +81,22 @@ def tool_call_line(name: str, arguments: str) -> str:
     return f"{TOOL_CALL_PREFIX}{name} {args}" if args else f"{TOOL_CALL_PREFIX}{name}"
 
 
+def split_status(observation: str) -> tuple[str, str]:
+    """A ``bash`` observation as its output and its status line (R-TOOL-18), ``""`` when it has none.
+
+    The status line is one of the notes the ``bash`` tool writes last (exit status, signal,
+    timeout, interrupt: R-TOOL-5, R-TOOL-6, R-INT-1), so a line that tells how the command ended
+    can be shown wherever the output is cut. It is read here, where it is shown, from the format
+    SPEC pins (tests/tools/test_bash.py reads it back from real commands).
+    """
+    match = _STATUS_LINE.search(observation)
+    if match is None:
+        return observation, ""
+    return observation[: match.start()], match.group(1)
+
+
 def _output_and_status(name: str, content: str) -> tuple[str, str]:
     """R-TUI-40: a ``bash`` result's output and its status line (R-TOOL-18); any other result whole."""
-    from ..tools import split_status  # here: the tools import this package's texts
-
     return split_status(content) if name == STATUS_TOOL else (content, "")
 
 

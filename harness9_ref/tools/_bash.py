@@ -21,7 +21,6 @@ is not a sandbox: the working directory is only where the command starts (R-TOOL
 from __future__ import annotations
 
 import os
-import re
 import selectors
 import signal
 import subprocess
@@ -51,7 +50,6 @@ __all__ = [
     "SIGNAL_NOTE",
     "START_FAILED",
     "TIMEOUT_NOTE",
-    "split_status",
 ]
 
 # R-TOOL-1: the definition, exactly as SPEC section 9.1 prints it.
@@ -73,10 +71,6 @@ SIGNAL_NOTE: Final = "\n[killed by signal {signal}]"  # R-TOOL-5
 TIMEOUT_NOTE: Final = "\n[timed out after {seconds} s]"  # R-TOOL-6; seconds written with "%g"
 INTERRUPTED_NOTE: Final = "\n[interrupted]"  # R-INT-1: in place of any other note
 START_FAILED: Final = "error: cannot run bash: {reason}"  # R-TOOL-7
-# R-TOOL-18: a note above as the observation's last line, after its line feed: its status line.
-_STATUS_LINE: Final = re.compile(
-    r"\n(\[(?:exit status -?[0-9]+|killed by signal [0-9]+|timed out after [0-9.e+-]+ s|interrupted)\])\Z"
-)
 
 # R-TOOL-17: wait for the go-ahead on the descriptor $2 (none: the program died, run nothing),
 # close it, and become `bash -c command` ($0 is bash, $1 the command).
@@ -234,18 +228,6 @@ def _start(command: str, workdir: str) -> subprocess.Popen[bytes]:
     finally:
         os.close(opener)
     return proc
-
-
-def split_status(observation: str) -> tuple[str, str]:
-    """A ``bash`` observation as its output and its status line (R-TOOL-18), ``""`` when it has none.
-
-    The status line is one of the notes run_bash writes last (exit status, signal, timeout,
-    interrupt), so a line that tells how the command ended can be shown wherever the output is cut.
-    """
-    match = _STATUS_LINE.search(observation)
-    if match is None:
-        return observation, ""
-    return observation[: match.start()], match.group(1)
 
 
 def run_bash(

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from harness9_ref.tools import Registry, split_status
+from harness9_ref.text import split_status
+from harness9_ref.tools import Registry
 from tests.tools.processes import bash, is_gone, wait_gone
 
 
