@@ -1,7 +1,7 @@
 """``mutants --auto``: AST mutants of the reference's runtime code, judged by the suite.
 
-Operators, applied wherever they fit in ``harness9_ref/`` outside ``tui/``, ``cli/`` and
-``testing.py``: comparison swaps (``<`` ↔ ``<=``, ``==`` ↔ ``!=``, ``is`` ↔ ``is not``, …),
+Operators, applied wherever they fit in ``harness9_ref/`` outside the modules no op reaches
+(``_EXCLUDED``), and in the PostgreSQL store only when a server is given (``_PG_ONLY``): comparison swaps (``<`` ↔ ``<=``, ``==`` ↔ ``!=``, ``is`` ↔ ``is not``, …),
 arithmetic (``+`` ↔ ``-``, ``*`` ↔ ``//``, ``+=`` ↔ ``-=``, …), integer constants ± 1,
 ``and`` ↔ ``or``, negated ``if``/``while``/conditional tests, and ``return X`` → ``None`` or
 the empty value of the declared return type (``not (X)`` for ``bool``). A mutant patches the
@@ -41,7 +41,13 @@ __all__ = [
 
 PACKAGE: Final = "harness9_ref"
 EQUIVALENT_FILE: Final = Path("conformance") / "mutants" / "equivalent.txt"
-_EXCLUDED: Final = ("tui/*", "cli/*", "testing.py", "__main__.py")
+# No op of the adapter protocol reaches these by design: the terminal UI and the command line
+# (their text and the TUI ops come from text/ and engine/, which are mutated), the offline
+# provider only the command line builds (R-CLI-9, pending: tests/cli judge it), the test helpers
+# and the entry point. Their mutants would survive whatever the cases say.
+_EXCLUDED: Final = ("tui/*", "cli/*", "offline.py", "testing.py", "__main__.py")
+# The PostgreSQL store: cases reach it only as <id>@postgresql, given a server (R-PG-2).
+_PG_ONLY: Final = ("memory/storage/_pg_*.py",)
 
 AutoStatus = Literal["killed", "timeout", "survived", "broken"]
 
@@ -246,20 +252,23 @@ def mutants_of_source(source: str, file: str, keys: Collection[str] | None = Non
     return mutants
 
 
-def _selected(relative: str, modules: Sequence[str] | None) -> bool:
+def _selected(relative: str, modules: Sequence[str] | None, postgres: bool = True) -> bool:
     name = relative.split("/")[0] if "/" in relative else relative.removesuffix(".py")
     wanted = not modules or any(fnmatchcase(name, g) or fnmatchcase(relative, g) for g in modules)
-    return wanted and not any(fnmatchcase(relative, glob) for glob in _EXCLUDED)
+    left_out = (*_EXCLUDED, *(() if postgres else _PG_ONLY))
+    return wanted and not any(fnmatchcase(relative, glob) for glob in left_out)
 
 
 def find_mutants(
-    root: Path, modules: Sequence[str] | None = None, keys: Collection[str] | None = None
+    root: Path, modules: Sequence[str] | None = None, keys: Collection[str] | None = None,
+    postgres: bool = True,
 ) -> list[AutoMutant]:
     """The runtime modules' mutants in file order; ``modules``: globs (``memory``, ``a/b.py``);
-    ``keys``: only the mutants with these keys."""
+    ``keys``: only the mutants with these keys; ``postgres``: False leaves out the PostgreSQL
+    store's, which no case runs without a server."""
     mutants = []
     for path in sorted((root / PACKAGE).rglob("*.py")):
-        if _selected(relative := path.relative_to(root / PACKAGE).as_posix(), modules):
+        if _selected(relative := path.relative_to(root / PACKAGE).as_posix(), modules, postgres):
             text = path.read_text(encoding="utf-8")
             mutants.extend(mutants_of_source(text, f"{PACKAGE}/{relative}", keys))
     return mutants
