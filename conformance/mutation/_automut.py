@@ -1,7 +1,8 @@
 """``mutants --auto``: AST mutants of the reference's runtime code, judged by the suite.
 
-Operators, applied wherever they fit in ``harness9_ref/`` outside the modules no op reaches
-(``_EXCLUDED``), and in the PostgreSQL store only when a server is given (``_PG_ONLY``): comparison swaps (``<`` ↔ ``<=``, ``==`` ↔ ``!=``, ``is`` ↔ ``is not``, …),
+Operators, applied wherever they fit in ``harness9_ref/`` outside the modules and functions no
+op reaches (``_EXCLUDED``, ``_UNREACHED``), and in the PostgreSQL store only when a server is
+given (``_PG_ONLY``): comparison swaps (``<`` ↔ ``<=``, ``==`` ↔ ``!=``, ``is`` ↔ ``is not``, …),
 arithmetic (``+`` ↔ ``-``, ``*`` ↔ ``//``, ``+=`` ↔ ``-=``, …), integer constants ± 1,
 ``and`` ↔ ``or``, negated ``if``/``while``/conditional tests, and ``return X`` → ``None`` or
 the empty value of the declared return type (``not (X)`` for ``bool``). A mutant patches the
@@ -45,7 +46,26 @@ EQUIVALENT_FILE: Final = Path("conformance") / "mutants" / "equivalent.txt"
 # (their text and the TUI ops come from text/ and engine/, which are mutated), the offline
 # provider only the command line builds (R-CLI-9, pending: tests/cli judge it), the test helpers
 # and the entry point. Their mutants would survive whatever the cases say.
-_EXCLUDED: Final = ("tui/*", "cli/*", "offline.py", "testing.py", "__main__.py")
+_EXCLUDED: Final = ("tui/*", "cli/*", "offline.py", "engine/_worker.py", "testing.py", "__main__.py")
+# Functions of the other modules that no op calls by design, which a run of the cases under
+# coverage confirms: only tui/ and cli/ call them, or they serve a pending requirement, which
+# the Python tests named in conformance/pending.txt judge. ``engine/_worker.py`` above is the
+# run worker of the terminal UI and ``run`` (R-TUI-27) as a whole.
+_UNREACHED: Final = {
+    "engine/_instructions.py": (  # finding and reading the AGENTS.md files (R-INST-1, R-INST-4)
+        "_repository_root", "_project_folders", "find_instruction_files", "read_instruction_file",
+        "load_instructions", "ProjectInstructions"),
+    "memory/storage/_sqlite_db.py": (  # opening a file read-only (R-DB-12)
+        "Database._open_read_only", "Database._configure_read_only", "Database._index_complete"),
+    "tools/_rules.py": ("rule_words", "AllowRules.remove"),  # allow --remove (R-APPR-10)
+    "tools/_process.py": ("watch_pipe", "watchdog_pid"),  # the watchdog's own life (R-TOOL-17)
+    "_errors.py": ("Harness9Error.said", "in_language"),  # errors worded where printed (R-LANG-3)
+    "text/_cells.py": ("wrap_cells", "_last_space"),  # the terminal UI's wrapping
+    "text/_lines.py": ("history_lines", "user_line", "tool_call_line", "error_line"),  # tui/, show
+    "text/_report.py": ("run_error", "without_type_name", "learned_window_line"),  # tui/, run
+    "provider/_window.py": ("ask_window",),  # the command line's window probe
+    "provider/_base.py": ("reserved_output_tokens_of",),  # the command line's wiring
+}
 # The PostgreSQL store: cases reach it only as <id>@postgresql, given a server (R-PG-2).
 _PG_ONLY: Final = ("memory/storage/_pg_*.py",)
 
@@ -270,8 +290,14 @@ def find_mutants(
     for path in sorted((root / PACKAGE).rglob("*.py")):
         if _selected(relative := path.relative_to(root / PACKAGE).as_posix(), modules, postgres):
             text = path.read_text(encoding="utf-8")
-            mutants.extend(mutants_of_source(text, f"{PACKAGE}/{relative}", keys))
+            unreached = _UNREACHED.get(relative, ())
+            mutants.extend(m for m in mutants_of_source(text, f"{PACKAGE}/{relative}", keys)
+                           if not _within(m.key.split(":")[1], unreached))
     return mutants
+
+
+def _within(scope: str, scopes: Sequence[str]) -> bool:
+    return any(scope == s or scope.startswith(f"{s}.") for s in scopes)
 
 
 def load_equivalents(path: Path) -> dict[str, str]:
