@@ -66,6 +66,7 @@ _UNREACHED: Final = {
     "provider/_window.py": ("ask_window",),  # the command line's window probe
     "provider/_base.py": ("reserved_output_tokens_of",),  # the command line's wiring
     "engine/_engine.py": ("AgentEngine.session", "AgentEngine.max_turns"),  # getters: tui/ and tests only
+    "engine/_retry.py": ("RetryingSummarizer.reply_limit",),  # the summarizer's reply limit (R-FOLD-7)
 }
 # The PostgreSQL store: cases reach it only as <id>@postgresql, given a server (R-PG-2).
 _PG_ONLY: Final = ("memory/storage/_pg_*.py",)
