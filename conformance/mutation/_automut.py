@@ -288,7 +288,7 @@ def find_mutants(
     """The runtime modules' mutants in file order; ``modules``: globs (``memory``, ``a/b.py``);
     ``keys``: only the mutants with these keys; ``postgres``: False leaves out the PostgreSQL
     store's, which no case runs without a server."""
-    mutants = []
+    mutants: list[AutoMutant] = []
     for path in sorted((root / PACKAGE).rglob("*.py")):
         if _selected(relative := path.relative_to(root / PACKAGE).as_posix(), modules, postgres):
             text = path.read_text(encoding="utf-8")
@@ -299,6 +299,7 @@ def find_mutants(
 
 
 def _within(scope: str, scopes: Sequence[str]) -> bool:
+    """Whether a mutant's enclosing ``scope`` (``Class.method.inner``) is one of ``scopes`` or inside one."""
     return any(scope == s or scope.startswith(f"{s}.") for s in scopes)
 
 
