@@ -1,7 +1,8 @@
 """``mutants --auto``: AST mutants of the reference's runtime code, judged by the suite.
 
-Operators, applied wherever they fit in ``harness9_ref/`` outside ``tui/``, ``cli/`` and
-``testing.py``: comparison swaps (``<`` ↔ ``<=``, ``==`` ↔ ``!=``, ``is`` ↔ ``is not``, …),
+Operators, applied wherever they fit in ``harness9_ref/`` outside the modules and functions no
+op reaches (``_EXCLUDED``, ``_UNREACHED``), and in the PostgreSQL store only when a server is
+given (``_PG_ONLY``): comparison swaps (``<`` ↔ ``<=``, ``==`` ↔ ``!=``, ``is`` ↔ ``is not``, …),
 arithmetic (``+`` ↔ ``-``, ``*`` ↔ ``//``, ``+=`` ↔ ``-=``, …), integer constants ± 1,
 ``and`` ↔ ``or``, negated ``if``/``while``/conditional tests, and ``return X`` → ``None`` or
 the empty value of the declared return type (``not (X)`` for ``bool``). A mutant patches the
@@ -41,7 +42,34 @@ __all__ = [
 
 PACKAGE: Final = "harness9_ref"
 EQUIVALENT_FILE: Final = Path("conformance") / "mutants" / "equivalent.txt"
-_EXCLUDED: Final = ("tui/*", "cli/*", "testing.py", "__main__.py")
+# No op of the adapter protocol reaches these by design: the terminal UI and the command line
+# (their text and the TUI ops come from text/ and engine/, which are mutated), the offline
+# provider only the command line builds (R-CLI-9, pending: tests/cli judge it), the test helpers
+# and the entry point. Their mutants would survive whatever the cases say.
+_EXCLUDED: Final = ("tui/*", "cli/*", "offline.py", "engine/_worker.py", "testing.py", "__main__.py")
+# Functions of the other modules that no op calls by design, which a run of the cases under
+# coverage confirms: only tui/ and cli/ call them, or they serve a pending requirement, which
+# the Python tests named in conformance/pending.txt judge. ``engine/_worker.py`` above is the
+# run worker of the terminal UI and ``run`` (R-TUI-27) as a whole.
+_UNREACHED: Final = {
+    "engine/_instructions.py": (  # finding and reading the AGENTS.md files (R-INST-1, R-INST-4)
+        "_repository_root", "_project_folders", "find_instruction_files", "read_instruction_file",
+        "load_instructions", "ProjectInstructions"),
+    "memory/storage/_sqlite_db.py": (  # opening a file read-only (R-DB-12)
+        "Database._open_read_only", "Database._configure_read_only", "Database._index_complete"),
+    "tools/_rules.py": ("rule_words", "AllowRules.remove"),  # allow --remove (R-APPR-10)
+    "tools/_process.py": ("watch_pipe", "watchdog_pid"),  # the watchdog's own life (R-TOOL-17)
+    "text/_said.py": ("in_language",),  # errors worded where printed (R-LANG-3)
+    "text/_cells.py": ("wrap_cells", "_last_space"),  # the terminal UI's wrapping
+    "text/_lines.py": ("history_lines", "user_line", "tool_call_line", "error_line"),  # tui/, show
+    "text/_report.py": ("run_error", "without_type_name", "learned_window_line"),  # tui/, run
+    "provider/_window.py": ("ask_window",),  # the command line's window probe
+    "provider/_base.py": ("reserved_output_tokens_of",),  # the command line's wiring
+    "engine/_engine.py": ("AgentEngine.session", "AgentEngine.max_turns"),  # getters: tui/ and tests only
+    "engine/_retry.py": ("RetryingSummarizer.reply_limit",),  # the summarizer's reply limit (R-FOLD-7)
+}
+# The PostgreSQL store: cases reach it only as <id>@postgresql, given a server (R-PG-2).
+_PG_ONLY: Final = ("memory/storage/_pg_*.py",)
 
 AutoStatus = Literal["killed", "timeout", "survived", "broken"]
 
@@ -246,23 +274,33 @@ def mutants_of_source(source: str, file: str, keys: Collection[str] | None = Non
     return mutants
 
 
-def _selected(relative: str, modules: Sequence[str] | None) -> bool:
+def _selected(relative: str, modules: Sequence[str] | None, postgres: bool = True) -> bool:
     name = relative.split("/")[0] if "/" in relative else relative.removesuffix(".py")
     wanted = not modules or any(fnmatchcase(name, g) or fnmatchcase(relative, g) for g in modules)
-    return wanted and not any(fnmatchcase(relative, glob) for glob in _EXCLUDED)
+    left_out = (*_EXCLUDED, *(() if postgres else _PG_ONLY))
+    return wanted and not any(fnmatchcase(relative, glob) for glob in left_out)
 
 
 def find_mutants(
-    root: Path, modules: Sequence[str] | None = None, keys: Collection[str] | None = None
+    root: Path, modules: Sequence[str] | None = None, keys: Collection[str] | None = None,
+    postgres: bool = True,
 ) -> list[AutoMutant]:
     """The runtime modules' mutants in file order; ``modules``: globs (``memory``, ``a/b.py``);
-    ``keys``: only the mutants with these keys."""
-    mutants = []
+    ``keys``: only the mutants with these keys; ``postgres``: False leaves out the PostgreSQL
+    store's, which no case runs without a server."""
+    mutants: list[AutoMutant] = []
     for path in sorted((root / PACKAGE).rglob("*.py")):
-        if _selected(relative := path.relative_to(root / PACKAGE).as_posix(), modules):
+        if _selected(relative := path.relative_to(root / PACKAGE).as_posix(), modules, postgres):
             text = path.read_text(encoding="utf-8")
-            mutants.extend(mutants_of_source(text, f"{PACKAGE}/{relative}", keys))
+            unreached = _UNREACHED.get(relative, ())
+            mutants.extend(m for m in mutants_of_source(text, f"{PACKAGE}/{relative}", keys)
+                           if not _within(m.key.split(":")[1], unreached))
     return mutants
+
+
+def _within(scope: str, scopes: Sequence[str]) -> bool:
+    """Whether a mutant's enclosing ``scope`` (``Class.method.inner``) is one of ``scopes`` or inside one."""
+    return any(scope == s or scope.startswith(f"{s}.") for s in scopes)
 
 
 def load_equivalents(path: Path) -> dict[str, str]:

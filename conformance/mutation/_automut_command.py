@@ -70,7 +70,7 @@ def run_auto_command(args: argparse.Namespace, cases: Sequence[Case]) -> int:
     root: Path = args.root
     equivalents = load_equivalents(root / EQUIVALENT_FILE)
     stale = sorted(set(equivalents) - {m.key for m in find_mutants(root, keys=equivalents)})
-    selected = find_mutants(root, args.module)
+    selected = find_mutants(root, args.module, postgres=args.postgres is not None)
     if not selected:
         raise ValueError(f"no mutant in the modules {', '.join(args.module or ['(all)'])}")
     drawn = sample(selected, args.sample, args.seed)  # listing equivalents keeps the sample
@@ -78,6 +78,9 @@ def run_auto_command(args: argparse.Namespace, cases: Sequence[Case]) -> int:
     excluded = len(drawn) - len(picked)
     print(f"{len(drawn)} of {len(selected)} mutants (seed {args.seed}); "
           f"{excluded} of them known equivalents, not run", flush=True)
+    if args.postgres is None:
+        print("without --postgres, the PostgreSQL store's mutants are left out: "
+              "no case runs it", flush=True)
     if stale:
         print(f"warning: {EQUIVALENT_FILE} names no such mutant: {', '.join(stale)}", flush=True)
     done = [0]
@@ -98,5 +101,6 @@ def run_auto_command(args: argparse.Namespace, cases: Sequence[Case]) -> int:
     if args.report is not None:
         write_report(results, args.report, seed=args.seed, sample=args.sample,
                      population=len(selected), modules_selected=args.module or ["(all)"],
+                     postgres=args.postgres is not None,
                      equivalents_excluded=excluded)
     return 0

@@ -109,7 +109,17 @@ def test_sampling_is_deterministic_by_seed_and_keeps_file_order() -> None:
 def test_module_selection_leaves_out_the_ui_the_command_line_and_test_helpers() -> None:
     assert _selected("memory/context/_tokens.py", None)
     assert not _selected("tui/_app.py", None) and not _selected("cli/_run_prompt.py", ["*"])
-    assert not _selected("testing.py", None)
+    assert not _selected("testing.py", None) and not _selected("offline.py", ["*"])
+    # The PostgreSQL store only when a server is given: no case runs it otherwise.
+    assert _selected("memory/storage/_pg_db.py", None)
+    assert not _selected("memory/storage/_pg_db.py", ["memory"], postgres=False)
+    assert _selected("memory/storage/_sqlite_db.py", ["memory"], postgres=False)
+
+
+def test_functions_no_op_calls_are_left_out_and_their_neighbours_kept() -> None:
+    scopes = {m.key.split(":")[1] for m in find_mutants(PROJECT_ROOT, ["engine/_instructions.py"])}
+    assert "instruction_from_bytes" in scopes and "_cut_point" in scopes
+    assert not scopes & {"find_instruction_files", "read_instruction_file", "ProjectInstructions.build"}
     assert _selected("provider/openai/_stream.py", ["provider"])
     assert _selected("provider/openai/_stream.py", ["provider/openai/*"])
     assert not _selected("memory/context/_tokens.py", ["schema", "engine"])
