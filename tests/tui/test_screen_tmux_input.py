@@ -57,7 +57,8 @@ def test_alt_enter_and_a_backslash_start_a_new_line(screen: Screen) -> None:
     screen.type("first")
     screen.keys("M-Enter")
     screen.type("second\\")
-    screen.keys("Enter")
+    screen.keys("Enter")  # typed keys, each in a read of its own: wait for the new line first
+    screen.wait(lambda: [r.rstrip() for r in screen.rows()[-3:]] == ["> first", "  second", ""], "the new line")
     screen.type("third")
     screen.wait(lambda: screen.rows()[-1].rstrip() == "  third", "the third row")
     screen.keys("Enter")
