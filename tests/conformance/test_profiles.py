@@ -4,6 +4,7 @@ and what a claim does to the run, through the real command line and real adapter
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -16,7 +17,7 @@ from typing import Any
 import pytest
 
 from conformance import PROJECT_ROOT, SPEC_PATH, defined_requirement_ids
-from conformance.runner._backends import POSTGRES_KEY, case_backends
+from conformance.runner._backends import POSTGRES_ENV, POSTGRES_KEY, case_backends
 from conformance.runner._ops import OPS
 from conformance.runner._profiles import PROFILES, ProfileResult, profile_of
 from conformance.runner._requirements import area_of
@@ -30,9 +31,12 @@ PROVIDER_FIXTURES = PROJECT_ROOT / "fixtures" / "providers"
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """The real command, without a PostgreSQL server even when the caller has one: these runs
+    judge the reference as a porter without a server runs it (PostgreSQL cases unsupported)."""
+    env = {k: v for k, v in os.environ.items() if k != POSTGRES_ENV}
     return subprocess.run(
         [sys.executable, "-m", "conformance", *args],
-        cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=600, check=False,
+        cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=600, check=False, env=env,
     )  # fmt: skip
 
 
