@@ -22,7 +22,7 @@ from ._long_session import NOTHING_TO_COMPACT, Context, LongSession, Prepared, P
 from ._run_errors import engine_error
 from ._seams import SummarizingCompactor
 
-__all__ = ["NO_SUMMARY_HERE", "ContextStrategy", "LiteralContext", "prepare_literal"]  # gets re-exported
+__all__ = ["ContextStrategy", "LiteralContext"]
 
 NO_SUMMARY_HERE: Final = "there is no session summary to make here"  # R-LONG-9: compact_now's nothing_to_compact
 

@@ -102,7 +102,7 @@ from ._seams import DEFAULT_MAX_TURNS, DEFAULT_SYSTEM_PROMPT, PromptBuilder, Sum
 if TYPE_CHECKING:
     from ..provider import LLMProvider
 
-__all__ = ["AgentEngine"]  # gets re-exported
+__all__ = ["AgentEngine"]
 
 _log = logging.getLogger(LOGGER_NAME)
 

@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from ..schema import Message
 
-__all__ = [  # gets re-exported
+__all__ = [
     "CompactionData",
     "ContextPart",
     "ContextReport",

@@ -20,7 +20,7 @@ from typing import Final, Literal
 
 from ._seams import DEFAULT_SYSTEM_PROMPT
 
-__all__ = [  # gets re-exported
+__all__ = [
     "INSTRUCTIONS_CUT_NOTE",
     "INSTRUCTIONS_FILE",
     "INSTRUCTIONS_MAX_BYTES",

@@ -69,22 +69,7 @@ from ._events import CompactionData, ContextPart, ContextReport, WindowData
 from ._run_errors import LOGGER_NAME, EngineError, engine_error, one_line
 from ._seams import SummarizingCompactor
 
-__all__ = [
-    "COMPACTION_FAILED",
-    "CONTEXT_LENGTH_EXCEEDED",
-    "DEFAULT_COMPACT_AT",
-    "NOTHING_TO_COMPACT",
-    "RECOVERY_FAILED_MESSAGE",
-    "Context",
-    "LongSession",
-    "Prepared",
-    "Preparing",
-    "Turn",
-    "check_window",
-    "load_context",
-    "stateful",
-    "summary_split",
-]
+__all__ = ["DEFAULT_COMPACT_AT", "LongSession"]
 
 CONTEXT_LENGTH_EXCEEDED: Final = "context_length_exceeded"  # R-ERR-3, R-LONG-7
 RECOVERY_FAILED_MESSAGE: Final = "the request does not fit the context window even after compacting: {message}"

@@ -33,7 +33,7 @@ from ..schema.strict_json import json_kind
 from ._long_session import stateful
 from ._run_errors import engine_error
 
-__all__ = [  # gets re-exported
+__all__ = [
     "ENGINE_TOOLS",
     "RECALL_CALL_LINE",
     "RECALL_HIT",

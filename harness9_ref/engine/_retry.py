@@ -40,7 +40,6 @@ __all__ = [
     "RetryHints",
     "RetryPolicy",
     "RetryingSummarizer",
-    "hints_of",
     "retry_delay",
     "should_retry",
 ]

@@ -18,7 +18,7 @@ from typing import ClassVar, Final
 
 from .._harness9_error import Harness9Error, Said
 
-__all__ = [  # gets re-exported
+__all__ = [
     "CANCELLED",
     "ENGINE_BUSY",
     "INTERNAL_ERROR",
@@ -28,7 +28,6 @@ __all__ = [  # gets re-exported
     "PROVIDER_ERROR",
     "EngineBusy",
     "EngineError",
-    "engine_error",
     "one_line",
 ]
 

@@ -20,7 +20,7 @@ from ._events import ErrorData, Event, EventType, TokenUpdateData
 from ._long_session import Context
 from ._run_errors import CANCELLED, LOGGER_NAME, engine_error
 
-__all__ = ["RunIterator", "RunState", "check_cancelled", "close_stream", "event_error", "event_token_update"]
+__all__ = ["RunIterator"]
 
 _log = logging.getLogger(LOGGER_NAME)
 

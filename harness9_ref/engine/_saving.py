@@ -23,7 +23,7 @@ from ._long_session import stateful
 from ._run_errors import LOGGER_NAME, error_text, internal_message, one_line
 from ._run_state import RunState
 
-__all__ = ["PARTIAL_MARKER", "SaveAsItGoes", "SaveAtEnd", "save_progress", "save_run"]  # gets re-exported
+__all__ = ["PARTIAL_MARKER", "SaveAsItGoes", "SaveAtEnd"]
 
 PARTIAL_MARKER: Final = "\n\n[reply cut off: "  # R-ENG-24: then the error's message and "]"
 

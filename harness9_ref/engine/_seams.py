@@ -10,13 +10,7 @@ from typing import Final, Protocol, runtime_checkable
 from ..memory.context import SummaryOutcome
 from ..schema import Message, ToolDefinition
 
-__all__ = [  # gets re-exported
-    "DEFAULT_MAX_TURNS",
-    "DEFAULT_SYSTEM_PROMPT",
-    "PromptBuilder",
-    "SummarizingCompactor",
-    "ToolRegistry",
-]
+__all__ = ["DEFAULT_MAX_TURNS", "DEFAULT_SYSTEM_PROMPT", "PromptBuilder", "SummarizingCompactor", "ToolRegistry"]
 
 DEFAULT_SYSTEM_PROMPT: Final = (
     "You are harness9, a coding agent working in the user's project directory. "

@@ -21,15 +21,7 @@ from ._engine import AgentEngine
 from ._events import ContextReport, ErrorData, Event, EventType, TokenUpdateData
 from ._run_errors import INTERNAL_ERROR, EngineError, one_line
 
-__all__ = [  # gets re-exported
-    "RUN_FINISHED",
-    "ModelWait",
-    "RunFinished",
-    "RunWorker",
-    "WorkerItem",
-    "closing_data",
-    "closing_update",
-]
+__all__ = ["RUN_FINISHED", "ModelWait", "RunFinished", "RunWorker", "WorkerItem", "closing_data", "closing_update"]
 
 
 class RunFinished:
