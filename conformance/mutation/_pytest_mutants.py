@@ -42,7 +42,8 @@ PYTEST_DIR: Final = "pytest"  # the catalogue's folder inside the case-judged on
 HIDDEN: Final = ("PYTHONSAFEPATH", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", POSTGRES_ENV)
 # The listed tests use no property-based testing; its plugin would double each child's start.
 # A child runs a handful of tests: in one process, not on workers of its own (pyproject's -n auto).
-CHILD_OPTIONS: Final = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-n", "0", "-q", "-rf")
+# "-m ''": the named tests run whatever their markers (the project's addopts deselect a tier).
+CHILD_OPTIONS: Final = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-n", "0", "-m", "", "-q", "-rf")
 POSTGRES_TESTS: Final = "tests/postgres/"
 SERVER_HELPER: Final = Path("tests", "postgres", "server.py")  # the tests' private PostgreSQL server
 CHILD_TIMEOUT: Final = 300  # seconds for one child pytest run

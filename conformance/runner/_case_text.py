@@ -18,7 +18,9 @@ __all__ = ["LONGEST_LITERAL_RUN", "LONGEST_PART", "MARKER", "expand", "literal_r
 MARKER: Final = "$text"
 # Lint asks for the notation past this many copies of one character written out in a case file.
 LONGEST_LITERAL_RUN: Final = 4096
-_LONG_RUN: Final = re.compile(rf"(.)\1{{{LONGEST_LITERAL_RUN},}}", re.DOTALL)
+# Every run of one character as a single match: "(.)\1{N,}" would rescan a shorter run from each
+# of its characters (quadratic in the run), while this pattern consumes a run once.
+_RUN: Final = re.compile(r"(.)\1+", re.DOTALL)
 # The longest part a repeat may make: a typo in ``times`` must be a broken case, not a runner
 # out of memory.
 LONGEST_PART: Final = 2**24
@@ -74,5 +76,6 @@ def literal_runs(text: str) -> list[str]:
     return [
         f"{len(match.group(0))} copies of {match.group(1)!r} written out: "
         f"use {{\"{MARKER}\": [{{\"repeat\": …, \"times\": …}}]}} (R-CASE-1)"
-        for match in _LONG_RUN.finditer(text)
+        for match in _RUN.finditer(text)
+        if len(match.group(0)) > LONGEST_LITERAL_RUN
     ]

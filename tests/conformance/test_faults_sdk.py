@@ -17,14 +17,25 @@ from conformance.traffic._replay import ReplayServer
 from tests.conformance.test_faults import ANTHROPIC_TEXT, STREAM, TEXT
 
 pytestmark = pytest.mark.sdk
-openai = pytest.importorskip("openai")
-anthropic = pytest.importorskip("anthropic")
+
+
+@pytest.fixture(scope="session")
+def openai() -> Any:
+    """The SDK, imported by the first test that uses it: importing it takes seconds, which
+    collection would pay in every worker."""
+    return pytest.importorskip("openai")
+
+
+@pytest.fixture(scope="session")
+def anthropic() -> Any:
+    return pytest.importorskip("anthropic")
+
 
 ANSWER = TEXT.expect["message"]["content"]
 STREAM_TEXT = "".join(STREAM.expect["text_chunks"])
 
 
-def client(server: ReplayServer, fault: str | None = None, **options: Any) -> Any:
+def client(openai: Any, server: ReplayServer, fault: str | None = None, **options: Any) -> Any:
     headers = {"x-harness9-fault": fault} if fault else {}
     options = {"max_retries": 0, "timeout": 10, **options}
     return openai.OpenAI(api_key="any", base_url=server.base_url_for("openai"), default_headers=headers, **options)
@@ -41,9 +52,9 @@ def streamed(sdk: Any, pieces: list[str]) -> None:
     [(429, "RateLimitError"), (500, "InternalServerError"), (502, "InternalServerError"),
      (503, "InternalServerError"), (529, "InternalServerError")],
 )
-def test_without_retries_the_sdk_raises_its_error_for_each_status(status: int, error: str) -> None:
+def test_without_retries_the_sdk_raises_its_error_for_each_status(openai: Any, status: int, error: str) -> None:
     with ReplayServer([TEXT], faults=[f"status={status}"]) as server, pytest.raises(getattr(openai, error)) as caught:
-        client(server).chat.completions.create(**TEXT.request_body)
+        client(openai, server).chat.completions.create(**TEXT.request_body)
     assert caught.value.status_code == status
     assert caught.value.response.headers.get("retry-after") == ("1" if status == 429 else None)
     body = caught.value.body
@@ -52,15 +63,15 @@ def test_without_retries_the_sdk_raises_its_error_for_each_status(status: int, e
 
 
 @pytest.mark.parametrize("status", [429, 500])
-def test_with_its_retries_the_sdk_gets_the_error_then_the_recorded_answer(status: int) -> None:
+def test_with_its_retries_the_sdk_gets_the_error_then_the_recorded_answer(openai: Any, status: int) -> None:
     with ReplayServer([TEXT], replay="once", faults=[f"request=1, status={status}"]) as server:
-        reply = client(server, max_retries=2).chat.completions.create(**TEXT.request_body)
+        reply = client(openai, server, max_retries=2).chat.completions.create(**TEXT.request_body)
     assert reply.choices[0].message.content == ANSWER
     assert [seen.fault.status if seen.fault else None for seen in server.requests_seen] == [status, None]
     assert server.unexpected == [] and server.unused() == []
 
 
-def test_the_anthropic_sdk_reads_529_as_overloaded_and_retries_it() -> None:
+def test_the_anthropic_sdk_reads_529_as_overloaded_and_retries_it(anthropic: Any) -> None:
     with ReplayServer([ANTHROPIC_TEXT], replay="once", faults=["request=1, status=529"]) as server:
         base = server.base_url_for("anthropic")
         with pytest.raises(anthropic.OverloadedError) as caught:
@@ -75,28 +86,28 @@ def test_the_anthropic_sdk_reads_529_as_overloaded_and_retries_it() -> None:
     assert [seen.exchange for seen in server.requests_seen] == [None, ANTHROPIC_TEXT.name]
 
 
-def test_a_cut_stream_fails_after_the_text_that_arrived() -> None:
+def test_a_cut_stream_fails_after_the_text_that_arrived(openai: Any) -> None:
     pieces: list[str] = []
     with ReplayServer([STREAM], "lines") as server, pytest.raises(openai.APIConnectionError):
-        streamed(client(server, "cut=8"), pieces)
+        streamed(client(openai, server, "cut=8"), pieces)
     text = "".join(pieces)
     assert text and STREAM_TEXT.startswith(text) and text != STREAM_TEXT
 
 
-def test_a_malformed_body_or_stream_is_a_parse_failure() -> None:
+def test_a_malformed_body_or_stream_is_a_parse_failure(openai: Any) -> None:
     with ReplayServer([TEXT, STREAM], faults=["malformed"]) as server:
         with pytest.raises(ValueError):
-            client(server).chat.completions.create(**TEXT.request_body)
+            client(openai, server).chat.completions.create(**TEXT.request_body)
         pieces: list[str] = []
         with pytest.raises(ValueError):
-            streamed(client(server), pieces)
+            streamed(client(openai, server), pieces)
     assert pieces == []
 
 
-def test_a_stall_longer_than_the_timeout_times_out_and_a_short_one_is_only_a_wait() -> None:
+def test_a_stall_longer_than_the_timeout_times_out_and_a_short_one_is_only_a_wait(openai: Any) -> None:
     with ReplayServer([STREAM], "lines") as server:
         with pytest.raises(openai.APITimeoutError):
-            streamed(client(server, "stall=5", timeout=0.5), [])
+            streamed(client(openai, server, "stall=5", timeout=0.5), [])
         pieces: list[str] = []
-        streamed(client(server, "stall=0.2, after=3"), pieces)
+        streamed(client(openai, server, "stall=0.2, after=3"), pieces)
     assert "".join(pieces) == STREAM_TEXT

@@ -26,6 +26,7 @@ from conformance.runner._cases import PROJECT_ROOT
 from tests.reference import suite_cases
 
 
+@pytest.mark.tooling  # tier 2 of tests/README.md: the suite run again on each patched copy
 def test_the_file_is_what_the_patches_give() -> None:
     cases = suite_cases()
     text = known_failures_text(measure(cases, workers=2), cases)

@@ -20,6 +20,8 @@ import pytest
 from conformance import PROJECT_ROOT
 from conformance.runner._backends import POSTGRES_ENV
 
+pytestmark = pytest.mark.tooling  # tier 2 of tests/README.md: whole programs of the suite's tooling
+
 # What the build reads: the packages, the files setup.py ships, the metadata's files.
 SOURCES = ("harness9_ref", "conformance", "fixtures", "SPEC.md", "README.md", "LICENSE", "pyproject.toml", "setup.py")
 

@@ -22,6 +22,8 @@ from conformance.runner._profiles import PROFILES
 
 from .toy import fake
 
+pytestmark = pytest.mark.tooling  # tier 2 of tests/README.md: whole programs of the suite's tooling
+
 SPEC_IDS = frozenset(spec_requirement_ids(SPEC_PATH))
 NODE_ADAPTER = PROJECT_ROOT / "conformance" / "adapters" / "node" / "adapter.js"
 CHROMIUM = ("chromium", "chromium-browser", "/usr/bin/chromium")

@@ -91,6 +91,7 @@ def toy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.mark.tooling  # tier 2 of tests/README.md: child pytest runs
 def test_only_judges_bugs_of_both_catalogues_the_pytest_ones_each_in_a_child_pytest(
     toy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -103,6 +104,7 @@ def test_only_judges_bugs_of_both_catalogues_the_pytest_ones_each_in_a_child_pyt
     assert capsys.readouterr().out == "1 of 1 seeded bugs judged by the tests, 0 problems\n"
 
 
+@pytest.mark.tooling  # tier 2 of tests/README.md: child pytest runs
 def test_a_named_test_that_skips_on_the_unmutated_copy_is_a_problem(
     toy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

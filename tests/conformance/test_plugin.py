@@ -25,6 +25,8 @@ from conformance.traffic._record import find_exchanges
 from conformance.traffic._replay import ReplayServer
 from tests.conformance.proxy_upstream import PYTHON_ENV_KEYS
 
+pytestmark = pytest.mark.tooling  # tier 2 of tests/README.md: whole programs of the suite's tooling
+
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "providers"
 BY_NAME = {e.name: e for e in find_exchanges([FIXTURES])}
 OPENAI_KEY = "sk-proj-Plugin7Key6Never5Written4"

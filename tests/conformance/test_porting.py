@@ -23,6 +23,8 @@ from tests.reference import suite_cases
 
 from .toy import FAKES, case_data, write_json
 
+pytestmark = pytest.mark.tooling  # tier 2 of tests/README.md: whole programs of the suite's tooling
+
 CASES = suite_cases()
 WORDING_AREAS = ("summarization", "repair", "sliding_window", "token_budget")
 

@@ -26,6 +26,8 @@ from tests.spec_text import spec_section
 
 from .toy import fake
 
+pytestmark = pytest.mark.tooling  # tier 2 of tests/README.md: whole programs of the suite's tooling
+
 LONG_AREAS = {"R-LONG", "R-CKP", "R-FOLD", "R-TRIM", "R-RCL", "R-FIT"}
 PROVIDER_FIXTURES = PROJECT_ROOT / "fixtures" / "providers"
 

@@ -21,6 +21,8 @@ import pytest
 import conformance
 from conformance import load_cases
 
+pytestmark = pytest.mark.tooling  # tier 2 of tests/README.md: whole programs of the suite's tooling
+
 PACKAGE = Path(conformance.__file__).resolve().parent
 ADAPTERS = PACKAGE / "adapters"
 NODE_ADAPTER = ADAPTERS / "node" / "adapter.js"
