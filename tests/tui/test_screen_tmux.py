@@ -59,7 +59,12 @@ class Screen:
         self.workdir = tmp_path / "work"
         self.workdir.mkdir(exist_ok=True)
         conf = tmp_path / "tmux.conf"
-        conf.write_text(f"set -g default-terminal {_terminal()}\nset -g remain-on-exit on\nset -g status off\n")
+        # exit-empty off: a test that kills its session and starts another (a restart) keeps the
+        # server, instead of racing a server that is exiting for its socket.
+        conf.write_text(
+            f"set -g default-terminal {_terminal()}\nset -g remain-on-exit on\nset -g status off\n"
+            "set -s exit-empty off\n"
+        )
         socket = tmp_path / "tmux.sock"  # a private server, and nothing left behind in /tmp/tmux-<uid>
         if len(str(socket)) > 100:  # beyond what a Unix socket path may hold
             socket = Path(tempfile.gettempdir()) / f"h9-{uuid.uuid4().hex[:12]}.sock"
