@@ -14,6 +14,7 @@ from typing import ClassVar
 from ._dialect import Cursor, Dialect
 from ._find import SessionSummary
 from ._prune import PruneResult
+from ._rows import ColumnDecodeError, decode_tool_calls
 from ._search import SearchHit
 from ._session import Clock, SessionDatabaseError, SessionInfo, SessionNotFound
 from ._sql_session import SqlSession
@@ -117,8 +118,25 @@ class SqlStore:
             cur.execute(sql.fork_todos, (new_id, source_id))
             cur.execute(self.dialect.fork_checkpoint, (new_id, source_id, kept))
             cur.execute(self.dialect.fork_context_state, (new_id, source_id, kept))
+            self._fork_file_changes(cur, source_id, new_id, kept)
             self.dialect.after_add(cur)
         return self._session(new_id, clock)
+
+    def _fork_file_changes(self, cur: Cursor, source_id: str, new_id: str, kept: int) -> None:
+        """Copy the file changes of the calls the fork keeps, in their order, each column as stored
+        (R-UNDO-2d): a later rewind of the fork can undo them as the source's could. A message whose
+        calls cannot be read keeps no change."""
+        sql, text = self._sql, self.dialect.text
+        calls: set[str] = set()
+        for (tool_calls,) in cur.execute(sql.kept_tool_calls, (source_id, kept)).fetchall():
+            try:
+                calls.update(call.id for call in decode_tool_calls(text(tool_calls)))  # type: ignore[arg-type]
+            except (ColumnDecodeError, TypeError):
+                continue
+        rows = cur.execute(sql.export_file_changes, (source_id,)).fetchall()
+        copied = [(new_id, *row[1:]) for row in rows if text(row[1]) in calls]
+        if copied:
+            cur.executemany(sql.insert_file_change, copied)
 
     def export_sessions(self) -> list[SessionRecord]:
         """Every session in one read transaction, ordered by id (R-PG-9)."""
