@@ -638,37 +638,45 @@ class App:
 
     def _rewound(self, rewind: Rewind, choice: int) -> None:
         """The choice of prompt ``choice``: when the turns it drops changed files, their diffs and
-        the question first (R-TUI-50a), else the rewind at once."""
+        the question first (R-TUI-50a), else the rewind at once; the lines saying why a file is
+        left as it is stay in the fork's pane."""
         session = self.session
         changes = session.file_changes_from(rewind.item(choice).position) if isinstance(session, FileChangeLog) else []
         restores = plan_restores(self.workdir, changes) if changes else []
-        if restores:
-            self._add(self.texts["undo_header"].format(n=len(restores)), "notice")
-            for line in restore_lines(restores, self.lang):
-                self._add(line.text, line.kind)
-            possible = [item for item in restores if not item.problem]
-            if possible:
-                self._add(self.texts["undo_question"], "notice")
-                self.listing = UndoQuestion(rewind, choice, possible)
-                return
-        self._rewind_to(rewind, choice)
+        if not restores:
+            self._rewind_to(rewind, choice)
+            return
+        header = PaneLine(self.texts["undo_header"].format(n=len(restores)), "notice")
+        shown = [header, *restore_lines(restores, self.lang)]
+        possible = [item for item in restores if not item.problem]
+        if not possible:
+            self._rewind_to(rewind, choice, shown)
+            return
+        for line in shown:
+            self._add(line.text, line.kind)
+        self._add(self.texts["undo_question"], "notice")
+        kept = [line for line in shown if line.kind == "error"]
+        self.listing = UndoQuestion(rewind, choice, possible, kept)
 
     def _answered_undo(self, question: UndoQuestion, typed: str) -> None:
-        """The answer about the files (R-TUI-50b): restore them on a yes, then rewind either way."""
+        """The answer about the files (R-TUI-50b): restore them on a yes, then rewind either way,
+        the lines saying what became of them kept in the fork's pane."""
+        said = list(question.left)
         if question.agreed(typed):
             for item in question.restores:
                 outcome = restore(item)
-                self._add(restored_line(item, outcome, self.lang), "notice" if outcome is None else "error")
+                said.append(PaneLine(restored_line(item, outcome, self.lang), "notice" if outcome is None else "error"))
         else:
-            self._add(self.texts["undo_kept"], "notice")
-        self._rewind_to(question.rewind, question.choice)
+            said.append(PaneLine(self.texts["undo_kept"], "notice"))
+        self._rewind_to(question.rewind, question.choice, said)
 
-    def _rewind_to(self, rewind: Rewind, choice: int) -> None:
-        """Fork before prompt ``choice``, switch to the fork, and put the prompt in the input line (R-FORK-5)."""
+    def _rewind_to(self, rewind: Rewind, choice: int, said: Sequence[PaneLine] = ()) -> None:
+        """Fork before prompt ``choice``, switch to the fork, and put the prompt in the input line (R-FORK-5);
+        ``said`` (what became of the files, R-TUI-50) comes after the fork's messages."""
         prompt = rewind.item(choice)
         fork = self.manager.fork_session(self.session.session_id, prompt.position)
         notice = self.texts["rewind_done"].format(k=choice, session=fork.session_id)
-        self._switch(fork, [*history_lines(fork.get_messages(0), self.lang), PaneLine(notice, "notice")])
+        self._switch(fork, [*history_lines(fork.get_messages(0), self.lang), *said, PaneLine(notice, "notice")])
         self.editor.set_text("")
         self.editor.insert(one_line(prompt.text))  # what typing it gives: one line, printable characters
 

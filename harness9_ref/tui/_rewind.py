@@ -17,7 +17,7 @@ from typing import Final
 
 from ..memory.storage import make_title
 from ..schema import ROLE_USER, Message
-from ..text import DEFAULT_LANG, PAGE_SIZE, REWIND_ITEM, strings_for
+from ..text import DEFAULT_LANG, PAGE_SIZE, REWIND_ITEM, PaneLine, strings_for
 from ..tools import Restore
 from ._resume import Choice, parse_listing_choice
 
@@ -95,11 +95,12 @@ class Rewind:
 @dataclass(frozen=True)
 class UndoQuestion:
     """A rewind waiting for the answer about its files (R-TUI-50): the listing and prompt chosen,
-    and the files that can be put back."""
+    the files that can be put back, and the lines saying why the others are left as they are."""
 
     rewind: Rewind
     choice: int
     restores: Sequence[Restore]
+    left: Sequence[PaneLine] = ()
 
     @staticmethod
     def agreed(typed: str) -> bool:

@@ -51,6 +51,12 @@ def test_each_change_is_recorded_with_what_the_file_held(edited: str, db: Path) 
     ]
 
 
+def test_the_path_is_recorded_relative_to_the_working_directory(env: dict[str, str], work: Path, db: Path) -> None:
+    """R-UNDO-1a: resolved, as the diff names it, whatever the call wrote."""
+    said(env, work, "write ./d.txt x")
+    assert recorded(db) == [(1, "d.txt", 0, None, b"x")]
+
+
 def test_a_declined_change_is_not_recorded(env: dict[str, str], work: Path, db: Path) -> None:
     """R-UNDO-2a: without --yes nothing is written, so nothing is recorded."""
     result = cli(["run", "write a.txt hello"], env, work)
