@@ -150,7 +150,7 @@ class Statements:
             f"SELECT id, {change_columns} FROM file_changes WHERE session_id = {p} ORDER BY id"
         )
         self.delete_file_changes = f"DELETE FROM file_changes WHERE session_id = {p}"
-        self.kept_tool_calls = f"SELECT tool_calls FROM messages WHERE session_id = {p} ORDER BY id LIMIT {p}"
+        self.kept_tool_calls = f"SELECT tool_calls FROM messages WHERE session_id = {p} ORDER BY id ASC LIMIT {p}"
         # copying every session (R-PG-9)
         self.export_sessions = "SELECT id, created_at, updated_at FROM sessions ORDER BY id"
         self.export_messages = (
