@@ -43,7 +43,7 @@ def sid(n: int) -> str:
 
 
 def spec_schema_sql() -> str:
-    """Every ``sql`` block of SPEC.md: R-DB-1's tables, R-CKP-6's checkpoints, R-CKP-12's context_state and R-UNDO-2c's file_changes."""
+    """Every ``sql`` block of SPEC.md: R-DB-1's tables, R-CKP-6's, R-CKP-12's and R-UNDO-2c's."""
     blocks = re.findall(r"```sql\n(.*?)```", SPEC.read_text(encoding="utf-8"), re.S)
     assert len(blocks) == 4, "SPEC.md should hold the R-DB-1, R-CKP-6, R-CKP-12 and R-UNDO-2c sql blocks"
     return "\n".join(blocks)
