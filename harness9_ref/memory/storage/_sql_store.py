@@ -14,7 +14,7 @@ from typing import ClassVar
 from ._dialect import Cursor, Dialect
 from ._find import SessionSummary
 from ._prune import PruneResult
-from ._rows import ColumnDecodeError, decode_tool_calls
+from ._rows import ColumnDecodeError, decode_file_change_row, decode_tool_calls
 from ._search import SearchHit
 from ._session import Clock, SessionDatabaseError, SessionInfo, SessionNotFound
 from ._sql_session import SqlSession
@@ -199,8 +199,24 @@ class SqlStore:
             )
         found = cur.execute(sql.export_context_state, (session_id,)).fetchone()
         state = None if found is None else record_state(found, f"the context state of {where}")
+        changes = tuple(
+            (
+                decode_file_change_row(session_id, row_id, text(call_id), text(path), existed, before, after),
+                record_int(changed_at, f"file_changes row {row_id}"),
+            )
+            for row_id, call_id, path, existed, before, after, changed_at in cur.execute(
+                sql.export_file_changes, (session_id,)
+            ).fetchall()
+        )
         return SessionRecord(
-            session_id, record_int(created_at, where), record_int(updated_at, where), messages, todos, checkpoint, state
+            session_id,
+            record_int(created_at, where),
+            record_int(updated_at, where),
+            messages,
+            todos,
+            checkpoint,
+            state,
+            changes,
         )
 
     def _write_record(self, cur: Cursor, record: SessionRecord) -> None:
@@ -216,3 +232,10 @@ class SqlStore:
             cur.execute(sql.insert_checkpoint, (record.id, covered, encode(anchor), encode(summary), created))
         if record.context_state is not None:
             cur.execute(sql.insert_context_state, (record.id, *record.context_state))
+        cur.executemany(
+            sql.insert_file_change,
+            [
+                (record.id, encode(c.tool_call_id), encode(c.path), int(c.existed), c.before, c.after, changed_at)
+                for c, changed_at in record.file_changes
+            ],
+        )

@@ -20,6 +20,7 @@ from harness9_ref.memory.storage import (
     Manager,
     StatefulSession,
     UnsupportedSchema,
+    copy_sessions,
 )
 from harness9_ref.schema import Message, SchemaError, ToolCall
 from tests.fakes import Clock
@@ -259,3 +260,21 @@ def test_a_read_only_manager_reads_a_format_4_file_without_changing_it(tmp_path:
         assert session.file_changes() == []  # type: ignore[attr-defined]
     assert path.read_bytes() == before
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone() == (4,)
+
+
+def test_a_copy_carries_the_changes_both_ways(database: Database, tmp_path: Path, clock: Clock) -> None:
+    """R-UNDO-2d, R-PG-9: every change, in its order, its time and bytes kept, into either store and back."""
+    with Manager(tmp_path / "a.db", clock=clock) as first:
+        session = first.new_session()
+        conversation(session)
+        assert isinstance(session, FileChangeLog)
+        original = session.file_changes()
+        with Manager(database.location) as middle, Manager(tmp_path / "b.db") as last:
+            copy_sessions(first, middle)
+            copy_sessions(middle, last)
+            for manager in (middle, last):
+                copied = manager.open_session(session.session_id)
+                assert copied.file_changes() == original  # type: ignore[attr-defined]
+                assert ids(copied.file_changes_from(SECOND_PROMPT)) == ["c4", "c3"]  # type: ignore[attr-defined]
+    times = database.query("SELECT created_at FROM file_changes ORDER BY id")
+    assert times == [(int(clock()),)] * 4
