@@ -17,6 +17,8 @@ from harness9_ref.memory.storage import (
     AmbiguousSessionId,
     Checkpoint,
     ContextState,
+    FileChangeLog,
+    FileChangeRecord,
     Manager,
     MemorySession,
     SessionError,
@@ -149,6 +151,58 @@ def _get_context_state(run: _Run, name: str, step: Mapping[str, Any]) -> Any:
     return None if state is None else state.to_dict()
 
 
+_CHANGE_MEMBERS: Final = ("tool_call_id", "path", "existed", "before", "after")
+
+
+def file_change_from_json(value: object) -> FileChangeRecord:
+    """R-UNDO-1a: a change as the protocol gives it, its contents as UTF-8 text or null; any
+    other shape is a schema_error, and the record's own checks follow (R-UNDO-2a)."""
+    if not isinstance(value, dict) or set(value) != set(_CHANGE_MEMBERS):
+        raise SchemaError("change", f"expected an object of exactly {', '.join(_CHANGE_MEMBERS)}")
+    before, after = value["before"], value["after"]
+    for member, content in (("before", before), ("after", after)):
+        if content is not None and not isinstance(content, str):
+            raise SchemaError(f"change.{member}", "expected a string or null")
+    return FileChangeRecord(
+        value["tool_call_id"],
+        value["path"],
+        value["existed"],
+        None if before is None else before.encode("utf-8", "surrogatepass"),
+        None if after is None else after.encode("utf-8", "surrogatepass"),
+    )
+
+
+def file_change_to_json(change: FileChangeRecord) -> dict[str, Any]:
+    def text(content: bytes | None) -> str | None:
+        return None if content is None else content.decode("utf-8", "replace")
+
+    return {
+        "tool_call_id": change.tool_call_id,
+        "path": change.path,
+        "existed": change.existed,
+        "before": text(change.before),
+        "after": text(change.after),
+    }
+
+
+def _file_log(run: _Run, name: str, step: Mapping[str, Any]) -> FileChangeLog:
+    session = run.session(name, step)
+    assert isinstance(session, FileChangeLog)
+    return session
+
+
+def _add_file_change(run: _Run, name: str, step: Mapping[str, Any]) -> None:
+    _file_log(run, name, step).add_file_change(file_change_from_json(step["change"]))
+
+
+def _file_changes(run: _Run, name: str, step: Mapping[str, Any]) -> Any:
+    return [file_change_to_json(change) for change in _file_log(run, name, step).file_changes()]
+
+
+def _file_changes_from(run: _Run, name: str, step: Mapping[str, Any]) -> Any:
+    return [file_change_to_json(change) for change in _file_log(run, name, step).file_changes_from(step["at"])]
+
+
 def _recent(run: _Run, name: str, step: Mapping[str, Any]) -> Any:
     summaries = run.manager(name).recent_sessions(**_given(step, "limit", "offset"))
     return [summary.to_dict() for summary in summaries]
@@ -188,6 +242,9 @@ STEPS: Final[Mapping[str, _Step]] = {
     "get_checkpoint": _get_checkpoint,
     "save_context_state": _save_context_state,
     "get_context_state": _get_context_state,
+    "add_file_change": _add_file_change,
+    "file_changes": _file_changes,
+    "file_changes_from": _file_changes_from,
     "list": lambda run, name, step: [info.to_dict() for info in run.manager(name).list_sessions()],
     "delete": lambda run, name, step: run.manager(name).delete_session(step["id"]),
     "close": lambda run, name, step: run.close(name),
@@ -240,6 +297,9 @@ MEMORY_STEPS: Final = frozenset(
         "get_checkpoint",
         "save_context_state",
         "get_context_state",
+        "add_file_change",
+        "file_changes",
+        "file_changes_from",
     }
 )
 

@@ -74,8 +74,8 @@ PROFILES: Final[tuple[Profile, ...]] = (
     Profile(
         "sessions",
         "sessions on SQLite",
-        "5.1–5.3, 5.5–5.7",
-        ("R-SES", "R-DB", "R-MGR", "R-FIND", "R-SRCH", "R-PRUNE"),
+        "5.1–5.3, 5.5–5.7, 5.9",
+        ("R-SES", "R-DB", "R-MGR", "R-FIND", "R-SRCH", "R-PRUNE", "R-UNDO"),
         ("session", "memory_session"),
     ),
     Profile("postgresql", "sessions on PostgreSQL", "12", ("R-PG",), ()),

@@ -67,7 +67,7 @@ def _main(options: dict[str, object]) -> int:
     if settings.command == "copy":
         return run_copy(settings, sys.stdout)  # R-PG-10
     if settings.command == "fork":
-        return run_fork(settings, sys.stdout)  # R-FORK-1
+        return run_fork(settings, sys.stdout, sys.stderr)  # R-FORK-1, R-CLI-60
     if settings.command not in ("tui", "run"):
         return run_command(settings, sys.stdout, sys.stderr)
     if settings.notice is not None:

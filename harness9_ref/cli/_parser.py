@@ -59,7 +59,7 @@ _USAGE_LINES: Final = (  # R-CLI-1, R-CLI-12: the forms of the command, each wit
     ("search QUERY [--limit N]", "find sessions by the words of their messages"),
     ("prune --older-than DAYS [--dry-run]", "delete sessions not updated for DAYS days"),
     ("copy SRC DST [--overwrite]", "copy every session to another database"),
-    ("fork SESSION [--at N]", "copy a session, or its first N messages, into a new one"),
+    ("fork SESSION [--at N [--restore-files]]", "copy a session, or its first N messages, into a new one"),
     ("allow --list [--all]", "list the commands allowed here without asking"),
     ("allow --remove RULE", "stop allowing one of them"),
 )
@@ -387,6 +387,13 @@ def _add_session_commands(commands: argparse._SubParsersAction[_Parser]) -> None
     fork.add_argument("target", metavar="SESSION", help="an id or the start of one")
     # R-FORK-2b: --at 0 would make a session of no message, which no listing shows
     fork.add_argument("--at", type=_positive, metavar="N", help="keep only the first N messages, N >= 1 (default: all)")
+    # R-CLI-60: the files the dropped messages changed are named, and put back only when asked
+    fork.add_argument(
+        "--restore-files",
+        action="store_true",
+        help="put back the files the dropped messages changed, printing their diffs first",
+    )
+    fork.add_argument("--workdir", metavar="DIR", help="where those files are (default: the current directory)")
     _add_allow_command(commands)
 
 

@@ -227,6 +227,7 @@ class Settings:
     ttl_days: int | None = None
     target: str | None = None  # show SESSION, fork SESSION
     fork_at: int | None = None  # fork --at N (R-FORK-1); None: every message
+    restore_files: bool = False  # fork --restore-files (R-CLI-60)
     query: str | None = None  # search QUERY…
     limit: int | None = None  # sessions / search --limit
     older_than_days: int | None = None  # prune --older-than
@@ -631,6 +632,7 @@ def resolve_settings(options: Mapping[str, object], env: Mapping[str, str], cwd:
         destination=None if opt("destination") is None else str(opt("destination")),
         overwrite=bool(opt("overwrite")),
         fork_at=_int_or_none(opt("at")),
+        restore_files=bool(opt("restore_files")),
         compact_at=_compact_at(options, env) if agent else DEFAULT_COMPACT_AT,
         count_tokens=_count_tokens(options, choice.provider) if agent else False,
         summary_model=_summary_model(options, env) if agent else None,

@@ -21,9 +21,27 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, TextIO
 
 from ..memory.context import format_token_count
-from ..memory.storage import POSTGRES_SCHEMES, CorruptRow, Manager, SessionDatabaseError, copy_sessions, url_scheme
-from ..text import STRINGS, TableSaid, history_lines, learned_window_line, result_lines, strings_for, terminal_safe
-from ..tools import AllowRules, rule_text, rule_words, rules_directory
+from ..memory.storage import POSTGRES_SCHEMES, CorruptRow, FileChangeLog, Manager, SessionDatabaseError, copy_sessions, url_scheme
+from ..text import (
+    STRINGS,
+    TableSaid,
+    clean_line,
+    history_lines,
+    learned_window_line,
+    result_lines,
+    strings_for,
+    terminal_safe,
+)
+from ..tools import (
+    AllowRules,
+    plan_restores,
+    restore,
+    restore_lines,
+    restored_line,
+    rule_text,
+    rule_words,
+    rules_directory,
+)
 from ._output import Filter, line_filter, stream_filter
 from ._parser import DEFAULT_LIMIT
 from ._run_prompt import silence
@@ -235,8 +253,10 @@ def run_copy(settings: Settings, out: TextIO) -> int:
 FORK_UNWRITABLE: Final = STRINGS["en"]["err_fork_unwritable"]  # R-FORK-2, in English (R-LANG-2)
 
 
-def run_fork(settings: Settings, out: TextIO) -> int:
-    """Fork SESSION into a new session and print the new id, one line (R-FORK-1).
+def run_fork(settings: Settings, out: TextIO, err: TextIO) -> int:
+    """Fork SESSION into a new session and print the new id, one line (R-FORK-1); with ``--at``,
+    name the files the dropped messages changed on ``err``, or put them back with
+    ``--restore-files`` (R-CLI-60).
 
     SESSION is resolved on the database opened read-only first, so an unknown or ambiguous one
     (or a missing database file) is refused before anything could be created; the fork itself
@@ -255,11 +275,34 @@ def run_fork(settings: Settings, out: TextIO) -> int:
     try:
         with open_manager(settings) as manager:
             fork = manager.fork_session(session_id, settings.fork_at)
+            source, at = manager.open_session(session_id), settings.fork_at
+            changes = source.file_changes_from(at) if at is not None and isinstance(source, FileChangeLog) else []
     except SessionDatabaseError as exc:  # a read-only file or file system (R-DB-12), a full disk
         raise SessionDatabaseError(TableSaid("err_fork_unwritable", message=exc)) from exc
     out.write(fork.session_id + "\n")
     out.flush()
-    return 0
+    if not changes:
+        return 0
+    texts = strings_for(settings.lang)
+    clean = (lambda line: line) if settings.raw else clean_line
+    if not settings.restore_files:  # R-CLI-60a
+        paths = sorted({change.path for change in changes})
+        err.write(clean(texts["undo_hint"].format(n=len(paths), paths=", ".join(paths))) + "\n")
+        err.flush()
+        return 0
+    check_workdir(settings)
+    restores = plan_restores(settings.workdir, changes)  # R-CLI-60b
+    lines = [texts["undo_header"].format(n=len(restores))]
+    lines += [line.text for line in restore_lines(restores, settings.lang)]
+    failed = sum(bool(item.problem) for item in restores)
+    for item in restores:
+        if not item.problem:
+            outcome = restore(item)
+            failed += outcome is not None
+            lines.append(restored_line(item, outcome, settings.lang))
+    err.write("".join(clean(line) + "\n" for line in lines))
+    err.flush()
+    return 1 if failed else 0
 
 
 NO_SUCH_RULE: Final = STRINGS["en"]["err_no_such_rule"]  # R-APPR-10, in English (R-LANG-2)

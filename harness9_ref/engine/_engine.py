@@ -43,7 +43,7 @@ from collections.abc import Generator, Sequence
 from typing import TYPE_CHECKING, Final
 
 from ..memory.context import Compactor, estimate_tool_tokens
-from ..memory.storage import Session, SessionError
+from ..memory.storage import ChangeRecorder, FileChangeLog, FileChangeRecord, Session, SessionError
 from ..provider import ProviderError
 from ..schema import (
     CHUNK_DONE,
@@ -546,6 +546,10 @@ class AgentEngine:
         if own is not None and own.answers(call.name):
             return own.answer(call.name, call.arguments, self._history_source(run), run.session)
         try:
+            recorded = getattr(self._registry, "execute_recorded", None)
+            if recorded is not None and isinstance(run.session, FileChangeLog):
+                observation: str = recorded(call.name, call.arguments, _recorder(run.session, call.id))
+                return observation
             return self._registry.execute(call.name, call.arguments)
         except Exception as exc:  # R-ENG-9: a registry should not raise; if it does, say so
             _log.debug("tool %r raised", call.name, exc_info=True)
@@ -576,6 +580,20 @@ class AgentEngine:
         if session is None:
             return [Message(ROLE_SYSTEM, system)], Context()
         return self._context.load(session, system, compactor)
+
+
+def _recorder(session: FileChangeLog, call_id: str) -> ChangeRecorder:
+    """What the tools tell of each change the call ``call_id`` made: it goes into the session at
+    once, before the step's messages are saved, so a process killed in between loses no record
+    (R-UNDO-2a). A record that cannot be stored is a warning; the change stands."""
+
+    def record(path: str, before: bytes | None, after: bytes) -> None:
+        try:
+            session.add_file_change(FileChangeRecord.of(call_id, path, before, after))
+        except Exception as exc:
+            _log.warning("could not record the change of %s for undo: %s", path, error_text(exc))
+
+    return record
 
 
 def _on_helper(run: RunState, work: Preparing, summarizer: RetryingSummarizer) -> Generator[Event, None, Prepared | None]:

@@ -41,6 +41,9 @@ class ToolRegistry(Protocol):
       cancel flag (R-INT-3), so a slow command does not hold up a cancel.
     - ``close() -> None``: end whatever the tools left running (R-INT-2). The engine never
       calls it; whoever made the registry does, once it is no longer needed.
+    - ``execute_recorded(name, arguments, record) -> str``: ``execute``, telling ``record`` (a
+      ``ChangeRecorder``) of each file the call changed. The engine calls it instead of
+      ``execute`` when its session keeps file changes (``FileChangeLog``, R-UNDO-2a).
     """
 
     def available_tools(self) -> list[ToolDefinition]:

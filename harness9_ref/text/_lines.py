@@ -16,9 +16,11 @@ from ..schema import ROLE_ASSISTANT, Message
 from ._strings import DEFAULT_LANG, INPUT_PROMPT, strings_for
 
 __all__ = [
+    "DIFF_PANE_LINES",
     "LineKind",
     "PaneLine",
     "ToolResult",
+    "diff_pane_lines",
     "error_line",
     "expanded_lines",
     "history_lines",
@@ -42,6 +44,7 @@ _STATUS_LINE: Final = re.compile(
     r"\n(\[(?:exit status -?[0-9]+|killed by signal [0-9]+|timed out after [0-9.e+-]+ s|interrupted)\])\Z"
 )
 RESULT_INDENT: Final = "  "  # R-CLI-40: before each line of a result shown whole
+DIFF_PANE_LINES: Final = 40  # R-APPR-5, R-UNDO-4b: diff lines shown before a question; the rest are counted
 _HUNK: Final = re.compile(r"@@ -[0-9]+(?:,[0-9]+)? \+[0-9]+(?:,[0-9]+)? @@")  # R-TUI-42: a unified diff's hunk header
 
 
@@ -140,6 +143,18 @@ def expanded_lines(result: ToolResult, lang: str = DEFAULT_LANG) -> list[PaneLin
     lines = [PaneLine(tool_result_line(result.name, result.content, lang), "tool")]
     lines.extend(PaneLine(line, _diff_kind(line[len(RESULT_INDENT) :]) if diff else "tool") for line in body)
     return lines
+
+
+def diff_pane_lines(diff: str, lang: str = DEFAULT_LANG, *, coloured: bool = False) -> list[PaneLine]:
+    """The pane lines showing a diff before a question (R-APPR-5, R-UNDO-4b): at most
+    ``DIFF_PANE_LINES`` of them, then ``diff_more`` counting the others, so that a long file
+    does not push the question off the screen; tool lines, or ``coloured`` as R-TUI-42 colours
+    a diff's lines (R-TUI-50a)."""
+    lines = diff.split("\n")[:-1]  # every diff line ends with a newline (R-TOOL-12)
+    shown = [PaneLine(line, _diff_kind(line) if coloured else "tool") for line in lines[:DIFF_PANE_LINES]]
+    if len(lines) > len(shown):
+        shown.append(PaneLine(strings_for(lang)["diff_more"].format(n=len(lines) - len(shown)), "tool"))
+    return shown
 
 
 def _diff_kind(line: str) -> LineKind:

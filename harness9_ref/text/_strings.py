@@ -257,6 +257,15 @@ err_pool_timeout = {db}：{seconds} 秒内连接池没有空出连接
 help_show = /show [序号]  完整显示最后一个（或第几个）工具结果；Ctrl+O 显示最后一个
 show_none = 还没有可显示的工具结果
 show_usage = 用法：/show [序号]，序号为 1 到 {n}
+undo_header = 被回退的轮次改动过的文件：{n} 个
+undo_question = 把这些文件恢复原样？输入 y 回车恢复（其他 Enter 保持现状）：
+undo_restored = 已恢复 {path}
+undo_removed = 已删除 {path}（之前不存在）
+undo_changed = 未恢复：{path} 之后又被别的程序改动过，保持现状
+undo_not_kept = 未恢复：{path} 改动时大于 {limit}，原内容没有保存
+undo_failed = 未恢复：{path}：{reason}
+undo_kept = 文件保持现状
+undo_hint = 被丢弃的消息改动过 {n} 个文件：{paths}；加 --restore-files 查看差异并恢复
 [en]
 status_name = [harness9]
 status_workdir = workdir: {workdir}
@@ -435,7 +444,16 @@ rewind_done = back to before prompt {k}, in new session {session}; the prompt is
 err_pool_timeout = {db}: no connection of the pool came free within {seconds} s
 help_show = /show [N]  show the last (or the N-th) tool result whole; Ctrl+O shows the last
 show_none = no tool result to show yet
-show_usage = usage: /show [N], N from 1 to {n}"""
+show_usage = usage: /show [N], N from 1 to {n}
+undo_header = files the dropped turns changed: {n}
+undo_question = Put these files back as they were? Type y and Enter to restore them (anything else and Enter keeps them):
+undo_restored = restored {path}
+undo_removed = removed {path} (it did not exist before)
+undo_changed = not restored: {path} was changed since by something else; it is left as it is
+undo_not_kept = not restored: {path} was larger than {limit} when changed, so what it held was not kept
+undo_failed = not restored: {path}: {reason}
+undo_kept = files left as they are
+undo_hint = the dropped messages changed {n} files: {paths}; add --restore-files to see their diffs and put them back"""
 
 
 def parse_strings(table: str) -> dict[str, dict[str, str]]:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import difflib
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
@@ -161,11 +162,13 @@ def _lines(data: bytes) -> list[str]:
     return [*lines, parts[-1]] if parts[-1] else lines
 
 
-def unified_diff(before: bytes | None, after: bytes, rel: str) -> str:
-    """R-TOOL-12's diff of a change to the file ``rel`` (relative, ``/``-separated)."""
+def unified_diff(before: bytes | None, after: bytes, rel: str, *, removed: bool = False) -> str:
+    """R-TOOL-12's diff of a change to the file ``rel`` (relative, ``/``-separated); ``removed``:
+    the file goes, so its "to" name is ``/dev/null`` (R-UNDO-4b)."""
     old_name = NEW_FILE_HEADER if before is None else f"a/{rel}"
+    new_name = NEW_FILE_HEADER if removed else f"b/{rel}"
     out = []
-    for line in difflib.unified_diff(_lines(before or b""), _lines(after), old_name, f"b/{rel}", n=3):
+    for line in difflib.unified_diff(_lines(before or b""), _lines(after), old_name, new_name, n=3):
         out.append(line if line.endswith("\n") else line + "\n" + NO_NEWLINE)
     return "".join(out)
 
@@ -259,8 +262,11 @@ def plan_write(workdir: str, path: str, content: str) -> Plan | str:
     return Plan(WRITE_FILE_TOOL.name, path, where, before, after, unified_diff(before, after, where.rel), identities)
 
 
-def apply(plan: Plan) -> str:
+def apply(plan: Plan, written: Callable[[Plan], None] | None = None) -> str:
     """Write an approved plan and return its observation (R-TOOL-13, R-TOOL-14, R-APPR-4).
+
+    ``written`` is called with the plan once the file holds ``plan.after`` (R-UNDO-2a: the
+    change is recorded only when it was made).
 
     The path is walked again from the working directory without following links, each folder
     compared with the one the check saw and missing ones made (R-TOOL-11); the file is then
@@ -272,7 +278,7 @@ def apply(plan: Plan) -> str:
         folder, _ = open_folder(plan.where, plan.identities[:-1], make=True)
         assert folder is not None  # made when missing
         try:
-            return _write_in(folder, plan)
+            refused = _write_in(folder, plan)
         finally:
             os.close(folder)
     except LinkOnPath as exc:
@@ -281,10 +287,16 @@ def apply(plan: Plan) -> str:
         return PATH_REPLACED.format(part=exc.part, path=plan.path)
     except OSError as exc:
         return WRITE_FAILED.format(path=plan.path, reason=exc.strerror or str(exc))
+    if refused is not None:
+        return refused
+    if written is not None:
+        written(plan)
+    return plan.result()
 
 
-def _write_in(folder: int, plan: Plan) -> str:
-    """Write the plan's file in its folder, open as ``folder``, unless it changed since the check."""
+def _write_in(folder: int, plan: Plan) -> str | None:
+    """Write the plan's file in its folder, open as ``folder``, unless it changed since the check;
+    None when written, else the observation saying why not."""
     name = plan.where.parts[-1]
     if plan.before is None:
         try:
@@ -312,4 +324,4 @@ def _write_in(folder: int, plan: Plan) -> str:
             view = view[os.write(fd, view) :]
     finally:
         os.close(fd)
-    return plan.result()
+    return None

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Final
 
+from ..memory.storage import ChangeRecorder
 from ..schema import INVALID_ARGUMENTS, TOOL_FAILED, UNKNOWN_TOOL, ArgumentsError, ToolDefinition, parse_object, required_string
 from ._approval import CHANGE_DECLINED, DECLINED, Approve, FileChange, Refusal
 from ._bash import BASH_TOOL, DEFAULT_BASH_TIMEOUT, run_bash
@@ -110,6 +111,17 @@ class Registry:
     def execute(self, name: str, arguments: str) -> str:
         """Run one tool call and return its observation; never raises an ``Exception`` (R-TOOL-1).
 
+        ``execute_recorded`` without a recorder.
+        """
+        return self.execute_recorded(name, arguments, None)
+
+    def execute_recorded(self, name: str, arguments: str, record: ChangeRecorder | None) -> str:
+        """Run one tool call and return its observation; never raises an ``Exception`` (R-TOOL-1).
+
+        ``record``, when given, is told of the change an ``edit_file`` or ``write_file`` call
+        made, once made (R-UNDO-2a): its path relative to the working directory, the bytes
+        before (None for a new file) and after.
+
         Args:
             name: the tool's name.
             arguments: the raw JSON text of the call; ``""`` counts as ``{}``.
@@ -128,6 +140,8 @@ class Registry:
                 values = [required_string(obj, member) for member in members]
             except ArgumentsError as exc:
                 return clean_text(INVALID_ARGUMENTS.format(name=name, detail=exc))
+            if name in (EDIT_FILE_TOOL.name, WRITE_FILE_TOOL.name):
+                return clean_text(tool(*values, record=record))
             return clean_text(tool(*values))
         except Exception as exc:  # R-TOOL-7: nothing reaches the engine loop
             return clean_text(TOOL_FAILED.format(message=str(exc) or type(exc).__name__))
@@ -135,18 +149,23 @@ class Registry:
     def _read_file(self, path: str) -> str:
         return read_file(self._workdir, path, self._output_cap)
 
-    def _edit_file(self, path: str, old_text: str, new_text: str) -> str:
-        return self._change(plan_edit(self._workdir, path, old_text, new_text))
+    def _edit_file(self, path: str, old_text: str, new_text: str, *, record: ChangeRecorder | None) -> str:
+        return self._change(plan_edit(self._workdir, path, old_text, new_text), record)
 
-    def _write_file(self, path: str, content: str) -> str:
-        return self._change(plan_write(self._workdir, path, content))
+    def _write_file(self, path: str, content: str, *, record: ChangeRecorder | None) -> str:
+        return self._change(plan_write(self._workdir, path, content), record)
 
-    def _change(self, plan: Plan | str) -> str:
-        """Ask about a checked change and make it when approved (R-APPR-4); a refusal is returned as is."""
+    def _change(self, plan: Plan | str, record: ChangeRecorder | None) -> str:
+        """Ask about a checked change and make it when approved (R-APPR-4), telling ``record``
+        once made (R-UNDO-2a); a refusal is returned as is."""
         if isinstance(plan, str):
             return plan
         refusal = self._refusal(FileChange(plan.tool, plan.path, plan.diff))
-        return refusal if refusal is not None else apply(plan)
+        if refusal is not None:
+            return refusal
+        if record is None:
+            return apply(plan)
+        return apply(plan, lambda made: record(made.where.rel, made.before, made.after))
 
     def interrupt(self) -> None:
         """End the ``bash`` command in progress, if any, from any thread (R-INT-1).

@@ -41,7 +41,7 @@ from ..engine import (
     WorkerItem,
     one_line,
 )
-from ..memory.storage import SessionError, SessionNotFound
+from ..memory.storage import FileChangeLog, SessionError, SessionNotFound
 from ..text import (
     COMPACT_COMMAND,
     CONTEXT_COMMAND,
@@ -75,7 +75,20 @@ from ..text import (
     window_notice,
     wrap_cells,
 )
-from ..tools import AllowRule, FileChange, Rule, command_words, rule_offers, rule_text, rules_directory, visible
+from ..tools import (
+    AllowRule,
+    FileChange,
+    Rule,
+    command_words,
+    plan_restores,
+    restore,
+    restore_lines,
+    restored_line,
+    rule_offers,
+    rule_text,
+    rules_directory,
+    visible,
+)
 from ._approver import (
     Answer,
     ApprovalRequest,
@@ -92,7 +105,7 @@ from ._commands import classify_input, help_lines
 from ._context import context_view, session_context
 from ._editor import LineEditor, paste_text
 from ._resume import Listing
-from ._rewind import Rewind, session_prompts
+from ._rewind import Rewind, UndoQuestion, session_prompts
 from ._status import Segment, StatusState, model_label, render_status
 
 if TYPE_CHECKING:
@@ -207,7 +220,8 @@ class App:
         self.lines: list[PaneLine] = [PaneLine(text, "notice") for text in notices]
         self.items: queue.Queue[QueueItem] = queue.Queue()
         self.worker: RunWorker | None = None
-        self.listing: Listing | Rewind | None = None  # set while a listing waits for a number, n or p
+        # set while a listing waits for a number, n or p, or a rewind for the answer about its files (R-TUI-50)
+        self.listing: Listing | Rewind | UndoQuestion | None = None
         self.asking: ApprovalRequest | None = None  # set while a command waits for y, n or a
         self.choosing: list[Rule] | None = None  # the offers, while the rule question waits (R-APPR-8)
         self._ask_at: int | None = None  # the header line of a command not yet shown from its top (R-APPR-11)
@@ -623,11 +637,46 @@ class App:
         self.listing = None if rewind.empty else rewind
 
     def _rewound(self, rewind: Rewind, choice: int) -> None:
-        """Fork before prompt ``choice``, switch to the fork, and put the prompt in the input line (R-FORK-5)."""
+        """The choice of prompt ``choice``: when the turns it drops changed files, their diffs and
+        the question first (R-TUI-50a), else the rewind at once; the lines saying why a file is
+        left as it is stay in the fork's pane."""
+        session = self.session
+        changes = session.file_changes_from(rewind.item(choice).position) if isinstance(session, FileChangeLog) else []
+        restores = plan_restores(self.workdir, changes) if changes else []
+        if not restores:
+            self._rewind_to(rewind, choice)
+            return
+        header = PaneLine(self.texts["undo_header"].format(n=len(restores)), "notice")
+        shown = [header, *restore_lines(restores, self.lang)]
+        possible = [item for item in restores if not item.problem]
+        if not possible:
+            self._rewind_to(rewind, choice, shown)
+            return
+        for line in shown:
+            self._add(line.text, line.kind)
+        self._add(self.texts["undo_question"], "notice")
+        kept = [line for line in shown if line.kind == "error"]
+        self.listing = UndoQuestion(rewind, choice, possible, kept)
+
+    def _answered_undo(self, question: UndoQuestion, typed: str) -> None:
+        """The answer about the files (R-TUI-50b): restore them on a yes, then rewind either way,
+        the lines saying what became of them kept in the fork's pane."""
+        said = list(question.left)
+        if question.agreed(typed):
+            for item in question.restores:
+                outcome = restore(item)
+                said.append(PaneLine(restored_line(item, outcome, self.lang), "notice" if outcome is None else "error"))
+        else:
+            said.append(PaneLine(self.texts["undo_kept"], "notice"))
+        self._rewind_to(question.rewind, question.choice, said)
+
+    def _rewind_to(self, rewind: Rewind, choice: int, said: Sequence[PaneLine] = ()) -> None:
+        """Fork before prompt ``choice``, switch to the fork, and put the prompt in the input line (R-FORK-5);
+        ``said`` (what became of the files, R-TUI-50) comes after the fork's messages."""
         prompt = rewind.item(choice)
         fork = self.manager.fork_session(self.session.session_id, prompt.position)
         notice = self.texts["rewind_done"].format(k=choice, session=fork.session_id)
-        self._switch(fork, [*history_lines(fork.get_messages(0), self.lang), PaneLine(notice, "notice")])
+        self._switch(fork, [*history_lines(fork.get_messages(0), self.lang), *said, PaneLine(notice, "notice")])
         self.editor.set_text("")
         self.editor.insert(one_line(prompt.text))  # what typing it gives: one line, printable characters
 
@@ -684,6 +733,12 @@ class App:
         """The line typed after a listing page: open, turn the page, or cancel (R-TUI-8, R-TUI-18)."""
         listing, self.listing = self.listing, None
         self._add(user_line(typed), "user")
+        if isinstance(listing, UndoQuestion):
+            try:
+                self._answered_undo(listing, typed)
+            except SessionError as exc:
+                self._error(in_language(exc, self.lang))
+            return
         choice = None if listing is None else listing.choose(typed)
         try:
             if listing is None or choice is None:

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Final, Literal
 
 from ..engine import one_line
-from ..text import DEFAULT_LANG, char_cells, strings_for
+from ..text import DEFAULT_LANG, DIFF_PANE_LINES, char_cells, diff_pane_lines, strings_for
 from ..tools import AllowRule, FileChange, Rule, command_lines, rule_text, visible
 
 __all__ = [
@@ -43,7 +43,6 @@ __all__ = [
     "diff_lines",
 ]
 
-DIFF_PANE_LINES: Final = 40  # R-APPR-5: diff lines shown before the question; the rest are counted
 GUTTER: Final = " | "  # R-APPR-11: after a command line's number on each of its rows
 
 Answer = Literal["yes", "no", "always"] | AllowRule
@@ -147,14 +146,8 @@ def allow_line(offers: list[Rule], workdir: str, lang: str = DEFAULT_LANG) -> st
 
 
 def diff_lines(change: FileChange, lang: str = DEFAULT_LANG) -> list[str]:
-    """The pane lines showing a change's diff before its question (R-APPR-5): at most
-    ``DIFF_PANE_LINES`` of them, then ``diff_more`` counting the others, so that a long file
-    written anew does not push the question off the screen."""
-    lines = change.diff.split("\n")[:-1]  # every diff line ends with a newline (R-TOOL-12)
-    shown = lines[:DIFF_PANE_LINES]
-    if len(lines) > len(shown):
-        shown.append(strings_for(lang)["diff_more"].format(n=len(lines) - len(shown)))
-    return shown
+    """The pane lines showing a change's diff before its question (R-APPR-5): ``diff_pane_lines``'s texts."""
+    return [line.text for line in diff_pane_lines(change.diff, lang)]
 
 
 class ApprovalRequest:

@@ -1,23 +1,29 @@
-"""The /rewind listing and the choice that follows it (SPEC R-FORK-4, R-FORK-5).
+"""The /rewind listing, the choice that follows it, and the question about the files (SPEC R-FORK-4, R-FORK-5, R-TUI-50).
 
 Pure: the UI hands over the session's stored messages and these functions list its prompts a
 page at a time, newest page first, and read the typed answer. Numbers and page keys are those
 of /resume's listing (R-TUI-18), so ``parse_listing_choice`` reads the answer; only the items
 and the wording differ. The choice becomes a fork at the chosen prompt's position: the messages
-before it, never a cut between a call and its result, since a prompt is not a result.
+before it, never a cut between a call and its result, since a prompt is not a result. When the
+turns it drops changed files, the rewind first waits for the answer to ``undo_question``
+(``UndoQuestion``): the files are put back only on a yes (R-TUI-50).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from ..memory.storage import make_title
 from ..schema import ROLE_USER, Message
-from ..text import DEFAULT_LANG, PAGE_SIZE, REWIND_ITEM, strings_for
+from ..text import DEFAULT_LANG, PAGE_SIZE, REWIND_ITEM, PaneLine, strings_for
+from ..tools import Restore
 from ._resume import Choice, parse_listing_choice
 
-__all__ = ["Prompt", "Rewind", "rewind_lines", "session_prompts"]
+__all__ = ["YES_ANSWERS", "Prompt", "Rewind", "UndoQuestion", "rewind_lines", "session_prompts"]
+
+YES_ANSWERS: Final = ("y", "yes")  # R-TUI-50b: any case, white space around ignored
 
 # The prompt after a page names only the page keys that work there: (previous page?, next page?).
 _PROMPTS = {
@@ -84,3 +90,19 @@ class Rewind:
     def item(self, k: int) -> Prompt:
         """The prompt numbered ``k`` (a number ``choose`` returned)."""
         return self.prompts[k - 1]
+
+
+@dataclass(frozen=True)
+class UndoQuestion:
+    """A rewind waiting for the answer about its files (R-TUI-50): the listing and prompt chosen,
+    the files that can be put back, and the lines saying why the others are left as they are."""
+
+    rewind: Rewind
+    choice: int
+    restores: Sequence[Restore]
+    left: Sequence[PaneLine] = ()
+
+    @staticmethod
+    def agreed(typed: str) -> bool:
+        """Whether the typed line is a yes (R-TUI-50b); anything else, the empty line included, is no."""
+        return typed.strip().lower() in YES_ANSWERS

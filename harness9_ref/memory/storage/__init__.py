@@ -1,4 +1,4 @@
-"""Storage: what of a conversation is kept, and where (SPEC R-SES, R-MGR, R-DB, R-PG, R-FIND, R-SRCH, R-PRUNE, R-CKP).
+"""Storage: what of a conversation is kept, and where (SPEC R-SES, R-MGR, R-DB, R-PG, R-FIND, R-SRCH, R-PRUNE, R-CKP, R-UNDO).
 
 The ``Session`` protocol (messages, todos, checkpoint, context state of one conversation) and its three
 implementations: ``MemorySession`` (no I/O), ``SQLiteSession`` (an SQLite file, R-DB) and
@@ -11,9 +11,22 @@ opened. This is the half of memory that does I/O; the other half, ``memory.conte
 what the model sees and never imports this one.
 """
 
-from . import _checkpoint, _context_state, _find, _manager, _prune, _search, _session, _sqlite_db, _sqlite_dialect, _store
+from . import (
+    _checkpoint,
+    _context_state,
+    _file_changes,
+    _find,
+    _manager,
+    _prune,
+    _search,
+    _session,
+    _sqlite_db,
+    _sqlite_dialect,
+    _store,
+)
 from ._checkpoint import *
 from ._context_state import *
+from ._file_changes import *
 from ._find import *
 from ._manager import *
 from ._prune import *
@@ -26,6 +39,7 @@ from ._store import *
 __all__ = [
     *_checkpoint.__all__,
     *_context_state.__all__,
+    *_file_changes.__all__,
     *_find.__all__,
     *_manager.__all__,
     *_prune.__all__,

@@ -47,7 +47,7 @@ __all__ = [
     "redact_url",
 ]
 
-FORMAT_VERSION: Final = 5  # R-PG-4: the one row of harness9_schema, the counterpart of R-DB-2's user_version
+FORMAT_VERSION: Final = 6  # R-PG-4: the one row of harness9_schema, the counterpart of R-DB-2's user_version
 UNICODE_VERSION: Final = unicodedata.unidata_version  # R-PG-4, R-PG-5: the case mapping of str.lower
 POOL_SIZE: Final = 4  # R-PG-12: connections of one Manager at most
 POOL_TIMEOUT_S: Final = 30.0  # R-PG-13: the longest a call waits in line for a connection
@@ -111,14 +111,28 @@ CREATE TABLE harness9_schema (
     version INTEGER NOT NULL,
     unicode TEXT    NOT NULL
 );
+CREATE TABLE file_changes (
+    id           BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    session_id   TEXT COLLATE "C" NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    tool_call_id BYTEA  NOT NULL,
+    path         BYTEA  NOT NULL,
+    existed      INTEGER NOT NULL,
+    before       BYTEA,
+    after        BYTEA,
+    created_at   BIGINT NOT NULL
+);
+CREATE INDEX idx_file_changes_session ON file_changes(session_id, id);
 """
 _STATEMENTS: Final = [s.strip() for s in PG_SCHEMA.split(";") if s.strip()]
-_TABLES: Final = ("sessions", "messages", "todos", "checkpoints", "context_state", "harness9_schema")
-# R-PG-4: version 4 is this schema without the last five columns of context_state (R-CKP-12);
+_TABLES: Final = ("sessions", "messages", "todos", "checkpoints", "context_state", "harness9_schema", "file_changes")
+# R-PG-4: version 5 is this schema without the file_changes table (R-UNDO-2c); version 4 is
+# version 5 without the last five columns of context_state (R-CKP-12);
 # version 3 is version 4 without messages.body, messages.folded, the partial indexes and
-# harness9_schema.unicode; version 2 is version 3 without the context_state table. All three are
+# harness9_schema.unicode; version 2 is version 3 without the context_state table. All four are
 # upgraded in place, so every row stays.
-UPGRADABLE_VERSIONS: Final = (2, 3, 4)
+UPGRADABLE_VERSIONS: Final = (2, 3, 4, 5)
+# R-UNDO-2c: what version 6 added, read from the schema.
+_ADD_FILE_CHANGES: Final = tuple(s for s in _STATEMENTS if "file_changes" in s.split("(")[0])
 _ADD_CONTEXT_STATE: Final = next(s for s in _STATEMENTS if s.startswith("CREATE TABLE context_state"))
 # Version 4's context_state gains the columns after saved_at, their definitions read from the schema.
 _ADD_STATE_COLUMNS: Final = "ALTER TABLE context_state " + ", ".join(
@@ -218,7 +232,7 @@ class PgDatabase:
         return conn  # type: ignore[no-any-return]
 
     def _migrate(self, cur: psycopg.Cursor[Any]) -> None:
-        """Create the schema in an empty schema, use a version-5 one, upgrade a version-2, 3 or 4 one, refuse the rest (R-PG-4).
+        """Create the schema in an empty schema, use a version-6 one, upgrade a version-2 … 5 one, refuse the rest (R-PG-4).
 
         The advisory lock makes two first opens of one empty schema take turns, so the second
         finds the first one's tables instead of failing on them. The upgrade runs in this one
@@ -254,16 +268,25 @@ class PgDatabase:
 
     def _upgrade(self, cur: psycopg.Cursor[Any], version: int, found: set[str]) -> None:
         """R-PG-4: version 2 gains ``context_state`` whole, versions 3 and 4 its last five columns,
-        and versions 2 and 3 the derived columns of every message."""
+        and versions 2 and 3 the derived columns of every message; every one gains ``file_changes``."""
         if version == 2:
             if "context_state" in found:
                 raise UnsupportedSchema(f"{self.name} has format version 2 and a context_state table of another program")
             cur.execute(_ADD_CONTEXT_STATE)
-        else:
+        elif version < 5:
             cur.execute(_ADD_STATE_COLUMNS)
         if version < 4:
             self._add_derived(cur)
+        self._add_file_changes(cur, found)
         cur.execute("UPDATE harness9_schema SET version = %s", (FORMAT_VERSION,))
+
+    def _add_file_changes(self, cur: psycopg.Cursor[Any], found: set[str]) -> None:
+        """Version 6: the ``file_changes`` table and its index (R-UNDO-2c); a schema being upgraded
+        that already holds a ``file_changes`` table is another program's and is refused."""
+        if "file_changes" in found:
+            raise UnsupportedSchema(f"{self.name} has a file_changes table of another program")
+        for statement in _ADD_FILE_CHANGES:
+            cur.execute(statement)
 
     def _add_derived(self, cur: psycopg.Cursor[Any]) -> None:
         """R-PG-4, R-PG-11: a schema of version 2 or 3 gains ``body`` and ``folded`` for every

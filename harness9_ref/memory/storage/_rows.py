@@ -24,6 +24,7 @@ from ...schema import Message, SchemaError, ToolCall, canonical_json
 from ...schema.strict_json import JSONError, describe, element_spans, loads, members, value_start
 from ._checkpoint import Checkpoint
 from ._context_state import CONTEXT_STATE_FIELDS, FIELD_KINDS, ContextState
+from ._file_changes import FileChangeRecord, check_file_change
 from ._session import CorruptRow
 from ._sql import STATE_COLUMN_NAMES
 
@@ -31,6 +32,7 @@ __all__ = [
     "ColumnDecodeError",
     "decode_checkpoint_row",
     "decode_context_state_row",
+    "decode_file_change_row",
     "decode_message_row",
     "decode_todo_rows",
     "decode_tool_calls",
@@ -189,3 +191,28 @@ def decode_context_state_row(session_id: str, *values: object) -> ContextState:
         except SchemaError as exc:
             wrong = [f"{_STATE_COLUMN[exc.path.rpartition('.')[2]]} {exc.problem}"]
     raise CorruptRow(f"the context state of session {session_id} cannot be read: {', '.join(wrong)}")
+
+
+def decode_file_change_row(
+    session_id: str, row_id: object, call_id: object, path: object, existed: object, before: object, after: object
+) -> FileChangeRecord:
+    """A ``file_changes`` row as a record, or ``CorruptRow`` naming the row and session (R-UNDO-2b).
+
+    ``call_id`` and ``path`` come as text (the dialect's), the contents as bytes (a BLOB, or
+    PostgreSQL's BYTEA as a ``memoryview``); a value of any other kind is another program's.
+    """
+    where = f"file_changes row {row_id} of session {session_id}"
+
+    def content(value: object) -> bytes | None:
+        if value is None or isinstance(value, bytes):
+            return value
+        if isinstance(value, memoryview):
+            return value.tobytes()
+        raise CorruptRow(f"{where}: a content is not bytes")
+
+    if not isinstance(call_id, str) or not isinstance(path, str) or existed not in (0, 1) or isinstance(existed, float):
+        raise CorruptRow(f"{where}: cannot be read as a file change")
+    try:
+        return check_file_change(FileChangeRecord(call_id, path, bool(existed), content(before), content(after)))
+    except SchemaError as exc:
+        raise CorruptRow(f"{where}: {exc.problem}") from None

@@ -19,6 +19,7 @@ from ...planning import TodoItem
 from ...schema import Message, SchemaError
 from ._checkpoint import Checkpoint
 from ._context_state import COUNT_FIELDS, ContextState
+from ._file_changes import FileChangeRecord, check_file_change, undo_selection
 
 __all__ = [
     "SESSION_ID_PATTERN",
@@ -300,6 +301,7 @@ class MemorySession:
         self._todos: list[TodoItem] = []
         self._checkpoint: Checkpoint | None = None
         self._context_state: ContextState | None = None
+        self._file_changes: list[FileChangeRecord] = []
 
     @property
     def session_id(self) -> str:
@@ -335,11 +337,12 @@ class MemorySession:
             return message
 
     def clear(self) -> None:
-        """Remove every message, the checkpoint and the context state (R-SES-6, R-CKP-3, R-CKP-11)."""
+        """Remove every message, the checkpoint, the context state and the file changes (R-SES-6, R-CKP-3, R-UNDO-2b)."""
         with self._lock:
             self._messages.clear()
             self._checkpoint = None
             self._context_state = None
+            self._file_changes.clear()
 
     def get_todos(self) -> list[TodoItem]:
         with self._lock:
@@ -371,3 +374,20 @@ class MemorySession:
         checked = check_context_state(state)
         with self._lock:
             self._context_state = checked
+
+    def add_file_change(self, change: FileChangeRecord) -> None:
+        """Record one change of a file (R-UNDO-2a); SchemaError and nothing saved for a bad value."""
+        checked = check_file_change(change)
+        with self._lock:
+            self._file_changes.append(checked)
+
+    def file_changes(self) -> list[FileChangeRecord]:
+        """Every recorded change, oldest first (R-UNDO-2b)."""
+        with self._lock:
+            return list(self._file_changes)
+
+    def file_changes_from(self, at: int) -> list[FileChangeRecord]:
+        """The changes a rewind to ``at`` undoes, newest first (R-UNDO-3a)."""
+        check_start(at)
+        with self._lock:
+            return undo_selection(self._messages, at, self._file_changes)

@@ -137,6 +137,20 @@ class Statements:
             f" SELECT {p}, {STATE_COLUMNS}, saved_at FROM context_state"
             f" WHERE session_id = {p} AND cleared_below <= {p}"
         )
+        # file changes (R-UNDO-2): recorded, read oldest first, and a fork's copies of those of the
+        # calls it keeps (R-UNDO-2d), each column as stored
+        change_columns = "tool_call_id, path, existed, before, after, created_at"
+        self.insert_file_change = (
+            f"INSERT INTO file_changes (session_id, {change_columns}) VALUES ({', '.join([p] * 7)})"
+        )
+        self.file_changes = (
+            f"SELECT id, tool_call_id, path, existed, before, after FROM file_changes WHERE session_id = {p} ORDER BY id"
+        )
+        self.export_file_changes = (
+            f"SELECT id, {change_columns} FROM file_changes WHERE session_id = {p} ORDER BY id"
+        )
+        self.delete_file_changes = f"DELETE FROM file_changes WHERE session_id = {p}"
+        self.kept_tool_calls = f"SELECT tool_calls FROM messages WHERE session_id = {p} ORDER BY id ASC LIMIT {p}"
         # copying every session (R-PG-9)
         self.export_sessions = "SELECT id, created_at, updated_at FROM sessions ORDER BY id"
         self.export_messages = (

@@ -27,7 +27,15 @@ from ...schema import Message
 from ._checkpoint import Checkpoint
 from ._context_state import ContextState
 from ._dialect import Cursor, Dialect
-from ._rows import decode_checkpoint_row, decode_context_state_row, decode_message_row, decode_todo_rows, encode_tool_calls
+from ._file_changes import FileChangeRecord, check_file_change, undo_selection
+from ._rows import (
+    decode_checkpoint_row,
+    decode_context_state_row,
+    decode_file_change_row,
+    decode_message_row,
+    decode_todo_rows,
+    encode_tool_calls,
+)
 from ._session import (
     INT64_MAX,
     Clock,
@@ -170,7 +178,7 @@ class SqlSession:
     def clear(self) -> None:
         """Remove every message, the checkpoint and the context state; the session and its todos stay.
 
-        R-SES-6, R-CKP-3, R-CKP-11.
+        R-SES-6, R-CKP-3, R-CKP-11; the file changes go too (R-UNDO-2b).
         """
         with self._db.write() as cur:
             if not self._exists(cur, lock=True):
@@ -180,6 +188,7 @@ class SqlSession:
             cur.execute(self._sql.delete_messages, (self._id,))
             cur.execute(self._sql.delete_checkpoint, (self._id,))
             cur.execute(self._sql.delete_context_state, (self._id,))
+            cur.execute(self._sql.delete_file_changes, (self._id,))  # R-UNDO-2b: no call is left to undo
 
     def get_todos(self) -> list[TodoItem]:
         """The saved todo list in order (R-SES-7, R-DB-7)."""
@@ -265,3 +274,53 @@ class SqlSession:
         """
         checked = check_context_state(state)
         self._replace_row(self._dialect.save_context_state, astuple(checked))
+
+    def add_file_change(self, change: FileChangeRecord) -> None:
+        """Record one change of a file by a tool call, leaving updated_at alone (R-UNDO-2a).
+
+        A draft's row is inserted with it (R-FIND-2b): the file has changed, so its record must
+        be kept even when the messages of the call are never saved.
+
+        Raises:
+            SchemaError: a member of the wrong type; nothing is saved.
+            SessionNotFound: the session was deleted.
+        """
+        checked = check_file_change(change)
+        encode = self._dialect.encode
+        row = (encode(checked.tool_call_id), encode(checked.path), int(checked.existed), checked.before, checked.after)
+        with self._db.write() as cur:
+            self._create_draft_row(cur)
+            self._exists(cur, lock=True)
+            cur.execute(self._sql.insert_file_change, (self._id, *row, self._now()))
+        self._committed()
+
+    def _file_changes(self, cur: Cursor) -> list[FileChangeRecord]:
+        text = self._dialect.text
+        return [
+            decode_file_change_row(self._id, row_id, text(call_id), text(path), existed, before, after)
+            for row_id, call_id, path, existed, before, after in cur.execute(self._sql.file_changes, (self._id,))
+        ]
+
+    def file_changes(self) -> list[FileChangeRecord]:
+        """Every recorded change, oldest first (R-UNDO-2b).
+
+        Raises:
+            CorruptRow: a row cannot be read as a change; it names the row.
+        """
+        with self._db.read() as cur:
+            self._exists(cur)
+            return self._file_changes(cur)
+
+    def file_changes_from(self, at: int) -> list[FileChangeRecord]:
+        """The changes a rewind to ``at`` undoes, newest first, read with the messages in one transaction (R-UNDO-3a).
+
+        Raises:
+            InvalidArgument: ``at`` is negative.
+            CorruptRow: a message or a change cannot be read.
+        """
+        check_start(at)
+        with self._db.read() as cur:
+            self._exists(cur)
+            messages = [self._message(row) for row in cur.execute(self._sql.all_messages, (self._id,)).fetchall()]
+            records = self._file_changes(cur)
+        return undo_selection(messages, at, records)

@@ -14,6 +14,7 @@ from typing import ClassVar
 from ._dialect import Cursor, Dialect
 from ._find import SessionSummary
 from ._prune import PruneResult
+from ._rows import ColumnDecodeError, decode_file_change_row, decode_tool_calls
 from ._search import SearchHit
 from ._session import Clock, SessionDatabaseError, SessionInfo, SessionNotFound
 from ._sql_session import SqlSession
@@ -117,8 +118,25 @@ class SqlStore:
             cur.execute(sql.fork_todos, (new_id, source_id))
             cur.execute(self.dialect.fork_checkpoint, (new_id, source_id, kept))
             cur.execute(self.dialect.fork_context_state, (new_id, source_id, kept))
+            self._fork_file_changes(cur, source_id, new_id, kept)
             self.dialect.after_add(cur)
         return self._session(new_id, clock)
+
+    def _fork_file_changes(self, cur: Cursor, source_id: str, new_id: str, kept: int) -> None:
+        """Copy the file changes of the calls the fork keeps, in their order, each column as stored
+        (R-UNDO-2d): a later rewind of the fork can undo them as the source's could. A message whose
+        calls cannot be read keeps no change."""
+        sql, text = self._sql, self.dialect.text
+        calls: set[str] = set()
+        for (tool_calls,) in cur.execute(sql.kept_tool_calls, (source_id, kept)).fetchall():
+            try:
+                calls.update(call.id for call in decode_tool_calls(text(tool_calls)))  # type: ignore[arg-type]
+            except (ColumnDecodeError, TypeError):
+                continue
+        rows = cur.execute(sql.export_file_changes, (source_id,)).fetchall()
+        copied = [(new_id, *row[1:]) for row in rows if text(row[1]) in calls]
+        if copied:
+            cur.executemany(sql.insert_file_change, copied)
 
     def export_sessions(self) -> list[SessionRecord]:
         """Every session in one read transaction, ordered by id (R-PG-9)."""
@@ -181,8 +199,24 @@ class SqlStore:
             )
         found = cur.execute(sql.export_context_state, (session_id,)).fetchone()
         state = None if found is None else record_state(found, f"the context state of {where}")
+        changes = tuple(
+            (
+                decode_file_change_row(session_id, row_id, text(call_id), text(path), existed, before, after),
+                record_int(changed_at, f"file_changes row {row_id}"),
+            )
+            for row_id, call_id, path, existed, before, after, changed_at in cur.execute(
+                sql.export_file_changes, (session_id,)
+            ).fetchall()
+        )
         return SessionRecord(
-            session_id, record_int(created_at, where), record_int(updated_at, where), messages, todos, checkpoint, state
+            session_id,
+            record_int(created_at, where),
+            record_int(updated_at, where),
+            messages,
+            todos,
+            checkpoint,
+            state,
+            changes,
         )
 
     def _write_record(self, cur: Cursor, record: SessionRecord) -> None:
@@ -198,3 +232,10 @@ class SqlStore:
             cur.execute(sql.insert_checkpoint, (record.id, covered, encode(anchor), encode(summary), created))
         if record.context_state is not None:
             cur.execute(sql.insert_context_state, (record.id, *record.context_state))
+        cur.executemany(
+            sql.insert_file_change,
+            [
+                (record.id, encode(c.tool_call_id), encode(c.path), int(c.existed), c.before, c.after, changed_at)
+                for c, changed_at in record.file_changes
+            ],
+        )

@@ -30,11 +30,12 @@ from ._session import ForeignDatabase, SessionClosed, SessionDatabaseError, Unsu
 
 __all__ = ["NOT_OURS"]
 
-FORMAT_VERSION: Final = 4  # R-DB-2: PRAGMA user_version of a file in this format
+FORMAT_VERSION: Final = 5  # R-DB-2: PRAGMA user_version of a file in this format
 # R-DB-2: version 3 is this format before the last five columns of context_state (R-CKP-12),
 # version 2 before the context_state table, version 1 before the checkpoints table too (R-CKP-6);
-# version 0 is a new file or one in the design document's schema. All four are upgraded in place.
-UPGRADABLE_VERSIONS: Final = (0, 1, 2, 3)
+# version 0 is a new file or one in the design document's schema; version 4 is this format before
+# the file_changes table (R-UNDO-2c). All five are upgraded in place.
+UPGRADABLE_VERSIONS: Final = (0, 1, 2, 3, 4)
 BUSY_TIMEOUT_MS: Final = 5000  # R-DB-3
 # R-SES-8: a writer asks SQLite for the lock in slices of this many milliseconds, so that it keeps
 # polling as often as a newcomer does (SQLite's own wait polls every 100 ms after 228 ms, and so
@@ -97,9 +98,24 @@ CREATE TABLE IF NOT EXISTS context_state (
     FOREIGN KEY (session_id) REFERENCES sessions(id) ON DELETE CASCADE
 );
 """
+# R-UNDO-2c: the file changes of a session's tool calls, which format version 5 added.
+FILE_CHANGES_SCHEMA: Final = """
+CREATE TABLE IF NOT EXISTS file_changes (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id   TEXT    NOT NULL,
+    tool_call_id TEXT    NOT NULL,
+    path         TEXT    NOT NULL,
+    existed      INTEGER NOT NULL,
+    before       BLOB,
+    after        BLOB,
+    created_at   INTEGER NOT NULL,
+    FOREIGN KEY (session_id) REFERENCES sessions(id) ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS idx_file_changes_session ON file_changes(session_id, id);
+"""
 _SCHEMA_STATEMENTS: Final = [s.strip() for s in SCHEMA.split(";") if s.strip()]
 # The tables a file being upgraded may already hold in a form of its own: every table of R-DB-1 (R-DB-2).
-_CHECKED_TABLES: Final = ("sessions", "messages", "todos", "checkpoints", "context_state")
+_CHECKED_TABLES: Final = ("sessions", "messages", "todos", "checkpoints", "context_state", "file_changes")
 # R-DB-2: tables an earlier format made with only their first columns, and how many: a file being
 # upgraded may hold either form, and the upgrade adds the columns after those (R-CKP-12).
 _EARLIER_FORMS: Final = {"context_state": 5}
@@ -147,7 +163,7 @@ def _reference() -> tuple[dict[str, tuple[_Column, ...]], dict[str, tuple[str, .
     earlier form (each later column, NOT NULL with its default)."""
     conn = sqlite3.connect(":memory:")
     try:
-        conn.executescript(SCHEMA)
+        conn.executescript(SCHEMA + FILE_CHANGES_SCHEMA)
         cur = conn.cursor()
         expected = {table: _columns(cur, table) for table in _CHECKED_TABLES}
         added = {}
@@ -177,7 +193,15 @@ def _upgrade(cur: sqlite3.Cursor) -> None:
         if len(_columns(cur, table)) == kept:
             for statement in _reference()[1][table]:
                 cur.execute(statement)
+    _add_file_changes(cur)
     cur.execute(f"PRAGMA user_version = {FORMAT_VERSION}")
+
+
+def _add_file_changes(cur: sqlite3.Cursor) -> None:
+    """Format version 5: the ``file_changes`` table and its index, when missing (R-UNDO-2c)."""
+    for statement in (s.strip() for s in FILE_CHANGES_SCHEMA.split(";")):
+        if statement:
+            cur.execute(statement)
 
 
 def _is_busy(exc: sqlite3.Error) -> bool:

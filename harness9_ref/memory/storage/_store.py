@@ -31,6 +31,7 @@ from typing import Final, Protocol
 
 from ..._harness9_error import Said
 from ._context_state import FIELD_KINDS
+from ._file_changes import FileChangeRecord
 from ._find import SessionSummary
 from ._prune import PruneResult
 from ._search import SearchHit
@@ -54,7 +55,8 @@ class SessionRecord:
 
     Messages keep their order, not their ids; todos are ``(id, content, status)`` in position
     order; ``checkpoint`` is ``(covered, anchor, summary, created_at)`` or None; ``context_state``
-    is the values of its columns STATE_COLUMN_NAMES followed by ``saved_at``, or None (R-CKP-12).
+    is the values of its columns STATE_COLUMN_NAMES followed by ``saved_at``, or None (R-CKP-12);
+    ``file_changes`` the session's records of changed files with their times (R-UNDO-2d).
     """
 
     id: str
@@ -64,6 +66,8 @@ class SessionRecord:
     todos: tuple[tuple[str, str, str], ...]
     checkpoint: tuple[int, str, str, int] | None
     context_state: StoredState | None
+    # R-UNDO-2d: each change with its created_at, in record order
+    file_changes: tuple[tuple[FileChangeRecord, int], ...] = ()
 
 
 class Store(Protocol):
