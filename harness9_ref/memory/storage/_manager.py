@@ -25,6 +25,7 @@ from ._session import (
     StatefulSession,
     check_count,
     check_limit,
+    check_origin,
     check_session_id,
     new_session_id,
 )
@@ -139,16 +140,20 @@ class Manager:
         """
         return self._store.indexed
 
-    def new_session(self, draft: bool = False) -> StatefulSession:
+    def new_session(self, draft: bool = False, *, workdir: str = "", provider: str = "") -> StatefulSession:
         """Create an empty session with a fresh id (R-MGR-3), or a draft without a row yet (R-FIND-2).
 
         A draft's row is inserted by its first add_messages, save_todos or save_checkpoint, so
-        a program that starts a session and stores nothing leaves nothing behind.
+        a program that starts a session and stores nothing leaves nothing behind. Its row records
+        ``workdir``, the folder its tools work in, and ``provider``, the model label it answers
+        with, each as given ("" for unknown), so ``recent_sessions`` can keep to one folder (R-FIND-4).
 
         Raises:
+            InvalidArgument: ``workdir`` or ``provider`` is not text of scalar values without U+0000.
             SessionDatabaseError: a session with the new id exists already, draft or not.
         """
-        return self._store.new_session(check_session_id(self._new_id()), self._clock, draft)
+        origin = (check_origin("workdir", workdir), check_origin("provider", provider))
+        return self._store.new_session(check_session_id(self._new_id()), self._clock, draft, origin)
 
     def open_session(self, session_id: str) -> StatefulSession:
         """Return the session with exactly this id (R-MGR-4).
@@ -211,15 +216,17 @@ class Manager:
         parse_session_ref(text)
         return self._store.resolve_session_id(text)
 
-    def recent_sessions(self, limit: int = 10, offset: int = 0) -> list[SessionSummary]:
-        """Sessions that hold a message, most recently updated first, with their titles (R-FIND-3).
+    def recent_sessions(self, limit: int = 10, offset: int = 0, workdir: str | None = None) -> list[SessionSummary]:
+        """Sessions that hold a message, most recently updated first, with their titles (R-FIND-3);
+        only those whose recorded workdir is exactly ``workdir`` unless it is None (R-FIND-5).
 
         Raises:
-            InvalidArgument: ``limit`` or ``offset`` is negative or not an integer.
+            InvalidArgument: ``limit`` or ``offset`` is negative or not an integer, or ``workdir``
+                is not text of scalar values without U+0000.
         """
         check_limit(limit)
         check_count("offset", offset)
-        return self._store.recent_sessions(limit, offset)
+        return self._store.recent_sessions(limit, offset, None if workdir is None else check_origin("workdir", workdir))
 
     def search(self, query: str, limit: int = 20) -> list[SearchHit]:
         """Sessions whose messages contain every word of ``query``, case-insensitively (R-SRCH-1 … R-SRCH-3).

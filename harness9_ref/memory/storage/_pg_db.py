@@ -47,7 +47,7 @@ __all__ = [
     "redact_url",
 ]
 
-FORMAT_VERSION: Final = 5  # R-PG-4: the one row of harness9_schema, the counterpart of R-DB-2's user_version
+FORMAT_VERSION: Final = 6  # R-PG-4: the one row of harness9_schema, the counterpart of R-DB-2's user_version
 UNICODE_VERSION: Final = unicodedata.unidata_version  # R-PG-4, R-PG-5: the case mapping of str.lower
 POOL_SIZE: Final = 4  # R-PG-12: connections of one Manager at most
 POOL_TIMEOUT_S: Final = 30.0  # R-PG-13: the longest a call waits in line for a connection
@@ -64,7 +64,9 @@ PG_SCHEMA: Final = """
 CREATE TABLE sessions (
     id         TEXT COLLATE "C" PRIMARY KEY,
     created_at BIGINT NOT NULL,
-    updated_at BIGINT NOT NULL
+    updated_at BIGINT NOT NULL,
+    workdir    TEXT   NOT NULL DEFAULT '',
+    provider   TEXT   NOT NULL DEFAULT ''
 );
 CREATE TABLE messages (
     id           BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -114,17 +116,22 @@ CREATE TABLE harness9_schema (
 """
 _STATEMENTS: Final = [s.strip() for s in PG_SCHEMA.split(";") if s.strip()]
 _TABLES: Final = ("sessions", "messages", "todos", "checkpoints", "context_state", "harness9_schema")
-# R-PG-4: version 4 is this schema without the last five columns of context_state (R-CKP-12);
+# R-PG-4: version 5 is this schema without sessions.workdir and sessions.provider (R-FIND-4);
+# version 4 is version 5 without the last five columns of context_state (R-CKP-12);
 # version 3 is version 4 without messages.body, messages.folded, the partial indexes and
-# harness9_schema.unicode; version 2 is version 3 without the context_state table. All three are
+# harness9_schema.unicode; version 2 is version 3 without the context_state table. All four are
 # upgraded in place, so every row stays.
-UPGRADABLE_VERSIONS: Final = (2, 3, 4)
+UPGRADABLE_VERSIONS: Final = (2, 3, 4, 5)
 _ADD_CONTEXT_STATE: Final = next(s for s in _STATEMENTS if s.startswith("CREATE TABLE context_state"))
 # Version 4's context_state gains the columns after saved_at, their definitions read from the schema.
 _ADD_STATE_COLUMNS: Final = "ALTER TABLE context_state " + ", ".join(
     "ADD COLUMN " + line.strip().rstrip(",")
     for line in _ADD_CONTEXT_STATE.partition("saved_at")[2].splitlines()[1:]
     if line.strip() != ")"
+)
+# R-PG-4, R-FIND-4: version 5's sessions gain their folder and provider, unknown ('') for every row.
+_ADD_SESSION_ORIGIN: Final = (
+    "ALTER TABLE sessions ADD COLUMN workdir TEXT NOT NULL DEFAULT '', ADD COLUMN provider TEXT NOT NULL DEFAULT ''"
 )
 _ADD_UNFOLDED: Final = next(s for s in _STATEMENTS if s.startswith("CREATE INDEX idx_messages_unfolded"))
 # R-FIND-3's first prompt of a session, found in its own small index: through the primary key
@@ -144,6 +151,11 @@ _TRGM_SCHEMA: Final = (
 _HAS_INDEX: Final = (
     "SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'idx_messages_folded'"
 )
+
+
+def _add_session_folder_and_provider(cur: psycopg.Cursor[Any]) -> None:
+    """R-PG-4c, R-FIND-4: the step from version 5, the sessions' workdir and provider, '' (unknown) in every row."""
+    cur.execute(_ADD_SESSION_ORIGIN)
 
 
 def redact_url(url: str) -> str:
@@ -218,7 +230,7 @@ class PgDatabase:
         return conn  # type: ignore[no-any-return]
 
     def _migrate(self, cur: psycopg.Cursor[Any]) -> None:
-        """Create the schema in an empty schema, use a version-5 one, upgrade a version-2, 3 or 4 one, refuse the rest (R-PG-4).
+        """Create the schema in an empty schema, use a version-6 one, upgrade a version-2 … 5 one, refuse the rest (R-PG-4).
 
         The advisory lock makes two first opens of one empty schema take turns, so the second
         finds the first one's tables instead of failing on them. The upgrade runs in this one
@@ -254,15 +266,17 @@ class PgDatabase:
 
     def _upgrade(self, cur: psycopg.Cursor[Any], version: int, found: set[str]) -> None:
         """R-PG-4: version 2 gains ``context_state`` whole, versions 3 and 4 its last five columns,
-        and versions 2 and 3 the derived columns of every message."""
+        versions 2 and 3 the derived columns of every message, and every version the sessions'
+        folder and provider."""
         if version == 2:
             if "context_state" in found:
                 raise UnsupportedSchema(f"{self.name} has format version 2 and a context_state table of another program")
             cur.execute(_ADD_CONTEXT_STATE)
-        else:
+        elif version < 5:
             cur.execute(_ADD_STATE_COLUMNS)
         if version < 4:
             self._add_derived(cur)
+        _add_session_folder_and_provider(cur)
         cur.execute("UPDATE harness9_schema SET version = %s", (FORMAT_VERSION,))
 
     def _add_derived(self, cur: psycopg.Cursor[Any]) -> None:

@@ -64,6 +64,8 @@ class SessionRecord:
     todos: tuple[tuple[str, str, str], ...]
     checkpoint: tuple[int, str, str, int] | None
     context_state: StoredState | None
+    workdir: str  # R-FIND-4, copied as stored
+    provider: str
 
 
 class Store(Protocol):
@@ -77,7 +79,9 @@ class Store(Protocol):
         """False when search scans an SQLite file without its index (R-SRCH-3)."""
         ...
 
-    def new_session(self, session_id: str, clock: Clock, draft: bool) -> StatefulSession: ...
+    def new_session(self, session_id: str, clock: Clock, draft: bool, origin: tuple[str, str]) -> StatefulSession:
+        """A session whose row records ``origin``, its workdir and provider (R-FIND-4)."""
+        ...
 
     def open_session(self, session_id: str, clock: Clock) -> StatefulSession: ...
 
@@ -87,7 +91,7 @@ class Store(Protocol):
 
     def resolve_session_id(self, text: str) -> str: ...
 
-    def recent_sessions(self, limit: int, offset: int) -> list[SessionSummary]: ...
+    def recent_sessions(self, limit: int, offset: int, workdir: str | None) -> list[SessionSummary]: ...
 
     def search(self, terms: list[str], limit: int) -> list[SearchHit]: ...
 

@@ -465,14 +465,14 @@ def assert_spec_schema(path: Path) -> None:
     expected.close()
 
 
-def test_the_format_version_is_4() -> None:
-    assert FORMAT_VERSION == 4
+def test_the_format_version_is_5() -> None:
+    assert FORMAT_VERSION == 5
 
 
-def test_a_new_file_has_the_checkpoints_table_and_version_4(db_path: Path) -> None:
+def test_a_new_file_has_the_checkpoints_table_and_version_5(db_path: Path) -> None:
     with Manager(db_path):
         pass
-    assert user_version(db_path) == 4
+    assert user_version(db_path) == 5
     assert_spec_schema(db_path)
 
 
@@ -489,7 +489,7 @@ def test_an_older_file_is_upgraded_in_place_keeping_every_row(tmp_path: Path, na
         session = manager.open_session(A)
         messages = session.get_messages()
         session.save_checkpoint(Checkpoint(2, message_anchor(messages[1]), "upgraded"))
-    assert user_version(path) == 4
+    assert user_version(path) == 5
     assert_spec_schema(path)
     after = table_rows(path)
     assert after.pop("checkpoints") == [(A, 2, message_anchor(messages[1]), "upgraded", START + 5000)]
@@ -497,8 +497,9 @@ def test_an_older_file_is_upgraded_in_place_keeping_every_row(tmp_path: Path, na
     assert after.pop("context_state") == []
     if "todos" not in before:  # the document's schema gains an empty todos table
         assert after.pop("todos") == []
+    assert after.pop("sessions") == [(*row, "", "") for row in before.pop("sessions")]  # folder unknown (R-FIND-4)
     assert after == before
-    with Manager(path) as manager:  # version 4 now: used as it is
+    with Manager(path) as manager:  # version 5 now: used as it is
         assert manager.list_sessions() == sessions
         assert manager.open_session(A).get_checkpoint() == Checkpoint(2, message_anchor(messages[1]), "upgraded")
 
@@ -511,7 +512,7 @@ def test_a_version_1_file_that_already_has_a_checkpoints_table_of_the_format_kee
         conn.execute("PRAGMA user_version = 1")
     with Manager(db_path) as manager:
         assert manager.open_session(session.session_id).get_checkpoint() == cp(4)
-    assert user_version(db_path) == 4
+    assert user_version(db_path) == 5
 
 
 def test_a_version_2_file_keeps_its_checkpoint_through_the_upgrade(tmp_path: Path) -> None:
@@ -523,7 +524,7 @@ def test_a_version_2_file_keeps_its_checkpoint_through_the_upgrade(tmp_path: Pat
         from_anchor = session.get_messages_from(checkpoint.covered - 1)
         assert message_anchor(from_anchor[0]) == checkpoint.anchor
         assert len(from_anchor) == 2
-    assert user_version(path) == 4
+    assert user_version(path) == 5
 
 
 @pytest.mark.parametrize(

@@ -475,13 +475,14 @@ def test_a_version_3_file_gains_the_columns_with_their_defaults_keeping_every_ro
         assert manager.open_session(A).get_context_state() == ContextState(1200, 1000, 2)
         assert manager.open_session(B).get_context_state() == ContextState(0, 0, 0)
         assert manager.open_session(C).get_context_state() is None
-    assert user_version(path) == 4
+    assert user_version(path) == 5
     assert_spec_schema(path)
     after = table_rows(path)
     assert after.pop("context_state") == [(*row, 0, 0, 0, "", "") for row in V3_STATES]
     before.pop("context_state")
+    assert after.pop("sessions") == [(*row, "", "") for row in before.pop("sessions")]  # folder unknown (R-FIND-4)
     assert after == before
-    with Manager(path, clock=lambda: START + 900) as manager:  # version 4 now: used as it is
+    with Manager(path, clock=lambda: START + 900) as manager:  # version 5 now: used as it is
         manager.open_session(C).save_context_state(FULL)
         assert manager.open_session(C).get_context_state() == FULL
 
@@ -507,7 +508,7 @@ def test_an_older_file_holding_a_version_3_context_state_table_completes_it(db_p
         conn.execute(f"PRAGMA user_version = {version}")
     with Manager(db_path) as manager:
         assert manager.open_session(session.session_id).get_context_state() == ContextState(1200, 1000, 2)
-    assert user_version(db_path) == 4
+    assert user_version(db_path) == 5
     assert_spec_schema(db_path)
 
 

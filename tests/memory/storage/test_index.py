@@ -58,7 +58,7 @@ def test_a_version_1_file_that_has_an_index_is_upgraded(db_path: Path) -> None:
         conn.execute("DROP TABLE context_state")
         conn.execute("PRAGMA user_version = 1")
     with Manager(db_path) as manager, raw(db_path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone() == (4,)
+        assert conn.execute("PRAGMA user_version").fetchone() == (5,)
         assert [h.snippet for h in manager.search("upgrade")] == ["kept through the upgrade"]
 
 

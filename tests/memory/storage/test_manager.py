@@ -199,7 +199,7 @@ def test_the_connection_uses_wal_foreign_keys_and_a_five_second_busy_timeout(man
     assert conn.execute("PRAGMA synchronous").fetchone()[0] in (1, 2)  # NORMAL or FULL
     with raw(db_path) as other:
         assert other.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        assert other.execute("PRAGMA user_version").fetchone() == (4,)
+        assert other.execute("PRAGMA user_version").fetchone() == (5,)
 
 
 def test_a_new_file_has_exactly_the_schema_of_the_spec(manager: Manager, db_path: Path) -> None:
@@ -250,7 +250,7 @@ def test_a_file_with_the_documents_schema_is_upgraded_and_keeps_its_sessions(db_
     expected = sqlite3.connect(":memory:")
     expected.executescript(spec_schema_sql())
     with raw(db_path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone() == (4,)
+        assert conn.execute("PRAGMA user_version").fetchone() == (5,)
         assert schema_of(conn) == schema_of(expected)
     expected.close()
 
@@ -270,8 +270,8 @@ def test_a_file_with_only_the_sessions_table_gets_everything_else(db_path: Path)
 def write_unsupported(path: Path, kind: str, journal_mode: str) -> None:
     write_document_schema_file(path, journal_mode)
     with raw(path) as conn:
-        if kind == "version 5":
-            conn.execute("PRAGMA user_version = 5")
+        if kind == "version 6":
+            conn.execute("PRAGMA user_version = 6")
         elif kind == "foreign todos table":
             conn.execute("CREATE TABLE todos (session_id TEXT, position INTEGER, text TEXT, done INTEGER)")
         else:
@@ -281,7 +281,7 @@ def write_unsupported(path: Path, kind: str, journal_mode: str) -> None:
 
 def unsupported_cases() -> list[object]:
     cases: list[object] = []
-    for kind in ("version 5", "foreign todos table", "foreign checkpoints table in a version-1 file"):
+    for kind in ("version 6", "foreign todos table", "foreign checkpoints table in a version-1 file"):
         cases.append(pytest.param(kind, "wal", id=f"{kind}, WAL file"))
         cases.append(
             pytest.param(
