@@ -257,6 +257,12 @@ err_pool_timeout = {db}：{seconds} 秒内连接池没有空出连接
 help_show = /show [序号]  完整显示最后一个（或第几个）工具结果；Ctrl+O 显示最后一个
 show_none = 还没有可显示的工具结果
 show_usage = 用法：/show [序号]，序号为 1 到 {n}
+cli_continue_none_here = harness9-ref: -c：{folder} 中没有可继续的会话，开始新会话（--any-folder 继续任一目录最近的会话）
+cli_other_folder = harness9-ref: 该会话始于 {folder}；工具在当前目录 {here} 中运行
+cli_sessions_elsewhere = harness9-ref: {folder} 中没有会话；--any-folder 列出所有目录的会话
+folder_unknown = （目录未知）
+provider_unknown = （模型未知）
+show_origin = 会话始于 {folder}，模型 {provider}
 [en]
 status_name = [harness9]
 status_workdir = workdir: {workdir}
@@ -435,7 +441,13 @@ rewind_done = back to before prompt {k}, in new session {session}; the prompt is
 err_pool_timeout = {db}: no connection of the pool came free within {seconds} s
 help_show = /show [N]  show the last (or the N-th) tool result whole; Ctrl+O shows the last
 show_none = no tool result to show yet
-show_usage = usage: /show [N], N from 1 to {n}"""
+show_usage = usage: /show [N], N from 1 to {n}
+cli_continue_none_here = harness9-ref: -c: no session of {folder} to continue; starting a new one (--any-folder continues the most recent of any folder)
+cli_other_folder = harness9-ref: this session was started in {folder}; its tools now run in {here}
+cli_sessions_elsewhere = harness9-ref: no session of {folder}; --any-folder lists those of every folder
+folder_unknown = (folder unknown)
+provider_unknown = (provider unknown)
+show_origin = started in {folder} with {provider}"""
 
 
 def parse_strings(table: str) -> dict[str, dict[str, str]]:

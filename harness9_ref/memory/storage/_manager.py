@@ -187,6 +187,16 @@ class Manager:
         """Every session, most recently updated first (R-MGR-5)."""
         return self._store.list_sessions()
 
+    def session_origin(self, session_id: str) -> tuple[str, str]:
+        """The workdir and provider the session recorded when it was created, each "" when
+        unknown (a session of a file from before format 5, R-FIND-4).
+
+        Raises:
+            InvalidSessionId: ``session_id`` is not well-formed.
+            SessionNotFound: there is no such session (a draft not saved yet included).
+        """
+        return self._store.session_origin(check_session_id(session_id))
+
     def delete_session(self, session_id: str) -> None:
         """Delete a session, its messages, todos and checkpoint, and its tool-results folder (R-MGR-6).
 

@@ -67,6 +67,7 @@ class Statements:
         self.insert_session = (
             f"INSERT INTO sessions (id, created_at, updated_at, workdir, provider) VALUES ({p}, {p}, {p}, {p}, {p})"
         )
+        self.session_origin = f"SELECT workdir, provider FROM sessions WHERE id = {p}"  # R-FIND-4
         self.touch_session = f"UPDATE sessions SET updated_at = {p} WHERE id = {p}"
         self.delete_session = f"DELETE FROM sessions WHERE id = {p}"
         self.list_sessions = f"SELECT s.id, s.created_at, s.updated_at, {MESSAGE_COUNT} FROM sessions s {SESSION_ORDER}"

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from ._dialect import Cursor, Dialect
-from ._find import SessionSummary
+from ._find import SessionSummary, stored_text
 from ._prune import PruneResult
 from ._search import SearchHit
 from ._session import Clock, SessionDatabaseError, SessionInfo, SessionNotFound
@@ -75,6 +75,13 @@ class SqlStore:
         with self.db.read() as cur:
             rows = cur.execute(self._sql.list_sessions).fetchall()
         return [SessionInfo(*row) for row in rows]
+
+    def session_origin(self, session_id: str) -> tuple[str, str]:
+        with self.db.read() as cur:
+            row = cur.execute(self._sql.session_origin, (session_id,)).fetchone()
+        if row is None:
+            raise SessionNotFound(f"no session with id {session_id!r} in {self.name}")
+        return stored_text(row[0]), stored_text(row[1])
 
     def delete_rows(self, session_id: str) -> None:
         with self.db.write() as cur:
