@@ -21,7 +21,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, TextIO
 
 from ..memory.context import format_token_count
-from ..memory.storage import POSTGRES_SCHEMES, CorruptRow, Manager, SessionDatabaseError, copy_sessions, url_scheme
+from ..memory.storage import (
+    POSTGRES_SCHEMES,
+    CorruptRow,
+    Manager,
+    SessionDatabaseError,
+    copy_sessions,
+    session_folder,
+    url_scheme,
+)
 from ..text import (
     STRINGS,
     TableSaid,
@@ -39,7 +47,7 @@ from ._output import Filter, line_filter, stream_filter
 from ._parser import DEFAULT_LIMIT
 from ._run_prompt import silence
 from ._settings import CliError, Settings, expand_home
-from ._wiring import SECONDS_PER_DAY, build_instructions, check_db_file, check_workdir, open_manager, session_folder
+from ._wiring import SECONDS_PER_DAY, build_instructions, check_db_file, check_workdir, open_manager
 
 if TYPE_CHECKING:
     from ..memory.storage import PruneResult

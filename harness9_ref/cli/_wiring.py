@@ -23,7 +23,7 @@ from ..engine import (
     SaveAsItGoes,
 )
 from ..memory.context import REQUEST_SHARE, SUMMARY_SHARE, new_summarization_compactor
-from ..memory.storage import ForeignDatabase, Manager
+from ..memory.storage import ForeignDatabase, Manager, session_folder
 from ..offline import OfflineProvider
 from ..provider import (
     DEFAULT_CONTEXT_TOKENS,
@@ -59,9 +59,8 @@ __all__ = [
     "open_manager",
     "open_session",
     "request_model_of",
-    "session_folder",
-    "session_provider",
     "session_lock",
+    "session_provider",
 ]
 
 TOOL_RESULTS_DIR: Final = "tool-results"  # R-CLI-5: <home>/tool-results, home = the database's folder
@@ -226,13 +225,6 @@ def session_lock(settings: Settings) -> SessionLock:
         return SessionLock(path)
     except OSError as exc:
         raise CliError(TableSaid("err_session_lock", path=path, reason=exc.strerror or exc)) from exc
-
-
-def session_folder(workdir: str) -> str:
-    """The folder a session records and ``-c`` looks for (R-FIND-4, R-CLI-52): the working directory
-    absolute with its symbolic links resolved, a name that is not UTF-8 read with U+FFFD, so that
-    one folder is one text however it was reached."""
-    return os.fsencode(os.path.realpath(workdir)).decode("utf-8", "replace")
 
 
 def session_provider(settings: Settings) -> str:

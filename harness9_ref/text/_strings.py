@@ -48,6 +48,7 @@ __all__ = [
     "INPUT_PROMPT_BUSY",
     "INTERRUPTED_NOTICE",
     "LANGS",
+    "LIST_FOLDER",
     "LIST_ITEM",
     "LIST_TITLE",
     "NO_SESSIONS",
@@ -553,6 +554,7 @@ UNKNOWN_COMMAND: Final = _ZH["unknown_command"].replace("{input}", "")  # R-TUI-
 PAGE_SIZE: Final = 10  # items per page
 LIST_ITEM: Final = "  [{k}] {id8}  {age}  {count} {messages}"  # R-TUI-18; the words come from STRINGS
 LIST_TITLE: Final = "  {title}"  # after LIST_ITEM when the title (or snippet) is not empty
+LIST_FOLDER: Final = "  {folder}"  # R-TUI-43: after LIST_ITEM, a /resume session of another folder
 REWIND_ITEM: Final = "  [{k}] {preview}"  # R-FORK-4: one prompt of /rewind; ends after "]" when the preview is empty
 RESUME_HEADER: Final = _ZH["resume_header"]
 RESUME_ITEM: Final = LIST_ITEM + LIST_TITLE

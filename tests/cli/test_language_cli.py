@@ -54,7 +54,7 @@ def test_the_listings_speak_the_locales_language(env: dict[str, str], lang: str,
     """R-LANG-2b: ``sessions``' word, ``search``'s no-hit line, ``prune``'s and ``copy``'s reports."""
     db = tmp_path / "home" / "sessions.db"
     seed(db, [(SOURCE, 1_000_000_000, ["hello"])])
-    listing = cli(["sessions"], env, tmp_path)
+    listing = cli(["sessions", "--any-folder"], env, tmp_path)
     assert listing.stdout.split()[4] == _in(lang, "messages_word")
     missing = cli(["search", "nowhere"], env, tmp_path)
     assert (missing.returncode, missing.stderr.splitlines()[-1]) == (1, _in(lang, "cli_no_match", query="nowhere"))

@@ -188,11 +188,12 @@ def test_show_cleans_the_conversation_and_raw_prints_it_as_stored(
 
 
 def test_sessions_cleans_a_title_and_raw_prints_it(env: dict[str, str], work: Path, stored_evil: Path) -> None:
-    result = cli(["sessions"], env, work)
+    result = cli(["sessions", "--any-folder"], env, work)
     out, _ = clean_output(result)
-    assert out.startswith(f"{ID}  2026-01-01 00:00  2 messages  {SAFE}"), out
-    raw = cli(["sessions", "--raw"], env, work)
-    assert raw.stdout.startswith(f"{ID}  2026-01-01 00:00  2 messages  {EVIL}"), raw.stdout
+    unknown = "(folder unknown)  (provider unknown)"
+    assert out.startswith(f"{ID}  2026-01-01 00:00  2 messages  {unknown}  {SAFE}"), out
+    raw = cli(["sessions", "--any-folder", "--raw"], env, work)
+    assert raw.stdout.startswith(f"{ID}  2026-01-01 00:00  2 messages  {unknown}  {EVIL}"), raw.stdout
 
 
 def test_search_cleans_a_snippet_and_raw_prints_it(env: dict[str, str], work: Path, stored_evil: Path) -> None:

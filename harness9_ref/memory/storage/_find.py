@@ -6,6 +6,7 @@ These read the Manager's connection inside its read transactions; the Manager wr
 from __future__ import annotations
 
 import codecs
+import os
 import re
 import sqlite3
 from collections.abc import Callable, Iterable
@@ -18,7 +19,7 @@ from ._session import INT64_MAX, AmbiguousSessionId, InvalidSessionId, SessionNo
 from ._sql import SESSION_ORDER, Statements
 from ._sql import SQLITE as SQL
 
-__all__ = ["TITLE_LIMIT", "SessionSummary", "make_title"]
+__all__ = ["TITLE_LIMIT", "SessionSummary", "make_title", "session_folder"]
 
 TITLE_LIMIT: Final = 60  # R-FIND-3: characters of a title, the ellipsis included
 AMBIGUOUS_LISTED: Final = 10  # R-FIND-1: candidates named in the error
@@ -59,6 +60,13 @@ def recent_query(statements: Statements, limit: int, offset: int, workdir: str |
 def stored_text(value: object) -> str:
     """A ``workdir`` or ``provider`` as read: text as it is, anything else another program wrote as unknown (R-FIND-4)."""
     return value if isinstance(value, str) else ""
+
+
+def session_folder(workdir: str) -> str:
+    """The folder a session records and ``-c`` looks for (R-FIND-4): the working directory made
+    absolute with its symbolic links resolved, a name that is not UTF-8 read with U+FFFD, so that
+    one folder is one text however it was reached."""
+    return os.fsencode(os.path.realpath(workdir)).decode("utf-8", "replace")
 
 
 def make_title(content: str) -> str:
