@@ -20,6 +20,7 @@ from ._prune import PruneResult
 from ._search import SearchHit, search_terms
 from ._session import (
     Clock,
+    InvalidArgument,
     SessionDatabaseError,
     SessionInfo,
     StatefulSession,
@@ -232,11 +233,14 @@ class Manager:
 
         Raises:
             InvalidArgument: ``limit`` or ``offset`` is negative or not an integer, or ``workdir``
-                is not text of scalar values without U+0000.
+                is empty (no folder: it would name the sessions of unknown folder) or not text of
+                scalar values without U+0000.
         """
         check_limit(limit)
         check_count("offset", offset)
-        return self._store.recent_sessions(limit, offset, None if workdir is None else check_origin("workdir", workdir))
+        if workdir is not None and (check_origin("workdir", workdir) == ""):
+            raise InvalidArgument("workdir must name a folder, got ''")
+        return self._store.recent_sessions(limit, offset, workdir)
 
     def search(self, query: str, limit: int = 20) -> list[SearchHit]:
         """Sessions whose messages contain every word of ``query``, case-insensitively (R-SRCH-1 … R-SRCH-3).
