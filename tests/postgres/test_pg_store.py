@@ -49,7 +49,7 @@ def test_messages_times_and_the_tool_calls_column_match_sqlite_exactly(pg_url: s
     assert {created for _, created in rows} == {1_700_000_123}  # R-PG-6: truncated, as SQLite's (R-DB-4)
     with sqlite3.connect(tmp_path / "s.db") as conn:
         assert rows == conn.execute("SELECT tool_calls, created_at FROM messages ORDER BY id").fetchall()
-    assert column(pg_url, "SELECT version FROM harness9_schema") == [(5,)]
+    assert column(pg_url, "SELECT version FROM harness9_schema") == [(6,)]
 
 
 def test_the_short_postgres_prefix_opens_the_same_database(pg_url: str) -> None:
@@ -123,6 +123,8 @@ SCHEMA_COLUMNS = [
     ("sessions", "id", "text", "NO", "C"),
     ("sessions", "created_at", "bigint", "NO", None),
     ("sessions", "updated_at", "bigint", "NO", None),
+    ("sessions", "workdir", "text", "NO", None),
+    ("sessions", "provider", "text", "NO", None),
     ("todos", "session_id", "text", "NO", "C"),
     ("todos", "position", "bigint", "NO", None),
     ("todos", "id", "bytea", "NO", None),
@@ -141,9 +143,9 @@ def test_the_schema_the_code_creates_is_the_one_spec_gives() -> None:
     assert statements(blocks[0]) == statements(PG_SCHEMA)
 
 
-def test_a_new_schema_holds_the_tables_of_the_spec_and_version_5(pg_url: str) -> None:
+def test_a_new_schema_holds_the_tables_of_the_spec_and_version_6(pg_url: str) -> None:
     Manager(pg_url).close()
-    assert column(pg_url, "SELECT version, unicode FROM harness9_schema") == [(5, unicodedata.unidata_version)]
+    assert column(pg_url, "SELECT version, unicode FROM harness9_schema") == [(6, unicodedata.unidata_version)]
     found = column(
         pg_url,
         "SELECT table_name, column_name, data_type, is_nullable, collation_name FROM information_schema.columns"
@@ -157,8 +159,16 @@ def test_a_new_schema_holds_the_tables_of_the_spec_and_version_5(pg_url: str) ->
 STATE_COLUMNS_ADDED = ("summary_failures", "summary_paused", "window_tokens", "window_source", "window_model")
 
 
+def as_version_5(url: str) -> None:
+    """Make a schema the Manager created into version 5: sessions without workdir and provider (R-PG-4, R-PG-14)."""
+    with psycopg.connect(url) as conn:
+        conn.execute("ALTER TABLE sessions DROP COLUMN workdir, DROP COLUMN provider")
+        conn.execute("UPDATE harness9_schema SET version = 5")
+
+
 def as_version_4(url: str) -> None:
-    """Make a schema the Manager created into version 4: context_state without its columns after saved_at (R-PG-4)."""
+    """Make a schema the Manager created into version 4: context_state without its columns after saved_at too (R-PG-4)."""
+    as_version_5(url)
     with psycopg.connect(url) as conn:
         conn.execute("ALTER TABLE context_state " + ", ".join(f"DROP COLUMN {c}" for c in STATE_COLUMNS_ADDED))
         conn.execute("UPDATE harness9_schema SET version = 4")
@@ -193,7 +203,7 @@ def test_a_version_2_schema_is_upgraded_in_place_keeping_every_row(pg_url: str) 
         session = manager.open_session(session_id)
         assert session.get_context_state() is None
         session.save_context_state(ContextState(10, 9, 1))
-    assert column(pg_url, "SELECT version FROM harness9_schema") == [(5,)]
+    assert column(pg_url, "SELECT version FROM harness9_schema") == [(6,)]
     assert column(pg_url, "SELECT input_tokens, estimate, cleared_below, saved_at FROM context_state") == [
         (10, 9, 1, 1_700_000_500)
     ]
@@ -212,12 +222,31 @@ def test_a_version_4_schema_gains_the_breaker_and_window_columns_keeping_every_r
     with Manager(pg_url, clock=lambda: 1_700_000_500) as manager:
         assert [s[:4] for s in snapshot(manager)] == [s[:4] for s in before]
         assert manager.open_session(session_id).get_context_state() == ContextState(2**63 - 1, 0, 5)
-    assert column(pg_url, "SELECT version, unicode FROM harness9_schema") == [(5, "1.0.0")]
+    assert column(pg_url, "SELECT version, unicode FROM harness9_schema") == [(6, "1.0.0")]
     assert column(pg_url, "SELECT DISTINCT folded FROM messages") == [("as the old mapping made it",)]
     assert column(pg_url, "SELECT * FROM context_state") == [(session_id, 2**63 - 1, 0, 5, 1_700_000_000, 0, 0, 0, "", "")]
-    with Manager(pg_url, clock=lambda: 1_700_000_900) as manager:  # version 5 now: used as it is
+    with Manager(pg_url, clock=lambda: 1_700_000_900) as manager:  # version 6 now: used as it is
         manager.open_session(session_id).save_context_state(ODD_STATE)
         assert manager.open_session(session_id).get_context_state() == ODD_STATE
+
+
+def test_a_version_5_schema_gains_the_sessions_folder_and_provider_keeping_every_row(pg_url: str) -> None:
+    """R-PG-4c, R-PG-14: every session of a version-5 schema is of unknown folder, every row kept;
+    a new session records its own, and recent_sessions of its folder finds only it."""
+    with Manager(pg_url, clock=lambda: 1_700_000_000) as manager:
+        session_id = fill(manager)
+        before = snapshot(manager)
+        state = manager.open_session(session_id).get_context_state()
+    as_version_5(pg_url)
+    with Manager(pg_url, clock=lambda: 1_700_000_500) as manager:
+        assert snapshot(manager) == before
+        assert manager.open_session(session_id).get_context_state() == state
+        assert manager.session_origin(session_id) == ("", "")
+        session = manager.new_session(workdir="/home/u/projA", provider="offline")
+        session.add_messages([Message("user", "after the upgrade")])
+        assert [s.id for s in manager.recent_sessions(workdir="/home/u/projA")] == [session.session_id]
+    assert column(pg_url, "SELECT version FROM harness9_schema") == [(6,)]
+    assert column(pg_url, f"SELECT workdir, provider FROM sessions WHERE id = '{session_id}'") == [("", "")]
 
 
 def test_a_version_2_schema_that_already_has_a_context_state_table_is_refused_untouched(pg_url: str) -> None:
@@ -234,10 +263,10 @@ def test_a_version_2_schema_that_already_has_a_context_state_table_is_refused_un
 def test_a_schema_of_another_version_or_of_another_program_is_refused_untouched(pg_url: str) -> None:
     Manager(pg_url).close()
     with psycopg.connect(pg_url) as conn:
-        conn.execute("UPDATE harness9_schema SET version = 6")
-    with pytest.raises(UnsupportedSchema, match="format version 6"):
+        conn.execute("UPDATE harness9_schema SET version = 7")
+    with pytest.raises(UnsupportedSchema, match="format version 7"):
         Manager(pg_url)
-    assert column(pg_url, "SELECT version FROM harness9_schema") == [(6,)]
+    assert column(pg_url, "SELECT version FROM harness9_schema") == [(7,)]
     with psycopg.connect(pg_url) as conn:
         conn.execute("DROP TABLE harness9_schema")
     with pytest.raises(UnsupportedSchema, match="tables of another program"):
