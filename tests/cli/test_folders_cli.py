@@ -80,7 +80,7 @@ def test_a_folder_reached_through_a_link_is_the_same_folder(env: dict[str, str],
     """R-FIND-4a: the folder is recorded with its links resolved, so a link's sessions are its target's."""
     (home / "link").symlink_to(home / "projA")
     a, _, _ = run(env, home / "projA", "run", "first")
-    through, lines, _ = run(env, home / "link", "-c", "run", "second")
+    through, lines, _ = run(env, home / "projB", "--workdir", str(home / "link"), "-c", "run", "second")
     assert through == a and not [line for line in lines if "started in" in line]
 
 
