@@ -33,6 +33,7 @@ from ..memory.storage import (
 from ..text import (
     STRINGS,
     TableSaid,
+    counted,
     folder_shown,
     history_lines,
     learned_window_line,
@@ -85,11 +86,12 @@ def format_when(timestamp: int) -> str:
 def prune_line(result: PruneResult, *, dry_run: bool = False, lang: str = "en") -> str:
     """R-CLI-12's report of a prune in ``lang``; the size is R-FMT's form of the bytes followed by ``B``."""
     texts = strings_for(lang)
+    sessions, messages = counted(result.sessions, "sessions", lang), counted(result.messages, "messages", lang)
     if dry_run:
-        return texts["cli_would_prune"].format(sessions=result.sessions, messages=result.messages)
+        return texts["cli_would_prune"].format(sessions=sessions, messages=messages)
     return texts["cli_pruned"].format(
-        sessions=result.sessions,
-        messages=result.messages,
+        sessions=sessions,
+        messages=messages,
         size=format_token_count(result.bytes_reclaimed) + "B",
     )
 
@@ -260,7 +262,10 @@ def run_copy(settings: Settings, out: TextIO) -> int:
         raise CliError(TableSaid("err_copy_same"))
     with Manager(source) as src, Manager(destination) as dst:
         result = copy_sessions(src, dst, overwrite=settings.overwrite)
-    line = strings_for(settings.lang)["cli_copied"].format(sessions=result.sessions, messages=result.messages)
+    lang = settings.lang
+    line = strings_for(lang)["cli_copied"].format(
+        sessions=counted(result.sessions, "sessions", lang), messages=counted(result.messages, "messages", lang)
+    )
     out.write(line + "\n")
     out.flush()
     return 0

@@ -47,6 +47,7 @@ __all__ = [
     "compaction_notice",
     "context_lines",
     "context_report_from_dict",
+    "counted",
     "folder_shown",
     "instruction_lines",
     "instruction_warning_line",
@@ -276,6 +277,11 @@ def learned_window_line(state: ContextState, lang: str = DEFAULT_LANG) -> str:
         source=texts[f"context_window_{state.window_source}"],
         model=state.window_model,
     )
+
+
+def counted(n: int, noun: str, lang: str = DEFAULT_LANG) -> str:
+    """``n`` and its noun, ``sessions`` or ``messages``, singular for 1 (R-CLI-56): ``1 message``, ``2 messages``."""
+    return strings_for(lang)[f"{noun}_count_one" if n == 1 else f"{noun}_count"].format(n=n)
 
 
 def folder_shown(folder: str, lang: str = DEFAULT_LANG) -> str:

@@ -59,6 +59,7 @@ from ..text import (
     ToolResult,
     clean_line,
     compaction_notice,
+    counted,
     error_line,
     expanded_lines,
     history_lines,
@@ -620,7 +621,7 @@ class App:
             self._add(self.texts["fork_nothing"], "error")
             return
         messages = fork.get_messages(0)
-        notice = self.texts["fork_done"].format(session=fork.session_id, n=len(messages))
+        notice = self.texts["fork_done"].format(session=fork.session_id, messages=counted(len(messages), "messages", self.lang))
         self._switch(fork, [*history_lines(messages, self.lang), PaneLine(notice, "notice")])
 
     def _show_rewind(self, rewind: Rewind) -> None:

@@ -206,7 +206,7 @@ def test_search_cleans_a_snippet_and_raw_prints_it(env: dict[str, str], work: Pa
 
 def test_prune_takes_raw(env: dict[str, str], work: Path, stored_evil: Path) -> None:
     result = cli(["prune", "--older-than", "1", "--dry-run", "--raw"], env, work)
-    assert result.returncode == 0 and result.stdout == "would prune 1 sessions, 2 messages\n"
+    assert result.returncode == 0 and result.stdout == "would prune 1 session, 2 messages\n"
 
 
 def test_raw_with_the_terminal_ui_is_a_usage_error(env: dict[str, str], work: Path, db: Path) -> None:

@@ -285,7 +285,7 @@ def test_the_command_line_takes_a_url_and_copies(pg_url: str, tmp_path: Path) ->
     listed = cli("sessions")
     assert listed.returncode == 0 and "1 messages" not in listed.stdout and "hello postgres" in listed.stdout
     copied = cli("copy", pg_url, str(tmp_path / "c.db"))
-    assert (copied.returncode, copied.stdout) == (0, "copied 1 sessions, 2 messages\n"), copied.stderr
+    assert (copied.returncode, copied.stdout) == (0, "copied 1 session, 2 messages\n"), copied.stderr
     again = cli("copy", pg_url, str(tmp_path / "c.db"))
     assert again.returncode == 1 and again.stderr.count("\n") == 1 and "nothing was copied" in again.stderr
     assert cli("copy", pg_url, str(tmp_path / "c.db"), "--overwrite").returncode == 0

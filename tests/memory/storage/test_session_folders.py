@@ -51,7 +51,7 @@ def test_a_session_records_its_folder_and_provider(tmp_path: Path) -> None:
         assert manager.session_origin(draft.session_id) == ("/home/u/项目", "openai:gpt-4o-mini")
         for bad in ({"workdir": "/a\x00b"}, {"provider": "\ud800"}, {"workdir": 3}):
             with pytest.raises(InvalidArgument):
-                manager.new_session(**bad)  # type: ignore[arg-type]
+                manager.new_session(**bad)
         with pytest.raises(InvalidArgument):
             manager.recent_sessions(workdir="")
         assert [s.id for s in manager.recent_sessions(workdir="/home/u/项目")] == [draft.session_id]
