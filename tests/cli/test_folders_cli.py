@@ -102,11 +102,13 @@ def test_sessions_lists_this_folders_and_show_names_the_origin(env: dict[str, st
 
 
 def test_a_fork_keeps_its_sources_folder(env: dict[str, str], home: Path) -> None:
-    """R-FIND-7: forked from projB, a session of projA is still projA's, so -c there finds it."""
+    """R-FIND-7: forked from projB, a session of projA is still projA's: listed there, not in projB."""
     a, _, _ = run(env, home / "projA", "run", "plan A")
     fork = cli(["fork", a], env, home / "projB").stdout.strip()
-    again, _, _ = run(env, home / "projA", "-c", "run", "after the fork")
-    assert again == fork != a
+    assert fork != a
+    listed = cli(["sessions"], env, home / "projA").stdout
+    assert sorted(line[:36] for line in listed.splitlines()) == sorted([a, fork])
+    assert cli(["sessions"], env, home / "projB").stdout == ""
 
 
 def test_a_folder_name_with_control_characters_is_shown_safely(env: dict[str, str], home: Path) -> None:

@@ -118,7 +118,7 @@ def test_one_message_is_singular(env: dict[str, str], work: Path, db: Path, lang
     assert failed.returncode == 1 and stored(db)[session_of(failed)] == ["hello"]
     result = cli(["--lang", lang, "sessions"], env, work)
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(_updated(db)))
-    assert result.stdout == f"{session_of(failed)}  {when}  {word}  {work}  openai:gpt-4o-mini@127.0.0.1:9  hello\n"
+    assert result.stdout == f"{session_of(failed)}  {when}  {word}  {work}  openai:openai/gpt-4o-mini@127.0.0.1:9  hello\n"
 
 
 def _updated(db: Path) -> int:
@@ -144,8 +144,10 @@ def test_show_prints_the_conversation_as_the_pane_does(env: dict[str, str], work
         "re: and the lexer",
         "> the parser again",
         "re: the parser again",
+        f"started in {work} with offline",  # R-CLI-55
     ]
-    assert cli(["show", A2], env, work).stdout == "> Deploy to staging\nwith care\nre: Deploy to staging\nwith care\n"
+    shown = cli(["show", A2], env, work).stdout
+    assert shown == f"> Deploy to staging\nwith care\nre: Deploy to staging\nwith care\nstarted in {work} with offline\n"
 
 
 def test_show_of_an_ambiguous_or_unknown_session_fails(env: dict[str, str], work: Path, three: Path) -> None:
