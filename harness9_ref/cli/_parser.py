@@ -53,7 +53,7 @@ DEFAULT_LIMIT: Final = 20  # R-CLI-12: sessions and search
 _USAGE_LINES: Final = (  # R-CLI-1, R-CLI-12: the forms of the command, each with what it does
     ("[OPTIONS]", "start the terminal UI"),
     ("[OPTIONS] run PROMPT", "run one prompt without the UI (PROMPT - reads standard input)"),
-    ("sessions [--limit N]", "list the recent sessions"),
+    ("sessions [--limit N] [--any-folder]", "list this folder's recent sessions (or every folder's)"),
     ("show SESSION", "print a session's conversation"),
     ("show --system [SESSION]", "print the system prompt a run would send now"),
     ("search QUERY [--limit N]", "find sessions by the words of their messages"),
@@ -328,7 +328,7 @@ def _add_session_commands(commands: argparse._SubParsersAction[_Parser]) -> None
         "sessions",
         parents=[storage],
         prog=f"{PROG} sessions",
-        help="list the recent sessions",
+        help="list this folder's recent sessions",
         description="The sessions of the current folder that hold messages, most recently updated first;\n"
         "each line: id, last change, messages, folder, provider, title.",
         formatter_class=formatter,
