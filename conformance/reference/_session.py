@@ -87,7 +87,7 @@ def _given(step: Mapping[str, Any], *names: str) -> dict[str, Any]:
 
 def _new(run: _Run, name: str, step: Mapping[str, Any]) -> Any:
     run.next_id = step.get("id")
-    session = run.remember(name, run.manager(name).new_session(**_given(step, "draft")))
+    session = run.remember(name, run.manager(name).new_session(**_given(step, "draft", "workdir", "provider")))
     return {"id": session.session_id} if "id" in step else {"well_formed": is_session_id(session.session_id)}
 
 
@@ -204,7 +204,7 @@ def _file_changes_from(run: _Run, name: str, step: Mapping[str, Any]) -> Any:
 
 
 def _recent(run: _Run, name: str, step: Mapping[str, Any]) -> Any:
-    summaries = run.manager(name).recent_sessions(**_given(step, "limit", "offset"))
+    summaries = run.manager(name).recent_sessions(**_given(step, "limit", "offset", "workdir"))
     return [summary.to_dict() for summary in summaries]
 
 

@@ -101,7 +101,12 @@ def op_tui_resume(inp: Mapping[str, Any]) -> dict[str, Any]:
     page = int(inp.get("page", 1))
     fetched = sessions[(page - 1) * PAGE_SIZE : page * PAGE_SIZE + 1]  # as the UI fetches: one more
     lines = listing_lines(
-        fetched, page=page, now=int(inp["now"]), search=bool(inp.get("search", False)), lang=_lang(inp)
+        fetched,
+        page=page,
+        now=int(inp["now"]),
+        search=bool(inp.get("search", False)),
+        lang=_lang(inp),
+        here=inp.get("here"),
     )
     choice = None
     if "typed" in inp:

@@ -131,7 +131,7 @@ def cli_prepared(spec: Mapping[str, Any], base_urls: Mapping[str, str] | None = 
         send: dict[str, Any] = {"workdir": str(work), "home": str(home), "timeout": COMMAND_TIMEOUT}
         if "sessions" in spec:
             send.update(database=str(root / DATABASE), tool_results_dir=str(root / TOOL_RESULTS),
-                        sessions=spec["sessions"])
+                        sessions=_filled(spec["sessions"], places))  # a session's workdir may name the folder
         send["commands"] = [_command(command, home, places) for command in spec["commands"]]
         yield CliFolder(root, send, places)
 

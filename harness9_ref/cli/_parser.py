@@ -53,7 +53,7 @@ DEFAULT_LIMIT: Final = 20  # R-CLI-12: sessions and search
 _USAGE_LINES: Final = (  # R-CLI-1, R-CLI-12: the forms of the command, each with what it does
     ("[OPTIONS]", "start the terminal UI"),
     ("[OPTIONS] run PROMPT", "run one prompt without the UI (PROMPT - reads standard input)"),
-    ("sessions [--limit N]", "list the recent sessions"),
+    ("sessions [--limit N] [--any-folder]", "list this folder's recent sessions (or every folder's)"),
     ("show SESSION", "print a session's conversation"),
     ("show --system [SESSION]", "print the system prompt a run would send now"),
     ("search QUERY [--limit N]", "find sessions by the words of their messages"),
@@ -115,6 +115,7 @@ UNKNOWN_COMMAND: Final = "unknown command {word!r}; to send a prompt without the
 # R-LANG-1: what chooses the language when --lang is not given.
 LANG_HELP: Final = f"language of the messages (default: ${ENV_LANG}, else zh when the locale's language is zh, else en)"
 BOTH_RESUME_AND_CONTINUE: Final = "--resume and --continue cannot be used together"
+ANY_FOLDER_ALONE: Final = "--any-folder goes with -c/--continue"  # R-CLI-52
 SESSION_REQUIRED: Final = "the following arguments are required: SESSION"  # R-INST-6: show without --system
 _COMMAND_METAVAR: Final = "COMMAND"
 _FULL_HELP: Final = "write each tool result whole after its one-line form (control characters shown as U+FFFD unless --raw)"
@@ -260,7 +261,14 @@ def _common() -> _Parser:
     )
     common.add_argument("--resume", metavar="SESSION", help="continue a saved session (default: a new one)")
     common.add_argument(
-        "-c", "--continue", dest="continue_last", action="store_true", help="continue the most recent session"
+        "-c",
+        "--continue",
+        dest="continue_last",
+        action="store_true",
+        help="continue the most recent session of the working directory",
+    )
+    common.add_argument(
+        "--any-folder", action="store_true", help="with -c: the most recent session of any folder"
     )
     common.add_argument("--workdir", metavar="DIR", help="working directory of the tools (default: the current one)")
     common.add_argument(
@@ -320,11 +328,15 @@ def _add_session_commands(commands: argparse._SubParsersAction[_Parser]) -> None
         "sessions",
         parents=[storage],
         prog=f"{PROG} sessions",
-        help="list the recent sessions",
-        description="The sessions that hold messages, most recently updated first.",
+        help="list this folder's recent sessions",
+        description="The sessions of the current folder that hold messages, most recently updated first;\n"
+        "each line: id, last change, messages, folder, provider, title.",
         formatter_class=formatter,
     )
     sessions.add_argument("--limit", type=_positive, metavar="N", help=f"at most N (default {DEFAULT_LIMIT})")
+    sessions.add_argument(
+        "--any-folder", action="store_true", help="list the sessions of every folder (default: this one's)"
+    )
     show = commands.add_parser(
         "show",
         parents=[storage],
@@ -463,6 +475,8 @@ def parse_args(argv: Sequence[str]) -> dict[str, object]:
     options = vars(parser.parse_args(argv))
     if options.get("resume") is not None and options.get("continue_last"):
         parser.error(BOTH_RESUME_AND_CONTINUE)  # R-CLI-10
+    if options.get("any_folder") and options.get("command") != "sessions" and not options.get("continue_last"):
+        parser.error(ANY_FOLDER_ALONE)  # R-CLI-52
     if options.get("command") == "show" and options.get("target") is None and not options.get("system"):
         parser.error(SESSION_REQUIRED)  # R-INST-6: SESSION is optional only with --system
     return {name: value for name, value in options.items() if value is not None}

@@ -222,6 +222,7 @@ class Settings:
     db_source: str | None = None
     db_url: str | None = None
     continue_last: bool = False
+    any_folder: bool = False  # -c / sessions --any-folder: every folder's sessions (R-CLI-52, R-CLI-54)
     yes: bool = False
     lang: str = LOCALE_OTHER  # R-LANG-1: what no option, variable or locale names
     ttl_days: int | None = None
@@ -620,6 +621,7 @@ def resolve_settings(options: Mapping[str, object], env: Mapping[str, str], cwd:
         db_source=db_source,
         db_url=db_url,
         continue_last=bool(opt("continue_last")),
+        any_folder=bool(opt("any_folder")),
         yes=bool(opt("yes")) or _env(env, ENV_YES) == "1",
         lang=language(options, env),
         ttl_days=_ttl_days(env) if agent else None,

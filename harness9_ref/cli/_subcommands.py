@@ -21,13 +21,26 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, TextIO
 
 from ..memory.context import format_token_count
-from ..memory.storage import POSTGRES_SCHEMES, CorruptRow, FileChangeLog, Manager, SessionDatabaseError, copy_sessions, url_scheme
+from ..memory.storage import (
+    POSTGRES_SCHEMES,
+    CorruptRow,
+    FileChangeLog,
+    Manager,
+    SessionDatabaseError,
+    copy_sessions,
+    session_folder,
+    url_scheme,
+)
 from ..text import (
     STRINGS,
     TableSaid,
     clean_line,
+    counted,
+    folder_shown,
     history_lines,
     learned_window_line,
+    origin_line,
+    provider_shown,
     result_lines,
     strings_for,
     terminal_safe,
@@ -66,7 +79,7 @@ __all__ = [
 
 TIME_FORMAT: Final = "%Y-%m-%d %H:%M"  # R-CLI-12: local time
 # R-CLI-12's rows, with the word of STRINGS' message_word or messages_word (R-LANG-2, R-CLI-51).
-SESSION_ROW: Final = "{id}  {when}  {count} {messages}  {title}"  # R-CLI-12: sessions
+SESSION_ROW: Final = "{id}  {when}  {count} {messages}  {folder}  {provider}  {title}"  # R-CLI-12, R-CLI-54: sessions
 SEARCH_ROW: Final = "{id}  {when}  {snippet}"  # R-CLI-12: search
 # The English texts of R-CLI-12's lines; the program writes them in its language (R-LANG-2).
 PRUNED_LINE: Final = STRINGS["en"]["cli_pruned"]  # R-CLI-12, R-PRUNE-2
@@ -84,11 +97,12 @@ def format_when(timestamp: int) -> str:
 def prune_line(result: PruneResult, *, dry_run: bool = False, lang: str = "en") -> str:
     """R-CLI-12's report of a prune in ``lang``; the size is R-FMT's form of the bytes followed by ``B``."""
     texts = strings_for(lang)
+    sessions, messages = counted(result.sessions, "sessions", lang), counted(result.messages, "messages", lang)
     if dry_run:
-        return texts["cli_would_prune"].format(sessions=result.sessions, messages=result.messages)
+        return texts["cli_would_prune"].format(sessions=sessions, messages=messages)
     return texts["cli_pruned"].format(
-        sessions=result.sessions,
-        messages=result.messages,
+        sessions=sessions,
+        messages=messages,
         size=format_token_count(result.bytes_reclaimed) + "B",
     )
 
@@ -97,9 +111,15 @@ def _row(clean: Filter, template: str, **fields: object) -> str:
     return clean(template.format(**fields)).rstrip()  # no trailing blanks after an empty title
 
 
-def _sessions(manager: Manager, limit: int, lang: str, clean: Filter, out: TextIO) -> int:
+def _sessions(settings: Settings, manager: Manager, limit: int, clean: Filter, out: TextIO, err: TextIO) -> int:
+    """R-CLI-12, R-CLI-54: the sessions of the working directory, of every folder with
+    ``--any-folder``; when the folder has none but others do, one line on standard error says
+    how to list those."""
+    lang = settings.lang
     texts = strings_for(lang)
-    for summary in manager.recent_sessions(limit=limit):
+    here = None if settings.any_folder else session_folder(settings.workdir)
+    summaries = manager.recent_sessions(limit=limit, workdir=here)
+    for summary in summaries:
         out.write(
             _row(
                 clean,
@@ -108,17 +128,23 @@ def _sessions(manager: Manager, limit: int, lang: str, clean: Filter, out: TextI
                 when=format_when(summary.updated_at),
                 count=summary.message_count,
                 messages=texts["message_word" if summary.message_count == 1 else "messages_word"],  # R-CLI-51
+                folder=folder_shown(summary.workdir, lang),
+                provider=provider_shown(summary.provider, lang),
                 title=summary.title,
             )
             + "\n"
         )
+    if not summaries and here is not None and manager.recent_sessions(limit=1):
+        err.write(terminal_safe(texts["cli_sessions_elsewhere"].format(folder=folder_shown(here, lang))) + "\n")
+        err.flush()
     return 0
 
 
 def _show(manager: Manager, target: str, lang: str, clean: Filter, out: TextIO, *, full: bool = False) -> int:
     """R-CLI-12a: the stored messages as the pane shows them; with ``--full`` each tool result
     whole after its line (R-CLI-40)."""
-    session = manager.open_session(manager.resolve_session_id(target))
+    session_id = manager.resolve_session_id(target)
+    session = manager.open_session(session_id)
     for line in history_lines(session.get_messages(0), lang):
         out.write(clean(line.text) + "\n")
         for text in result_lines(line.result) if full and line.result is not None else ():
@@ -129,6 +155,9 @@ def _show(manager: Manager, target: str, lang: str, clean: Filter, out: TextIO, 
         state = None
     if state is not None and state.window > 0:  # R-WIN-7: the window the server revealed
         out.write(clean(learned_window_line(state, lang)) + "\n")
+    folder, provider = manager.session_origin(session_id)
+    if folder or provider:  # R-CLI-55: a session of a file from before format 5 has neither
+        out.write(clean(origin_line(folder, provider, lang)) + "\n")
     return 0
 
 
@@ -205,7 +234,7 @@ def _dispatch(settings: Settings, out: TextIO, err: TextIO) -> int:
         elif settings.command == "prune" and settings.older_than_days is not None:
             status = _prune(manager, settings.older_than_days, settings.dry_run, settings.lang, clean, out)
         else:
-            status = _sessions(manager, limit, settings.lang, clean, out)
+            status = _sessions(settings, manager, limit, clean, out, err)
     out.flush()
     return status
 
@@ -244,7 +273,10 @@ def run_copy(settings: Settings, out: TextIO) -> int:
         raise CliError(TableSaid("err_copy_same"))
     with Manager(source) as src, Manager(destination) as dst:
         result = copy_sessions(src, dst, overwrite=settings.overwrite)
-    line = strings_for(settings.lang)["cli_copied"].format(sessions=result.sessions, messages=result.messages)
+    lang = settings.lang
+    line = strings_for(lang)["cli_copied"].format(
+        sessions=counted(result.sessions, "sessions", lang), messages=counted(result.messages, "messages", lang)
+    )
     out.write(line + "\n")
     out.flush()
     return 0

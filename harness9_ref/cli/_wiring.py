@@ -23,7 +23,7 @@ from ..engine import (
     SaveAsItGoes,
 )
 from ..memory.context import REQUEST_SHARE, SUMMARY_SHARE, new_summarization_compactor
-from ..memory.storage import ForeignDatabase, Manager
+from ..memory.storage import ForeignDatabase, Manager, session_folder
 from ..offline import OfflineProvider
 from ..provider import (
     DEFAULT_CONTEXT_TOKENS,
@@ -39,7 +39,7 @@ from ..provider import (
     request_model,
     reserved_output_tokens_of,
 )
-from ..text import TableSaid, instruction_warning_line, strings_for
+from ..text import TableSaid, folder_shown, instruction_warning_line, other_folder_line, strings_for, terminal_safe
 from ..tools import AllowRules, Registry
 from ._session_lock import SESSION_LOCK_FILE, SessionLock
 from ._settings import CliError, Settings
@@ -60,6 +60,7 @@ __all__ = [
     "open_session",
     "request_model_of",
     "session_lock",
+    "session_provider",
 ]
 
 TOOL_RESULTS_DIR: Final = "tool-results"  # R-CLI-5: <home>/tool-results, home = the database's folder
@@ -226,6 +227,13 @@ def session_lock(settings: Settings) -> SessionLock:
         raise CliError(TableSaid("err_session_lock", path=path, reason=exc.strerror or exc)) from exc
 
 
+def session_provider(settings: Settings) -> str:
+    """The provider a session records (R-FIND-4): the model label of R-TUI-25, as the status bar shows it."""
+    from ..tui import model_label  # no curses: the label is text
+
+    return model_label(settings.provider, request_model_of(settings), settings.base_url)
+
+
 def open_session(
     manager: Manager, settings: Settings, lock: SessionLock, say: Callable[[str], None]
 ) -> StatefulSession:
@@ -233,22 +241,36 @@ def open_session(
 
     ``--resume TEXT`` takes an id or a unique prefix (R-FIND-1: SessionNotFound,
     AmbiguousSessionId or InvalidSessionId otherwise); ``--continue`` the most recent session
-    with messages, else a new one, of which ``say`` is told (R-CLI-28: a user who asked to go on
-    should not take a fresh start for the old conversation). A new session is a draft
+    with messages of the working directory (of any folder with ``--any-folder``, R-CLI-52), else
+    a new one, of which ``say`` is told (R-CLI-28: a user who asked to go on should not take a
+    fresh start for the old conversation, nor another folder's for this one's). A session of
+    another folder is taken with a line saying so (R-CLI-53). A new session is a draft
     (R-FIND-2): it is stored with its first message, so starting and quitting, or a start that
     fails, leaves nothing behind.
 
     Raises:
         SessionInUse: another running program holds the session (R-CLI-27b).
     """
+    here = session_folder(settings.workdir)
+    texts = strings_for(settings.lang)
+    found: str | None = None
     if settings.resume is not None:
-        session = manager.open_session(manager.resolve_session_id(settings.resume))
-    elif settings.continue_last and (recent := manager.recent_sessions(limit=1)):
-        session = manager.open_session(recent[0].id)
+        found = manager.resolve_session_id(settings.resume)
+    elif settings.continue_last:
+        recent = manager.recent_sessions(limit=1, workdir=None if settings.any_folder else here)
+        if recent:
+            found = recent[0].id
+        elif settings.any_folder:
+            say(texts["cli_continue_none"])
+        else:
+            say(terminal_safe(texts["cli_continue_none_here"].format(folder=folder_shown(here, settings.lang))))
+    if found is None:
+        session = manager.new_session(draft=True, workdir=here, provider=session_provider(settings))
     else:
-        if settings.continue_last:
-            say(strings_for(settings.lang)["cli_continue_none"])
-        session = manager.new_session(draft=True)
+        session = manager.open_session(found)
+        folder = manager.session_origin(found)[0]
+        if folder != here:
+            say(terminal_safe(other_folder_line(folder, here, settings.lang)))
     lock.hold(session.session_id)
     return session
 

@@ -9,6 +9,7 @@ terminal UI, ``harness9-ref run`` and the conformance adapter render the same te
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
@@ -46,10 +47,15 @@ __all__ = [
     "compaction_notice",
     "context_lines",
     "context_report_from_dict",
+    "counted",
+    "folder_shown",
     "instruction_lines",
     "instruction_warning_line",
     "learned_window_line",
     "not_saved_notice",
+    "origin_line",
+    "other_folder_line",
+    "provider_shown",
     "retry_notice",
     "run_compaction_notice",
     "run_error",
@@ -271,6 +277,37 @@ def learned_window_line(state: ContextState, lang: str = DEFAULT_LANG) -> str:
         source=texts[f"context_window_{state.window_source}"],
         model=state.window_model,
     )
+
+
+def counted(n: int, noun: str, lang: str = DEFAULT_LANG) -> str:
+    """``n`` and its noun, ``sessions`` or ``messages``, singular for 1 (R-CLI-56): ``1 message``, ``2 messages``."""
+    return strings_for(lang)[f"{noun}_count_one" if n == 1 else f"{noun}_count"].format(n=n)
+
+
+def folder_shown(folder: str, lang: str = DEFAULT_LANG) -> str:
+    """A session's folder as listed (R-FIND-6): the home folder as ``~``, ``folder_unknown`` for
+    one recorded before sessions kept theirs. Not made terminal-safe here: each caller's filter does."""
+    if not folder:
+        return strings_for(lang)["folder_unknown"]
+    home = os.path.expanduser("~")
+    if home not in ("", "/", "~") and (folder == home or folder.startswith(home.rstrip("/") + "/")):
+        return "~" + folder[len(home.rstrip("/")) :]
+    return folder
+
+
+def provider_shown(provider: str, lang: str = DEFAULT_LANG) -> str:
+    """A session's provider as listed (R-FIND-6): the model label it recorded, or ``provider_unknown``."""
+    return provider or strings_for(lang)["provider_unknown"]
+
+
+def origin_line(folder: str, provider: str, lang: str = DEFAULT_LANG) -> str:
+    """``show``'s line naming where and with what the session was started (R-CLI-55): ``show_origin``."""
+    return strings_for(lang)["show_origin"].format(folder=folder_shown(folder, lang), provider=provider_shown(provider, lang))
+
+
+def other_folder_line(folder: str, here: str, lang: str = DEFAULT_LANG) -> str:
+    """The line of a session continued in a folder other than its own (R-CLI-53): ``cli_other_folder``."""
+    return strings_for(lang)["cli_other_folder"].format(folder=folder_shown(folder, lang), here=folder_shown(here, lang))
 
 
 def window_notice(data: WindowData | Mapping[str, Any], lang: str = DEFAULT_LANG) -> str:

@@ -48,6 +48,7 @@ __all__ = [
     "INPUT_PROMPT_BUSY",
     "INTERRUPTED_NOTICE",
     "LANGS",
+    "LIST_FOLDER",
     "LIST_ITEM",
     "LIST_TITLE",
     "NO_SESSIONS",
@@ -147,9 +148,9 @@ cli_not_created = ；未创建会话
 cli_no_match = harness9-ref: 没有匹配的会话：{query}
 cli_no_index = harness9-ref: 没有可用的全文索引（此 SQLite 没有 FTS5 trigram 分词器，或索引不属于本程序）；改为逐条扫描
 cli_no_index_pg = harness9-ref: 没有可用的三元组索引（数据库没有 pg_trgm 扩展且无权安装，或本机的 Unicode 版本与数据库记录的不同）；由服务器逐条扫描
-cli_pruned = 已清理 {sessions} 个会话、{messages} 条消息，释放 {size}
-cli_would_prune = 将清理 {sessions} 个会话、{messages} 条消息
-cli_copied = 已复制 {sessions} 个会话、{messages} 条消息
+cli_pruned = 已清理 {sessions}、{messages}，释放 {size}
+cli_would_prune = 将清理 {sessions}、{messages}
+cli_copied = 已复制 {sessions}、{messages}
 cli_no_curses = 终端界面需要 curses 模块，而此 Python 没有；'harness9-ref run PROMPT' 不需要它
 cli_no_terminal = 终端界面需要终端；没有终端时请用 'harness9-ref run PROMPT'
 err_screen = 无法启动终端界面：{reason}
@@ -243,7 +244,7 @@ start_hint = 输入 /help 查看命令和按键
 new_session = 已新建会话 {session}
 help_fork = /fork  在本会话的副本中继续
 help_rewind = /rewind  回到你的某条输入之前（在副本中）
-fork_done = 已复制为新会话 {session}（{n} 条消息）
+fork_done = 已复制为新会话 {session}（{messages}）
 fork_nothing = 无法复制：本会话还没有保存任何消息
 rewind_header = 你的输入（{n} 条）：
 rewind_header_page = 你的输入（第 {page} 页，本页 {n} 条）：
@@ -266,6 +267,16 @@ undo_not_kept = 未恢复：{path} 改动时大于 {limit}，原内容没有保�
 undo_failed = 未恢复：{path}：{reason}
 undo_kept = 文件保持现状
 undo_hint = 被丢弃的消息改动过 {n} 个文件：{paths}；加 --restore-files 查看差异并恢复
+cli_continue_none_here = harness9-ref: -c：{folder} 中没有可继续的会话，开始新会话（--any-folder 继续任一目录最近的会话）
+cli_other_folder = harness9-ref: 该会话始于 {folder}；工具在当前目录 {here} 中运行
+cli_sessions_elsewhere = harness9-ref: {folder} 中没有会话；--any-folder 列出所有目录的会话
+folder_unknown = （目录未知）
+provider_unknown = （模型未知）
+show_origin = 会话始于 {folder}，模型 {provider}
+sessions_count_one = {n} 个会话
+sessions_count = {n} 个会话
+messages_count_one = {n} 条消息
+messages_count = {n} 条消息
 [en]
 status_name = [harness9]
 status_workdir = workdir: {workdir}
@@ -335,9 +346,9 @@ cli_not_created = ; no session was created
 cli_no_match = harness9-ref: no session matches: {query}
 cli_no_index = harness9-ref: no usable full-text index (no FTS5 trigram tokenizer in this SQLite, or a foreign index); searching by scan
 cli_no_index_pg = harness9-ref: no usable trigram index (no pg_trgm extension in the database and no right to install it, or this host's Unicode version is not the database's); searching by scan
-cli_pruned = pruned {sessions} sessions, {messages} messages, {size} reclaimed
-cli_would_prune = would prune {sessions} sessions, {messages} messages
-cli_copied = copied {sessions} sessions, {messages} messages
+cli_pruned = pruned {sessions}, {messages}, {size} reclaimed
+cli_would_prune = would prune {sessions}, {messages}
+cli_copied = copied {sessions}, {messages}
 cli_no_curses = the terminal UI needs the curses module, which this Python does not have; 'harness9-ref run PROMPT' works without it
 cli_no_terminal = the terminal UI needs a terminal; use 'harness9-ref run PROMPT' without one
 err_screen = cannot start the terminal UI: {reason}
@@ -431,7 +442,7 @@ start_hint = Type /help for the commands and keys
 new_session = new session {session}
 help_fork = /fork  continue in a copy of this session
 help_rewind = /rewind  go back to before one of your prompts, in a copy
-fork_done = forked into new session {session} ({n} messages)
+fork_done = forked into new session {session} ({messages})
 fork_nothing = nothing to fork: this session has no stored message yet
 rewind_header = Your prompts ({n}):
 rewind_header_page = Your prompts (page {page}, {n} shown):
@@ -453,7 +464,17 @@ undo_changed = not restored: {path} was changed since by something else; it is l
 undo_not_kept = not restored: {path} was larger than {limit} when changed, so what it held was not kept
 undo_failed = not restored: {path}: {reason}
 undo_kept = files left as they are
-undo_hint = the dropped messages changed {n} files: {paths}; add --restore-files to see their diffs and put them back"""
+undo_hint = the dropped messages changed {n} files: {paths}; add --restore-files to see their diffs and put them back
+cli_continue_none_here = harness9-ref: -c: no session of {folder} to continue; starting a new one (--any-folder continues the most recent of any folder)
+cli_other_folder = harness9-ref: this session was started in {folder}; its tools now run in {here}
+cli_sessions_elsewhere = harness9-ref: no session of {folder}; --any-folder lists those of every folder
+folder_unknown = (folder unknown)
+provider_unknown = (provider unknown)
+show_origin = started in {folder} with {provider}
+sessions_count_one = {n} session
+sessions_count = {n} sessions
+messages_count_one = {n} message
+messages_count = {n} messages"""
 
 
 def parse_strings(table: str) -> dict[str, dict[str, str]]:
@@ -559,6 +580,7 @@ UNKNOWN_COMMAND: Final = _ZH["unknown_command"].replace("{input}", "")  # R-TUI-
 PAGE_SIZE: Final = 10  # items per page
 LIST_ITEM: Final = "  [{k}] {id8}  {age}  {count} {messages}"  # R-TUI-18; the words come from STRINGS
 LIST_TITLE: Final = "  {title}"  # after LIST_ITEM when the title (or snippet) is not empty
+LIST_FOLDER: Final = "  {folder}"  # R-TUI-43: after LIST_ITEM, a /resume session of another folder
 REWIND_ITEM: Final = "  [{k}] {preview}"  # R-FORK-4: one prompt of /rewind; ends after "]" when the preview is empty
 RESUME_HEADER: Final = _ZH["resume_header"]
 RESUME_ITEM: Final = LIST_ITEM + LIST_TITLE

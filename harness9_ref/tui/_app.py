@@ -41,7 +41,7 @@ from ..engine import (
     WorkerItem,
     one_line,
 )
-from ..memory.storage import FileChangeLog, SessionError, SessionNotFound
+from ..memory.storage import FileChangeLog, SessionError, SessionNotFound, session_folder
 from ..text import (
     COMPACT_COMMAND,
     CONTEXT_COMMAND,
@@ -59,12 +59,14 @@ from ..text import (
     ToolResult,
     clean_line,
     compaction_notice,
+    counted,
     error_line,
     expanded_lines,
     history_lines,
     in_language,
     instruction_warning_line,
     not_saved_notice,
+    other_folder_line,
     retry_notice,
     run_compaction_notice,
     run_error,
@@ -597,7 +599,7 @@ class App:
     def _run_command(self, command: str) -> None:
         try:
             if command == "/new":
-                session = self.manager.new_session(draft=True)
+                session = self.manager.new_session(draft=True, workdir=session_folder(self.workdir), provider=self.label)
                 notice = self.texts["new_session"].format(session=session.session_id)  # R-TUI-23
                 self._switch(session, [PaneLine(notice, "notice")])
             elif command == FORK_COMMAND:
@@ -614,7 +616,13 @@ class App:
             elif command.startswith(SEARCH_COMMAND):
                 self._search(command[len(SEARCH_COMMAND) :].strip())
             else:
-                self._open_listing(Listing("resume", lambda limit, offset: self.manager.recent_sessions(limit, offset)))
+                self._open_listing(
+                    Listing(
+                        "resume",
+                        lambda limit, offset: self.manager.recent_sessions(limit, offset),
+                        here=session_folder(self.workdir),
+                    )
+                )
         except SessionError as exc:
             self._error(in_language(exc, self.lang))  # R-LANG-3
 
@@ -627,7 +635,7 @@ class App:
             self._add(self.texts["fork_nothing"], "error")
             return
         messages = fork.get_messages(0)
-        notice = self.texts["fork_done"].format(session=fork.session_id, n=len(messages))
+        notice = self.texts["fork_done"].format(session=fork.session_id, messages=counted(len(messages), "messages", self.lang))
         self._switch(fork, [*history_lines(messages, self.lang), PaneLine(notice, "notice")])
 
     def _show_rewind(self, rewind: Rewind) -> None:
@@ -754,8 +762,13 @@ class App:
             elif choice == "previous":
                 self._open_listing(listing, listing.page - 1)
             else:
-                session = self.manager.open_session(listing.item(choice).id)
-                self._switch(session, history_lines(session.get_messages(0), self.lang))
+                chosen = listing.item(choice)
+                session = self.manager.open_session(chosen.id)
+                lines = history_lines(session.get_messages(0), self.lang)
+                folder, here = self.manager.session_origin(chosen.id)[0], session_folder(self.workdir)
+                if folder != here:  # R-TUI-43: its tools run here, not where it was started
+                    lines.append(PaneLine(other_folder_line(folder, here, self.lang), "notice"))
+                self._switch(session, lines)
         except SessionError as exc:
             self._error(in_language(exc, self.lang))
 

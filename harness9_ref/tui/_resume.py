@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from ..text import DEFAULT_LANG, LIST_ITEM, LIST_TITLE, PAGE_SIZE, strings_for
+from ..text import DEFAULT_LANG, LIST_FOLDER, LIST_ITEM, LIST_TITLE, PAGE_SIZE, folder_shown, strings_for
 
 __all__ = ["Choice", "ListedSession", "format_age", "listing_lines", "parse_listing_choice"]
 
@@ -68,6 +68,7 @@ def listing_lines(
     now: int,
     search: bool = False,
     lang: str = DEFAULT_LANG,
+    here: str | None = None,
 ) -> list[str]:
     """The lines of one page of the /resume or /search listing (R-TUI-8, R-TUI-18).
 
@@ -80,6 +81,9 @@ def listing_lines(
         search: a /search listing: the snippet instead of the title, and its own header and
             empty line.
         lang: the language of R-TUI-17.
+        here: the folder the UI works in (R-FIND-4's form), or None: a /resume item whose
+            ``workdir`` (absent: unknown) is another folder shows it after its count,
+            ``folder_shown``'s form (R-TUI-43).
 
     Returns:
         The header (``*_header``, or ``*_header_page`` when there is more than one page), one
@@ -108,6 +112,9 @@ def listing_lines(
             count=int(_get(item, "message_count")),
             messages=texts["message_word" if int(_get(item, "message_count")) == 1 else "messages_word"],
         )
+        if here is not None and not search:
+            folder = str(_get(item, "workdir")) if not isinstance(item, Mapping) or "workdir" in item else ""
+            line += LIST_FOLDER.format(folder=folder_shown(folder, lang)) if folder != here else ""
         title = str(_get(item, "snippet" if search else "title"))
         lines.append(line + LIST_TITLE.format(title=title) if title else line)
     lines.append(texts[_PROMPTS[page > 1, has_next]])
@@ -156,6 +163,7 @@ class Listing:
     fetch: PageSource
     page: int = 1
     fetched: Sequence[Any] = ()  # the page's sessions and, when another page follows, one more
+    here: str | None = None  # the UI's folder: /resume shows the folder of a session of another (R-TUI-43)
 
     def load(self, page: int) -> None:
         """Fetch ``page`` (1 for the first)."""
@@ -170,7 +178,9 @@ class Listing:
         return len(self.fetched) > PAGE_SIZE
 
     def lines(self, now: int, lang: str) -> list[str]:
-        return listing_lines(self.fetched, page=self.page, now=now, search=self.kind == "search", lang=lang)
+        return listing_lines(
+            self.fetched, page=self.page, now=now, search=self.kind == "search", lang=lang, here=self.here
+        )
 
     @property
     def empty(self) -> bool:

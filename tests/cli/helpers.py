@@ -81,13 +81,18 @@ def one_error(result: subprocess.CompletedProcess[str], status: int = 1) -> str:
     return lines[0].removeprefix("harness9-ref: error: ")
 
 
-def seed(db: Path, sessions: Iterable[tuple[str, int, list[str]]]) -> None:
-    """Store sessions ``(id, updated_at, prompts)``: each prompt is a user message and a reply."""
+def seed(db: Path, sessions: Iterable[tuple[str, int, list[str]]], workdir: Path | None = None) -> None:
+    """Store sessions ``(id, updated_at, prompts)``: each prompt is a user message and a reply.
+
+    With ``workdir`` they record that folder, resolved, and the provider ``offline`` (R-FIND-4);
+    without, neither, as sessions of a file from before format 5.
+    """
     db.parent.mkdir(parents=True, exist_ok=True)
+    folder, provider = (str(workdir.resolve()), "offline") if workdir is not None else ("", "")
     for session_id, when, prompts in sessions:
         clock = Clock(when)
         with Manager(db, clock=clock, new_id=functools.partial(str, session_id)) as manager:
-            session = manager.new_session()
+            session = manager.new_session(workdir=folder, provider=provider)
             for prompt in prompts:
                 session.add_messages([user(prompt), assistant(f"re: {prompt}")])
 

@@ -54,14 +54,15 @@ def test_the_listings_speak_the_locales_language(env: dict[str, str], lang: str,
     """R-LANG-2b: ``sessions``' word, ``search``'s no-hit line, ``prune``'s and ``copy``'s reports."""
     db = tmp_path / "home" / "sessions.db"
     seed(db, [(SOURCE, 1_000_000_000, ["hello"])])
-    listing = cli(["sessions"], env, tmp_path)
+    listing = cli(["sessions", "--any-folder"], env, tmp_path)
     assert listing.stdout.split()[4] == _in(lang, "messages_word")
     missing = cli(["search", "nowhere"], env, tmp_path)
     assert (missing.returncode, missing.stderr.splitlines()[-1]) == (1, _in(lang, "cli_no_match", query="nowhere"))
     dry = cli(["prune", "--older-than", "1", "--dry-run"], env, tmp_path)
-    assert dry.stdout.strip() == _in(lang, "cli_would_prune", sessions=1, messages=2)
+    one, two = _in(lang, "sessions_count_one", n=1), _in(lang, "messages_count", n=2)
+    assert dry.stdout.strip() == _in(lang, "cli_would_prune", sessions=one, messages=two)
     copied = cli(["copy", str(db), str(tmp_path / "copy.db")], env, tmp_path)
-    assert copied.stdout.strip() == _in(lang, "cli_copied", sessions=1, messages=2)
+    assert copied.stdout.strip() == _in(lang, "cli_copied", sessions=one, messages=two)
     again = cli(["copy", str(db), str(tmp_path / "copy.db")], env, tmp_path)  # R-PG-10: names the option that replaces
     taken = _in(lang, "err_copy_taken", name=tmp_path / "copy.db", n=1, ids=SOURCE)
     assert (again.returncode, again.stderr) == (1, _in(lang, "cli_error", message=taken) + "\n")

@@ -89,20 +89,22 @@ def test_a_lock_file_that_cannot_be_opened_is_one_line(env: dict[str, str], work
 
 
 def test_continue_without_a_session_says_it_starts_a_new_one(env: dict[str, str], work: Path, db: Path) -> None:
-    """R-CLI-28: one line on standard error, in the program's language, then a new session; none once there is one."""
+    """R-CLI-28, R-CLI-52b: one line on standard error naming the folder and --any-folder, in the
+    program's language, then a new session; none once there is one."""
+    none_here = {lang: strings_for(lang)["cli_continue_none_here"].format(folder=work.resolve()) for lang in ("en", "zh")}
     first = cli(["--provider", "offline", "-c", "run", "first"], env, work)
     assert first.returncode == 0, first.stderr
-    assert first.stderr.splitlines()[0] == strings_for("en")["cli_continue_none"]
+    assert first.stderr.splitlines()[0] == none_here["en"]
     session = session_of(first)
     assert stored(db)[session][0] == "first"
     again = cli(["--provider", "offline", "-c", "run", "again"], env, work)
-    assert strings_for("en")["cli_continue_none"] not in again.stderr
+    assert none_here["en"] not in again.stderr
     assert session_of(again) == session
     fresh = cli(["--provider", "offline", "run", "fresh"], {**env, "HARNESS9_HOME": str(work.parent / "h1")}, work)
-    assert strings_for("en")["cli_continue_none"] not in fresh.stderr  # no -c, nothing said
+    assert "harness9-ref: -c" not in fresh.stderr  # no -c, nothing said
     home = {**env, "HARNESS9_HOME": str(work.parent / "h2")}
     elsewhere = cli(["--provider", "offline", "--lang", "zh", "--json", "-c", "run", "x"], home, work)
-    assert elsewhere.stderr.splitlines()[0] == strings_for("zh")["cli_continue_none"]
+    assert elsewhere.stderr.splitlines()[0] == none_here["zh"]
     assert json.loads(elsewhere.stdout.splitlines()[0])["type"] == "session"  # standard output keeps to the events
 
 
@@ -112,7 +114,7 @@ def test_the_terminal_ui_holds_its_session_while_it_is_open(env: dict[str, str],
     term = Terminal(["--provider", "offline", "--lang", "en", "-c"], env, work)
     try:
         term.wait_for(ready)
-        assert strings_for("en")["cli_continue_none"] in term.text
+        assert strings_for("en")["cli_continue_none_here"].format(folder=work.resolve())[:40] in term.text
         term.type("keep me open\r")
         term.wait_for(lambda text: "Offline reply" in text)
         session = next(iter(stored(db)))

@@ -29,8 +29,8 @@ DAY = 86400
 
 
 @pytest.fixture
-def three(db: Path) -> Path:
-    """Three sessions with messages (B1 the newest) and one without."""
+def three(db: Path, work: Path) -> Path:
+    """Three sessions of ``work`` with messages (B1 the newest) and one without."""
     seed(
         db,
         [
@@ -39,6 +39,7 @@ def three(db: Path) -> Path:
             (B1, T0 + 3600, ["  \n  write the release notes for version 2 of the parser and everything else"]),
             (EMPTY, T0 + 7200, []),
         ],
+        work,
     )
     return db
 
@@ -100,12 +101,12 @@ def test_sessions_lists_those_with_messages_newest_first(env: dict[str, str], wo
     result = cli(["sessions"], env, work)
     assert (result.returncode, result.stderr) == (0, "")
     assert result.stdout.splitlines() == [
-        f"{B1}  2026-01-01 01:00  2 messages  write the release notes for version 2 of the parser and eve\u2026",
-        f"{A2}  2026-01-01 00:02  2 messages  Deploy to staging",
-        f"{A1}  2026-01-01 00:01  6 messages  fix the parser",
+        f"{B1}  2026-01-01 01:00  2 messages  {work}  offline  write the release notes for version 2 of the parser and eve\u2026",
+        f"{A2}  2026-01-01 00:02  2 messages  {work}  offline  Deploy to staging",
+        f"{A1}  2026-01-01 00:01  6 messages  {work}  offline  fix the parser",
     ]
     assert cli(["sessions", "--limit", "1"], env, work).stdout.splitlines() == [
-        f"{B1}  2026-01-01 01:00  2 messages  write the release notes for version 2 of the parser and eve\u2026"
+        f"{B1}  2026-01-01 01:00  2 messages  {work}  offline  write the release notes for version 2 of the parser and eve\u2026"
     ]
     assert cli(["sessions", "--limit", "0"], env, work).returncode == 2
 
@@ -117,7 +118,7 @@ def test_one_message_is_singular(env: dict[str, str], work: Path, db: Path, lang
     assert failed.returncode == 1 and stored(db)[session_of(failed)] == ["hello"]
     result = cli(["--lang", lang, "sessions"], env, work)
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(_updated(db)))
-    assert result.stdout == f"{session_of(failed)}  {when}  {word}  hello\n"
+    assert result.stdout == f"{session_of(failed)}  {when}  {word}  {work}  openai:openai/gpt-4o-mini@127.0.0.1:9  hello\n"
 
 
 def _updated(db: Path) -> int:
@@ -127,10 +128,10 @@ def _updated(db: Path) -> int:
 
 def test_sessions_reads_the_database_of_db(env: dict[str, str], work: Path, tmp_path: Path) -> None:
     other = tmp_path / "other.db"
-    seed(other, [(A1, T0, ["elsewhere"])])
-    result = cli(["sessions", "--db", str(other)], env, work)
-    assert result.stdout == f"{A1}  2026-01-01 00:00  2 messages  elsewhere\n"
-    assert cli(["--db", str(other), "sessions"], env, work).stdout == result.stdout
+    seed(other, [(A1, T0, ["elsewhere"])])  # a session whose folder is unknown: listed with every folder's
+    result = cli(["sessions", "--any-folder", "--db", str(other)], env, work)
+    assert result.stdout == f"{A1}  2026-01-01 00:00  2 messages  (folder unknown)  (provider unknown)  elsewhere\n"
+    assert cli(["--db", str(other), "sessions", "--any-folder"], env, work).stdout == result.stdout
 
 
 def test_show_prints_the_conversation_as_the_pane_does(env: dict[str, str], work: Path, three: Path) -> None:
@@ -143,8 +144,10 @@ def test_show_prints_the_conversation_as_the_pane_does(env: dict[str, str], work
         "re: and the lexer",
         "> the parser again",
         "re: the parser again",
+        f"started in {work} with offline",  # R-CLI-55
     ]
-    assert cli(["show", A2], env, work).stdout == "> Deploy to staging\nwith care\nre: Deploy to staging\nwith care\n"
+    shown = cli(["show", A2], env, work).stdout
+    assert shown == f"> Deploy to staging\nwith care\nre: Deploy to staging\nwith care\nstarted in {work} with offline\n"
 
 
 def test_show_of_an_ambiguous_or_unknown_session_fails(env: dict[str, str], work: Path, three: Path) -> None:

@@ -188,11 +188,12 @@ def test_show_cleans_the_conversation_and_raw_prints_it_as_stored(
 
 
 def test_sessions_cleans_a_title_and_raw_prints_it(env: dict[str, str], work: Path, stored_evil: Path) -> None:
-    result = cli(["sessions"], env, work)
+    result = cli(["sessions", "--any-folder"], env, work)
     out, _ = clean_output(result)
-    assert out.startswith(f"{ID}  2026-01-01 00:00  2 messages  {SAFE}"), out
-    raw = cli(["sessions", "--raw"], env, work)
-    assert raw.stdout.startswith(f"{ID}  2026-01-01 00:00  2 messages  {EVIL}"), raw.stdout
+    unknown = "(folder unknown)  (provider unknown)"
+    assert out.startswith(f"{ID}  2026-01-01 00:00  2 messages  {unknown}  {SAFE}"), out
+    raw = cli(["sessions", "--any-folder", "--raw"], env, work)
+    assert raw.stdout.startswith(f"{ID}  2026-01-01 00:00  2 messages  {unknown}  {EVIL}"), raw.stdout
 
 
 def test_search_cleans_a_snippet_and_raw_prints_it(env: dict[str, str], work: Path, stored_evil: Path) -> None:
@@ -205,7 +206,7 @@ def test_search_cleans_a_snippet_and_raw_prints_it(env: dict[str, str], work: Pa
 
 def test_prune_takes_raw(env: dict[str, str], work: Path, stored_evil: Path) -> None:
     result = cli(["prune", "--older-than", "1", "--dry-run", "--raw"], env, work)
-    assert result.returncode == 0 and result.stdout == "would prune 1 sessions, 2 messages\n"
+    assert result.returncode == 0 and result.stdout == "would prune 1 session, 2 messages\n"
 
 
 def test_raw_with_the_terminal_ui_is_a_usage_error(env: dict[str, str], work: Path, db: Path) -> None:

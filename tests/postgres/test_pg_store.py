@@ -133,6 +133,8 @@ SCHEMA_COLUMNS = [
     ("sessions", "id", "text", "NO", "C"),
     ("sessions", "created_at", "bigint", "NO", None),
     ("sessions", "updated_at", "bigint", "NO", None),
+    ("sessions", "workdir", "text", "NO", None),
+    ("sessions", "provider", "text", "NO", None),
     ("todos", "session_id", "text", "NO", "C"),
     ("todos", "position", "bigint", "NO", None),
     ("todos", "id", "bytea", "NO", None),
@@ -168,9 +170,11 @@ STATE_COLUMNS_ADDED = ("summary_failures", "summary_paused", "window_tokens", "w
 
 
 def as_version_5(url: str) -> None:
-    """Make a schema the Manager created into version 5: without the file_changes table (R-UNDO-2c)."""
+    """Make a schema the Manager created into version 5: without the file_changes table (R-UNDO-2c)
+    and sessions without workdir and provider (R-PG-4, R-PG-14)."""
     with psycopg.connect(url) as conn:
         conn.execute("DROP TABLE file_changes")
+        conn.execute("ALTER TABLE sessions DROP COLUMN workdir, DROP COLUMN provider")
         conn.execute("UPDATE harness9_schema SET version = 5")
 
 
@@ -265,6 +269,25 @@ def test_a_version_5_schema_that_already_has_a_file_changes_table_is_refused_unt
     assert column(pg_url, "SELECT version FROM harness9_schema") == [(5,)]
 
 
+def test_a_version_5_schema_gains_the_sessions_folder_and_provider_keeping_every_row(pg_url: str) -> None:
+    """R-PG-4c, R-PG-14: every session of a version-5 schema is of unknown folder, every row kept;
+    a new session records its own, and recent_sessions of its folder finds only it."""
+    with Manager(pg_url, clock=lambda: 1_700_000_000) as manager:
+        session_id = fill(manager)
+        before = snapshot(manager)
+        state = manager.open_session(session_id).get_context_state()
+    as_version_5(pg_url)
+    with Manager(pg_url, clock=lambda: 1_700_000_500) as manager:
+        assert snapshot(manager) == before
+        assert manager.open_session(session_id).get_context_state() == state
+        assert manager.session_origin(session_id) == ("", "")
+        session = manager.new_session(workdir="/home/u/projA", provider="offline")
+        session.add_messages([Message("user", "after the upgrade")])
+        assert [s.id for s in manager.recent_sessions(workdir="/home/u/projA")] == [session.session_id]
+    assert column(pg_url, "SELECT version FROM harness9_schema") == [(6,)]
+    assert column(pg_url, f"SELECT workdir, provider FROM sessions WHERE id = '{session_id}'") == [("", "")]
+
+
 def test_a_version_2_schema_that_already_has_a_context_state_table_is_refused_untouched(pg_url: str) -> None:
     Manager(pg_url).close()
     as_version_2(pg_url)
@@ -301,7 +324,7 @@ def test_the_command_line_takes_a_url_and_copies(pg_url: str, tmp_path: Path) ->
     listed = cli("sessions")
     assert listed.returncode == 0 and "1 messages" not in listed.stdout and "hello postgres" in listed.stdout
     copied = cli("copy", pg_url, str(tmp_path / "c.db"))
-    assert (copied.returncode, copied.stdout) == (0, "copied 1 sessions, 2 messages\n"), copied.stderr
+    assert (copied.returncode, copied.stdout) == (0, "copied 1 session, 2 messages\n"), copied.stderr
     again = cli("copy", pg_url, str(tmp_path / "c.db"))
     assert again.returncode == 1 and again.stderr.count("\n") == 1 and "nothing was copied" in again.stderr
     assert cli("copy", pg_url, str(tmp_path / "c.db"), "--overwrite").returncode == 0

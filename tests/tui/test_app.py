@@ -17,7 +17,7 @@ import pytest
 
 from harness9_ref.engine import AgentEngine, LiteralContext, LongSession, SaveAsItGoes
 from harness9_ref.memory.context import new_summarization_compactor
-from harness9_ref.memory.storage import Manager, MemorySession, SessionDatabaseError
+from harness9_ref.memory.storage import Manager, MemorySession, SessionDatabaseError, session_folder
 from harness9_ref.offline import OfflineProvider
 from harness9_ref.provider import LLMProvider
 from harness9_ref.schema import Message
@@ -39,9 +39,10 @@ def make_app(
     lang: str = "zh",
     ask: bool = False,
 ) -> App:
-    """The App as the program wires it: a draft session, the registry (asking first when ``ask``)."""
+    """The App as the program wires it: a draft session of ``workdir`` (R-FIND-4a), the registry
+    (asking first when ``ask``)."""
     provider = provider if provider is not None else OfflineProvider()
-    session = manager.new_session(draft=True)
+    session = manager.new_session(draft=True, workdir=session_folder(str(workdir)), provider="offline")
     approver = Approver() if ask else None
     registry = Registry(workdir, approve=approver)
     engine = AgentEngine(
@@ -179,6 +180,28 @@ def test_resume_lists_sessions_and_a_number_opens_one(manager: Manager, tmp_path
     assert texts(app, "assistant")[0].startswith('Offline reply to "remember me".')
     assert app.status.used == start_figure(app) > 0
     assert app.editor.history == ["remember me", "/new", "/resume"]  # the number is not remembered
+
+
+def test_resume_shows_and_says_another_folders_session(manager: Manager, tmp_path: Path) -> None:
+    """R-TUI-43: /resume lists every folder's sessions, another folder's with its folder, and
+    opening it says where it was started and that tools run here; /new records the UI's folder."""
+    other = manager.new_session(workdir="/srv/projA", provider="offline")
+    other.add_messages([Message("user", "plan for A"), Message("assistant", "ok")])
+    app = make_app(manager, tmp_path, lang="en")
+    send(app, "here")
+    send(app, "/resume")
+    listing = texts(app, "notice")
+    (item,) = [line for line in listing if "plan for A" in line]  # the two may share a second: either order
+    number = item.split("]")[0].strip(" [")
+    assert item == f"  [{number}] {other.session_id[:8]}  just now  2 messages  /srv/projA  plan for A"
+    assert next(line for line in listing if "  here" in line).endswith("2 messages  here")  # the UI's own folder: none
+    send(app, number)
+    assert app.session.session_id == other.session_id
+    here = session_folder(str(tmp_path))
+    assert texts(app, "notice")[-1] == f"harness9-ref: this session was started in /srv/projA; its tools now run in {here}"
+    send(app, "/new")
+    send(app, "next")
+    assert manager.session_origin(app.session.session_id) == (here, "offline")
 
 
 @pytest.mark.parametrize("answer", ["x", "", "0", "9", "1 2", "-1"])

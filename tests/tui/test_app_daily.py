@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness9_ref.memory.storage import Manager
+from harness9_ref.memory.storage import Manager, session_folder
 from harness9_ref.schema import Message
 from harness9_ref.text import STRINGS, PaneLine
 from harness9_ref.tools import DECLINED, AllowRule
@@ -24,11 +24,11 @@ from .test_app import WAIT, make_app, send, settle, start_figure, texts
 NOW = 1779000000
 
 
-def stored(manager: Manager, n: int) -> list[str]:
-    """``n`` sessions with two messages each, the first one the most recent; their ids."""
+def stored(manager: Manager, n: int, workdir: Path) -> list[str]:
+    """``n`` sessions of ``workdir`` with two messages each, the first one the most recent; their ids."""
     ids = []
     for i in range(n):
-        session = manager.new_session()
+        session = manager.new_session(workdir=session_folder(str(workdir)))
         session.add_messages([Message("user", f"task {i}"), Message("assistant", "ok")])
         ids.append(session.session_id)
     listed = [s.id for s in manager.recent_sessions(n)]
@@ -112,7 +112,7 @@ def test_the_start_figure_is_the_engines_in_long_session_mode(manager: Manager, 
 
 
 def test_resume_pages_through_more_than_ten_sessions(manager: Manager, tmp_path: Path) -> None:
-    ids = stored(manager, 23)
+    ids = stored(manager, 23, tmp_path)
     app = make_app(manager, tmp_path)
     app.clock = lambda: NOW
     send(app, "/resume")
@@ -137,7 +137,7 @@ def test_resume_pages_through_more_than_ten_sessions(manager: Manager, tmp_path:
 
 
 def test_resume_age_is_counted_from_the_clock(manager: Manager, tmp_path: Path) -> None:
-    stored(manager, 1)
+    stored(manager, 1, tmp_path)
     app = make_app(manager, tmp_path)
     updated = manager.recent_sessions(1)[0].updated_at
     app.clock = lambda: updated + 2 * 86400 + 5
@@ -146,7 +146,7 @@ def test_resume_age_is_counted_from_the_clock(manager: Manager, tmp_path: Path) 
 
 
 def test_search_lists_hits_with_snippets_and_opens_one(manager: Manager, tmp_path: Path) -> None:
-    stored(manager, 3)
+    stored(manager, 3, tmp_path)
     app = make_app(manager, tmp_path)
     send(app, "/search TASK 1")
     hit = manager.search("task 1")[0]
@@ -160,7 +160,7 @@ def test_search_lists_hits_with_snippets_and_opens_one(manager: Manager, tmp_pat
 
 
 def test_search_pages(manager: Manager, tmp_path: Path) -> None:
-    stored(manager, 12)
+    stored(manager, 12, tmp_path)
     app = make_app(manager, tmp_path)
     send(app, "/search task")
     assert texts(app)[1] == "匹配的会话（第 1 页，本页 10 条）："

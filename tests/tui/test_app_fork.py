@@ -37,7 +37,7 @@ def test_fork_switches_to_a_copy_and_leaves_the_original(manager: Manager, tmp_p
     assert fork != original
     assert app.engine.session is app.session
     assert manager.open_session(fork).get_messages() == before
-    notice = STRINGS["zh"]["fork_done"].format(session=fork, n=len(before))
+    notice = STRINGS["zh"]["fork_done"].format(session=fork, messages=f"{len(before)} 条消息")
     assert texts(app) == [line.text for line in history_lines(before)] + [notice]
     send(app, "third")
     assert manager.open_session(original).get_messages() == before  # the original stays as it was

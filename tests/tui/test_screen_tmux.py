@@ -353,8 +353,9 @@ def test_resume_at_start_shows_the_stored_messages(screen: Screen) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HARNESS9_HOME": str(screen.db.parent)}
     command = [sys.executable, "-m", "harness9_ref", "--provider", "offline", "--db", str(screen.db)]
     run = subprocess.run(
-        [*command, "run", "from the command line"], capture_output=True, text=True, env=env, timeout=TIMEOUT, check=True
-    )
+        [*command, "run", "from the command line"],
+        capture_output=True, text=True, env=env, timeout=TIMEOUT, check=True, cwd=screen.workdir,  # the UI's folder (R-CLI-53)
+    )  # fmt: skip
     sid = run.stderr.split("session: ")[1].strip()
     started(screen, "--resume", sid)
     assert screen.status().group(2) == sid[:8]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from harness9_ref.memory.storage import Manager
+from harness9_ref.memory.storage import Manager, session_folder
 from harness9_ref.schema import Message
 from harness9_ref.text import STRINGS
 from harness9_ref.tools import CHANGE_DECLINED, DECLINED
@@ -45,7 +45,8 @@ def test_lang_en_speaks_english(screen: Screen) -> None:
 def test_resume_pages_through_twelve_sessions(screen: Screen) -> None:
     with Manager(screen.db) as manager:
         for i in range(12):
-            manager.new_session().add_messages([Message("user", f"task number {i}"), Message("assistant", "ok")])
+            session = manager.new_session(workdir=session_folder(str(screen.workdir)))  # the UI's folder (R-TUI-43)
+            session.add_messages([Message("user", f"task number {i}"), Message("assistant", "ok")])
         listed = [s.id for s in manager.recent_sessions(12)]
     started(screen).say("/resume")
     shown = rows(screen)

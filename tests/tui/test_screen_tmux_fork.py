@@ -38,7 +38,7 @@ def test_fork_switches_to_a_copy_with_a_confirmation(screen: Screen) -> None:
     (fork_id,) = [sid for sid in sessions if sid.startswith(fork)]
     (original_id,) = [sid for sid in sessions if sid.startswith(original)]
     assert sessions[fork_id] == sessions[original_id]
-    assert EN["fork_done"].format(session=fork_id, n=2) in screen.history()
+    assert EN["fork_done"].format(session=fork_id, messages="2 messages") in screen.history()
     assert rows(screen)[0] == "> first prompt"  # the fork's conversation, then the confirmation
     screen.say("second prompt")
     after = stored(screen)

@@ -102,8 +102,8 @@ class Dialect(Protocol):
         """R-FIND-1's session named by an id or a prefix."""
         ...
 
-    def recent_sessions(self, limit: int, offset: int) -> list[SessionSummary]:
-        """R-FIND-3's page of sessions with their titles."""
+    def recent_sessions(self, limit: int, offset: int, workdir: str | None) -> list[SessionSummary]:
+        """R-FIND-3's page of sessions with their titles, of one folder unless ``workdir`` is None (R-FIND-5)."""
         ...
 
     def search(self, terms: list[str], limit: int) -> list[SearchHit]:

@@ -6,6 +6,7 @@ These read the Manager's connection inside its read transactions; the Manager wr
 from __future__ import annotations
 
 import codecs
+import os
 import re
 import sqlite3
 from collections.abc import Callable, Iterable
@@ -15,10 +16,10 @@ from typing import Any, Final
 from ..._harness9_error import Said
 from ._index import searchable_text
 from ._session import INT64_MAX, AmbiguousSessionId, InvalidSessionId, SessionNotFound, is_session_id
-from ._sql import SESSION_ORDER
+from ._sql import SESSION_ORDER, Statements
 from ._sql import SQLITE as SQL
 
-__all__ = ["TITLE_LIMIT", "SessionSummary", "make_title"]
+__all__ = ["TITLE_LIMIT", "SessionSummary", "make_title", "session_folder"]
 
 TITLE_LIMIT: Final = 60  # R-FIND-3: characters of a title, the ellipsis included
 AMBIGUOUS_LISTED: Final = 10  # R-FIND-1: candidates named in the error
@@ -39,9 +40,33 @@ class SessionSummary:
     updated_at: int
     message_count: int
     title: str
+    workdir: str = ""  # R-FIND-4: the folder the session was created in, "" when unknown
+    provider: str = ""  # R-FIND-4: the model label it was created with, "" when unknown
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)  # flat fields, in declaration order
+        """Flat fields in declaration order; ``workdir`` and ``provider`` only when known (R-FIND-5b),
+        as R-CKP-9e leaves default members out, so a port without them passes the older cases."""
+        return {name: value for name, value in asdict(self).items() if value != "" or name == "title"}
+
+
+def recent_query(statements: Statements, limit: int, offset: int, workdir: str | None) -> tuple[str, tuple[object, ...]]:
+    """R-FIND-3a's statement and parameters, only the sessions of ``workdir`` unless it is None (R-FIND-5a)."""
+    page = (min(limit, INT64_MAX), min(offset, INT64_MAX))
+    if workdir is None:
+        return statements.recent_sessions, page
+    return statements.recent_sessions_in, (workdir, *page)
+
+
+def stored_text(value: object) -> str:
+    """A ``workdir`` or ``provider`` as read: text as it is, anything else another program wrote as unknown (R-FIND-4)."""
+    return value if isinstance(value, str) else ""
+
+
+def session_folder(workdir: str) -> str:
+    """The folder a session records and ``-c`` looks for (R-FIND-4): the working directory made
+    absolute with its symbolic links resolved, a name that is not UTF-8 read with U+FFFD, so that
+    one folder is one text however it was reached."""
+    return os.fsencode(os.path.realpath(workdir)).decode("utf-8", "replace")
 
 
 def make_title(content: str) -> str:
@@ -158,10 +183,13 @@ def resolve_session_id(cur: sqlite3.Cursor, text: object) -> str:
     return resolved_prefix(lowered, count, ids)
 
 
-def recent_sessions(cur: sqlite3.Cursor, limit: int, offset: int) -> list[SessionSummary]:
-    """Sessions holding a message, most recently updated first, with titles (R-FIND-3)."""
-    rows = cur.execute(SQL.recent_sessions, (min(limit, INT64_MAX), min(offset, INT64_MAX))).fetchall()
-    return [SessionSummary(sid, created, updated, count, title_of(cur, first)) for sid, created, updated, count, first in rows]
+def recent_sessions(cur: sqlite3.Cursor, limit: int, offset: int, workdir: str | None) -> list[SessionSummary]:
+    """Sessions holding a message, of ``workdir`` unless None, most recently updated first, with titles (R-FIND-3, R-FIND-5)."""
+    rows = cur.execute(*recent_query(SQL, limit, offset, workdir)).fetchall()
+    return [
+        SessionSummary(sid, created, updated, count, title_of(cur, first), stored_text(folder), stored_text(label))
+        for sid, created, updated, count, first, folder, label in rows
+    ]
 
 
 def session_details(cur: sqlite3.Cursor, ids: Iterable[str]) -> dict[str, tuple[int, str]]:

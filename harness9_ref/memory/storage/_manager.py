@@ -20,11 +20,13 @@ from ._prune import PruneResult
 from ._search import SearchHit, search_terms
 from ._session import (
     Clock,
+    InvalidArgument,
     SessionDatabaseError,
     SessionInfo,
     StatefulSession,
     check_count,
     check_limit,
+    check_origin,
     check_session_id,
     new_session_id,
 )
@@ -139,16 +141,20 @@ class Manager:
         """
         return self._store.indexed
 
-    def new_session(self, draft: bool = False) -> StatefulSession:
+    def new_session(self, draft: bool = False, *, workdir: str = "", provider: str = "") -> StatefulSession:
         """Create an empty session with a fresh id (R-MGR-3), or a draft without a row yet (R-FIND-2).
 
         A draft's row is inserted by its first add_messages, save_todos or save_checkpoint, so
-        a program that starts a session and stores nothing leaves nothing behind.
+        a program that starts a session and stores nothing leaves nothing behind. Its row records
+        ``workdir``, the folder its tools work in, and ``provider``, the model label it answers
+        with, each as given ("" for unknown), so ``recent_sessions`` can keep to one folder (R-FIND-4).
 
         Raises:
+            InvalidArgument: ``workdir`` or ``provider`` is not text of scalar values without U+0000.
             SessionDatabaseError: a session with the new id exists already, draft or not.
         """
-        return self._store.new_session(check_session_id(self._new_id()), self._clock, draft)
+        origin = (check_origin("workdir", workdir), check_origin("provider", provider))
+        return self._store.new_session(check_session_id(self._new_id()), self._clock, draft, origin)
 
     def open_session(self, session_id: str) -> StatefulSession:
         """Return the session with exactly this id (R-MGR-4).
@@ -182,6 +188,16 @@ class Manager:
         """Every session, most recently updated first (R-MGR-5)."""
         return self._store.list_sessions()
 
+    def session_origin(self, session_id: str) -> tuple[str, str]:
+        """The workdir and provider the session recorded when it was created, each "" when
+        unknown (a session of a file from before format 5, R-FIND-4).
+
+        Raises:
+            InvalidSessionId: ``session_id`` is not well-formed.
+            SessionNotFound: there is no such session (a draft not saved yet included).
+        """
+        return self._store.session_origin(check_session_id(session_id))
+
     def delete_session(self, session_id: str) -> None:
         """Delete a session, its messages, todos and checkpoint, and its tool-results folder (R-MGR-6).
 
@@ -211,15 +227,20 @@ class Manager:
         parse_session_ref(text)
         return self._store.resolve_session_id(text)
 
-    def recent_sessions(self, limit: int = 10, offset: int = 0) -> list[SessionSummary]:
-        """Sessions that hold a message, most recently updated first, with their titles (R-FIND-3).
+    def recent_sessions(self, limit: int = 10, offset: int = 0, workdir: str | None = None) -> list[SessionSummary]:
+        """Sessions that hold a message, most recently updated first, with their titles (R-FIND-3);
+        only those whose recorded workdir is exactly ``workdir`` unless it is None (R-FIND-5).
 
         Raises:
-            InvalidArgument: ``limit`` or ``offset`` is negative or not an integer.
+            InvalidArgument: ``limit`` or ``offset`` is negative or not an integer, or ``workdir``
+                is empty (no folder: it would name the sessions of unknown folder) or not text of
+                scalar values without U+0000.
         """
         check_limit(limit)
         check_count("offset", offset)
-        return self._store.recent_sessions(limit, offset)
+        if workdir is not None and (check_origin("workdir", workdir) == ""):
+            raise InvalidArgument("workdir must name a folder, got ''")
+        return self._store.recent_sessions(limit, offset, workdir)
 
     def search(self, query: str, limit: int = 20) -> list[SearchHit]:
         """Sessions whose messages contain every word of ``query``, case-insensitively (R-SRCH-1 … R-SRCH-3).

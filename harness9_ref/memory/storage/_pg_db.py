@@ -64,7 +64,9 @@ PG_SCHEMA: Final = """
 CREATE TABLE sessions (
     id         TEXT COLLATE "C" PRIMARY KEY,
     created_at BIGINT NOT NULL,
-    updated_at BIGINT NOT NULL
+    updated_at BIGINT NOT NULL,
+    workdir    TEXT   NOT NULL DEFAULT '',
+    provider   TEXT   NOT NULL DEFAULT ''
 );
 CREATE TABLE messages (
     id           BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -125,8 +127,9 @@ CREATE INDEX idx_file_changes_session ON file_changes(session_id, id);
 """
 _STATEMENTS: Final = [s.strip() for s in PG_SCHEMA.split(";") if s.strip()]
 _TABLES: Final = ("sessions", "messages", "todos", "checkpoints", "context_state", "harness9_schema", "file_changes")
-# R-PG-4: version 5 is this schema without the file_changes table (R-UNDO-2c); version 4 is
-# version 5 without the last five columns of context_state (R-CKP-12);
+# R-PG-4: version 5 is this schema without sessions.workdir and sessions.provider (R-FIND-4) and
+# without the file_changes table (R-UNDO-2c); version 4 is version 5 without the last five columns
+# of context_state (R-CKP-12);
 # version 3 is version 4 without messages.body, messages.folded, the partial indexes and
 # harness9_schema.unicode; version 2 is version 3 without the context_state table. All four are
 # upgraded in place, so every row stays.
@@ -139,6 +142,10 @@ _ADD_STATE_COLUMNS: Final = "ALTER TABLE context_state " + ", ".join(
     "ADD COLUMN " + line.strip().rstrip(",")
     for line in _ADD_CONTEXT_STATE.partition("saved_at")[2].splitlines()[1:]
     if line.strip() != ")"
+)
+# R-PG-4, R-FIND-4: version 5's sessions gain their folder and provider, unknown ('') for every row.
+_ADD_SESSION_ORIGIN: Final = (
+    "ALTER TABLE sessions ADD COLUMN workdir TEXT NOT NULL DEFAULT '', ADD COLUMN provider TEXT NOT NULL DEFAULT ''"
 )
 _ADD_UNFOLDED: Final = next(s for s in _STATEMENTS if s.startswith("CREATE INDEX idx_messages_unfolded"))
 # R-FIND-3's first prompt of a session, found in its own small index: through the primary key
@@ -158,6 +165,11 @@ _TRGM_SCHEMA: Final = (
 _HAS_INDEX: Final = (
     "SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'idx_messages_folded'"
 )
+
+
+def _add_session_folder_and_provider(cur: psycopg.Cursor[Any]) -> None:
+    """R-PG-4c, R-FIND-4: the step from version 5, the sessions' workdir and provider, '' (unknown) in every row."""
+    cur.execute(_ADD_SESSION_ORIGIN)
 
 
 def redact_url(url: str) -> str:
@@ -268,7 +280,8 @@ class PgDatabase:
 
     def _upgrade(self, cur: psycopg.Cursor[Any], version: int, found: set[str]) -> None:
         """R-PG-4: version 2 gains ``context_state`` whole, versions 3 and 4 its last five columns,
-        and versions 2 and 3 the derived columns of every message; every one gains ``file_changes``."""
+        versions 2 and 3 the derived columns of every message, and every version the sessions'
+        folder and provider and ``file_changes``."""
         if version == 2:
             if "context_state" in found:
                 raise UnsupportedSchema(f"{self.name} has format version 2 and a context_state table of another program")
@@ -277,6 +290,7 @@ class PgDatabase:
             cur.execute(_ADD_STATE_COLUMNS)
         if version < 4:
             self._add_derived(cur)
+        _add_session_folder_and_provider(cur)
         self._add_file_changes(cur, found)
         cur.execute("UPDATE harness9_schema SET version = %s", (FORMAT_VERSION,))
 

@@ -17,13 +17,21 @@ from pathlib import Path
 
 from ..._harness9_error import Said
 from ._dialect import Cursor
-from ._find import AMBIGUOUS_LISTED, TITLE_PREFIX, SessionSummary, parse_session_ref, resolved_prefix, title_from_head
+from ._find import (
+    AMBIGUOUS_LISTED,
+    TITLE_PREFIX,
+    SessionSummary,
+    parse_session_ref,
+    recent_query,
+    resolved_prefix,
+    title_from_head,
+)
 from ._index import searchable_text
 from ._pg_db import PgDatabase, as_bytes, as_text
 from ._pg_search import quick_search, search
 from ._prune import PruneResult, prune_cutoff, remove_folders
 from ._search import SearchHit
-from ._session import INT64_MAX, SessionNotFound
+from ._session import SessionNotFound
 from ._sql import POSTGRES, SESSION_ORDER, STATE_COLUMN_NAMES
 from ._sql_session import SqlSession
 from ._sql_store import SqlStore
@@ -104,10 +112,10 @@ class PostgresDialect:
             ]
         return resolved_prefix(lowered, row[0] if row else 0, ids)
 
-    def recent_sessions(self, limit: int, offset: int) -> list[SessionSummary]:
+    def recent_sessions(self, limit: int, offset: int, workdir: str | None) -> list[SessionSummary]:
         with self.db.read() as cur:
-            rows = cur.execute(POSTGRES.recent_sessions, (min(limit, INT64_MAX), min(offset, INT64_MAX))).fetchall()
-            return [SessionSummary(i, c, u, n, _title(cur, first)) for i, c, u, n, first in rows]
+            rows = cur.execute(*recent_query(POSTGRES, limit, offset, workdir)).fetchall()
+            return [SessionSummary(i, c, u, n, _title(cur, first), w, p) for i, c, u, n, first, w, p in rows]
 
     def search(self, terms: list[str], limit: int) -> list[SearchHit]:
         if limit == 0:

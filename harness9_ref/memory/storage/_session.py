@@ -139,6 +139,22 @@ def check_count(name: str, value: object) -> int:
     return value
 
 
+def check_origin(name: str, value: object) -> str:
+    """A session's ``workdir`` or ``provider`` (R-FIND-4): text of Unicode scalar values without
+    U+0000, which both backends' text columns hold exactly; anything else is InvalidArgument."""
+    if not isinstance(value, str) or "\x00" in value or not _encodable(value):
+        raise InvalidArgument(f"{name} must be text of Unicode scalar values without U+0000, got {value!r}")
+    return value
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate
+        return False
+    return True
+
+
 def check_limit(limit: int) -> int:
     return check_count("limit", limit)
 

@@ -63,16 +63,22 @@ class Statements:
         self.placeholder = p
         # sessions (R-MGR-3 … R-MGR-6, R-FIND-2)
         self.session_exists = f"SELECT 1 FROM sessions WHERE id = {p}"
-        self.insert_session = f"INSERT INTO sessions (id, created_at, updated_at) VALUES ({p}, {p}, {p})"
+        # R-FIND-4: a session's row records its folder and provider when it is inserted.
+        self.insert_session = (
+            f"INSERT INTO sessions (id, created_at, updated_at, workdir, provider) VALUES ({p}, {p}, {p}, {p}, {p})"
+        )
+        self.session_origin = f"SELECT workdir, provider FROM sessions WHERE id = {p}"  # R-FIND-4
         self.touch_session = f"UPDATE sessions SET updated_at = {p} WHERE id = {p}"
         self.delete_session = f"DELETE FROM sessions WHERE id = {p}"
         self.list_sessions = f"SELECT s.id, s.created_at, s.updated_at, {MESSAGE_COUNT} FROM sessions s {SESSION_ORDER}"
         # R-FIND-3: sessions that hold a message, with the id of the message their title comes from.
-        self.recent_sessions = (
-            f"SELECT s.id, s.created_at, s.updated_at, {MESSAGE_COUNT}, {FIRST_PROMPT}"
+        # R-FIND-5: the same, only the sessions of one folder.
+        recent = (
+            f"SELECT s.id, s.created_at, s.updated_at, {MESSAGE_COUNT}, {FIRST_PROMPT}, s.workdir, s.provider"
             " FROM sessions s WHERE EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id)"
-            f" {SESSION_ORDER} LIMIT {p} OFFSET {p}"
         )
+        self.recent_sessions = f"{recent} {SESSION_ORDER} LIMIT {p} OFFSET {p}"
+        self.recent_sessions_in = f"{recent} AND s.workdir = {p} {SESSION_ORDER} LIMIT {p} OFFSET {p}"
         self.session_details = f"SELECT {MESSAGE_COUNT}, {FIRST_PROMPT} FROM sessions s WHERE s.id = {p}"  # R-SRCH-1
         # messages (R-SES-3 … R-SES-6)
         select_messages = f"SELECT id, role, content, tool_calls, tool_call_id FROM messages WHERE session_id = {p}"
@@ -124,6 +130,11 @@ class Statements:
             f" SELECT {p}, role, content, tool_calls, tool_call_id, created_at{extra} FROM messages"
             f" WHERE session_id = {p} ORDER BY id LIMIT {p}"
         )
+        # R-FIND-7: a fork records its source's folder and provider.
+        self.fork_session = (
+            "INSERT INTO sessions (id, created_at, updated_at, workdir, provider)"
+            f" SELECT {p}, {p}, {p}, workdir, provider FROM sessions WHERE id = {p}"
+        )
         self.fork_todos = (
             "INSERT INTO todos (session_id, position, id, content, status)"
             f" SELECT {p}, position, id, content, status FROM todos WHERE session_id = {p}"
@@ -152,7 +163,7 @@ class Statements:
         self.delete_file_changes = f"DELETE FROM file_changes WHERE session_id = {p}"
         self.kept_tool_calls = f"SELECT tool_calls FROM messages WHERE session_id = {p} ORDER BY id ASC LIMIT {p}"
         # copying every session (R-PG-9)
-        self.export_sessions = "SELECT id, created_at, updated_at FROM sessions ORDER BY id"
+        self.export_sessions = "SELECT id, created_at, updated_at, workdir, provider FROM sessions ORDER BY id"
         self.export_messages = (
             "SELECT id, role, content, tool_calls, tool_call_id, created_at FROM messages"
             f" WHERE session_id = {p} ORDER BY id"

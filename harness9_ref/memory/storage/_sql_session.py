@@ -52,8 +52,11 @@ __all__ = ["SqlSession"]
 class SqlSession:
     """One session of a Manager's database; made by ``Manager.new_session`` / ``open_session``."""
 
-    def __init__(self, dialect: Dialect, session_id: str, clock: Clock, *, draft: bool = False) -> None:
+    def __init__(
+        self, dialect: Dialect, session_id: str, clock: Clock, *, draft: bool = False, origin: tuple[str, str] = ("", "")
+    ) -> None:
         self._dialect = dialect
+        self._origin = origin  # R-FIND-4: the workdir and provider a draft's row records
         self._db = dialect.db
         self._sql = dialect.sql
         self._id = session_id
@@ -89,7 +92,7 @@ class SqlSession:
         """A draft's first write inserts its row, created_at = updated_at = now (R-FIND-2)."""
         if not self._created:
             now = self._now()
-            cur.execute(self._dialect.insert_draft, (self._id, now, now))
+            cur.execute(self._dialect.insert_draft, (self._id, now, now, *self._origin))
 
     def _committed(self) -> None:
         """Called after a write that may have inserted a draft's row has committed."""

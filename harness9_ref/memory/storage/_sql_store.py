@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from ._dialect import Cursor, Dialect
-from ._find import SessionSummary
+from ._find import SessionSummary, stored_text
 from ._prune import PruneResult
 from ._rows import ColumnDecodeError, decode_file_change_row, decode_tool_calls
 from ._search import SearchHit
@@ -50,20 +50,20 @@ class SqlStore:
     def indexed(self) -> bool:
         return self.dialect.indexed
 
-    def _session(self, session_id: str, clock: Clock, draft: bool = False) -> SqlSession:
-        return self.session_type(self.dialect, session_id, clock, draft=draft)
+    def _session(self, session_id: str, clock: Clock, draft: bool = False, origin: tuple[str, str] = ("", "")) -> SqlSession:
+        return self.session_type(self.dialect, session_id, clock, draft=draft, origin=origin)
 
-    def new_session(self, session_id: str, clock: Clock, draft: bool) -> SqlSession:
+    def new_session(self, session_id: str, clock: Clock, draft: bool, origin: tuple[str, str]) -> SqlSession:
         if draft:
             # R-MGR-3 holds for a draft too: an id already taken is refused now, never merged
             # into by the draft's first write (R-FIND-2).
             with self.db.read() as cur:
                 if cur.execute(self._sql.session_exists, (session_id,)).fetchone() is not None:
                     raise SessionDatabaseError(f"a session with id {session_id} already exists in {self.name}")
-            return self._session(session_id, clock, draft=True)
+            return self._session(session_id, clock, draft=True, origin=origin)
         now = int(clock())
         with self.db.write() as cur:
-            cur.execute(self._sql.insert_session, (session_id, now, now))
+            cur.execute(self._sql.insert_session, (session_id, now, now, *origin))
         return self._session(session_id, clock)
 
     def open_session(self, session_id: str, clock: Clock) -> SqlSession:
@@ -77,6 +77,13 @@ class SqlStore:
             rows = cur.execute(self._sql.list_sessions).fetchall()
         return [SessionInfo(*row) for row in rows]
 
+    def session_origin(self, session_id: str) -> tuple[str, str]:
+        with self.db.read() as cur:
+            row = cur.execute(self._sql.session_origin, (session_id,)).fetchone()
+        if row is None:
+            raise SessionNotFound(f"no session with id {session_id!r} in {self.name}")
+        return stored_text(row[0]), stored_text(row[1])
+
     def delete_rows(self, session_id: str) -> None:
         with self.db.write() as cur:
             self.dialect.forget(cur, self._sql.message_ids, (session_id,))
@@ -85,8 +92,8 @@ class SqlStore:
     def resolve_session_id(self, text: str) -> str:
         return self.dialect.resolve_session_id(text)
 
-    def recent_sessions(self, limit: int, offset: int) -> list[SessionSummary]:
-        return self.dialect.recent_sessions(limit, offset)
+    def recent_sessions(self, limit: int, offset: int, workdir: str | None) -> list[SessionSummary]:
+        return self.dialect.recent_sessions(limit, offset, workdir)
 
     def search(self, terms: list[str], limit: int) -> list[SearchHit]:
         return self.dialect.search(terms, limit)
@@ -113,7 +120,7 @@ class SqlStore:
             kept = fork_length(source_id, count, at, lambda i: bool(cur.execute(sql.result_at, (source_id, i)).fetchone()[0]))
             if cur.execute(sql.session_exists, (new_id,)).fetchone() is not None:
                 raise SessionDatabaseError(f"a session with id {new_id} already exists in {self.name}")
-            cur.execute(sql.insert_session, (new_id, created, created))
+            cur.execute(sql.fork_session, (new_id, created, created, source_id))  # R-FIND-7
             cur.execute(sql.fork_messages, (new_id, source_id, kept))
             cur.execute(sql.fork_todos, (new_id, source_id))
             cur.execute(self.dialect.fork_checkpoint, (new_id, source_id, kept))
@@ -163,7 +170,9 @@ class SqlStore:
     def close(self) -> None:
         self.db.close()
 
-    def _read_record(self, cur: Cursor, session_id: str, created_at: object, updated_at: object) -> SessionRecord:
+    def _read_record(
+        self, cur: Cursor, session_id: str, created_at: object, updated_at: object, workdir: object, provider: object
+    ) -> SessionRecord:
         """One session's rows as copied, each value checked: what SQLite's dynamic types allow is refused (R-PG-9)."""
         where = f"session {session_id}"
         sql, text = self._sql, self.dialect.text
@@ -216,12 +225,14 @@ class SqlStore:
             todos,
             checkpoint,
             state,
+            record_text(workdir, where),
+            record_text(provider, where),
             changes,
         )
 
     def _write_record(self, cur: Cursor, record: SessionRecord) -> None:
         sql, encode = self._sql, self.dialect.encode
-        cur.execute(sql.insert_session, (record.id, record.created_at, record.updated_at))
+        cur.execute(sql.insert_session, (record.id, record.created_at, record.updated_at, record.workdir, record.provider))
         cur.executemany(sql.insert_message, [self.dialect.message_row(record.id, *message) for message in record.messages])
         cur.executemany(
             sql.insert_todo,

@@ -31,10 +31,11 @@ from ._session import ForeignDatabase, SessionClosed, SessionDatabaseError, Unsu
 __all__ = ["NOT_OURS"]
 
 FORMAT_VERSION: Final = 5  # R-DB-2: PRAGMA user_version of a file in this format
-# R-DB-2: version 3 is this format before the last five columns of context_state (R-CKP-12),
-# version 2 before the context_state table, version 1 before the checkpoints table too (R-CKP-6);
-# version 0 is a new file or one in the design document's schema; version 4 is this format before
-# the file_changes table (R-UNDO-2c). All five are upgraded in place.
+# R-DB-2: version 4 is this format before the sessions' workdir and provider (R-FIND-4) and the
+# file_changes table (R-UNDO-2c), version 3 before the last five columns of context_state too
+# (R-CKP-12), version 2 before the context_state table, version 1 before the checkpoints table too
+# (R-CKP-6); version 0 is a new file or one in the design document's schema. All five are upgraded
+# in place.
 UPGRADABLE_VERSIONS: Final = (0, 1, 2, 3, 4)
 BUSY_TIMEOUT_MS: Final = 5000  # R-DB-3
 # R-SES-8: a writer asks SQLite for the lock in slices of this many milliseconds, so that it keeps
@@ -49,12 +50,15 @@ FILE_MODE: Final = 0o600  # R-DB-9
 NOT_OURS: Final = "not a harness9 database (it has tables of its own)"
 
 # R-DB-1: the design document's schema plus the todos table, the checkpoints table (R-CKP-6) and
-# the context_state table (R-CKP-12), whose columns after saved_at format version 4 added.
+# the context_state table (R-CKP-12), whose columns after saved_at format version 4 added; format
+# version 5 added the sessions' workdir and provider (R-FIND-4).
 SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS sessions (
     id         TEXT    PRIMARY KEY,
     created_at INTEGER NOT NULL,
-    updated_at INTEGER NOT NULL
+    updated_at INTEGER NOT NULL,
+    workdir    TEXT    NOT NULL DEFAULT '',
+    provider   TEXT    NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS messages (
     id           INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -117,8 +121,8 @@ _SCHEMA_STATEMENTS: Final = [s.strip() for s in SCHEMA.split(";") if s.strip()]
 # The tables a file being upgraded may already hold in a form of its own: every table of R-DB-1 (R-DB-2).
 _CHECKED_TABLES: Final = ("sessions", "messages", "todos", "checkpoints", "context_state", "file_changes")
 # R-DB-2: tables an earlier format made with only their first columns, and how many: a file being
-# upgraded may hold either form, and the upgrade adds the columns after those (R-CKP-12).
-_EARLIER_FORMS: Final = {"context_state": 5}
+# upgraded may hold either form, and the upgrade adds the columns after those (R-CKP-12, R-FIND-4).
+_EARLIER_FORMS: Final = {"context_state": 5, "sessions": 3}
 
 
 def _prepare_path(path: Path) -> None:

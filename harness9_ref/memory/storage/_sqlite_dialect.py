@@ -92,9 +92,9 @@ class SQLiteDialect:
         with self.db.read() as cur:
             return resolve_session_id(cur, text)
 
-    def recent_sessions(self, limit: int, offset: int) -> list[SessionSummary]:
+    def recent_sessions(self, limit: int, offset: int, workdir: str | None) -> list[SessionSummary]:
         with self.db.read() as cur:
-            return recent_sessions(cur, limit, offset)
+            return recent_sessions(cur, limit, offset, workdir)
 
     def search(self, terms: list[str], limit: int) -> list[SearchHit]:
         with self.db.read() as cur:

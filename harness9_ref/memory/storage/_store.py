@@ -56,7 +56,8 @@ class SessionRecord:
     Messages keep their order, not their ids; todos are ``(id, content, status)`` in position
     order; ``checkpoint`` is ``(covered, anchor, summary, created_at)`` or None; ``context_state``
     is the values of its columns STATE_COLUMN_NAMES followed by ``saved_at``, or None (R-CKP-12);
-    ``file_changes`` the session's records of changed files with their times (R-UNDO-2d).
+    ``workdir`` and ``provider`` as stored (R-FIND-4); ``file_changes`` the session's records of
+    changed files with their times (R-UNDO-2d).
     """
 
     id: str
@@ -66,6 +67,8 @@ class SessionRecord:
     todos: tuple[tuple[str, str, str], ...]
     checkpoint: tuple[int, str, str, int] | None
     context_state: StoredState | None
+    workdir: str  # R-FIND-4, copied as stored
+    provider: str
     # R-UNDO-2d: each change with its created_at, in record order
     file_changes: tuple[tuple[FileChangeRecord, int], ...] = ()
 
@@ -81,17 +84,23 @@ class Store(Protocol):
         """False when search scans an SQLite file without its index (R-SRCH-3)."""
         ...
 
-    def new_session(self, session_id: str, clock: Clock, draft: bool) -> StatefulSession: ...
+    def new_session(self, session_id: str, clock: Clock, draft: bool, origin: tuple[str, str]) -> StatefulSession:
+        """A session whose row records ``origin``, its workdir and provider (R-FIND-4)."""
+        ...
 
     def open_session(self, session_id: str, clock: Clock) -> StatefulSession: ...
 
     def list_sessions(self) -> list[SessionInfo]: ...
 
+    def session_origin(self, session_id: str) -> tuple[str, str]:
+        """The workdir and provider session ``session_id`` recorded, "" when unknown (R-FIND-4)."""
+        ...
+
     def delete_rows(self, session_id: str) -> None: ...
 
     def resolve_session_id(self, text: str) -> str: ...
 
-    def recent_sessions(self, limit: int, offset: int) -> list[SessionSummary]: ...
+    def recent_sessions(self, limit: int, offset: int, workdir: str | None) -> list[SessionSummary]: ...
 
     def search(self, terms: list[str], limit: int) -> list[SearchHit]: ...
 

@@ -498,6 +498,7 @@ def test_an_older_file_is_upgraded_in_place_keeping_every_row(tmp_path: Path, na
     assert after.pop("file_changes") == []  # R-UNDO-2c: gained, empty
     if "todos" not in before:  # the document's schema gains an empty todos table
         assert after.pop("todos") == []
+    assert after.pop("sessions") == [(*row, "", "") for row in before.pop("sessions")]  # folder unknown (R-FIND-4)
     assert after == before
     with Manager(path) as manager:  # version 5 now: used as it is
         assert manager.list_sessions() == sessions

@@ -481,6 +481,7 @@ def test_a_version_3_file_gains_the_columns_with_their_defaults_keeping_every_ro
     assert after.pop("context_state") == [(*row, 0, 0, 0, "", "") for row in V3_STATES]
     assert after.pop("file_changes") == []  # R-UNDO-2c: gained, empty
     before.pop("context_state")
+    assert after.pop("sessions") == [(*row, "", "") for row in before.pop("sessions")]  # folder unknown (R-FIND-4)
     assert after == before
     with Manager(path, clock=lambda: START + 900) as manager:  # version 5 now: used as it is
         manager.open_session(C).save_context_state(FULL)

@@ -230,6 +230,8 @@ def test_a_format_4_file_gains_the_table_keeping_every_row(tmp_path: Path) -> No
         assert session.file_changes() == []
     after = table_rows(path)
     assert after.pop("file_changes") == []
+    assert {row[3:] for row in after["sessions"]} == {(b"", b"")}  # R-DB-13: folder and provider unknown
+    after["sessions"] = [row[:3] for row in after["sessions"]]
     assert after == before
     with raw(path) as conn:
         assert conn.execute("PRAGMA user_version").fetchone() == (5,)

@@ -104,7 +104,8 @@ def test_rows_of_other_programs_with_odd_ids_are_pruned_without_touching_paths(
     with Manager(db_path, results, clock=clock):
         pass
     with raw(db_path) as conn:
-        conn.executemany("INSERT INTO sessions VALUES (?, 1, 1)", [("../victim.txt",), ("",), ("UPPER",)])
+        odd = [("../victim.txt",), ("",), ("UPPER",)]
+        conn.executemany("INSERT INTO sessions (id, created_at, updated_at) VALUES (?, 1, 1)", odd)
     with Manager(db_path, results, clock=clock) as manager:
         assert manager.prune(1).sessions == 3
     assert victim.read_text() == "stays"
