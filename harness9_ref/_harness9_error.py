@@ -37,7 +37,7 @@ CORE_ERROR_TEXTS: Final[Mapping[str, str]] = MappingProxyType(
         "err_not_prefix": "{text} is not a session id or a prefix of one (4 to 35 characters of 0-9, a-f and -)",
         "err_query_empty": "the search query is empty",
         "err_nothing_to_compact": "nothing is old enough to summarise yet",
-        "err_fork_beyond": "session {id} holds {count} messages; a fork keeps at most that many, not {at}",
+        "err_fork_beyond": "session {id}: a fork keeps at most its message count, {count}, not {at}",
         "err_fork_result": (
             "message {k} of session {id} is a tool result;"
             " a fork of its first {at} messages would end between a call and its result"

@@ -68,7 +68,7 @@ def test_fork_at_keeps_the_first_messages(env: dict[str, str], work: Path, seede
         (
             ["fork", SOURCE, "--at", "5"],
             1,
-            f"harness9-ref: error: session {SOURCE} holds 4 messages; a fork keeps at most that many, not 5",
+            f"harness9-ref: error: session {SOURCE}: a fork keeps at most its message count, 4, not 5",
         ),
         (["fork", SOURCE, "--at", "-1"], 2, "harness9-ref: error: argument --at: expected a positive integer, got '-1'"),
         (["fork", SOURCE, "--at", "x"], 2, "harness9-ref: error: argument --at: expected a positive integer, got 'x'"),
