@@ -48,7 +48,10 @@ def test_the_seeded_bug_is_well_formed_and_applies_once(name: str) -> None:
     text = (PROJECT_ROOT / mutant["file"]).read_text(encoding="utf-8")
     patched(Edit(mutant["file"], mutant["find"], mutant["replace"]), text)  # Broken unless it applies once
     for test in mutant["tests"]:
-        assert (PROJECT_ROOT / test.split("::")[0]).is_file(), test
+        path, _, name = test.partition("::")
+        assert (PROJECT_ROOT / path).is_file(), test
+        function = name.split("::")[-1].split("[")[0]  # a class's test or a parametrized one: its function
+        assert f"def {function}(" in (PROJECT_ROOT / path).read_text(encoding="utf-8"), test
 
 
 TOY_TESTS = """from harness9_ref import fmt
