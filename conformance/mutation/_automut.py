@@ -42,29 +42,27 @@ __all__ = [
 
 PACKAGE: Final = "harness9_ref"
 EQUIVALENT_FILE: Final = Path("conformance") / "mutants" / "equivalent.txt"
-# No op of the adapter protocol reaches these by design: the terminal UI and the command line
-# (their text and the TUI ops come from text/ and engine/, which are mutated), the offline
-# provider only the command line builds (R-CLI-9, pending: tests/cli judge it), the test helpers
-# and the entry point. Their mutants would survive whatever the cases say.
+# Left out: the terminal UI, which no op runs (its text and the TUI ops come from text/ and
+# engine/, which are mutated); the command line's own modules, which only the `cli` op runs, as a
+# whole program (what they call in the other modules is mutated, and counted, like the rest); the
+# offline provider only the command line builds (R-CLI-9, pending: tests/cli judge it), the test
+# helpers and the entry point.
 _EXCLUDED: Final = ("tui/*", "cli/*", "offline.py", "engine/_worker.py", "testing.py", "__main__.py")
-# Functions of the other modules that no op calls by design, which a run of the cases under
-# coverage confirms: only tui/ and cli/ call them, or they serve a pending requirement, which
-# the Python tests named in conformance/pending.txt judge. ``engine/_worker.py`` above is the
-# run worker of the terminal UI and ``run`` (R-TUI-27) as a whole.
+# Functions of the other modules that no op calls, or whose work no op can observe, which a run
+# of the cases with each one's entry marked confirms: only tui/ (and tests) call them, or they
+# serve a pending requirement, which the Python tests named in conformance/pending.txt judge.
+# ``engine/_worker.py`` above is the run worker of the terminal UI and ``run`` (R-TUI-27) as a
+# whole. What the `cli` op's program reaches (AGENTS.md files, read-only opens, allow --remove,
+# errors worded where printed, show, the window probe) is mutated like the rest.
 _UNREACHED: Final = {
-    "engine/_instructions.py": (  # finding and reading the AGENTS.md files (R-INST-1, R-INST-4)
-        "_repository_root", "_project_folders", "find_instruction_files", "read_instruction_file",
-        "load_instructions", "ProjectInstructions"),
-    "memory/storage/_sqlite_db.py": (  # opening a file read-only (R-DB-12)
-        "Database._open_read_only", "Database._configure_read_only", "Database._index_complete"),
-    "tools/_rules.py": ("rule_words", "AllowRules.remove"),  # allow --remove (R-APPR-10)
-    "tools/_process.py": ("watch_pipe", "watchdog_pid"),  # the watchdog's own life (R-TOOL-17)
-    "text/_said.py": ("in_language",),  # errors worded where printed (R-LANG-3)
+    # the watchdog's pid is for tests; its life ends groups only after its parent's SIGKILL,
+    # which no op stages (R-TOOL-17, pending: tests/tools/test_watchdog.py)
+    "tools/_process.py": ("watch_pipe", "watchdog_pid"),
     "text/_cells.py": ("wrap_cells", "_last_space"),  # the terminal UI's wrapping
-    "text/_lines.py": ("history_lines", "user_line", "tool_call_line", "error_line"),  # tui/, show
-    "text/_report.py": ("run_error", "without_type_name", "learned_window_line"),  # tui/, run
-    "provider/_window.py": ("ask_window",),  # the command line's window probe
-    "provider/_base.py": ("reserved_output_tokens_of",),  # the command line's wiring
+    "text/_lines.py": ("error_line",),  # the terminal UI's error lines
+    # an internal error's wording (R-CLI-13c): only a fault of the program itself makes one,
+    # which no case can stage (tests/cli/test_messages.py)
+    "text/_report.py": ("without_type_name",),
     "engine/_engine.py": ("AgentEngine.session", "AgentEngine.max_turns"),  # getters: tui/ and tests only
     "engine/_retry.py": ("RetryingSummarizer.reply_limit",),  # the summarizer's reply limit (R-FOLD-7)
 }

@@ -117,9 +117,12 @@ def test_module_selection_leaves_out_the_ui_the_command_line_and_test_helpers() 
 
 
 def test_functions_no_op_calls_are_left_out_and_their_neighbours_kept() -> None:
+    scopes = {m.key.split(":")[1] for m in find_mutants(PROJECT_ROOT, ["text/_report.py"])}
+    assert "run_error" in scopes and "compaction_notice" in scopes
+    assert "without_type_name" not in scopes  # an internal error's wording: no case can stage one
+    # The AGENTS.md files are found by the program the cli op runs (R-INST-1): drawn.
     scopes = {m.key.split(":")[1] for m in find_mutants(PROJECT_ROOT, ["engine/_instructions.py"])}
-    assert "instruction_from_bytes" in scopes and "_cut_point" in scopes
-    assert not scopes & {"find_instruction_files", "read_instruction_file", "ProjectInstructions.build"}
+    assert {"find_instruction_files", "read_instruction_file", "instruction_from_bytes"} <= scopes
     assert _selected("provider/openai/_stream.py", ["provider"])
     assert _selected("provider/openai/_stream.py", ["provider/openai/*"])
     assert not _selected("memory/context/_tokens.py", ["schema", "engine"])
