@@ -57,11 +57,12 @@ from .schema import (
     Usage,
     strict_json,
 )
+from .text import OFFLINE_LABEL
 from .tools import BASH_TOOL, EDIT_FILE_TOOL, READ_FILE_TOOL, WRITE_FILE_TOOL
 
 __all__ = ["OFFLINE_PROVIDER", "OfflineProvider"]
 
-OFFLINE_PROVIDER: Final = "offline"
+OFFLINE_PROVIDER: Final = OFFLINE_LABEL  # its name is its whole label (R-TUI-25)
 READ_PREFIX: Final = "read "  # R-CLI-9: "read <path>" -> read_file
 RUN_PREFIX: Final = "run "  # R-CLI-9: "run <command>" -> bash
 EDIT_PREFIX: Final = "edit "  # R-CLI-9: "edit <path> <old> => <new>" -> edit_file

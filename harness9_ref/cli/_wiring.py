@@ -39,7 +39,15 @@ from ..provider import (
     request_model,
     reserved_output_tokens_of,
 )
-from ..text import TableSaid, folder_shown, instruction_warning_line, other_folder_line, strings_for, terminal_safe
+from ..text import (
+    TableSaid,
+    folder_shown,
+    instruction_warning_line,
+    model_label,
+    other_folder_line,
+    strings_for,
+    terminal_safe,
+)
 from ..tools import AllowRules, Registry
 from ._session_lock import SESSION_LOCK_FILE, SessionLock
 from ._settings import CliError, Settings
@@ -229,7 +237,6 @@ def session_lock(settings: Settings) -> SessionLock:
 
 def session_provider(settings: Settings) -> str:
     """The provider a session records (R-FIND-4): the model label of R-TUI-25, as the status bar shows it."""
-    from ..tui import model_label  # no curses: the label is text
 
     return model_label(settings.provider, request_model_of(settings), settings.base_url)
 

@@ -32,6 +32,7 @@ from ..engine import (
 )
 from ..memory.context import format_token_count
 from ..memory.storage import ContextState
+from ..provider import is_official_endpoint, server_name
 from ._strings import (
     COMPACTION_TIERS,
     CONTEXT_COUNTED,
@@ -44,6 +45,7 @@ from ._strings import (
 )
 
 __all__ = [
+    "OFFLINE_LABEL",
     "compaction_notice",
     "context_lines",
     "context_report_from_dict",
@@ -52,6 +54,7 @@ __all__ = [
     "instruction_lines",
     "instruction_warning_line",
     "learned_window_line",
+    "model_label",
     "not_saved_notice",
     "origin_line",
     "other_folder_line",
@@ -65,6 +68,29 @@ __all__ = [
 
 _TYPE_PREFIX: Final = re.compile(r"[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning)(?::\s*|$)")
 MODEL_NOT_FOUND: Final = "model_not_found"  # R-ERR-11: the code of a model the provider does not know
+
+
+OFFLINE_LABEL: Final = "offline"  # R-TUI-25: the offline provider's name (offline.py takes it), its whole label
+MODEL_LABEL: Final = "{provider}:{model}"  # R-TUI-25: the same in both languages
+SERVER_LABEL: Final = "{label}@{server}"  # R-TUI-26: on a base URL other than the official endpoint
+
+
+def model_label(provider: str, request_model: str, base_url: str | None = None) -> str:
+    """The model label of the status bar and of a stored session (R-TUI-25, R-TUI-26, R-FIND-4a):
+    who answers and the name its requests carry.
+
+    ``request_model`` is R-PRV-27's (prefix removed on an official endpoint, kept on a router),
+    so the label shows what is sent, never a name no request carries; the offline provider sends
+    none, so it is ``offline`` alone, and a label never suggests a model answers when none does.
+    A ``base_url`` other than the official endpoint adds ``@`` and its server (R-TUI-26), so a
+    local server, which may get no key at all (R-CLI-21), is seen to answer; None is the default one.
+    Here rather than in the terminal UI: ``run`` records it too and never loads the UI.
+    """
+    if provider == OFFLINE_LABEL:
+        return OFFLINE_LABEL
+    label = MODEL_LABEL.format(provider=provider, model=request_model)
+    server = "" if base_url is None or is_official_endpoint(provider, base_url) else server_name(base_url)
+    return SERVER_LABEL.format(label=label, server=server) if server else label
 
 
 def without_type_name(message: str) -> str:

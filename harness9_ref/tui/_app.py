@@ -65,6 +65,7 @@ from ..text import (
     history_lines,
     in_language,
     instruction_warning_line,
+    model_label,
     not_saved_notice,
     other_folder_line,
     retry_notice,
@@ -108,7 +109,7 @@ from ._context import context_view, session_context
 from ._editor import LineEditor, paste_text
 from ._resume import Listing
 from ._rewind import Rewind, UndoQuestion, session_prompts
-from ._status import Segment, StatusState, model_label, render_status
+from ._status import Segment, StatusState, render_status
 
 if TYPE_CHECKING:
     from ..engine import AgentEngine, ProjectInstructions

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 from ..memory.context import format_token_count
-from ..offline import OFFLINE_PROVIDER
-from ..provider import is_official_endpoint, server_name
 from ..text import (
     COLOUR_HIGH,
     COLOUR_OK,
@@ -30,31 +28,10 @@ from ..text import (
     strings_for,
 )
 
-__all__ = ["OFFLINE_LABEL", "Segment", "StatusState", "ctx_colour", "model_label", "render_status"]
+__all__ = ["Segment", "StatusState", "ctx_colour", "render_status"]
 
 Segment = tuple[str, int | None]
 """A piece of the status bar: its text and its ANSI 256-colour number, or None (default colour)."""
-
-
-OFFLINE_LABEL: Final = OFFLINE_PROVIDER  # R-TUI-25: the offline provider sends no model
-MODEL_LABEL: Final = "{provider}:{model}"  # R-TUI-25: the same in both languages
-SERVER_LABEL: Final = "{label}@{server}"  # R-TUI-26: on a base URL other than the official endpoint
-
-
-def model_label(provider: str, request_model: str, base_url: str | None = None) -> str:
-    """The status bar's model label (R-TUI-25, R-TUI-26): who answers and the name its requests carry.
-
-    ``request_model`` is R-PRV-27's (prefix removed on an official endpoint, kept on a router),
-    so the bar shows what is sent, never a name no request carries; the offline provider sends
-    none, so it is ``offline`` alone, and a bar never suggests a model answers when none does.
-    A ``base_url`` other than the official endpoint adds ``@`` and its server (R-TUI-26), so a
-    local server, which may get no key at all (R-CLI-21), is seen to answer; None is the default one.
-    """
-    if provider == OFFLINE_PROVIDER:
-        return OFFLINE_LABEL
-    label = MODEL_LABEL.format(provider=provider, model=request_model)
-    server = "" if base_url is None or is_official_endpoint(provider, base_url) else server_name(base_url)
-    return SERVER_LABEL.format(label=label, server=server) if server else label
 
 
 def ctx_colour(pct: int) -> int:

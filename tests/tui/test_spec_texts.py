@@ -20,8 +20,9 @@ from harness9_ref.text import (
     STATUS_CTX_GAP,
     STRINGS,
     compaction_notice,
+    model_label,
 )
-from harness9_ref.tui import model_label, render_status
+from harness9_ref.tui import render_status
 from tests.spec_text import spec_section
 
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from harness9_ref.text import cell_width
-from harness9_ref.tui import StatusState, ctx_colour, model_label, render_status
+from harness9_ref.text import cell_width, model_label
+from harness9_ref.tui import StatusState, ctx_colour, render_status
 
 SID = "f3a2c1b0-4d7e-4c3a-9f12-ab8d1e2c3f01"
 BAR = "[harness9] gpt-4o-mini  workdir: /your/project  \u2502  session: f3a2c1b0..."
