@@ -38,6 +38,8 @@ from tests.conformance.proxy_upstream import stand_in_server
 from tests.conformance.test_proxy import proxy_command
 from tests.fakes import ctrl_c_default
 
+pytestmark = pytest.mark.tooling  # tier 2 of tests/README.md: the suite's traffic tooling (replay, proxy, faults) as servers
+
 FIXTURES = PROJECT_ROOT / "fixtures" / "providers"
 BY_NAME = {e.name: e for e in find_exchanges([FIXTURES])}
 STREAM = BY_NAME["openai/stream-text"]

@@ -16,7 +16,8 @@ import pytest
 from conformance.traffic._replay import ReplayServer
 from tests.conformance.test_faults import ANTHROPIC_TEXT, STREAM, TEXT
 
-pytestmark = pytest.mark.sdk
+# tier 2 of tests/README.md: the suite's traffic tooling (replay, proxy, faults) as servers
+pytestmark = [pytest.mark.sdk, pytest.mark.tooling]
 
 
 @pytest.fixture(scope="session")

@@ -35,6 +35,8 @@ from tests.conformance.proxy_upstream import (
 )
 from tests.fakes import ctrl_c_default
 
+pytestmark = pytest.mark.tooling  # tier 2 of tests/README.md: the suite's traffic tooling (replay, proxy, faults) as servers
+
 KEY = "sk-proj-Vb7Nq2Lx9Kw4Hj6Gf3Ds1Aa8Zc5"
 SECRETS = {
     "authorization": f"Bearer {KEY}",

@@ -18,7 +18,8 @@ from conformance.traffic._replay import ReplayServer
 from tests.conformance.proxy_upstream import recording
 from tests.provider import test_official_sdks as official
 
-pytestmark = pytest.mark.sdk
+# tier 2 of tests/README.md: the suite's traffic tooling (replay, proxy, faults) as servers
+pytestmark = [pytest.mark.sdk, pytest.mark.tooling]
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "providers"
 ROUND_TRIP = [

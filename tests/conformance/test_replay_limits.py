@@ -31,6 +31,8 @@ from conformance.traffic._record import Exchange, load_exchange
 from conformance.traffic._replay import DIFFERENCE_LIMIT, MAX_BODY, MISMATCH_STATUS, ReplayServer
 from tests.fakes import ctrl_c_default
 
+pytestmark = pytest.mark.tooling  # tier 2 of tests/README.md: the suite's traffic tooling (replay, proxy, faults) as servers
+
 TEXT = load_exchange(PROJECT_ROOT / "fixtures" / "providers" / "openai" / "text")
 PATH = TEXT.path
 

@@ -298,6 +298,7 @@ def test_titles_are_the_first_words_of_the_bullet_without_markup(tmp_path: Path)
     assert requirement_titles(spec)["R-Y-2"] == "MUST run."
 
 
+@pytest.mark.tooling  # tier 2 of tests/README.md: the whole suite through the adapter
 def test_real_suite_tokens_through_the_reference_adapter(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
