@@ -51,7 +51,8 @@ NOT_OURS: Final = "not a harness9 database (it has tables of its own)"
 
 # R-DB-1: the design document's schema plus the todos table, the checkpoints table (R-CKP-6) and
 # the context_state table (R-CKP-12), whose columns after saved_at format version 4 added; format
-# version 5 added the sessions' workdir and provider (R-FIND-4).
+# version 5 added the sessions' workdir and provider (R-FIND-4) and the file_changes table of
+# the tool calls' file changes (R-UNDO-2c).
 SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS sessions (
     id         TEXT    PRIMARY KEY,
@@ -101,9 +102,6 @@ CREATE TABLE IF NOT EXISTS context_state (
     window_model     TEXT    NOT NULL DEFAULT '',
     FOREIGN KEY (session_id) REFERENCES sessions(id) ON DELETE CASCADE
 );
-"""
-# R-UNDO-2c: the file changes of a session's tool calls, which format version 5 added.
-FILE_CHANGES_SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS file_changes (
     id           INTEGER PRIMARY KEY AUTOINCREMENT,
     session_id   TEXT    NOT NULL,
@@ -167,7 +165,7 @@ def _reference() -> tuple[dict[str, tuple[_Column, ...]], dict[str, tuple[str, .
     earlier form (each later column, NOT NULL with its default)."""
     conn = sqlite3.connect(":memory:")
     try:
-        conn.executescript(SCHEMA + FILE_CHANGES_SCHEMA)
+        conn.executescript(SCHEMA)
         cur = conn.cursor()
         expected = {table: _columns(cur, table) for table in _CHECKED_TABLES}
         added = {}
@@ -197,15 +195,7 @@ def _upgrade(cur: sqlite3.Cursor) -> None:
         if len(_columns(cur, table)) == kept:
             for statement in _reference()[1][table]:
                 cur.execute(statement)
-    _add_file_changes(cur)
     cur.execute(f"PRAGMA user_version = {FORMAT_VERSION}")
-
-
-def _add_file_changes(cur: sqlite3.Cursor) -> None:
-    """Format version 5: the ``file_changes`` table and its index, when missing (R-UNDO-2c)."""
-    for statement in (s.strip() for s in FILE_CHANGES_SCHEMA.split(";")):
-        if statement:
-            cur.execute(statement)
 
 
 def _is_busy(exc: sqlite3.Error) -> bool:
