@@ -41,8 +41,8 @@ THREADS = 4
 BATCHES_PER_THREAD = 100
 CHILD_TIMEOUT = 60.0
 WRITER_PROCESSES = 12  # of six threads each: 72 writers of one file (R-SES-8)
-WRITER_BATCHES = 12  # per thread and session: 1,728 batches in all
-WRITER_BUSY_TIMEOUT_MS = 300
+WRITER_BATCHES = 24  # per thread and session: 3,456 batches in all
+WRITER_BUSY_TIMEOUT_MS = 150
 
 
 def start_worker(*args: str) -> subprocess.Popen[bytes]:
