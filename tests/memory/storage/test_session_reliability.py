@@ -41,8 +41,10 @@ THREADS = 4
 BATCHES_PER_THREAD = 100
 CHILD_TIMEOUT = 60.0
 WRITER_PROCESSES = 12  # of six threads each: 72 writers of one file (R-SES-8)
-WRITER_BATCHES = 24  # per thread and session: 3,456 batches in all
-WRITER_BUSY_TIMEOUT_MS = 150
+WRITER_BATCHES = 12  # per thread and session: 1,728 batches in all
+WRITER_BUSY_TIMEOUT_MS = 300
+HOLD_S = 1.0  # the test's own writer keeps the lock this long once the writers start
+HOLD_COMMIT_S = 0.05  # and commits this often meanwhile
 
 
 def start_worker(*args: str) -> subprocess.Popen[bytes]:
@@ -90,13 +92,15 @@ def finish(proc: subprocess.Popen[bytes]) -> tuple[str, str]:
     return out.decode(), err.decode()
 
 
-def run_together(workers: list[subprocess.Popen[bytes]]) -> list[float]:
-    """Start the ready workers at once, and require each to end cleanly with no error reported.
+def run_together(workers: list[subprocess.Popen[bytes]], before_go: Callable[[], object] = lambda: None) -> list[float]:
+    """Start the ready workers at once (``before_go`` called just before), and require each to
+    end cleanly with no error reported.
 
     Returns the longest any one batch of each worker took, in seconds.
     """
     for worker in workers:
         wait_for_line(worker, "ready")
+    before_go()
     for worker in workers:
         assert worker.stdin is not None
         worker.stdin.write(b"go\n")
@@ -184,6 +188,27 @@ def test_two_processes_of_four_threads_lose_nothing_and_never_interleave_batches
     assert counts[shared] == sum(size for batches in expected.values() for _, size in batches)
 
 
+def hold_the_write_lock(path: Path, holding: threading.Event) -> None:
+    """A writer that takes the lock and keeps it for HOLD_S, committing a row of a table of its
+    own every HOLD_COMMIT_S and taking the lock again at once: whoever waits meanwhile sees others
+    commit (R-SES-8)."""
+    conn = sqlite3.connect(path, timeout=5, isolation_level=None)
+    try:
+        conn.execute("CREATE TABLE held (at REAL)")
+        until = None
+        while until is None or time.monotonic() < until:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("INSERT INTO held VALUES (?)", (time.monotonic(),))
+            if until is None:
+                until = time.monotonic() + HOLD_S
+                holding.set()
+            time.sleep(HOLD_COMMIT_S)
+            conn.execute("COMMIT")
+    finally:
+        holding.set()
+        conn.close()
+
+
 def test_seventy_two_writers_wait_while_the_others_commit_and_none_is_refused(db_path: Path) -> None:
     """R-SES-8: twelve processes of six threads, one file: no batch fails "database is locked".
 
@@ -193,7 +218,9 @@ def test_seventy_two_writers_wait_while_the_others_commit_and_none_is_refused(db
     writer gives up after the busy timeout although every writer ahead of it finished at once
     (under this test, before R-SES-8's rule, one to four of the 72 writers failed in each of three runs);
     waiting while the others commit, none does. Half the processes give each thread a Manager
-    of its own (72 connections), half share one per process.
+    of its own (72 connections), half share one per process. So that every writer's wait passes
+    the busy timeout on a machine of any speed, the test holds the lock for HOLD_S as they start,
+    committing meanwhile (hold_the_write_lock).
     """
     with Manager(db_path) as manager:
         shared = manager.new_session().session_id
@@ -205,9 +232,12 @@ def test_seventy_two_writers_wait_while_the_others_commit_and_none_is_refused(db
         )
         for p in range(WRITER_PROCESSES)
     ]
+    holding = threading.Event()
+    holder = threading.Thread(target=hold_the_write_lock, args=(db_path, holding), daemon=True)
     try:
-        longest = run_together(workers)
+        longest = run_together(workers, lambda: (holder.start(), holding.wait(CHILD_TIMEOUT)))
     finally:
+        holder.join(CHILD_TIMEOUT)
         for worker in workers:
             if worker.poll() is None:
                 worker.kill()
