@@ -234,10 +234,16 @@ def test_seventy_two_writers_wait_while_the_others_commit_and_none_is_refused(db
     ]
     holding = threading.Event()
     holder = threading.Thread(target=hold_the_write_lock, args=(db_path, holding), daemon=True)
+
+    def hold() -> None:
+        holder.start()
+        holding.wait(CHILD_TIMEOUT)
+
     try:
-        longest = run_together(workers, lambda: (holder.start(), holding.wait(CHILD_TIMEOUT)))
+        longest = run_together(workers, hold)
     finally:
-        holder.join(CHILD_TIMEOUT)
+        if holder.is_alive():  # not started when a worker never became ready
+            holder.join(CHILD_TIMEOUT)
         for worker in workers:
             if worker.poll() is None:
                 worker.kill()
