@@ -29,7 +29,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from ._compare import first_difference
-from ._workspace import _inside, _listing, _query
+from ._workspace import _inside, _link, _listing, _query
 
 __all__ = ["CLI_OP", "CliFolder", "cli_prepared"]
 
@@ -128,6 +128,7 @@ def cli_prepared(spec: Mapping[str, Any], base_urls: Mapping[str, str] | None = 
             path = _inside(root, relative)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(_filled(text, places), encoding="utf-8")
+        _link(root, spec.get("symlinks", {}))
         send: dict[str, Any] = {"workdir": str(work), "home": str(home), "timeout": COMMAND_TIMEOUT}
         if "sessions" in spec:
             send.update(database=str(root / DATABASE), tool_results_dir=str(root / TOOL_RESULTS),

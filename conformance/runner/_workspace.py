@@ -50,7 +50,13 @@ def _lay_out(root: Path, spec: Mapping[str, Any]) -> None:
         path = _inside(root, relative)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    for relative, target in spec.get("symlinks", {}).items():
+    _link(root, spec.get("symlinks", {}))
+
+
+def _link(root: Path, links: Mapping[str, str]) -> None:
+    """Each ``path: target`` of a case's ``symlinks`` as a symbolic link in ``root`` (a target
+    that does not exist makes a dangling link)."""
+    for relative, target in links.items():
         path = _inside(root, relative)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.symlink_to(_inside(root, target))
