@@ -75,9 +75,9 @@ def op_provider_request(inp: Mapping[str, Any]) -> dict[str, Any]:
     if inp.get("count"):
         request = anthropic.build_count_request(inp["model"], messages, tools, api_key=inp["api_key"], **options)
     else:
+        limit = {"reply_limit": int(inp["reply_limit"])} if "reply_limit" in inp else {}  # absent: the default's
         request = wire.build_request(
-            inp["model"], messages, tools, stream=inp["stream"], api_key=inp["api_key"],
-            reply_limit=int(inp.get("reply_limit", 0)), **options,
+            inp["model"], messages, tools, stream=inp["stream"], api_key=inp["api_key"], **limit, **options
         )
     headers = {name.lower(): value for name, value in request.headers}
     return {
@@ -145,7 +145,8 @@ def op_provider_parse(inp: Mapping[str, Any]) -> dict[str, Any]:
 def op_provider_call(inp: Mapping[str, Any]) -> dict[str, Any]:
     messages, tools = _conversation(inp)
     provider = PROVIDERS[inp["provider"]](inp["model"], inp["api_key"], inp["base_url"], float(inp.get("timeout", 10)))
-    provider.reply_limit = int(inp.get("reply_limit", 0))
+    if "reply_limit" in inp:  # absent: the provider's default (none, R-PRV-29)
+        provider.reply_limit = int(inp["reply_limit"])
     if inp.get("count") and isinstance(provider, TokenCounter):
         return _count(lambda: provider.count_tokens(messages, tools))
     if inp["stream"]:
