@@ -324,6 +324,8 @@ def run_fork(settings: Settings, out: TextIO, err: TextIO) -> int:
         return 0
     check_workdir(settings)
     restores = plan_restores(settings.workdir, changes)  # R-CLI-60b
+    if not restores:  # every file already as it was: nothing to undo, nothing said
+        return 0
     lines = [texts["undo_header"].format(n=len(restores))]
     lines += [line.text for line in restore_lines(restores, settings.lang)]
     failed = sum(bool(item.problem) for item in restores)

@@ -54,7 +54,8 @@ class Restore:
 
 def plan_restores(workdir: str, changes: Sequence[FileChangeRecord]) -> list[Restore]:
     """One ``Restore`` per path of ``changes`` (newest first, as R-UNDO-3a gives them), in the
-    order of the paths; a path whose file already holds what it held before is left out.
+    order of the paths; a path whose file already holds what it held before (or is absent, when
+    it did not exist) is left out, whatever happened to it since.
 
     Nothing is written: every file is read through the tools' walk (R-TOOL-14b), and the
     identities it met are what ``restore`` checks again.
@@ -80,16 +81,17 @@ def _plan(workdir: str, path: str, newest: FileChangeRecord, oldest: FileChangeR
     if isinstance(read, str):
         return Restore(path, problem=read)
     current, identities = read
+    target = oldest.before  # None: the file did not exist
+    if current == target:
+        return None  # already as it was: restored before, or put back by hand
     if current != newest.after:
         return Restore(path, problem=CHANGED_SINCE)
     assert current is not None  # equal to a kept change's after
-    if oldest.before is None:
+    if target is None:
         diff = unified_diff(current, b"", where.rel, removed=True)
         return Restore(path, Plan(REMOVE, path, where, current, b"", diff, identities))
-    if current == oldest.before:
-        return None
-    diff = unified_diff(current, oldest.before, where.rel)
-    return Restore(path, Plan("write_file", path, where, current, oldest.before, diff, identities))
+    diff = unified_diff(current, target, where.rel)
+    return Restore(path, Plan("write_file", path, where, current, target, diff, identities))
 
 
 def restore(item: Restore) -> str | None:

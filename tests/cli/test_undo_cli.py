@@ -119,11 +119,17 @@ def test_a_file_changed_since_is_left_as_it_is_and_said(env: dict[str, str], wor
 
 
 def test_the_files_are_those_of_workdir(env: dict[str, str], work: Path, tmp_path: Path, edited: str) -> None:
-    """R-CLI-60a: --workdir names the folder; elsewhere the files are not the ones recorded."""
+    """R-CLI-60a: --workdir names the folder; elsewhere the files are not the ones recorded: one
+    that holds other bytes there is said to have changed since, and a.txt, absent there as it
+    was before the first prompt, needs nothing (R-UNDO-4a)."""
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     away = cli(["fork", edited, "--at", "1", "--restore-files", "--lang", "en"], env, elsewhere)
+    assert (away.returncode, away.stderr) == (0, "")
+    (elsewhere / "a.txt").write_text("not the recorded one")
+    away = cli(["fork", edited, "--at", "1", "--restore-files", "--lang", "en"], env, elsewhere)
     assert away.returncode == 1 and EN["undo_changed"].format(path="a.txt") in away.stderr.splitlines()
+    assert (elsewhere / "a.txt").read_text() == "not the recorded one"
     there = cli(["fork", edited, "--at", "1", "--restore-files", "--workdir", str(work)], env, elsewhere)
     assert there.returncode == 0, there.stderr
     assert not (work / "a.txt").exists()  # it did not exist before the first prompt
