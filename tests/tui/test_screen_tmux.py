@@ -169,10 +169,22 @@ class Screen:
         self.keys(*keys)
 
     def say(self, text: str) -> None:
-        """Type a line, press Enter and wait until the turn is over."""
+        """Type a line, press Enter and wait until the turn is over.
+
+        The line is seen in the input line before Enter and gone from it after, so that a
+        prompt said twice is not taken as answered by the echo of the first one (and the idle
+        input line of before Enter as the end of its turn). A line wider than the pane scrolls
+        in the input line: for it the echo alone is waited for.
+        """
         self.type(text)
-        self.keys("Enter")
-        self.wait(lambda: "> " + text in self.text(), f"the echo of {text!r}")
+        typed = "> " + text
+        if len(typed) < WIDTH:
+            self.wait(lambda: self.rows()[-1].rstrip() == typed.rstrip(), f"{text!r} in the input line")
+            self.keys("Enter")
+            self.wait(lambda: self.rows()[-1].rstrip() != typed.rstrip(), f"{text!r} taken from the input line")
+        else:
+            self.keys("Enter")
+        self.wait(lambda: typed in self.text(), f"the echo of {text!r}")
         self.wait_idle()
 
     def say_until(self, text: str, prompts: tuple[str, ...] = ("one", "two", "three", "four", "five")) -> None:
