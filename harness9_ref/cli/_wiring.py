@@ -237,7 +237,6 @@ def session_lock(settings: Settings) -> SessionLock:
 
 def session_provider(settings: Settings) -> str:
     """The provider a session records (R-FIND-4): the model label of R-TUI-25, as the status bar shows it."""
-
     return model_label(settings.provider, request_model_of(settings), settings.base_url)
 
 
