@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import ClassVar, Final
 
-__all__ = ["CORE_ERROR_TEXTS", "Harness9Error", "Said"]
+__all__ = ["CORE_ERROR_TEXTS", "Harness9Error", "Said", "os_reason"]
 
 # R-LANG-3: the English text of each key the core raises (R-FIND-1, R-SRCH-1, R-FORK-2, R-PG-13,
 # R-LONG-9, R-PG-9), exactly as the strings table's "en" column words it.
@@ -79,3 +79,10 @@ class Harness9Error(Exception):
         """The key and fields of the message, when it is one a user can cause (R-LANG-3)."""
         first = self.args[0] if self.args else None
         return first if isinstance(first, Said) else None
+
+
+def os_reason(exc: OSError) -> str:
+    """The operating system's words for a failure (``No such file or directory``), the reason
+    every message about a file, folder or process gives: its ``strerror``, or its whole text
+    when it has none (an ``OSError`` raised by Python itself rather than by a system call)."""
+    return exc.strerror or str(exc)

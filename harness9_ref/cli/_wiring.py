@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from .._harness9_error import os_reason
 from ..engine import (
     AgentEngine,
     InstructionWarning,
@@ -232,7 +233,7 @@ def session_lock(settings: Settings) -> SessionLock:
         path.parent.mkdir(parents=True, exist_ok=True)
         return SessionLock(path)
     except OSError as exc:
-        raise CliError(TableSaid("err_session_lock", path=path, reason=exc.strerror or exc)) from exc
+        raise CliError(TableSaid("err_session_lock", path=path, reason=os_reason(exc))) from exc
 
 
 def session_provider(settings: Settings) -> str:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from .._harness9_error import os_reason
 from ._seams import DEFAULT_SYSTEM_PROMPT
 
 __all__ = [
@@ -204,7 +205,7 @@ def read_instruction_file(path: str) -> tuple[InstructionFile | None, Instructio
     try:
         info = os.stat(path)
     except OSError as exc:
-        return None, InstructionWarning("unreadable", path, 0, exc.strerror or str(exc))
+        return None, InstructionWarning("unreadable", path, 0, os_reason(exc))
     if not stat.S_ISREG(info.st_mode):
         return None, InstructionWarning("not_a_file", path, info.st_size)
     try:
@@ -214,7 +215,7 @@ def read_instruction_file(path: str) -> tuple[InstructionFile | None, Instructio
                 return None, InstructionWarning("not_a_file", path, info.st_size)
             data = handle.read(INSTRUCTIONS_MAX_BYTES + 1)
     except OSError as exc:
-        return None, InstructionWarning("unreadable", path, info.st_size, exc.strerror or str(exc))
+        return None, InstructionWarning("unreadable", path, info.st_size, os_reason(exc))
     return instruction_from_bytes(path, data, max(info.st_size, len(data)))
 
 

@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable
 from typing import Final
 
+from .._harness9_error import os_reason
 from ..schema import ToolDefinition
 from ._output import capped_text
 from ._process import (
@@ -263,7 +264,7 @@ def run_bash(
     try:
         proc = _start(command, workdir)
     except OSError as exc:
-        return START_FAILED.format(reason=exc.strerror or exc)
+        return START_FAILED.format(reason=os_reason(exc))
     except ValueError as exc:  # an embedded NUL byte
         return START_FAILED.format(reason=exc)
     assert proc.stdout is not None

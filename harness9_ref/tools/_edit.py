@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
+from .._harness9_error import os_reason
 from ..schema import ToolDefinition, replace_lone_surrogates
 from ._read_file import (
     BINARY_SNIFF_BYTES,
@@ -183,7 +184,7 @@ def _read(where: Where, path: str) -> tuple[bytes | None, tuple[Identity | None,
     except LinkOnPath as exc:
         return LINK_ON_PATH.format(part=exc.part, path=path)
     except OSError as exc:
-        return READ_FAILED.format(path=path, reason=exc.strerror or str(exc))
+        return READ_FAILED.format(path=path, reason=os_reason(exc))
     if fd is None:
         return None, (*folders, None)
     try:
@@ -196,7 +197,7 @@ def _read(where: Where, path: str) -> tuple[bytes | None, tuple[Identity | None,
             return HARD_LINKED.format(path=path, n=info.st_nlink)
         data = _read_all(fd)
     except OSError as exc:
-        return READ_FAILED.format(path=path, reason=exc.strerror or str(exc))
+        return READ_FAILED.format(path=path, reason=os_reason(exc))
     finally:
         os.close(fd)
     if not is_text(data[:BINARY_SNIFF_BYTES]):
@@ -286,7 +287,7 @@ def apply(plan: Plan, written: Callable[[Plan], None] | None = None) -> str:
     except Replaced as exc:
         return PATH_REPLACED.format(part=exc.part, path=plan.path)
     except OSError as exc:
-        return WRITE_FAILED.format(path=plan.path, reason=exc.strerror or str(exc))
+        return WRITE_FAILED.format(path=plan.path, reason=os_reason(exc))
     if refused is not None:
         return refused
     if written is not None:

@@ -18,6 +18,7 @@ import os
 import stat
 from typing import Final
 
+from .._harness9_error import os_reason
 from ..memory.context import size_text
 from ..schema import ToolDefinition
 from ._output import capped_text
@@ -128,10 +129,6 @@ def is_text(block: bytes) -> bool:
     return True
 
 
-def _reason(exc: OSError) -> str:
-    return exc.strerror or str(exc)
-
-
 def read_file(workdir: str, path: str, cap: int) -> str:
     """The observation of ``read_file`` for ``path`` (R-TOOL-3, R-TOOL-4).
 
@@ -152,7 +149,7 @@ def read_file(workdir: str, path: str, cap: int) -> str:
     except IsADirectoryError:
         return IS_A_DIRECTORY.format(path=path)
     except OSError as exc:
-        return READ_FAILED.format(path=path, reason=_reason(exc))
+        return READ_FAILED.format(path=path, reason=os_reason(exc))
     except ValueError as exc:
         return READ_FAILED.format(path=path, reason=exc)
     if fd is None:
@@ -165,7 +162,7 @@ def read_file(workdir: str, path: str, cap: int) -> str:
             return NOT_A_REGULAR_FILE.format(path=path)
         head, total = _read_head(fd, max(cap, BINARY_SNIFF_BYTES), info.st_size)
     except OSError as exc:
-        return READ_FAILED.format(path=path, reason=_reason(exc))
+        return READ_FAILED.format(path=path, reason=os_reason(exc))
     finally:
         os.close(fd)
     if not is_text(head[:BINARY_SNIFF_BYTES]):

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import ClassVar, Final
 
-from .._harness9_error import Harness9Error
+from .._harness9_error import Harness9Error, os_reason
 from ..schema.strict_json import JSONError, loads
 from ..text import TableSaid
 
@@ -350,5 +350,5 @@ class AllowRules:
                 os.unlink(temporary)
                 raise
         except (OSError, ValueError) as exc:  # ValueError: a word no UTF-8 can hold (a lone surrogate)
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            reason = os_reason(exc) if isinstance(exc, OSError) else str(exc)
             raise AllowFileError(f"{self.path}: cannot be written ({reason})") from None

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from .._harness9_error import os_reason
 from ..memory.context import size_text
 from ..memory.storage import UNDO_MAX_BYTES, FileChangeRecord
 from ..text import DEFAULT_LANG, PaneLine, diff_pane_lines, strings_for
@@ -113,7 +114,7 @@ def restore(item: Restore) -> str | None:
     except FileNotFoundError:
         return CHANGED_WHILE_ASKING.format(path=plan.path)
     except OSError as exc:
-        return WRITE_FAILED.format(path=plan.path, reason=exc.strerror or str(exc))
+        return WRITE_FAILED.format(path=plan.path, reason=os_reason(exc))
 
 
 def _remove(plan: Plan) -> str | None:

@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
+from .._harness9_error import os_reason
 from ..engine import (
     CANCELLED,
     DEFAULT_SYSTEM_PROMPT,
@@ -384,7 +385,7 @@ class App:
                 text = file.read(EDITED_MAX_CHARS + 1)
             self.editor.set_text(paste_text(text[:EDITED_MAX_CHARS]).removesuffix("\n"))
         except OSError as exc:
-            self._error(self.texts["edit_failed_reason"].format(reason=exc.strerror or exc))
+            self._error(self.texts["edit_failed_reason"].format(reason=os_reason(exc)))
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(path)

@@ -15,6 +15,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
+from ..._harness9_error import os_reason
 from ._find import SessionSummary, parse_session_ref
 from ._prune import PruneResult
 from ._search import SearchHit, search_terms
@@ -278,7 +279,7 @@ def _remove(path: Path) -> None:
         elif path.is_symlink() or path.exists():
             path.unlink()  # a file, a link, a FIFO, a socket: never what a link points to
     except OSError as exc:
-        raise SessionDatabaseError(f"cannot remove {path}: {exc.strerror or exc}") from exc
+        raise SessionDatabaseError(f"cannot remove {path}: {os_reason(exc)}") from exc
 
 
 def copy_sessions(source: Manager, destination: Manager, *, overwrite: bool = False) -> CopyResult:

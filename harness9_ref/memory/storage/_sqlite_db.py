@@ -25,6 +25,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Final
 
+from ..._harness9_error import os_reason
 from ._index import index_available, index_state, index_tail, install_index, mark_damaged, reconcile_index, watermark
 from ._session import ForeignDatabase, SessionClosed, SessionDatabaseError, UnsupportedSchema
 
@@ -137,7 +138,7 @@ def _prepare_path(path: Path) -> None:
         except FileExistsError:
             pass
     except OSError as exc:
-        raise SessionDatabaseError(f"cannot create the session database {path}: {exc.strerror or exc}") from exc
+        raise SessionDatabaseError(f"cannot create the session database {path}: {os_reason(exc)}") from exc
 
 
 _Column = tuple[str, str, int, int]
