@@ -207,13 +207,10 @@ def context_report_from_dict(data: Mapping[str, Any]) -> ContextReport:
     )
 
 
-def instruction_warning_line(warning: InstructionWarning | Mapping[str, Any], lang: str = DEFAULT_LANG) -> str:
+def instruction_warning_line(warning: InstructionWarning, lang: str = DEFAULT_LANG) -> str:
     """The line of a warning about an AGENTS.md file (R-INST-2): ``instructions_<kind>`` of ``lang``."""
-    return strings_for(lang)[f"instructions_{_field(warning, 'kind')}"].format(
-        path=_field(warning, "path"),
-        size=int(_field(warning, "size", 0)),
-        limit=INSTRUCTIONS_MAX_BYTES,
-        reason=_field(warning, "reason", ""),
+    return strings_for(lang)[f"instructions_{warning.kind}"].format(
+        path=warning.path, size=warning.size, limit=INSTRUCTIONS_MAX_BYTES, reason=warning.reason
     )
 
 

@@ -18,6 +18,7 @@ from typing import ClassVar
 
 import pytest
 
+from harness9_ref import Harness9Error
 from harness9_ref.engine import (
     DEFAULT_SYSTEM_PROMPT,
     AgentEngine,
@@ -687,6 +688,27 @@ def test_an_error_chunk_with_a_typed_error_is_read_from_the_error_not_its_text()
     with pytest.raises(EngineError) as caught:
         AgentEngine(_TypedFailureProvider(), ScriptedRegistry(), prompt_builder=lambda: SYSTEM).run("hi")
     assert (caught.value.code, caught.value.message) == ("rate_limit", "slow down: later")
+
+
+class _OtherTypedFailureProvider:
+    """A provider of another package whose error chunk carries a typed error that is no provider error."""
+
+    def generate(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> tuple[Message, Usage | None]:
+        raise AssertionError("not called")
+
+    def generate_stream(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> Iterator[StreamChunk]:
+        yield StreamChunk(CHUNK_ERROR, error="garbled", failure=_QuotaSpent("the month's tokens are spent"))
+
+
+class _QuotaSpent(Harness9Error):
+    code = "quota_spent"
+
+
+def test_an_error_chunk_with_another_typed_error_gives_its_code_and_message() -> None:
+    """R-ENG-17a: an engine error of the typed error's own code and text, not one read from the chunk's text."""
+    with pytest.raises(EngineError) as caught:
+        AgentEngine(_OtherTypedFailureProvider(), ScriptedRegistry(), prompt_builder=lambda: SYSTEM).run("hi")
+    assert (caught.value.code, caught.value.message) == ("quota_spent", "the month's tokens are spent")
 
 
 class _RaisingProvider:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness9_ref.text import split_status
-from harness9_ref.tools import Registry
+from harness9_ref.tools import Registry, _bash
 from tests.tools.processes import bash, is_gone, wait_gone
 
 
@@ -101,6 +101,17 @@ def test_the_command_is_over_when_the_shell_exits_even_if_a_background_job_holds
 def test_long_output_is_capped_with_the_note_and_the_total(registry: Registry) -> None:
     out = bash(registry, "head -c 100000 /dev/zero | tr '\\0' a")
     assert out == "a" * 65536 + "\n[truncated: showing the first 65536 of 100000 bytes]"
+
+
+def test_without_a_pidfd_the_pipe_is_still_read_while_the_shell_runs(
+    registry: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R-TOOL-5: where the system has no pidfd (an older kernel), the reader must keep reading
+    the pipe while waiting for the shell; napping instead would leave a command that writes more
+    than the pipe holds blocked until its timeout."""
+    monkeypatch.setattr(_bash, "_pidfd", lambda pid: None)
+    out = bash(registry, "head -c 300000 /dev/zero | tr '\\0' a")
+    assert out == "a" * 65536 + "\n[truncated: showing the first 65536 of 300000 bytes]"
 
 
 def test_the_cap_comes_before_the_status_note_and_cuts_at_a_character_boundary(tmp_path: Path) -> None:

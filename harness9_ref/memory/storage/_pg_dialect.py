@@ -145,10 +145,10 @@ class PostgresDialect:
             cur.execute("DELETE FROM sessions WHERE id = ANY(%s)", (ids,))
         if not ids:
             return PruneResult(0, 0, 0)
-        folders, failure = remove_folders(ids, tool_results_dir, remove)
+        freed, failure = remove_folders(ids, tool_results_dir, remove)
         if failure is not None:
             raise failure
-        return PruneResult(len(ids), row[0] if row else 0, folders)
+        return PruneResult(len(ids), row[0] if row else 0, freed)
 
 
 def _title(cur: Cursor, message_id: int | None) -> str:

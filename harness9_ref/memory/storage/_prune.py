@@ -82,7 +82,7 @@ def remove_folders(
     Returns the bytes of the files removed and the first failure, which the caller raises once
     the rest is done, so that one folder that cannot go keeps no other from going.
     """
-    folders = 0
+    freed = 0
     failure: SessionDatabaseError | None = None
     if tool_results_dir is not None:
         for session_id in ids:
@@ -92,10 +92,10 @@ def remove_folders(
             size = _tree_size(folder)
             try:
                 remove(folder)
-                folders += size
+                freed += size
             except SessionDatabaseError as exc:
                 failure = failure or exc
-    return folders, failure
+    return freed, failure
 
 
 def prune(
@@ -127,8 +127,8 @@ def prune(
         cur.execute("DELETE FROM sessions WHERE updated_at < ?", (cutoff,))
     if not ids:
         return PruneResult(0, 0, 0)
-    folders, failure = remove_folders(ids, tool_results_dir, remove)
+    freed, failure = remove_folders(ids, tool_results_dir, remove)
     db.reclaim()
     if failure is not None:
         raise failure
-    return PruneResult(len(ids), messages, max(0, before - _files_size(db.path)) + folders)
+    return PruneResult(len(ids), messages, max(0, before - _files_size(db.path)) + freed)
