@@ -2,9 +2,12 @@
 
 ``provider_parse`` cases name a recorded exchange (or give a small body inline) and a chunking;
 the runner cuts the body into the chunks the adapter must feed its parser, so every port sees
-the same splits (SPEC R-PRV-16). ``provider_call`` cases name one or more exchanges; the runner
-serves them from a loopback ReplayServer and tells the adapter its base URL, then reports what
-the server saw: a request the recording does not match fails the case with the difference.
+the same splits (SPEC R-PRV-16). An inline body may carry its own read sizes (``reads``, in
+bytes, adding up to the body), which ``recorded`` then delivers as a fixture's: a case can put a
+read boundary inside a line where it matters (R-PRV-30b). ``provider_call`` cases name one or
+more exchanges; the runner serves them from a loopback ReplayServer and tells the adapter its
+base URL, then reports what the server saw: a request the recording does not match fails the
+case with the difference.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ __all__ = ["PROVIDER_DIR", "PROVIDER_SETUPS", "TEST_API_KEY", "call_setup", "cli
 PROVIDER_DIR: Final = FIXTURES_DIR / "providers"
 TEST_API_KEY: Final = "test-key-not-secret"  # what adapters send to the replay server
 CALL_TIMEOUT: Final = 10.0  # seconds the adapter's client waits; the server answers at once
-_LAYOUT: Final = ("fixture", "fixtures", "chunking", "line_ends", "drop_final_newline", "body")
+_LAYOUT: Final = ("fixture", "fixtures", "chunking", "line_ends", "drop_final_newline", "body", "reads")
 
 
 def _transform(body: bytes, spec: Mapping[str, Any]) -> bytes:
@@ -41,14 +44,16 @@ def parse_setup(spec: Mapping[str, Any]) -> Iterator[tuple[dict[str, Any], Calla
     send = {k: v for k, v in spec.items() if k not in _LAYOUT}
     if "fixture" in spec:
         exchange = load_exchange(PROVIDER_DIR / spec["fixture"])
-        body, recorded = exchange.body, exchange.chunks
+        body, recorded = _transform(exchange.body, spec), exchange.chunks
         send.update(
             provider=exchange.provider, stream=exchange.stream, status=exchange.status,
             headers=[list(pair) for pair in exchange.headers],
         )
     else:
-        body, recorded = spec["body"].encode("utf-8"), ()
-    pieces = split_body(_transform(body, spec), spec.get("chunking", "whole"), recorded)
+        body, recorded = _transform(spec["body"].encode("utf-8"), spec), tuple(spec.get("reads", ()))
+        if recorded and sum(recorded) != len(body):
+            raise ValueError(f"reads should add up to the body's {len(body)} bytes, not {sum(recorded)}")
+    pieces = split_body(body, spec.get("chunking", "whole"), recorded)
     send["chunks"] = [base64.b64encode(piece).decode("ascii") for piece in pieces]
     yield send, dict
 

@@ -8,6 +8,7 @@ implementation is run against it.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 import re
@@ -24,6 +25,7 @@ from typing import Any
 import pytest
 
 from conformance.runner._cases import PROJECT_ROOT
+from conformance.traffic._provider_setup import parse_setup
 from conformance.traffic._record import Exchange, FixtureError, find_exchanges, load_exchange
 from conformance.traffic._replay import CHUNKINGS, MISMATCH_STATUS, ReplayServer, split_body
 from harness9_ref.provider import get_model_limits
@@ -150,6 +152,21 @@ def test_split_body_pieces_join_to_the_body_in_every_mode() -> None:
     with pytest.raises(ValueError, match="chunking must be one of"):
         split_body(body, "words")  # type: ignore[arg-type]
 
+
+def test_an_inline_body_is_delivered_in_its_own_reads_which_must_add_up_to_it() -> None:
+    # A case puts a read boundary inside a line (R-PRV-30b): "recorded" cuts an inline body at
+    # its "reads" as a fixture's recorded reads, after the line-end variant.
+    spec = {"provider": "openai", "stream": True, "status": 200, "headers": [], "body": "data: a\n\n:xy\n"}
+    with parse_setup({**spec, "chunking": "recorded", "reads": [11, 2]}) as (send, _):
+        assert [base64.b64decode(c) for c in send["chunks"]] == [b"data: a\n\n:x", b"y\n"]
+        assert "reads" not in send
+    with parse_setup({**spec, "chunking": "recorded", "line_ends": "crlf", "reads": [13, 3]}) as (send, _):
+        assert [base64.b64decode(c) for c in send["chunks"]] == [b"data: a\r\n\r\n:x", b"y\r\n"]
+    with (
+        pytest.raises(ValueError, match="reads should add up to the body's 13 bytes, not 12"),
+        parse_setup({**spec, "chunking": "recorded", "reads": [11, 1]}),
+    ):
+        pass
 
 def test_unexpected_body_gets_418_with_the_first_difference_from_the_closest_request() -> None:
     exchange = BY_NAME["openai/stream-text"]
