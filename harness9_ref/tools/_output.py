@@ -12,7 +12,6 @@ DEFAULT_OUTPUT_CAP: Final = 65536  # R-TOOL-4: bytes of a file or of a command's
 TRUNCATED_NOTE: Final = "\n[truncated: showing the first {cap} of {total} bytes]"  # R-TOOL-4
 
 
-
 def _sequence_length(lead: int) -> int:
     """Bytes of the UTF-8 sequence a lead byte starts; 1 for ASCII and for bytes no sequence starts with."""
     if lead >= 0xF0:
