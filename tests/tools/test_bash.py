@@ -114,6 +114,21 @@ def test_without_a_pidfd_the_pipe_is_still_read_while_the_shell_runs(
     assert out == "a" * 65536 + "\n[truncated: showing the first 65536 of 300000 bytes]"
 
 
+def test_a_drain_reads_all_that_is_already_in_the_pipe_without_waiting_for_more() -> None:
+    """R-TOOL-5: once the shell has exited, the output its background jobs left in the pipe is
+    still read, every byte of it, while the pipe stays open (no end of file is waited for)."""
+    read_end, write_end = os.pipe()
+    reader = _bash._Reader(read_end, 65536, os.getpid())
+    try:
+        os.write(write_end, b"x" * 50000)
+        reader.drain(time.monotonic() + 5)
+        assert (reader.out.total, reader.open) == (50000, True)
+    finally:
+        reader.close()
+        os.close(read_end)
+        os.close(write_end)
+
+
 def test_the_cap_comes_before_the_status_note_and_cuts_at_a_character_boundary(tmp_path: Path) -> None:
     out = bash(Registry(tmp_path, output_cap=5), "printf 'abc中文'; exit 2")
     assert out == "abc\n[truncated: showing the first 5 of 9 bytes]\n[exit status 2]"
