@@ -1,5 +1,6 @@
-"""The one root of every error the package raises on purpose, and the English words of the
-errors the core raises (SPEC R-LANG-3).
+"""The one root of every error the package raises on purpose, the English words of the errors
+the core raises (SPEC R-LANG-3), and the operating system's words that messages about files
+and processes give as their reason (``os_reason``).
 
 Why one root: a caller (the command line, an adapter, a user's own program) catches
 ``Harness9Error`` once and reports ``code`` and ``str(error)``; anything else that escapes is a

@@ -168,6 +168,7 @@ def test_an_inline_body_is_delivered_in_its_own_reads_which_must_add_up_to_it() 
     ):
         pass
 
+
 def test_unexpected_body_gets_418_with_the_first_difference_from_the_closest_request() -> None:
     exchange = BY_NAME["openai/stream-text"]
     changed = json.loads(json.dumps(exchange.request_body))
