@@ -8,11 +8,12 @@ not know them (it can read and write every table of R-DB-1 without touching the 
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
 
-from harness9_ref.memory.storage import Manager, UnsupportedSchema
+from harness9_ref.memory.storage import Manager, UnsupportedSchema, _sqlite_db
 from tests.fakes import user
 from tests.memory.helpers import raw
 from tests.memory.storage.test_search import hits, scan
@@ -95,6 +96,28 @@ def test_an_index_of_ours_without_its_meta_table_is_rebuilt(db_path: Path) -> No
         assert [h.snippet for h in manager.search("needle")] == ["needle"]
     with raw(db_path) as conn:
         assert conn.execute("SELECT body FROM messages_fts").fetchall() == [("needle",)]
+
+
+def test_an_index_that_cannot_be_written_is_left_for_a_later_open(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write of the index refused for want of room (or a lock, or a read-only file) is no error:
+    search scans, and the next open builds the index (R-SRCH-3a)."""
+    with Manager(db_path) as manager:
+        manager.new_session().add_messages([user("needle")])
+    with raw(db_path) as conn:
+        conn.execute("DROP TABLE messages_fts")
+        conn.execute("DROP TABLE messages_fts_meta")
+
+    def full(cur: sqlite3.Cursor) -> None:  # a full disk, which no test can make on demand at this moment
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(_sqlite_db, "install_index", full)
+    with Manager(db_path) as manager:
+        assert not manager.search_indexed
+        assert [h.snippet for h in manager.search("needle")] == ["needle"]
+    monkeypatch.undo()
+    with Manager(db_path) as manager:
+        assert manager.search_indexed
+        assert [h.snippet for h in manager.search("needle")] == ["needle"]
 
 
 def test_a_foreign_index_is_left_alone(tmp_path: Path) -> None:

@@ -111,3 +111,41 @@ def test_an_index_that_is_not_complete_is_not_used(tmp_path: Path) -> None:
     with Manager(path, read_only=True) as manager:
         assert not manager.search_indexed
         assert [hit.id for hit in manager.search("haystack")] == [sid]
+
+
+def test_without_fts_a_read_only_open_scans(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An SQLite without FTS5 cannot read the index the file holds: search scans (R-DB-12, R-SRCH-3a)."""
+    path = tmp_path / "sessions.db"
+    sid = _written(path)
+    monkeypatch.setattr("harness9_ref.memory.storage._sqlite_db.index_available", lambda: False)
+    with Manager(path, read_only=True) as manager:
+        assert not manager.search_indexed
+        assert [hit.id for hit in manager.search("needle")] == [sid]
+
+
+def test_an_index_that_cannot_be_read_is_not_used(tmp_path: Path) -> None:
+    """An index of ours that lost a table cannot tell whether it holds every message: search scans (R-DB-12)."""
+    path = tmp_path / "sessions.db"
+    sid = _written(path)
+    with sqlite3.connect(path) as conn:  # as if another program had damaged the index
+        conn.execute("DROP TABLE messages_fts_docsize")
+    with Manager(path, read_only=True) as manager:
+        assert not manager.search_indexed
+        assert [hit.id for hit in manager.search("needle")] == [sid]
+
+
+def test_a_file_the_system_will_not_open_is_a_database_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """R-DB-12: a file this user may not read is refused with a SessionDatabaseError naming the
+    system's words. Faked: a superuser reads every file, so no permission makes the fault on demand."""
+    path = tmp_path / "sessions.db"
+    _written(path)
+    real = sqlite3.connect
+
+    def refuse(database: str, *args: object, **kwargs: object) -> sqlite3.Connection:
+        if kwargs.get("uri"):
+            raise sqlite3.OperationalError("unable to open database file")
+        return real(database, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sqlite3, "connect", refuse)
+    with pytest.raises(SessionDatabaseError, match="unable to open database file"):
+        Manager(path, read_only=True)
