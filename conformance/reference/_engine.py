@@ -157,7 +157,10 @@ def _retry(spec: Any) -> RetryPolicy | None:
     if not isinstance(jitter, list) or not all(isinstance(d, (int, float)) and not isinstance(d, bool) for d in jitter):
         raise InvalidInput("retry.jitter: expected false or an array of numbers")
     draws = [float(d) for d in jitter]
-    return RetryPolicy(spec["max_retries"], lambda: draws.pop(0) if draws else 0.0, lambda cancelled, seconds: None)
+    try:
+        return RetryPolicy(spec["max_retries"], lambda: draws.pop(0) if draws else 0.0, lambda cancelled, seconds: None)
+    except ValueError as exc:  # R-ENG-18a's ValueError names no code of the protocol: a broken case
+        raise InvalidInput(f"retry.max_retries: {exc}") from None
 
 
 class RecordingSession(MemorySession):

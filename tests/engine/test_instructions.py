@@ -8,6 +8,7 @@ Every test lays out real folders under ``tmp_path``: a home folder, repositories
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
@@ -129,6 +130,28 @@ def test_a_fifo_named_agents_md_is_never_opened(repo: Path) -> None:
     os.mkfifo(repo / "AGENTS.md")
     file, warning = read_instruction_file(str(repo / "AGENTS.md"))
     assert file is None and warning is not None and warning.kind == "not_a_file"
+
+
+def test_a_fifo_swapped_in_after_the_look_is_not_read(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """R-INST-2: the opened entry is looked at again, so a FIFO put in the file's place between the
+    look and the open is skipped, never read. Faked: no test can time a swap into that gap."""
+    looked = os.stat(write(repo / "notes.md", "Use tabs.\n"))
+    os.mkfifo(repo / "AGENTS.md")
+    real_stat = os.stat
+    monkeypatch.setattr(os, "stat", lambda path, *a, **k: looked if path == str(repo / "AGENTS.md") else real_stat(path, *a, **k))
+    file, warning = read_instruction_file(str(repo / "AGENTS.md"))
+    assert file is None
+    assert warning == InstructionWarning("not_a_file", str(repo / "AGENTS.md"), looked.st_size)
+
+
+@pytest.mark.skipif(not Path("/proc/self/mem").is_file(), reason="needs Linux's /proc/self/mem")
+def test_a_file_that_fails_to_read_is_unreadable_with_the_systems_reason(repo: Path) -> None:
+    """R-INST-2: a regular file that opens but cannot be read (here /proc/self/mem, whose first
+    page no process maps: EIO) is skipped with the system's words, even for a superuser."""
+    (repo / "AGENTS.md").symlink_to("/proc/self/mem")
+    built = load_instructions(str(repo), None)
+    assert built.files == ()
+    assert built.warnings == (InstructionWarning("unreadable", str(repo / "AGENTS.md"), 0, os.strerror(errno.EIO)),)
 
 
 def test_a_file_not_utf8_is_skipped_and_the_rest_used(home: Path, repo: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -141,10 +142,11 @@ def test_a_file_the_system_will_not_open_is_a_database_error(tmp_path: Path, mon
     _written(path)
     real = sqlite3.connect
 
-    def refuse(database: str, *args: object, **kwargs: object) -> sqlite3.Connection:
+    def refuse(database: str, *args: Any, **kwargs: Any) -> sqlite3.Connection:
         if kwargs.get("uri"):
             raise sqlite3.OperationalError("unable to open database file")
-        return real(database, *args, **kwargs)  # type: ignore[arg-type]
+        conn: sqlite3.Connection = real(database, *args, **kwargs)
+        return conn
 
     monkeypatch.setattr(sqlite3, "connect", refuse)
     with pytest.raises(SessionDatabaseError, match="unable to open database file"):
