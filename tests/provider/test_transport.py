@@ -4,10 +4,15 @@ SPEC R-PRV-2, R-PRV-3, R-PRV-22, R-ERR-5)."""
 from __future__ import annotations
 
 import re
+import shutil
 import socket
+import ssl
+import subprocess
+import threading
 import time
-from http.server import BaseHTTPRequestHandler
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -45,6 +50,46 @@ def test_the_request_arrives_as_built() -> None:
     for name, value in request.headers:
         assert got.header(name) == value
     assert got.header("Content-Length") == str(len(request.body))
+
+
+def test_a_call_over_https_goes_through_the_transports_own_handler(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # R-PRV-3a: the default base URLs are https, which the transport opens with its own HTTPS
+    # handler (the one that hands the socket to its exchange); a loopback TLS server shows it.
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("no openssl to make the loopback server's certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # the client trusts this certificate only
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    try:
+        url = f"https://127.0.0.1:{server.server_address[1]}/v1"
+        request = openai.build_request("m", ASK, [], stream=False, api_key=KEY, base_url=url)
+        status, _headers, body = send(request, timeout=5, provider="openai")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert (status, body) == (200, b"{}")
 
 
 def test_response_headers_come_back_in_order() -> None:

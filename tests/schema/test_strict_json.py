@@ -56,7 +56,8 @@ def test_overflow_and_repeated_keys_are_refused_only_when_asked() -> None:
 
 def test_nesting_too_deep_is_an_error_at_the_deepest_bracket() -> None:
     depth = sys.getrecursionlimit() * 2
-    text = '{"a": ' + "[" * depth + "]" * depth + "}"
+    # the brackets after the deep run, shallower, are not the deepest: closing ones count down
+    text = '{"a": ' + "[" * depth + "]" * depth + ', "b": [[0]]}'
     with pytest.raises(JSONError, match="nested too deeply") as info:
         loads(text)
     assert info.value.pos == 6 + depth - 1
