@@ -9,6 +9,8 @@ what the kernel does with the signals.
 
 from __future__ import annotations
 
+import errno
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -17,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from harness9_ref.tools import INTERRUPT_GRACE_SECONDS, INTERRUPTED_NOTE, Answer, FileChange, Registry
+from harness9_ref.tools import _process
 from harness9_ref.tools._process import group_alive
 from tests.tools.processes import bash, is_gone, pids, wait_for_files, wait_gone
 
@@ -183,3 +186,14 @@ def test_group_alive_follows_a_real_group(tmp_path: Path) -> None:
         shell = int(bash(registry, "sleep 30 & echo $$"))
         assert group_alive(shell)  # the shell has exited; its job keeps the group
     assert not group_alive(shell)
+
+
+def test_a_group_the_system_will_not_signal_is_alive(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A member that changed its user refuses the probe (EPERM, which root never meets, so staged):
+    it is still a member, so the group has not ended."""
+
+    def refused(pgid: int, signum: int) -> None:
+        raise PermissionError(errno.EPERM, os.strerror(errno.EPERM))
+
+    monkeypatch.setattr(_process.os, "killpg", refused)
+    assert group_alive(os.getpgid(0))
