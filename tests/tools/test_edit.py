@@ -8,6 +8,7 @@ waits, and the callback's view of the change.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -20,9 +21,11 @@ from harness9_ref.tools import (
     CHANGE_DECLINED,
     CHANGED_WHILE_ASKING,
     NOT_A_REGULAR_FILE,
+    READ_FAILED,
     Answer,
     FileChange,
     Registry,
+    _edit,
     require_yes,
     subject,
     unified_diff,
@@ -70,6 +73,31 @@ def test_a_file_made_while_a_new_file_waits_is_not_overwritten(tmp_path: Path) -
 
     assert write(Registry(tmp_path, approve=approve), "n.txt", "mine") == CHANGED_WHILE_ASKING.format(path="n.txt")
     assert target.read_text(encoding="utf-8") == "made meanwhile"
+
+
+def test_a_file_removed_while_the_question_waits_is_not_made_again(tmp_path: Path) -> None:
+    target = tmp_path / "a.txt"
+    target.write_text("old\n", encoding="utf-8")
+
+    def approve(request: str | FileChange) -> Answer:
+        target.unlink()
+        return "yes"
+
+    assert edit(Registry(tmp_path, approve=approve), "a.txt", "old", "new") == CHANGED_WHILE_ASKING.format(path="a.txt")
+    assert not target.exists()
+
+
+def test_a_read_that_fails_is_a_cannot_read_observation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """R-TOOL-7: a disk error while the file is read (staged: no real disk fails on demand)."""
+
+    def failing(fd: int) -> bytes:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    (tmp_path / "a.txt").write_text("old\n", encoding="utf-8")
+    monkeypatch.setattr(_edit, "_read_all", failing)
+    expected = READ_FAILED.format(path="a.txt", reason=os.strerror(errno.EIO))
+    assert edit(Registry(tmp_path), "a.txt", "old", "new") == expected
+    assert write(Registry(tmp_path), "a.txt", "new\n") == expected
 
 
 def test_a_replaced_file_keeps_its_mode_and_its_inode(tmp_path: Path) -> None:

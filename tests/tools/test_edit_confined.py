@@ -265,6 +265,18 @@ def test_the_working_directory_replaced_while_asking_is_named_as_dot(tree: tuple
     assert (work / "sub" / "notes.txt").read_text(encoding="utf-8") == "old\n"
 
 
+def test_the_working_directory_swapped_for_a_link_while_asking_is_named_as_dot(tree: tuple[Path, Path]) -> None:
+    work, _ = tree
+
+    def swap() -> None:
+        os.rename(work, work.with_name("work.moved"))
+        os.symlink(work.with_name("work.moved"), work)
+
+    registry = Registry(work, approve=swapping(swap))
+    assert edit(registry, "sub/notes.txt", "old", "new") == LINK_ON_PATH.format(part=".", path="sub/notes.txt")
+    assert (work.with_name("work.moved") / "sub" / "notes.txt").read_text(encoding="utf-8") == "old\n"
+
+
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors in /proc")
 def test_refusals_leave_no_descriptor_open(tree: tuple[Path, Path]) -> None:
     work, outside = tree

@@ -9,6 +9,8 @@ what the kernel does with the signals.
 
 from __future__ import annotations
 
+import errno
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -183,3 +185,14 @@ def test_group_alive_follows_a_real_group(tmp_path: Path) -> None:
         shell = int(bash(registry, "sleep 30 & echo $$"))
         assert group_alive(shell)  # the shell has exited; its job keeps the group
     assert not group_alive(shell)
+
+
+def test_a_group_the_system_will_not_signal_is_alive(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A member that changed its user refuses the probe (EPERM, which root never meets, so staged):
+    it is still a member, so the group has not ended."""
+
+    def refused(pgid: int, signum: int) -> None:
+        raise PermissionError(errno.EPERM, os.strerror(errno.EPERM))
+
+    monkeypatch.setattr(os, "killpg", refused)  # the module _process calls it through
+    assert group_alive(os.getpgid(0))

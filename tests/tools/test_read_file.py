@@ -7,13 +7,16 @@ Every test works on real files, directories, symbolic links and FIFOs under ``tm
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from harness9_ref.tools import Registry
+from harness9_ref.tools import Registry, _read_file
 from harness9_ref.tools._output import utf8_prefix
 
 NOTE = "\n[truncated: showing the first {cap} of {total} bytes]"
@@ -111,6 +114,38 @@ def test_an_unreadable_file_is_an_error_observation(work: Path) -> None:
 
 def test_a_nul_byte_in_the_path_is_an_error_observation(work: Path) -> None:
     assert read(Registry(work), "a\x00b").startswith("error: cannot read a\x00b: ")
+
+
+def test_a_read_that_fails_is_a_cannot_read_observation(work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """R-TOOL-7: a disk error while the file is read (staged: no real disk fails on demand)."""
+
+    def failing(fd: int, cap: int, size: int) -> tuple[bytes, int]:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(_read_file, "_read_head", failing)
+    assert read(Registry(work), "a.txt") == f"error: cannot read a.txt: {os.strerror(errno.EIO)}"
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads a pseudo-file of /proc")
+def test_a_file_longer_than_its_size_says_is_counted_to_its_end() -> None:
+    """R-TOOL-4: the note's total is the bytes read to the end, not the size ``fstat`` gives
+    (0 for a pseudo-file of /proc; a growing file is the same case)."""
+    sleeper = subprocess.Popen(
+        [sys.executable, "-c", "import time; print('ready', flush=True); time.sleep(30)"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert sleeper.stdout is not None
+        assert sleeper.stdout.readline() == "ready\n"  # from now on its memory map stays as it is
+        folder = f"/proc/{sleeper.pid}"
+        assert os.stat(f"{folder}/smaps").st_size == 0
+        with open(f"{folder}/smaps", "rb") as stream:
+            total = len(stream.read())
+        assert total > 8193  # more than the head, so the rest is counted
+        observation = read(Registry(folder, output_cap=10), "smaps")
+        assert observation.endswith(NOTE.format(cap=10, total=total))
+    finally:
+        sleeper.kill()
+        sleeper.wait()
 
 
 def test_invalid_utf8_after_the_first_block_is_replaced_by_u_fffd(work: Path) -> None:

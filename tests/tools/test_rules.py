@@ -170,18 +170,20 @@ def test_with_an_unusable_file_the_choice_runs_and_two_warnings_say_so(
 ) -> None:
     path = tmp_path / "allow.json"
     path.write_text("{}", encoding="utf-8")
-    asked, approve = answering(AllowRule(["echo", "*"]), AllowRule(["echo", "*"]))
+    asked, approve = answering(*[AllowRule(["echo", "*"])] * 3)
     with (
         caplog.at_level(logging.WARNING, logger="harness9_ref"),
         Registry(tmp_path, approve=approve, rules=AllowRules(path)) as registry,
     ):
         assert registry.execute("bash", bash("echo one")) == "one\n"
         assert registry.execute("bash", bash("echo two")) == "two\n"
+        assert registry.execute("bash", bash("echo three")) == "three\n"
     unusable = ALLOW_FILE_UNUSABLE.format(path=path, reason='no "format": "harness9-allow"')
     messages = [record.getMessage() for record in caplog.records]
-    assert messages.count(unusable) == 1  # said once, not at every command
-    assert messages.count(RULE_NOT_KEPT.format(rule="echo *", message=unusable)) == 2
-    assert asked == ["echo one", "echo two"] and path.read_text(encoding="utf-8") == "{}"
+    assert messages.count(unusable) == 1  # said once, at the first command, not at every one
+    assert messages.index(unusable) < messages.index(RULE_NOT_KEPT.format(rule="echo *", message=unusable))
+    assert messages.count(RULE_NOT_KEPT.format(rule="echo *", message=unusable)) == 3
+    assert asked == ["echo one", "echo two", "echo three"] and path.read_text(encoding="utf-8") == "{}"
 
 
 def test_a_version_1_file_is_read_as_exact_rules_and_written_as_version_2(tmp_path: Path) -> None:

@@ -3,12 +3,25 @@ the registry records each change as the engine would, then ``plan_restores`` and
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import shutil
+import socket
 from pathlib import Path
 
 from harness9_ref.memory.storage import FileChangeRecord
-from harness9_ref.tools import CHANGED_SINCE, NOT_KEPT, Registry, plan_restores, restore
+from harness9_ref.tools import (
+    CHANGED_SINCE,
+    CHANGED_WHILE_ASKING,
+    NOT_KEPT,
+    PATH_REPLACED,
+    WRITE_FAILED,
+    Registry,
+    plan_restores,
+    restore,
+    restored_line,
+)
 
 
 def changed(registry: Registry, calls: list[tuple[str, dict[str, str]]]) -> list[FileChangeRecord]:
@@ -95,3 +108,35 @@ def test_a_restore_never_follows_a_link_out_of_the_working_directory(tmp_path: P
     (work / "sub").symlink_to(outside)
     assert restore(restore_it) is not None
     assert (outside / "a.txt").read_text() == "new"
+
+
+def test_a_removal_refused_when_writing_says_why(tmp_path: Path) -> None:
+    """R-UNDO-4c, R-TOOL-14: a file removed meanwhile, its folder replaced, or a file that can no
+    longer be opened (a socket in its place) is left, the observation saying why, and the line
+    after the yes names it."""
+    (tmp_path / "sub").mkdir()
+    records = changed(
+        Registry(tmp_path),
+        [("write_file", {"path": p, "content": "n"}) for p in ("gone.txt", "sub/new.txt", "sock")],
+    )
+    gone, sock, sub_new = plan_restores(str(tmp_path), records)
+    assert [gone.path, sock.path, sub_new.path] == ["gone.txt", "sock", "sub/new.txt"]
+    (tmp_path / "gone.txt").unlink()
+    os.rename(tmp_path / "sub", tmp_path / "sub.moved")
+    shutil.copytree(tmp_path / "sub.moved", tmp_path / "sub")  # the same bytes in another folder
+    (tmp_path / "sock").unlink()
+    with socket.socket(socket.AF_UNIX) as server:
+        here = os.getcwd()
+        os.chdir(tmp_path)  # a socket's path is short; bound by its name in its folder
+        try:
+            server.bind("sock")
+        finally:
+            os.chdir(here)
+        outcomes = [restore(item) for item in (gone, sub_new, sock)]
+    assert outcomes == [
+        CHANGED_WHILE_ASKING.format(path="gone.txt"),
+        PATH_REPLACED.format(part="sub", path="sub/new.txt"),
+        WRITE_FAILED.format(path="sock", reason=os.strerror(errno.ENXIO)),
+    ]
+    assert (tmp_path / "sub" / "new.txt").read_text() == "n"
+    assert restored_line(gone, outcomes[0], "en") == f"not restored: gone.txt: {outcomes[0]}"

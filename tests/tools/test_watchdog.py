@@ -21,7 +21,7 @@ import pytest
 
 from harness9_ref.tools import Registry
 from harness9_ref.tools._bash import _GATE, BASH_PROGRAM
-from harness9_ref.tools._process import watch_pipe, watchdog_pid
+from harness9_ref.tools._process import _WATCHDOG, watch_pipe, watchdog_pid
 from tests.tools.processes import bash, is_gone, wait_gone
 
 ROOT: Final = Path(__file__).resolve().parents[2]
@@ -150,3 +150,19 @@ def test_the_command_runs_as_bash_c_without_the_gate(tmp_path: Path) -> None:
         pytest.skip("needs /proc to list a process's descriptors")
     with Registry(tmp_path) as registry:
         assert bash(registry, 'echo "$0"; ls /proc/self/fd | wc -l') == "bash\n4\n"  # 0, 1, 2 and ls's own
+
+
+def test_a_finished_command_is_unlisted_at_the_watchdog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The watchdog is told when a group is reaped, so a program that dies later never signals
+    an id the system may have given to another group meanwhile."""
+    told: list[bytes] = []
+    write = _WATCHDOG._write
+
+    def spy(data: bytes) -> None:
+        told.append(data)
+        write(data)
+
+    monkeypatch.setattr(_WATCHDOG, "_write", spy)
+    with Registry(tmp_path) as registry:
+        shell = int(bash(registry, "echo $$"))
+    assert b"-%d\n" % shell in told
