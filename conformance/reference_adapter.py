@@ -70,8 +70,11 @@ def start_answer() -> dict[str, Any]:
 
 
 def main() -> int:
-    for stream in (sys.stdin, sys.stdout):
-        stream.reconfigure(encoding="utf-8")  # type: ignore[union-attr]
+    sys.stdin.reconfigure(encoding="utf-8")  # type: ignore[union-attr]
+    # A lone surrogate (a string the answer passes on from its input) has no UTF-8 form; it can
+    # only stand inside a JSON string, where backslashreplace writes it as the escape \udXXX
+    # that JSON reads back as the same code point, instead of the adapter dying mid-line.
+    sys.stdout.reconfigure(encoding="utf-8", errors="backslashreplace")  # type: ignore[union-attr]
     for line in sys.stdin:
         if not line.strip():
             continue

@@ -59,12 +59,17 @@ _UNREACHED: Final = {
     # which no op stages (R-TOOL-17, pending: tests/tools/test_watchdog.py)
     "tools/_process.py": ("watch_pipe", "watchdog_pid"),
     "text/_cells.py": ("wrap_cells", "_last_space"),  # the terminal UI's wrapping
-    "text/_lines.py": ("error_line",),  # the terminal UI's error lines
+    "text/_lines.py": ("error_line", "expanded_lines"),  # the terminal UI's error lines, expanded results
     # an internal error's wording (R-CLI-13c): only a fault of the program itself makes one,
     # which no case can stage (tests/cli/test_messages.py)
     "text/_report.py": ("without_type_name",),
     "engine/_engine.py": ("AgentEngine.session", "AgentEngine.max_turns"),  # getters: tui/ and tests only
     "engine/_retry.py": ("RetryingSummarizer.reply_limit",),  # the summarizer's reply limit (R-FOLD-7)
+    # accessors for a library's caller that the package itself never reads: a request's header
+    # by name, the model name as sent, a registry's folder (tests/provider, tests/tools judge them)
+    "provider/_http.py": ("HttpRequest.header",),
+    "provider/_base.py": ("HttpProvider.request_model",),
+    "tools/_registry.py": ("Registry.workdir",),
 }
 # The PostgreSQL store: cases reach it only as <id>@postgresql, given a server (R-PG-2).
 _PG_ONLY: Final = ("memory/storage/_pg_*.py",)

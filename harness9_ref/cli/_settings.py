@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 from .._harness9_error import Harness9Error
 from ..engine import DEFAULT_COMPACT_AT, DEFAULT_MAX_TURNS
-from ..memory.storage import DEFAULT_DB_NAME, DEFAULT_HOME_DIR, HOME_ENV, POSTGRES_SCHEMES, url_scheme
+from ..memory.storage import DEFAULT_DB_NAME, POSTGRES_SCHEMES, home_folder, url_scheme
 from ..provider import DEFAULT_TIMEOUT, is_official_endpoint, server_name
 from ..text import STRINGS, TableSaid
 from ..tools import ALLOW_FILE, DEFAULT_BASH_TIMEOUT
@@ -340,14 +340,6 @@ def choose_provider(model: str, requested: str | None, env: Mapping[str, str]) -
 def expand_home(text: str) -> str:
     """A leading ``~`` or ``~/`` means the home folder (R-CLI-13); ``~user`` too, as the shell does."""
     return os.path.expanduser(text)
-
-
-def home_folder(env: Mapping[str, str], cwd: str) -> Path:
-    """R-MGR-1's folder: ``$HARNESS9_HOME``, else ``~/.harness9``; the user's AGENTS.md is there (R-INST-1)."""
-    home = _env(env, HOME_ENV)
-    if home:
-        return Path(cwd, expand_home(home))
-    return Path.home() / DEFAULT_HOME_DIR
 
 
 def _default_db(env: Mapping[str, str], cwd: str) -> Path:

@@ -77,10 +77,6 @@ class InstructionWarning:
     size: int = 0
     reason: str = ""
 
-    @property
-    def limit(self) -> int:
-        return INSTRUCTIONS_MAX_BYTES
-
 
 @dataclass(frozen=True, slots=True)
 class InstructionFile:

@@ -203,12 +203,6 @@ def _request_bytes(previous: str | None, suffix: str) -> int:
     return sum(utf8_len(m.content) for m in _request("", previous, suffix))
 
 
-def summary_request(head: Sequence[Message], focus: str = "") -> list[Message]:
-    """The two messages sent to the summarizer for ``head`` in one request (R-SUM-7, R-SUM-8)."""
-    transcript, previous = render_transcript(head)
-    return _request(transcript, previous, prompt_suffix(focus, recall=False))
-
-
 def _call_with_timeout(summarizer: Summarizer, request: list[Message], timeout: float) -> Message | None:
     """Run one summarizer call, giving up after ``timeout`` seconds (R-SUM-9).
 

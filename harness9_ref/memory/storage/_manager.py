@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import TracebackType
@@ -33,17 +33,27 @@ from ._session import (
 )
 from ._store import POSTGRES_SCHEMES, Store, url_scheme
 
-__all__ = ["DEFAULT_DB_NAME", "DEFAULT_HOME_DIR", "HOME_ENV", "CopyResult", "Manager", "copy_sessions", "default_db_path"]
+__all__ = [
+    "DEFAULT_DB_NAME", "DEFAULT_HOME_DIR", "HOME_ENV", "CopyResult", "Manager", "copy_sessions", "default_db_path",
+    "home_folder",
+]
 
 HOME_ENV: Final = "HARNESS9_HOME"  # R-MGR-1: moves the default database (the program also reads a leading ~, R-CLI-13)
 DEFAULT_DB_NAME: Final = "sessions.db"
 DEFAULT_HOME_DIR: Final = ".harness9"  # R-MGR-1: ~/.harness9/sessions.db, the document's path
 
 
+def home_folder(env: Mapping[str, str], cwd: str) -> Path:
+    """R-MGR-1's folder: ``$HARNESS9_HOME`` (a leading ``~`` expanded, R-CLI-13; relative to
+    ``cwd``), else ``~/.harness9``. An empty variable counts as unset (R-CLI-3). The program
+    keeps the user's AGENTS.md (R-INST-1) and allow file there too."""
+    home = env.get(HOME_ENV, "")
+    return Path(cwd, os.path.expanduser(home)) if home else Path.home() / DEFAULT_HOME_DIR
+
+
 def default_db_path() -> Path:
     """``$HARNESS9_HOME/sessions.db`` when the variable is set, else ``~/.harness9/sessions.db``."""
-    home = os.environ.get(HOME_ENV)
-    return Path(home) / DEFAULT_DB_NAME if home else Path.home() / DEFAULT_HOME_DIR / DEFAULT_DB_NAME
+    return home_folder(os.environ, os.getcwd()) / DEFAULT_DB_NAME
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from ._index import forget_messages
 from ._session import INT64_MIN, InvalidArgument, SessionDatabaseError, is_session_id
@@ -31,9 +31,6 @@ class PruneResult:
     sessions: int
     messages: int
     bytes_reclaimed: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)  # flat fields, in declaration order
 
 
 def _file_size(path: Path) -> int:
