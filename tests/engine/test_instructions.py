@@ -144,6 +144,19 @@ def test_a_fifo_swapped_in_after_the_look_is_not_read(repo: Path, monkeypatch: p
     assert warning == InstructionWarning("not_a_file", str(repo / "AGENTS.md"), looked.st_size)
 
 
+def test_a_file_that_shrank_after_the_look_is_used_as_read(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """R-INST-2b: only bytes read past the limit make a cut, so a file cut down to exactly the limit
+    between the look (which saw it larger) and the read is used whole, with no warning. Faked: no
+    test can time a write into that gap."""
+    looked = os.stat(write(repo / "larger.md", "z" * (INSTRUCTIONS_MAX_BYTES + 100)))
+    write(repo / "AGENTS.md", "z" * INSTRUCTIONS_MAX_BYTES)
+    real_stat = os.stat
+    monkeypatch.setattr(os, "stat", lambda path, *a, **k: looked if path == str(repo / "AGENTS.md") else real_stat(path, *a, **k))
+    file, warning = read_instruction_file(str(repo / "AGENTS.md"))
+    assert warning is None
+    assert file is not None and file.text == "z" * INSTRUCTIONS_MAX_BYTES and not file.cut
+
+
 @pytest.mark.skipif(not Path("/proc/self/mem").is_file(), reason="needs Linux's /proc/self/mem")
 def test_a_file_that_fails_to_read_is_unreadable_with_the_systems_reason(repo: Path) -> None:
     """R-INST-2: a regular file that opens but cannot be read (here /proc/self/mem, whose first
