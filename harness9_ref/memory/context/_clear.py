@@ -43,8 +43,12 @@ UNKNOWN_TOOL: Final = "unknown tool"
 
 
 def cleared_placeholder(tool: str, size: int, position: int) -> str:
-    """The placeholder of a result of ``size`` bytes from ``tool`` at ``position`` (R-LONG-11)."""
-    return CLEARED_RESULT.replace("{tool}", tool, 1).replace("{bytes}", str(size), 1).replace("{position}", str(position), 1)
+    """The placeholder of a result of ``size`` bytes from ``tool`` at ``position`` (R-LONG-11a).
+
+    The name goes in last: a name is any text the model chose, and one holding ``{bytes}`` or
+    ``{position}`` must not take the number meant for the template's own placeholder.
+    """
+    return CLEARED_RESULT.replace("{bytes}", str(size), 1).replace("{position}", str(position), 1).replace("{tool}", tool, 1)
 
 
 def _tool_names(msgs: Sequence[Message]) -> dict[str, str]:
