@@ -114,6 +114,22 @@ def test_an_index_that_is_not_complete_is_not_used(tmp_path: Path) -> None:
         assert [hit.id for hit in manager.search("haystack")] == [sid]
 
 
+@pytest.mark.parametrize(
+    ("name", "query"),
+    [
+        ("slipped-message.db", "slipped"),  # a message under the watermark that the index lacks
+        ("old-format-index.db", "needle"),  # an index of another format, its needle's row altered
+    ],
+)
+def test_an_index_that_is_not_current_or_lacks_a_message_is_not_used(tmp_path: Path, name: str, query: str) -> None:
+    """Only a current index that holds every message answers a read-only search; else it scans (R-DB-12c)."""
+    path = tmp_path / "sessions.db"
+    shutil.copyfile(FIXTURES / name, path)
+    with Manager(path, read_only=True) as manager:
+        assert not manager.search_indexed
+        assert [hit.id for hit in manager.search(query)] == ["aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa"]
+
+
 def test_without_fts_a_read_only_open_scans(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An SQLite without FTS5 cannot read the index the file holds: search scans (R-DB-12, R-SRCH-3a)."""
     path = tmp_path / "sessions.db"
