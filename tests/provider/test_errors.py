@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import time
 from typing import Any
 
 import pytest
@@ -219,6 +220,19 @@ def test_a_json_error_keeps_the_whole_provider_message() -> None:
 def test_retry_after_is_read_as_seconds_or_an_http_date(value: str | None, seconds: float | None) -> None:
     now = email.utils.parsedate_to_datetime("Wed, 21 Oct 2015 07:28:00 GMT").timestamp()
     assert parse_retry_after(value, now) == seconds
+
+
+@pytest.mark.skipif(not hasattr(time, "tzset"), reason="the local zone can be changed only where time.tzset exists")
+def test_a_date_marked_minus_zero_is_gmt_whatever_the_local_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """R-ERR-2: a "-0000" date carries no zone, and an HTTP date is GMT: never the local time."""
+    now = email.utils.parsedate_to_datetime("Wed, 21 Oct 2015 07:28:00 GMT").timestamp()
+    monkeypatch.setenv("TZ", "Asia/Shanghai")
+    time.tzset()
+    try:
+        assert parse_retry_after("Wed, 21 Oct 2015 07:28:30 -0000", now) == 30.0
+    finally:
+        monkeypatch.undo()
+        time.tzset()
 
 
 def test_retry_after_reaches_the_error() -> None:
