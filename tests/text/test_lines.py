@@ -11,6 +11,7 @@ from harness9_ref.text import (
     PaneLine,
     ToolResult,
     compaction_notice,
+    diff_pane_lines,
     error_line,
     history_lines,
     run_error,
@@ -114,3 +115,17 @@ def test_an_unknown_model_is_one_line_naming_it_and_how_to_choose_another() -> N
         "openai 没有模型 m：请用 --model 或 LLM_MODEL 选择一个模型（a b）"
     )
     assert run_error(ErrorData("invalid_request", words), "en", 0, "anthropic", "claude-x") == words
+
+
+def test_a_diff_before_a_question_is_coloured_only_when_asked() -> None:
+    """R-TUI-50a: the undo question's diff has R-TUI-42's kinds; the approval's (R-APPR-5) only tool lines."""
+    diff = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+new\n same\n"
+    assert [line.kind for line in diff_pane_lines(diff, coloured=True)] == [
+        "removed",
+        "added",
+        "hunk",
+        "removed",
+        "added",
+        "tool",
+    ]
+    assert {line.kind for line in diff_pane_lines(diff)} == {"tool"}
