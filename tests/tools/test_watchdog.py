@@ -166,3 +166,14 @@ def test_a_finished_command_is_unlisted_at_the_watchdog(tmp_path: Path, monkeypa
     with Registry(tmp_path) as registry:
         shell = int(bash(registry, "echo $$"))
     assert b"-%d\n" % shell in told
+
+
+def test_without_a_watchdog_commands_run_as_before(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where no watchdog can be started (no Python to start), commands run and are collected as
+    usual and R-INT-2 is the only guarantee (R-TOOL-17d)."""
+    monkeypatch.setattr(_WATCHDOG, "proc", None)
+    monkeypatch.setattr(sys, "executable", "")
+    with Registry(tmp_path) as registry:
+        assert bash(registry, "echo ran; exit 3") == "ran\n\n[exit status 3]"
+        assert bash(registry, "echo again") == "again\n"
+    assert _WATCHDOG.proc is None
