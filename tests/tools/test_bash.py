@@ -45,6 +45,17 @@ def test_a_shell_killed_by_a_signal_is_noted(registry: Registry) -> None:
     assert bash(registry, "kill -KILL $$") == "(no output)\n[killed by signal 9]"
 
 
+def test_signal_one_is_noted_like_any_other(registry: Registry) -> None:
+    """R-TOOL-5: the lowest signal number, SIGHUP, is a signal too. A shell started with SIGHUP
+    ignored (under nohup) cannot be hung up, which is why no conformance case can rely on it:
+    the test lets the shell inherit the default disposition for the time of the command."""
+    before = signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    try:
+        assert bash(registry, "echo before; kill -HUP $$") == "before\n\n[killed by signal 1]"
+    finally:
+        signal.signal(signal.SIGHUP, before)
+
+
 def test_the_command_runs_in_the_working_directory(tmp_path: Path) -> None:
     (tmp_path / "marker").write_text("x", encoding="utf-8")
     registry = Registry(tmp_path)
