@@ -253,28 +253,31 @@ def test_read_file_does_not_follow_a_folder_swapped_after_resolving(
     assert observation == f"error: cannot read sub/notes.txt: {os.strerror(errno.ELOOP)}"
 
 
-def test_the_working_directory_replaced_while_asking_is_named_as_dot(tree: tuple[Path, Path]) -> None:
+def _copy_back(work: Path) -> Path:
+    shutil.copytree(work.with_name("work.moved"), work)
+    return work  # the copy, which the write must not reach
+
+
+def _link_back(work: Path) -> Path:
+    os.symlink(work.with_name("work.moved"), work)
+    return work.with_name("work.moved")  # the original, reached through the link
+
+
+@pytest.mark.parametrize(("put_back", "message"), [(_copy_back, PATH_REPLACED), (_link_back, LINK_ON_PATH)])
+def test_the_working_directory_swapped_while_asking_is_named_as_dot(
+    tree: tuple[Path, Path], put_back: Callable[[Path], Path], message: str
+) -> None:
+    """The working directory moved away while asking, and a copy or a link put in its place."""
     work, _ = tree
+    untouched: list[Path] = []
 
     def swap() -> None:
         os.rename(work, work.with_name("work.moved"))
-        shutil.copytree(work.with_name("work.moved"), work)
+        untouched.append(put_back(work))
 
     registry = Registry(work, approve=swapping(swap))
-    assert edit(registry, "sub/notes.txt", "old", "new") == PATH_REPLACED.format(part=".", path="sub/notes.txt")
-    assert (work / "sub" / "notes.txt").read_text(encoding="utf-8") == "old\n"
-
-
-def test_the_working_directory_swapped_for_a_link_while_asking_is_named_as_dot(tree: tuple[Path, Path]) -> None:
-    work, _ = tree
-
-    def swap() -> None:
-        os.rename(work, work.with_name("work.moved"))
-        os.symlink(work.with_name("work.moved"), work)
-
-    registry = Registry(work, approve=swapping(swap))
-    assert edit(registry, "sub/notes.txt", "old", "new") == LINK_ON_PATH.format(part=".", path="sub/notes.txt")
-    assert (work.with_name("work.moved") / "sub" / "notes.txt").read_text(encoding="utf-8") == "old\n"
+    assert edit(registry, "sub/notes.txt", "old", "new") == message.format(part=".", path="sub/notes.txt")
+    assert (untouched[0] / "sub" / "notes.txt").read_text(encoding="utf-8") == "old\n"
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors in /proc")
