@@ -90,6 +90,13 @@ def test_harness9_home_moves_the_default_database(tmp_path: Path, monkeypatch: p
     assert not (tmp_path / "home").exists()
 
 
+def test_a_leading_tilde_in_harness9_home_is_the_home_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """R-MGR-1: the library reads the variable as the program does (R-CLI-13)."""
+    monkeypatch.setenv(HOME_ENV, "~/h9")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert default_db_path() == tmp_path / "home" / "h9" / "sessions.db"
+
+
 @pytest.mark.parametrize("home_env", [None, ""], ids=["unset", "empty"])
 def test_without_harness9_home_the_database_is_under_the_home_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, home_env: str | None
