@@ -45,6 +45,10 @@ BUSY_TIMEOUT_MS: Final = 5000  # R-DB-3
 # commit. It fails after BUSY_TIMEOUT_MS with no commit by anyone, or after WRITE_WAIT_S in all.
 BUSY_SLICE_MS: Final = 100
 WRITE_WAIT_S: Final = 30.0
+# R-SES-8b: SQLite refuses some statements at once, without its busy wait, while another
+# connection writes (switching to WAL needs the write lock after reading); such a refusal is
+# tried again after this pause rather than at once, so the loop never spins.
+REFUSED_PAUSE_S: Final = 0.01
 DIR_MODE: Final = 0o700  # R-DB-9
 FILE_MODE: Final = 0o600  # R-DB-9
 # R-DB-2: why a version-0 file without a sessions table that is not empty is refused.
@@ -214,7 +218,12 @@ def _data_version(conn: sqlite3.Connection) -> int | None:
 
 
 def _begin_write(conn: sqlite3.Connection) -> sqlite3.Cursor:
-    """``BEGIN IMMEDIATE``, waiting for the write lock as long as other writers commit (R-SES-8).
+    """``BEGIN IMMEDIATE``, waiting for the write lock as long as other writers commit (R-SES-8)."""
+    return _wait_out_writers(conn, "BEGIN IMMEDIATE")
+
+
+def _wait_out_writers(conn: sqlite3.Connection, statement: str) -> sqlite3.Cursor:
+    """Run ``statement``, trying again while another connection's lock refuses it and others commit (R-SES-8b).
 
     SQLite's busy handler sleeps longer and longer between tries (up to 100 ms), so under many
     writers one that has waited long tries seldom and keeps losing the lock to newcomers,
@@ -222,15 +231,18 @@ def _begin_write(conn: sqlite3.Connection) -> sqlite3.Cursor:
     finished at once. Here each try waits at most BUSY_SLICE_MS, so every waiter polls as often
     as a newcomer, and between tries ``data_version`` tells whether anyone committed: the wait
     fails only when nobody has for BUSY_TIMEOUT_MS (a holder that is stuck, R-DB-3), or after
-    WRITE_WAIT_S in all. The connection's own busy timeout is R-DB-3's again afterwards.
+    WRITE_WAIT_S in all. A statement SQLite refuses without waiting at all (the switch to WAL
+    while another program creates the same new file) is tried again after REFUSED_PAUSE_S.
+    The connection's own busy timeout is R-DB-3's again afterwards.
     """
     conn.execute(f"PRAGMA busy_timeout = {BUSY_SLICE_MS}")
     try:
         started = progress = time.monotonic()
         seen: int | None = None
         while True:
+            tried = time.monotonic()
             try:
-                return conn.execute("BEGIN IMMEDIATE")
+                return conn.execute(statement)
             except sqlite3.OperationalError as exc:
                 if not _is_busy(exc):
                     raise
@@ -241,6 +253,7 @@ def _begin_write(conn: sqlite3.Connection) -> sqlite3.Cursor:
                     seen = version
                 if now - progress >= BUSY_TIMEOUT_MS / 1000 or now - started >= WRITE_WAIT_S:
                     raise
+                time.sleep(max(0.0, REFUSED_PAUSE_S - (now - tried)))
     finally:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
@@ -290,7 +303,7 @@ class Database:
             conn.execute("PRAGMA foreign_keys = ON")
             with self.write() as cur:
                 self._migrate(cur)
-            conn.execute("PRAGMA journal_mode = WAL")
+            _wait_out_writers(conn, "PRAGMA journal_mode = WAL")  # refused at once while another writes
             conn.execute("PRAGMA synchronous = NORMAL")
         except (sqlite3.Error, UnicodeError) as exc:
             raise SessionDatabaseError(f"{self.path} is not a usable SQLite database: {exc}") from exc

@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -389,6 +390,40 @@ def test_a_lock_held_past_the_busy_timeout_raises_database_error_and_changes_not
         assert session.get_messages() == [user("before")]
         session.add_messages([user("later")])
         assert session.get_messages() == [user("before"), user("later")]
+
+
+def test_opening_a_new_file_waits_for_another_program_creating_it_at_the_same_time(
+    db_path: Path, locker: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R-SES-8b, R-DB-3: SQLite refuses the switch to WAL at once, without its busy wait, while
+    another connection holds the write lock (two programs started together on one new file);
+    the open waits for that lock, as a write does, instead of failing."""
+    connect = sqlite3.connect
+    release = threading.Timer(0.5, lambda: locker.execute("COMMIT"))
+    locked = threading.Event()
+
+    def lock_before_the_switch(statement: str) -> None:
+        if statement.startswith("PRAGMA journal_mode") and not locked.is_set():
+            locked.set()
+            locker.execute("BEGIN IMMEDIATE")  # the other program, between our schema and our WAL
+            release.start()
+
+    def traced(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        conn: sqlite3.Connection = connect(*args, **kwargs)
+        conn.set_trace_callback(lock_before_the_switch)
+        return conn
+
+    monkeypatch.setattr(sqlite3, "connect", traced)
+    started = time.monotonic()
+    try:
+        manager = Manager(db_path)
+    finally:
+        release.join()
+    with manager:
+        assert locked.is_set() and release.finished.is_set()
+        assert time.monotonic() - started >= 0.45
+        assert manager.new_session().session_id
+    assert connect(db_path).execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
 
 # Holds the write lock for argv[3] seconds, committing every 0.1 s and taking the lock again in
