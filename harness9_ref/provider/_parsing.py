@@ -22,6 +22,7 @@ from typing import Any, ClassVar, TypeVar
 
 from ..schema import CHUNK_TEXT, Message, StreamChunk, Usage
 from ..schema.strict_json import JSONError
+from ._bounds import ERROR_BODY_MAX_BYTES
 from ._provider_error import MalformedResponse, ProviderError, ProviderStreamError, StreamCutOff
 from ._shape import ShapeError, decode_body, loads
 from ._sse import SSEEvent
@@ -45,14 +46,15 @@ def parse_body(
     body: bytes,
 ) -> Parsed:
     """What ``read`` makes of a non-streaming response (a message and usage, or a token count),
-    or the typed error (R-ERR-3).
+    or the typed error (R-ERR-3) of an error body's first ``ERROR_BODY_MAX_BYTES`` (R-PRV-32),
+    so that a body handed over whole is judged as one read over HTTP.
 
     Raises:
         ProviderError: ``parse_error``'s error for an error status, or what ``read`` raises.
         MalformedResponse: a body that is not JSON, or one ``read`` found of the wrong shape.
     """
     if not is_success(status):
-        raise parse_error(status, headers, body)
+        raise parse_error(status, headers, body[:ERROR_BODY_MAX_BYTES])
     text = decode_body(body)
     try:
         return read(loads(text), text, status, headers)

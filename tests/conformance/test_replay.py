@@ -154,14 +154,18 @@ def test_split_body_pieces_join_to_the_body_in_every_mode() -> None:
 
 
 def test_an_inline_body_is_delivered_in_its_own_reads_which_must_add_up_to_it() -> None:
-    # A case puts a read boundary inside a line (R-PRV-30b): "recorded" cuts an inline body at
-    # its "reads" as a fixture's recorded reads, after the line-end variant.
+    # R-CASE-2: a case puts a read boundary inside a line (R-PRV-30b): "recorded" cuts an inline
+    # body at its "reads" as a fixture's recorded reads, after the line-end variant.
     spec = {"provider": "openai", "stream": True, "status": 200, "headers": [], "body": "data: a\n\n:xy\n"}
     with parse_setup({**spec, "chunking": "recorded", "reads": [11, 2]}) as (send, _):
         assert [base64.b64decode(c) for c in send["chunks"]] == [b"data: a\n\n:x", b"y\n"]
-        assert "reads" not in send
+        assert send.keys() == {"provider", "stream", "status", "headers", "chunks"}
     with parse_setup({**spec, "chunking": "recorded", "line_ends": "crlf", "reads": [13, 3]}) as (send, _):
         assert [base64.b64decode(c) for c in send["chunks"]] == [b"data: a\r\n\r\n:x", b"y\r\n"]
+    cut_short = {**spec, "chunking": "recorded", "line_ends": "crlf", "drop_final_newline": True, "reads": [13, 1]}
+    with parse_setup(cut_short) as (send, _):
+        assert [base64.b64decode(c) for c in send["chunks"]] == [b"data: a\r\n\r\n:x", b"y"]
+        assert send.keys() == {"provider", "stream", "status", "headers", "chunks"}
     with (
         pytest.raises(ValueError, match="reads should add up to the body's 13 bytes, not 12"),
         parse_setup({**spec, "chunking": "recorded", "reads": [11, 1]}),
