@@ -37,11 +37,14 @@ def server(routes: Mapping[str, tuple[int, bytes]], stall: float = 0.0) -> Itera
             if stall:
                 time.sleep(stall)
             status, answer = routes.get(f"{self.command} {self.path}", (404, b'{"detail":"Not Found"}'))
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(answer)))
-            self.end_headers()
-            self.wfile.write(answer)
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # a client that stopped waiting for a stalled answer has gone: nobody to answer
 
         do_GET = do_POST = _answer
 
