@@ -181,6 +181,11 @@ class OfflineProvider:
     def __repr__(self) -> str:
         return f"OfflineProvider(chunk_delay={self.chunk_delay!r})"
 
+    @property
+    def reserved_output_tokens(self) -> int:
+        """0: a request keeps nothing of the window for the reply, as none sends ``max_tokens`` (R-PRV-26)."""
+        return 0
+
     def reply(self, messages: Sequence[Message], available_tools: Sequence[ToolDefinition]) -> Message:
         """The assistant message for a request (pure: the same request gives the same reply)."""
         if messages and messages[0].role == ROLE_SYSTEM and messages[0].content == SUMMARY_SYSTEM_PROMPT:

@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from harness9_ref.offline import OfflineProvider
 from harness9_ref.provider import (
     DEFAULT_OUTPUT_TOKENS,
     AnthropicProvider,
@@ -106,9 +107,10 @@ def test_the_reserve_is_the_max_tokens_each_provider_sends() -> None:
 
 
 def test_every_provider_declares_a_reserve_and_the_helper_defaults_to_zero() -> None:
-    for provider in (AnthropicProvider(MODEL, KEY), OpenAIProvider("m", KEY), MockProvider([]), ScriptedProvider([])):
+    http = (AnthropicProvider(MODEL, KEY), OpenAIProvider("m", KEY))
+    for provider in (*http, OfflineProvider(), MockProvider([]), ScriptedProvider([])):
         assert isinstance(provider, ReservesOutput)
-    assert reserved_output_tokens_of(MockProvider([])) == 0
+    assert reserved_output_tokens_of(MockProvider([])) == 0 and reserved_output_tokens_of(OfflineProvider()) == 0
     assert reserved_output_tokens_of(ScriptedProvider([], reserved_output_tokens=4096)) == 4096
     assert reserved_output_tokens_of(AnthropicProvider(MODEL, KEY)) == 64000
     assert reserved_output_tokens_of(object()) == 0
