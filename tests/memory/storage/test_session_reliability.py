@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -426,7 +427,8 @@ def test_opening_a_new_file_waits_for_another_program_creating_it_at_the_same_ti
         assert locked.is_set() and release.finished.is_set()
         assert time.monotonic() - started >= 0.45
         assert manager.new_session().session_id
-    assert connect(db_path).execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    with closing(connect(db_path)) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
 
 # Holds the write lock for argv[3] seconds, committing every 0.1 s and taking the lock again in
